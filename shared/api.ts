@@ -1,0 +1,71 @@
+/**
+ * Shapes crossing the control boundary (HTTP control API and Electron IPC alike),
+ * with the schemas that validate them. One schema library (zod) for every boundary.
+ */
+import { z } from 'zod';
+
+export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
+export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
+
+/** POST /api/instances */
+export const CreateInstanceRequestSchema = z.strictObject({
+  model: z.string().min(1).max(300),
+  instanceType: InstanceTypeSchema.default('ring'),
+  fastSynch: FastSynchOverrideSchema.default('auto'),
+  /** Required to create an instance that would put two ring runners with fast synch on one GPU. */
+  acknowledgeRisk: z.boolean().default(false),
+});
+export type CreateInstanceRequest = z.input<typeof CreateInstanceRequestSchema>;
+
+/** PATCH /api/instances/{id}: change the fast-synch override, which relaunches that runner. */
+export const UpdateInstanceRequestSchema = z.strictObject({
+  fastSynch: FastSynchOverrideSchema,
+  /** What happens to the runner's requests before the relaunch. */
+  mode: z.enum(['drain', 'cancel']).default('drain'),
+  acknowledgeRisk: z.boolean().default(false),
+});
+export type UpdateInstanceRequest = z.input<typeof UpdateInstanceRequestSchema>;
+
+/** The safe pair launch plan (GET /api/launch/safe-pair). */
+export interface SafePairPlanEntry {
+  model: string;
+  modelName: string;
+  engine: 'sim' | 'mlx';
+  simulated: boolean;
+  instanceType: 'ring' | 'jaccl';
+  fastSynch: boolean;
+  fastSynchReason: string;
+  memoryBytes: number;
+  /** Already running: the launch reuses it. */
+  alreadyRunning: boolean;
+}
+
+export interface SafePairPlan {
+  models: SafePairPlanEntry[];
+  memory: { requiredBytes: number; freeBytes: number; headroomBytes: number };
+  /** Empty when the plan can run. */
+  blockers: string[];
+  canRun: boolean;
+}
+
+/** OpenAI's error shape; every error answer of the API uses it. */
+export interface ApiErrorBody {
+  error: { message: string; type: string; code: string | null; param?: string | null };
+}
+
+/** Settings persisted by the app (and by `exobar serve` in its data directory). */
+export const SettingsSchema = z.object({
+  apiPort: z.number().int().min(0).max(65535).default(52416),
+  defaultFastSynch: FastSynchOverrideSchema.default('auto'),
+  startAtLogin: z.boolean().default(false),
+  safePair: z
+    .object({ small: z.string().min(1), medium: z.string().min(1) })
+    .default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
+  /** Path of a python with mlx-lm; null finds one automatically. */
+  mlxPython: z.string().nullable().default(null),
+});
+export type Settings = z.infer<typeof SettingsSchema>;
+
+export function defaultSettings(): Settings {
+  return SettingsSchema.parse({});
+}

@@ -1,0 +1,31 @@
+/**
+ * The one interface the renderer uses to talk to the node. Two implementations:
+ * Electron IPC (the preload exposes it as `window.exobar`) and HTTP + server-sent
+ * events (renderer/bridge/http-bridge.ts, for `exobar serve` in a browser).
+ */
+import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from './api';
+import type { Snapshot } from './snapshot';
+
+export type Unsubscribe = () => void;
+
+export interface DiagnosticsResult {
+  /** False when the user dismissed the save dialog. */
+  saved: boolean;
+  /** Where the bundle went (a path in the app, a file name in the browser). */
+  location: string | null;
+}
+
+export interface ExobarBridge {
+  /** Calls `listener` with every new snapshot, starting with the latest one. */
+  subscribeSnapshots(listener: (snapshot: Snapshot) => void): Unsubscribe;
+  /** Connection trouble (lost server, bad token) in words, or null when fine. */
+  subscribeConnection(listener: (error: string | null) => void): Unsubscribe;
+  getSafePairPlan(): Promise<SafePairPlan>;
+  launchSafePair(): Promise<void>;
+  createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
+  updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
+  stopInstance(id: string): Promise<void>;
+  stopAll(): Promise<void>;
+  cancelRequest(requestId: string): Promise<void>;
+  exportDiagnostics(): Promise<DiagnosticsResult>;
+}

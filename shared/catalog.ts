@@ -1,0 +1,82 @@
+/**
+ * The model catalog: every model exobar can launch, with its size and engine.
+ *
+ * Sim models run everywhere; their timings are calibrated to the measurement in
+ * exo's supervisor fix (Mac Studio M3 Ultra: Llama-3.2-1B answers a short prompt in
+ * 0.23 s alone and 0.38-0.40 s while the 3B prefills; the 3B prefills ~30k tokens in ~19 s).
+ */
+export type Engine = 'sim' | 'mlx';
+
+/** How long the sim takes, in real seconds at time scale 1. */
+export interface SimTimings {
+  /** CPU-side work per admitted request (tokenizing, templating): not on the GPU. */
+  admitOverheadS: number;
+  /** Prefill throughput on an idle GPU. */
+  prefillTokensPerS: number;
+  /** One decode step for a batch of one, on an idle GPU. */
+  decodeStepS: number;
+  /** Extra decode-step time per additional request in the batch, as a fraction. */
+  batchStepGrowth: number;
+  /** Layers reported while loading, and the time to load them. */
+  totalLayers: number;
+  loadS: number;
+  warmupS: number;
+}
+
+export interface CatalogModel {
+  id: string;
+  name: string;
+  engine: Engine;
+  /** True for the sim engine: shown as simulated wherever the model appears. */
+  simulated: boolean;
+  /** Memory the runner needs once loaded (weights plus working set), bytes. */
+  memoryBytes: number;
+  /** Size class, used to pick the safe pair's default (small and medium). */
+  sizeClass: 'small' | 'medium' | 'large';
+  sim?: SimTimings;
+  /** For mlx models: the local directory holding the weights. */
+  path?: string;
+}
+
+const GiB = 1024 ** 3;
+
+export const SIM_MODELS: readonly CatalogModel[] = [
+  {
+    id: 'sim/llama-3.2-1b',
+    name: 'Llama 3.2 1B (simulated)',
+    engine: 'sim',
+    simulated: true,
+    memoryBytes: Math.round(1.4 * GiB),
+    sizeClass: 'small',
+    sim: {
+      admitOverheadS: 0.08,
+      prefillTokensPerS: 12_000,
+      decodeStepS: 0.004,
+      batchStepGrowth: 0.08,
+      totalLayers: 16,
+      loadS: 0.8,
+      warmupS: 0.2,
+    },
+  },
+  {
+    id: 'sim/llama-3.2-3b',
+    name: 'Llama 3.2 3B (simulated)',
+    engine: 'sim',
+    simulated: true,
+    memoryBytes: Math.round(3.4 * GiB),
+    sizeClass: 'medium',
+    sim: {
+      admitOverheadS: 0.08,
+      prefillTokensPerS: 1_580,
+      decodeStepS: 0.009,
+      batchStepGrowth: 0.08,
+      totalLayers: 28,
+      loadS: 1.5,
+      warmupS: 0.3,
+    },
+  },
+];
+
+export function findSimModel(id: string): CatalogModel | undefined {
+  return SIM_MODELS.find((m) => m.id === id);
+}

@@ -1,0 +1,184 @@
+/**
+ * The runner protocol: JSON lines between a supervisor and one runner process.
+ *
+ * stdin  (supervisor -> runner): one {@link RunnerInput} per line (tasks and cancels).
+ * stdout (runner -> supervisor): one {@link RunnerOutput} per line; the first line is a Hello.
+ * stderr: the runner's free-form log.
+ *
+ * The vocabulary is exo's (src/exo/shared/types: tasks, events, runner statuses), so a
+ * reader of exo's code finds the same names here. Prose and examples: docs/runner-protocol.md.
+ */
+import { z } from 'zod';
+
+export const PROTOCOL_VERSION = 1;
+
+/** Task statuses, exo's names. */
+export const TaskStatusSchema = z.enum(['Pending', 'Running', 'Complete', 'TimedOut', 'Failed', 'Cancelled']);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+/** Runner lifecycle statuses, exo's names; loading and failure carry details. */
+export const RunnerStatusSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('RunnerIdle') }),
+  z.object({ kind: z.literal('RunnerConnecting') }),
+  z.object({ kind: z.literal('RunnerConnected') }),
+  z.object({
+    kind: z.literal('RunnerLoading'),
+    layersLoaded: z.number().int().nonnegative(),
+    totalLayers: z.number().int().positive(),
+  }),
+  z.object({ kind: z.literal('RunnerLoaded') }),
+  z.object({ kind: z.literal('RunnerWarmingUp') }),
+  z.object({ kind: z.literal('RunnerReady') }),
+  z.object({ kind: z.literal('RunnerRunning') }),
+  z.object({ kind: z.literal('RunnerShuttingDown') }),
+  z.object({ kind: z.literal('RunnerShutdown') }),
+  z.object({ kind: z.literal('RunnerFailed'), errorMessage: z.string() }),
+]);
+export type RunnerStatus = z.infer<typeof RunnerStatusSchema>;
+export type RunnerStatusKind = RunnerStatus['kind'];
+
+export const ChatMessageSchema = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'developer', 'tool']),
+  content: z.string(),
+});
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+
+export const GenerationParamsSchema = z.object({
+  messages: z.array(ChatMessageSchema).min(1),
+  /** Upper bound on generated tokens; null lets the model stop on its own. */
+  maxTokens: z.number().int().positive().nullable(),
+  temperature: z.number().min(0).max(2).nullable().default(null),
+  seed: z.number().int().nullable().default(null),
+});
+export type GenerationParams = z.infer<typeof GenerationParamsSchema>;
+
+const taskId = z.string().min(1).max(200);
+
+/** Lifecycle and generation tasks (exo: LoadModel, StartWarmup, TextGeneration, Shutdown). */
+export const TaskSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('LoadModel'), taskId }),
+  z.object({ kind: z.literal('StartWarmup'), taskId }),
+  z.object({
+    kind: z.literal('TextGeneration'),
+    taskId,
+    /** The API request this task serves (the completion id); chunks carry it. */
+    commandId: z.string().min(1).max(200),
+    params: GenerationParamsSchema,
+  }),
+  z.object({ kind: z.literal('Shutdown'), taskId }),
+]);
+export type Task = z.infer<typeof TaskSchema>;
+export type TaskKind = Task['kind'];
+
+/**
+ * A cancellation by task id (exo: CancelTask). A runner only cancels tasks it has
+ * admitted; one for a task it does not know is dropped, as exo's engine does.
+ */
+export const CancelTaskSchema = z.object({ kind: z.literal('CancelTask'), cancelledTaskId: taskId });
+export type CancelTask = z.infer<typeof CancelTaskSchema>;
+
+/** One line on the runner's stdin. */
+export const RunnerInputSchema = z.union([TaskSchema, CancelTaskSchema]);
+export type RunnerInput = z.infer<typeof RunnerInputSchema>;
+
+export const UsageSchema = z.object({
+  promptTokens: z.number().int().nonnegative(),
+  completionTokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+/** Generation stats sent with the final token (exo's generation_stats). */
+export const GenerationStatsSchema = z.object({
+  promptTps: z.number().nonnegative(),
+  generationTps: z.number().nonnegative(),
+  promptTokens: z.number().int().nonnegative(),
+  generationTokens: z.number().int().nonnegative(),
+  peakMemoryBytes: z.number().nonnegative(),
+});
+export type GenerationStats = z.infer<typeof GenerationStatsSchema>;
+
+export const FinishReasonSchema = z.enum(['stop', 'length', 'cancelled', 'error']);
+export type FinishReason = z.infer<typeof FinishReasonSchema>;
+
+export const ChunkSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('TokenChunk'),
+    text: z.string(),
+    tokenId: z.number().int(),
+    /** Null until the last token of the request. */
+    finishReason: FinishReasonSchema.nullable(),
+    usage: UsageSchema.nullable(),
+    stats: GenerationStatsSchema.nullable(),
+  }),
+  z.object({
+    kind: z.literal('PrefillProgressChunk'),
+    processedTokens: z.number().int().nonnegative(),
+    totalTokens: z.number().int().nonnegative(),
+  }),
+  z.object({ kind: z.literal('ErrorChunk'), errorMessage: z.string() }),
+]);
+export type Chunk = z.infer<typeof ChunkSchema>;
+
+/**
+ * The runner's first line. `fastSynch` is the value MLX will actually use, derived
+ * from the environment the runner sees (exo's bootstrap lets EXO_FAST_SYNCH override
+ * MLX_METAL_FAST_SYNCH; MLX parses the latter as an integer, so "true" counts as off).
+ */
+export const HelloSchema = z.object({
+  type: z.literal('Hello'),
+  protocolVersion: z.number().int(),
+  engine: z.enum(['sim', 'mlx', 'test']),
+  model: z.string(),
+  pid: z.number().int().positive(),
+  env: z.object({
+    MLX_METAL_FAST_SYNCH: z.string().nullable(),
+    EXO_FAST_SYNCH: z.string().nullable(),
+  }),
+  fastSynch: z.boolean(),
+});
+export type Hello = z.infer<typeof HelloSchema>;
+
+export const RunnerEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('TaskAcknowledged'), taskId }),
+  z.object({ type: z.literal('TaskStatusUpdated'), taskId, status: TaskStatusSchema }),
+  z.object({ type: z.literal('RunnerStatusUpdated'), status: RunnerStatusSchema }),
+  z.object({ type: z.literal('ChunkGenerated'), commandId: z.string(), chunk: ChunkSchema }),
+]);
+export type RunnerEvent = z.infer<typeof RunnerEventSchema>;
+
+/** One line on the runner's stdout. */
+export const RunnerOutputSchema = z.discriminatedUnion('type', [HelloSchema, ...RunnerEventSchema.options]);
+export type RunnerOutput = z.infer<typeof RunnerOutputSchema>;
+
+/** Fault-injection prompts, like exo's debug prompts; runners honour them in any message. */
+export const FAULT_PROMPTS = {
+  crash: 'EXOBAR RUNNER MUST CRASH',
+  hang: 'EXOBAR RUNNER MUST HANG',
+} as const;
+
+/**
+ * Parses one stdout line. Returns the message or a reason, never throws: a malformed
+ * line is counted and logged by the supervisor, never fatal (architecture invariant 5).
+ */
+export function parseRunnerOutputLine(line: string): { ok: true; value: RunnerOutput } | { ok: false; reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    return { ok: false, reason: 'not JSON' };
+  }
+  const parsed = RunnerOutputSchema.safeParse(json);
+  if (!parsed.success) return { ok: false, reason: z.prettifyError(parsed.error) };
+  return { ok: true, value: parsed.data };
+}
+
+/** The fast-synch value MLX will use given a runner's environment (domain.md, instance types). */
+export function effectiveFastSynch(env: { MLX_METAL_FAST_SYNCH?: string | null; EXO_FAST_SYNCH?: string | null }): boolean {
+  // exo's runner bootstrap: EXO_FAST_SYNCH=false turns it off, any other value on.
+  if (env.EXO_FAST_SYNCH != null && env.EXO_FAST_SYNCH !== '') return env.EXO_FAST_SYNCH !== 'false';
+  // MLX parses the variable as an integer: "true" or garbage counts as 0.
+  const raw = env.MLX_METAL_FAST_SYNCH;
+  if (raw == null || raw === '') return false;
+  const n = Number.parseInt(raw, 10);
+  return Number.isFinite(n) && n !== 0;
+}

@@ -1,0 +1,28 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['electron/**/*.test.ts', 'shared/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: ['test/e2e/**', 'node_modules/**'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        plugins: [react()],
+        test: {
+          name: 'renderer',
+          environment: 'jsdom',
+          include: ['renderer/**/*.test.ts', 'renderer/**/*.test.tsx'],
+          testTimeout: 20_000,
+        },
+      },
+    ],
+  },
+});
