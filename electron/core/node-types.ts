@@ -1,0 +1,146 @@
+/**
+ * The node's public surface: what the API server, the Electron glue, the benchmark
+ * and the diagnostic bundle use. The implementation is electron/core/node.ts.
+ */
+import type { ChatMessage, GenerationStats, Usage } from '../../shared/runner-protocol';
+import type { FastSynchOverride, InstanceSnapshot, InstanceType, Snapshot, TtftSample } from '../../shared/snapshot';
+
+export interface SubmitRequest {
+  model: string;
+  messages: ChatMessage[];
+  maxTokens: number | null;
+  temperature?: number | null;
+  seed?: number | null;
+  /**
+   * When the request arrived, in `performance.now()` milliseconds; TTFT is measured
+   * from here. Defaults to the moment `submit` is called.
+   */
+  arrivedAt?: number;
+}
+
+/** What happens to one request, in order; exactly one terminal event (finished, cancelled, failed). */
+export type RequestEvent =
+  | { type: 'acknowledged' }
+  | { type: 'prefill_progress'; processedTokens: number; totalTokens: number }
+  | { type: 'token'; text: string; tokenId: number }
+  | { type: 'finished'; finishReason: 'stop' | 'length'; usage: Usage; stats: GenerationStats | null }
+  | { type: 'cancelled'; usage: Usage }
+  | { type: 'failed'; error: NodeError };
+
+export type NodeErrorCode =
+  | 'model_not_found'
+  | 'instance_not_found'
+  | 'queue_full'
+  | 'runner_failed'
+  | 'runner_crashed'
+  | 'runner_stuck'
+  | 'instance_deleted'
+  | 'node_shutdown'
+  | 'invalid_request'
+  | 'fast_synch_shared_gpu'
+  | 'fast_synch_mismatch'
+  | 'launch_failed';
+
+/** An error the node answers with; `status` is the HTTP status the API maps it to. */
+export class NodeError extends Error {
+  constructor(
+    readonly code: NodeErrorCode,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'NodeError';
+  }
+}
+
+export interface RequestHandle {
+  /** The completion id ("chatcmpl-..."), also the id for `/v1/cancel/{id}`. */
+  id: string;
+  model: string;
+  instanceId: string;
+  promptTokens: number;
+  /** Epoch seconds, as OpenAI's `created`. */
+  created: number;
+  /** Resolves with the terminal event. */
+  done: Promise<Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>>;
+}
+
+export interface CreateInstanceOptions {
+  model: string;
+  instanceType: InstanceType;
+  fastSynch: FastSynchOverride;
+  /** Needed to create a two-ring-with-fast-synch situation (else NodeError fast_synch_shared_gpu). */
+  acknowledgeRisk: boolean;
+}
+
+/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl). */
+export interface NodeEvent {
+  /** Monotonic milliseconds (`performance.now()` of the node process). */
+  t: number;
+  kind:
+    | 'request_arrived'
+    | 'request_dispatched'
+    | 'request_acknowledged'
+    | 'prefill_progress'
+    | 'first_token'
+    | 'request_finished'
+    | 'request_failed'
+    | 'request_cancelled'
+    | 'cancel_requested'
+    | 'cancel_held'
+    | 'cancel_sent'
+    | 'cancel_confirmed'
+    | 'runner_status'
+    | 'runner_spawned'
+    | 'runner_exited'
+    | 'runner_hello'
+    | 'runner_malformed_line'
+    | 'watchdog_fired'
+    | 'runner_restart_scheduled'
+    | 'instance_created'
+    | 'instance_deleted'
+    | 'warning_raised'
+    | 'warning_cleared';
+  instanceId?: string;
+  requestId?: string;
+  /** Token counts, statuses, reasons: never prompt or completion text. */
+  data?: Record<string, unknown>;
+}
+
+/** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
+export interface RequestTimeline {
+  requestId: string;
+  instanceId: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  arrivedAt: number;
+  dispatchedAt: number | null;
+  acknowledgedAt: number | null;
+  prefillStartAt: number | null;
+  prefillEndAt: number | null;
+  firstTokenAt: number | null;
+  endedAt: number | null;
+  outcome: 'finished' | 'cancelled' | 'failed' | 'in_flight';
+  ttft: TtftSample | null;
+  /** Other instances' runners that were busy (prefilling or decoding) while this request waited or prefilled. */
+  concurrentBusyInstances: string[];
+}
+
+export interface ExobarNode {
+  submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;
+  /** Cancels a request by its id; false when no such request is in flight. */
+  cancel(requestId: string): boolean;
+  createInstance(options: CreateInstanceOptions): Promise<InstanceSnapshot>;
+  /** Resolves once the instance's runner is ready; rejects with a NodeError when it fails. */
+  waitForReady(instanceId: string, timeoutMs?: number): Promise<void>;
+  updateInstance(instanceId: string, update: { fastSynch: FastSynchOverride; mode: 'drain' | 'cancel'; acknowledgeRisk: boolean }): Promise<void>;
+  deleteInstance(instanceId: string): Promise<void>;
+  snapshot(): Snapshot;
+  /** Snapshots on change, at most one per `throttleMs` (default 100 ms); returns an unsubscribe. */
+  onSnapshot(listener: (snapshot: Snapshot) => void, throttleMs?: number): () => void;
+  recentEvents(): NodeEvent[];
+  requestTimelines(): RequestTimeline[];
+  /** Stops every runner cleanly (SIGTERM then SIGKILL) and fails in-flight requests. */
+  shutdown(): Promise<void>;
+}
