@@ -3,7 +3,8 @@
  * and the diagnostic bundle use. The implementation is electron/core/node.ts.
  */
 import type { ChatMessage, GenerationStats, Usage } from '../../shared/runner-protocol';
-import type { FastSynchOverride, InstanceSnapshot, InstanceType, Snapshot, TtftSample } from '../../shared/snapshot';
+import type { CatalogModel } from '../../shared/catalog';
+import type { FastSynchOverride, InstanceSnapshot, InstanceType, LaunchProgress, Snapshot, TtftSample } from '../../shared/snapshot';
 
 export interface SubmitRequest {
   model: string;
@@ -127,7 +128,32 @@ export interface RequestTimeline {
   concurrentBusyInstances: string[];
 }
 
+/** Options of `createNode` (electron/core/node.ts). */
+export interface NodeOptions {
+  /** Runner logs go to <dataDir>/logs; the sim GPU lives in <dataDir>/sim-gpu. */
+  dataDir: string;
+  /** Multiplies every sim duration (1 = calibrated real time). */
+  simTimeScale?: number;
+  /** Global fast-synch default from settings. */
+  defaultFastSynch?: FastSynchOverride;
+  /** Models the node may launch beyond the built-in sim models (e.g. local MLX models). */
+  extraModels?: CatalogModel[];
+  /** Requests waiting per instance before 429 (default 64). */
+  queueCapacity?: number;
+  /** Version string reported in the snapshot. */
+  version?: string;
+  /** Watchdog limits and restart policy; defaults suit the calibrated sim and real MLX. */
+  watchdog?: Partial<{ prefillMs: number; decodeMs: number; lifecycleMs: number }>;
+  restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number }>;
+}
+
 export interface ExobarNode {
+  /** Every model this node can launch (sim catalog plus extra models). */
+  models(): CatalogModel[];
+  /** The safe launch's progress, shown in the snapshot (null clears it). */
+  setLaunchProgress(progress: LaunchProgress | null): void;
+  /** The local API's base URL for the snapshot, once an API server listens. */
+  setApiBaseUrl(url: string | null): void;
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;
   /** Cancels a request by its id; false when no such request is in flight. */
   cancel(requestId: string): boolean;
