@@ -17,7 +17,7 @@ const mlx = (id: string, sizeClass: CatalogModel['sizeClass'], gib: number): Cat
   path: `/models/${id}`,
 });
 
-function input(over: Partial<SafePairPlanInput> & { settings?: Partial<Settings> } = {}): SafePairPlanInput {
+function input(over: Partial<Omit<SafePairPlanInput, 'settings'>> & { settings?: Partial<Settings> } = {}): SafePairPlanInput {
   return {
     catalog: SIM_MODELS,
     running: [],
