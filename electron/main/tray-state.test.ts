@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { instance, snapshot, ttftSample, warning } from '../../test/electron/snapshot-fixtures';
+import { trayStateOf, trayViewOf } from './tray-state';
+
+describe('tray state', () => {
+  it('is idle with no instances, with an empty title', () => {
+    const view = trayViewOf(snapshot());
+    expect(view).toMatchObject({ state: 'idle', title: '' });
+    expect(view.tooltip).toContain('no models running');
+  });
+
+  it('is idle while the only runner is still loading', () => {
+    expect(trayStateOf(snapshot({ instances: [instance('a', { status: { kind: 'RunnerLoading', layersLoaded: 3, totalLayers: 16 } })] }))).toBe('idle');
+  });
+
+  it('is serving when a runner is ready, titled with models serving and the latest TTFT', () => {
+    const a = instance('a', { ttft: { samples: [], p50Ms: null, p95Ms: null, latest: ttftSample(230, 5_000) } });
+    const b = instance('b', { status: { kind: 'RunnerRunning' }, ttft: { samples: [], p50Ms: null, p95Ms: null, latest: ttftSample(380, 9_000) } });
+    const view = trayViewOf(snapshot({ instances: [a, b] }));
+    expect(view.state).toBe('serving');
+    expect(view.title).toBe('2 · 0.38s');
+    expect(view.tooltip).toContain('2 models serving of 2');
+    expect(view.tooltip).toContain('Latest time to first token 0.38s');
+  });
+
+  it('titles just the count before any TTFT sample', () => {
+    expect(trayViewOf(snapshot({ instances: [instance('a')] })).title).toBe('1');
+  });
+
+  it('shows prefilling while any instance prefills, with progress in the tooltip', () => {
+    const busy = instance('b', { status: { kind: 'RunnerRunning' }, prefill: { requestId: 'r', processedTokens: 12_288, totalTokens: 30_000, etaMs: 11_000 } });
+    const view = trayViewOf(snapshot({ instances: [instance('a'), busy] }));
+    expect(view.state).toBe('prefilling');
+    expect(view.tooltip).toContain('Model b prefilling 12,288/30,000 tokens');
+  });
+
+  it('a warning outranks activity', () => {
+    const busy = instance('b', { prefill: { requestId: 'r', processedTokens: 1, totalTokens: 2, etaMs: null } });
+    const view = trayViewOf(snapshot({ instances: [instance('a'), busy], warnings: [warning('two_ring_fast_synch', ['a', 'b'])] }));
+    expect(view.state).toBe('warning');
+    expect(view.tooltip).toContain('Warning: Warning two_ring_fast_synch');
+  });
+
+  it('a failed runner outranks a warning and is named in the tooltip', () => {
+    const failed = instance('b', { status: { kind: 'RunnerFailed', errorMessage: 'out of memory' } });
+    const view = trayViewOf(snapshot({ instances: [instance('a'), failed], warnings: [warning('fast_synch_mismatch', ['b'])] }));
+    expect(view.state).toBe('failed');
+    expect(view.title).toBe('1');
+    expect(view.tooltip).toContain('Model b: Failed: out of memory');
+  });
+
+  it('a failed launch shows as failed', () => {
+    const launch = { state: 'failed' as const, step: 'Loading', models: ['x'], current: 0, error: 'not enough memory', startedAt: 0 };
+    const view = trayViewOf(snapshot({ launch }));
+    expect(view.state).toBe('failed');
+    expect(view.tooltip).toContain('Launch failed: not enough memory');
+  });
+});
