@@ -165,6 +165,10 @@ export interface ExobarNode {
   snapshot(): Snapshot;
   /** Snapshots on change, at most one per `throttleMs` (default 100 ms); returns an unsubscribe. */
   onSnapshot(listener: (snapshot: Snapshot) => void, throttleMs?: number): () => void;
+  /** Counts an input refused at a boundary ("http", "ipc", "runner"); shown in the snapshot's rejectedInputs. */
+  countRejectedInput(boundary: string): void;
+  /** The in-memory tails of an instance's runner output; null for an unknown instance. */
+  runnerLogs(instanceId: string): { stdout: string; stderr: string } | null;
   recentEvents(): NodeEvent[];
   requestTimelines(): RequestTimeline[];
   /** Stops every runner cleanly (SIGTERM then SIGKILL) and fails in-flight requests. */

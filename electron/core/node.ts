@@ -1,0 +1,309 @@
+/**
+ * The node: one per machine. Owns the instances, routes each request to its model's
+ * instance, enforces the fast-synch policy before any runner spawns, and keeps the
+ * snapshot, the event log and the request timelines every view reads.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
+import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk } from '../../shared/fast-synch-policy';
+import { GenerationParamsSchema } from '../../shared/runner-protocol';
+import type { FastSynchOverride, LaunchProgress, Snapshot, Warning } from '../../shared/snapshot';
+import { countPromptTokens } from '../../shared/token-count';
+import { createDispatcher, type DispatchMode } from './node/dispatcher';
+import { EventLog } from './node/event-log';
+import { Instance } from './node/instance';
+import { NodeRequest } from './node/node-request';
+import { simSpawnSpec } from './node/sim-spawn-spec';
+import { SnapshotBroadcaster } from './node/snapshot-broadcaster';
+import {
+  NodeError,
+  type CreateInstanceOptions,
+  type ExobarNode,
+  type NodeOptions,
+  type RequestHandle,
+  type RequestTimeline,
+} from './node-types';
+import type { SpawnSpec } from './supervisor/spawn-spec';
+import { DEFAULT_WATCHDOG_LIMITS } from './supervisor/watchdog';
+
+export interface NodeInternals {
+  /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
+  dispatchMode?: DispatchMode;
+  /** How to start a runner for a model; defaults to the sim runner for sim models. */
+  runnerCommand?: (model: CatalogModel, instanceId: string) => SpawnSpec | null;
+  maxInFlightPerInstance?: number;
+}
+
+const TIMELINE_HISTORY = 2000;
+
+/** Creates a node. Nothing runs until an instance is created. */
+export function createNode(options: NodeOptions, internals: NodeInternals = {}): ExobarNode & { readonly eventLog: EventLog } {
+  const dataDir = options.dataDir;
+  const gpuDir = join(dataDir, 'sim-gpu');
+  mkdirSync(gpuDir, { recursive: true });
+  const simTimeScale = options.simTimeScale ?? 1;
+  const defaultFastSynch: FastSynchOverride = options.defaultFastSynch ?? 'auto';
+  const catalog = [...SIM_MODELS, ...(options.extraModels ?? [])];
+  const dispatcher = createDispatcher(internals.dispatchMode ?? 'nonblocking');
+  const eventLog = new EventLog();
+  const instances = new Map<string, Instance>();
+  const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
+  const endedTimelines: RequestTimeline[] = [];
+  let seq = 0;
+  let launch: LaunchProgress | null = null;
+  let apiBaseUrl: string | null = null;
+  let warnings: Warning[] = [];
+  let instanceCounter = 0;
+  let shuttingDown = false;
+
+  const broadcaster = new SnapshotBroadcaster(() => snapshot());
+  const changed = () => broadcaster.changed();
+
+  const runnerCommand =
+    internals.runnerCommand ??
+    ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : null));
+
+  function snapshot(): Snapshot {
+    seq += 1;
+    const now = performance.now();
+    return {
+      seq,
+      at: Date.now(),
+      version: options.version ?? '0.0.0',
+      apiBaseUrl,
+      instances: [...instances.values()].map((i) => i.snapshot(now)),
+      warnings: currentWarnings(),
+      launch,
+      rejectedInputs: { ...rejectedInputs },
+    };
+  }
+
+  const rejectedInputs: Record<string, number> = {};
+
+  function currentWarnings(): Warning[] {
+    const placed = [...instances.values()].map((i) => ({
+      id: i.id,
+      model: i.model.id,
+      instanceType: i.instanceType,
+      fastSynch: i.decision.enabled,
+    }));
+    const next = sharedGpuWarnings(placed);
+    for (const instance of instances.values()) {
+      if (instance.fatalError?.code === 'fast_synch_mismatch') {
+        next.push({
+          code: 'fast_synch_mismatch',
+          instanceIds: [instance.id],
+          title: `${instance.model.id} refused: its runner sees a different fast-synch value`,
+          risk: instance.fatalError.message,
+          fix: 'Remove whatever overrides MLX_METAL_FAST_SYNCH or EXO_FAST_SYNCH in the runner environment, then relaunch it.',
+        });
+      }
+    }
+    const key = (w: Warning) => `${w.code}:${w.instanceIds.join(',')}`;
+    const before = new Set(warnings.map(key));
+    const after = new Set(next.map(key));
+    for (const w of next) if (!before.has(key(w))) eventLog.record('warning_raised', { data: { code: w.code, instanceIds: w.instanceIds } });
+    for (const w of warnings) if (!after.has(key(w))) eventLog.record('warning_cleared', { data: { code: w.code, instanceIds: w.instanceIds } });
+    warnings = next;
+    return next;
+  }
+
+  function findModel(id: string): CatalogModel {
+    const model = catalog.find((m) => m.id === id);
+    if (!model) {
+      throw new NodeError('model_not_found', `unknown model "${id}"; known models: ${catalog.map((m) => m.id).join(', ')}`, 404);
+    }
+    return model;
+  }
+
+  function placedExcept(excludeId?: string) {
+    return [...instances.values()]
+      .filter((i) => i.id !== excludeId)
+      .map((i) => ({ id: i.id, model: i.model.id, instanceType: i.instanceType, fastSynch: i.decision.enabled }));
+  }
+
+  function riskError(model: string): NodeError {
+    return new NodeError(
+      'fast_synch_shared_gpu',
+      `${model} would share the GPU with another ring model while fast synch is on, which can collapse throughput ` +
+        'or wedge the GPU until reboot; use fast synch off, or send "acknowledgeRisk": true to go ahead',
+      409,
+    );
+  }
+
+  function recordEnded(request: NodeRequest, instance: Instance): void {
+    requestIndex.delete(request.id);
+    endedTimelines.push(timelineOf(request, instance));
+    if (endedTimelines.length > TIMELINE_HISTORY) endedTimelines.shift();
+  }
+
+  function timelineOf(request: NodeRequest, instance: Instance): RequestTimeline {
+    const until = request.firstTokenAt ?? request.endedAt ?? performance.now();
+    const busy = [...instances.values()]
+      .filter((other) => other !== instance && other.wasBusyDuring(request.arrivedAt, until))
+      .map((other) => other.id);
+    return request.timeline(busy);
+  }
+
+  const node: ExobarNode & { readonly eventLog: EventLog } = {
+    eventLog,
+
+    models: () => [...catalog],
+
+    submit(input, onEvent): RequestHandle {
+      if (shuttingDown) throw new NodeError('node_shutdown', 'the node is shutting down', 503);
+      const parsed = GenerationParamsSchema.safeParse({
+        messages: input.messages,
+        maxTokens: input.maxTokens,
+        temperature: input.temperature ?? null,
+        seed: input.seed ?? null,
+      });
+      if (!parsed.success) throw new NodeError('invalid_request', parsed.error.issues.map((i) => i.message).join('; '), 400);
+      const candidates = [...instances.values()].filter((i) => i.model.id === input.model);
+      if (candidates.length === 0) {
+        findModel(input.model);
+        throw new NodeError('model_not_found', `model "${input.model}" is not running; launch it first`, 404);
+      }
+      // The least loaded instance that can take work; a failed one only if nothing else is left.
+      const instance = candidates.sort((a, b) => Number(!!a.fatalError) - Number(!!b.fatalError) || a.load - b.load)[0]!;
+      const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
+      const request = new NodeRequest(
+        id,
+        instance.id,
+        instance.model.id,
+        parsed.data,
+        countPromptTokens(parsed.data.messages),
+        input.arrivedAt ?? performance.now(),
+        onEvent,
+      );
+      instance.admit(request);
+      requestIndex.set(id, { request, instance });
+      return { id, model: request.model, instanceId: instance.id, promptTokens: request.promptTokens, created: request.created, done: request.done };
+    },
+
+    cancel(requestId) {
+      const entry = requestIndex.get(requestId);
+      if (!entry || entry.request.ended) return false;
+      entry.instance.cancel(entry.request);
+      return true;
+    },
+
+    async createInstance(create: CreateInstanceOptions) {
+      if (shuttingDown) throw new NodeError('node_shutdown', 'the node is shutting down', 503);
+      const model = findModel(create.model);
+      const decision = decideFastSynch(create.instanceType, create.fastSynch, defaultFastSynch);
+      const candidate = { id: 'new', model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled };
+      if (!create.acknowledgeRisk && wouldCreateRingFastSynchRisk(placedExcept(), candidate)) throw riskError(model.id);
+      instanceCounter += 1;
+      const id = `${model.id.split('/').pop()}-${instanceCounter}`;
+      const probe = runnerCommand(model, id);
+      if (!probe) throw new NodeError('model_not_found', `no runner available for ${model.id} (engine ${model.engine}) on this machine`, 400);
+      const instance: Instance = new Instance(
+        {
+          id,
+          model,
+          instanceType: create.instanceType,
+          override: create.fastSynch,
+          decision,
+          queueCapacity: options.queueCapacity ?? 64,
+          maxInFlight: internals.maxInFlightPerInstance ?? 16,
+          supervisor: {
+            // The policy's environment wins over anything the command brings (invariant 4).
+            spawnSpec: (): SpawnSpec => {
+              const spec = runnerCommand(model, id)!;
+              return { ...spec, env: { ...spec.env, ...fastSynchEnv(instance.decision.enabled) } };
+            },
+            logDir: join(dataDir, 'logs', id),
+            watchdog: { ...DEFAULT_WATCHDOG_LIMITS, ...options.watchdog },
+            restart: { baseDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, ...options.restart },
+          },
+        },
+        dispatcher,
+        eventLog,
+        changed,
+        (request) => recordEnded(request, instance),
+      );
+      instances.set(id, instance);
+      eventLog.record('instance_created', {
+        instanceId: id,
+        data: { model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled, reason: decision.reason },
+      });
+      instance.start();
+      changed();
+      return instance.snapshot();
+    },
+
+    waitForReady(instanceId, timeoutMs = 120_000) {
+      const instance = instances.get(instanceId);
+      if (!instance) return Promise.reject(new NodeError('instance_not_found', `no instance "${instanceId}"`, 404));
+      return instance.waitForReady(timeoutMs);
+    },
+
+    async updateInstance(instanceId, update) {
+      const instance = instances.get(instanceId);
+      if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
+      const decision = decideFastSynch(instance.instanceType, update.fastSynch, defaultFastSynch);
+      const candidate = { id: instance.id, model: instance.model.id, instanceType: instance.instanceType, fastSynch: decision.enabled };
+      if (!update.acknowledgeRisk && wouldCreateRingFastSynchRisk(placedExcept(instance.id), candidate)) {
+        throw riskError(instance.model.id);
+      }
+      instance.override = update.fastSynch;
+      instance.decision = decision;
+      changed();
+      await instance.relaunch(update.mode);
+    },
+
+    async deleteInstance(instanceId) {
+      const instance = instances.get(instanceId);
+      if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
+      instances.delete(instanceId);
+      eventLog.record('instance_deleted', { instanceId });
+      changed();
+      await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
+      changed();
+    },
+
+    snapshot,
+
+    onSnapshot: (listener, throttleMs) => broadcaster.subscribe(listener, throttleMs),
+
+    setLaunchProgress(progress) {
+      launch = progress;
+      changed();
+    },
+
+    setApiBaseUrl(url) {
+      apiBaseUrl = url;
+      changed();
+    },
+
+    countRejectedInput(boundary: string) {
+      rejectedInputs[boundary] = (rejectedInputs[boundary] ?? 0) + 1;
+      changed();
+    },
+
+    recentEvents: () => eventLog.all(),
+
+    requestTimelines() {
+      const live = [...requestIndex.values()].map(({ request, instance }) => timelineOf(request, instance));
+      return [...endedTimelines, ...live];
+    },
+
+    runnerLogs(instanceId) {
+      const instance = instances.get(instanceId);
+      if (!instance) return null;
+      return { stdout: instance.supervisor.logs.stdout.tail(), stderr: instance.supervisor.logs.stderr.tail() };
+    },
+
+    async shutdown() {
+      shuttingDown = true;
+      const all = [...instances.values()];
+      instances.clear();
+      await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
+      broadcaster.close();
+    },
+  };
+  return node;
+}

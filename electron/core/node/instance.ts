@@ -1,0 +1,455 @@
+/**
+ * One model instance on this node: its runner supervisor, its bounded request queue,
+ * the requests in flight and their metrics. Everything here reacts to events; nothing
+ * waits on another instance (architecture invariant 1).
+ */
+import type { CatalogModel } from '../../../shared/catalog';
+import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
+import type { Chunk } from '../../../shared/runner-protocol';
+import type { FastSynchOverride, InstanceSnapshot, InstanceType } from '../../../shared/snapshot';
+import { NodeError, type NodeErrorCode } from '../node-types';
+import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
+import type { Dispatcher } from './dispatcher';
+import type { EventLog } from './event-log';
+import { NodeRequest } from './node-request';
+import { TokenRate } from './token-rate';
+import { TtftStats } from './ttft-stats';
+
+/** Longest wait for in-flight requests before a relaunch goes ahead anyway. */
+const RELAUNCH_DRAIN_LIMIT_MS = 120_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export interface InstanceConfig {
+  id: string;
+  model: CatalogModel;
+  instanceType: InstanceType;
+  override: FastSynchOverride;
+  decision: FastSynchDecision;
+  queueCapacity: number;
+  /** Tasks written to the runner at once; the runner batches 8 and queues the rest on its stdin. */
+  maxInFlight: number;
+  supervisor: Omit<SupervisorOptions, 'instanceId' | 'expectedFastSynch'>;
+}
+
+/** A runner was busy (had acknowledged work) from `start` to `end` (null: still busy). */
+interface BusyInterval {
+  start: number;
+  end: number | null;
+}
+
+const DOWN_CODES: Record<DownCause, NodeErrorCode> = {
+  crashed: 'runner_crashed',
+  stuck: 'runner_stuck',
+  fast_synch_mismatch: 'fast_synch_mismatch',
+  startup_failed: 'runner_failed',
+  stopped: 'instance_deleted',
+};
+
+export class Instance {
+  readonly id: string;
+  readonly model: CatalogModel;
+  readonly instanceType: InstanceType;
+  override: FastSynchOverride;
+  decision: FastSynchDecision;
+  readonly supervisor: RunnerSupervisor;
+  /** False while the runner is being relaunched: new requests wait in the queue. */
+  accepting = true;
+  /** Set when the runner is down for good (no restart coming). */
+  fatalError: NodeError | null = null;
+  readonly counters = { completed: 0, failed: 0, cancelled: 0, rejected: 0 };
+  readonly busyIntervals: BusyInterval[] = [];
+
+  private readonly queue: NodeRequest[] = [];
+  private readonly requests = new Map<string, NodeRequest>();
+  private readonly byTask = new Map<string, NodeRequest>();
+  private readonly ttft = new TtftStats();
+  private readonly tokenRate = new TokenRate();
+  private readyWaiters: Array<{ resolve: () => void; reject: (e: NodeError) => void }> = [];
+  private reserved = 0;
+
+  constructor(
+    private readonly config: InstanceConfig,
+    private readonly dispatcher: Dispatcher,
+    private readonly log: EventLog,
+    private readonly changed: () => void,
+    private readonly onRequestEnded: (request: NodeRequest) => void,
+  ) {
+    this.id = config.id;
+    this.model = config.model;
+    this.instanceType = config.instanceType;
+    this.override = config.override;
+    this.decision = config.decision;
+    this.supervisor = new RunnerSupervisor(
+      { ...config.supervisor, instanceId: config.id, expectedFastSynch: () => this.decision.enabled },
+      (event) => this.onSupervisorEvent(event),
+    );
+  }
+
+  start(): void {
+    this.supervisor.start();
+  }
+
+  get ready(): boolean {
+    return this.supervisor.state === 'ready';
+  }
+
+  /** Requests admitted to this instance and not ended (queued or in flight). */
+  get load(): number {
+    return this.requests.size;
+  }
+
+  get live(): NodeRequest[] {
+    return [...this.requests.values()];
+  }
+
+  /** Accepts a request or throws a NodeError (queue full, runner down for good). */
+  admit(request: NodeRequest): void {
+    if (this.fatalError) {
+      this.counters.rejected += 1;
+      throw this.fatalError;
+    }
+    if (this.requests.size >= this.config.queueCapacity) {
+      this.counters.rejected += 1;
+      throw new NodeError(
+        'queue_full',
+        `the queue of ${this.model.id} is full (${this.config.queueCapacity} requests waiting or running); retry later`,
+        429,
+      );
+    }
+    this.requests.set(request.id, request);
+    this.queue.push(request);
+    this.log.record('request_arrived', { instanceId: this.id, requestId: request.id, data: { promptTokens: request.promptTokens } });
+    this.pump();
+    this.changed();
+  }
+
+  /** Cancels one of this instance's requests; see architecture invariant 2. */
+  cancel(request: NodeRequest): void {
+    if (request.ended || request.cancelRequestedAt !== null) return;
+    this.log.record('cancel_requested', { instanceId: this.id, requestId: request.id, data: { phase: request.phase } });
+    if (request.dispatchedAt === null) {
+      // Still in the node: removed at once, the runner never hears of it.
+      this.removeFromQueue(request);
+      this.end(request, { type: 'cancelled', usage: request.usage() });
+      return;
+    }
+    request.cancelRequestedAt = performance.now();
+    this.supervisor.cancel(request.taskId!);
+    this.changed();
+  }
+
+  waitForReady(timeoutMs: number): Promise<void> {
+    if (this.ready) return Promise.resolve();
+    if (this.fatalError) return Promise.reject(this.fatalError);
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (e: NodeError) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.readyWaiters = this.readyWaiters.filter((w) => w !== waiter);
+        reject(new NodeError('launch_failed', `${this.model.id} was not ready within ${Math.round(timeoutMs / 1000)} s`, 504));
+      }, timeoutMs);
+      this.readyWaiters.push(waiter);
+    });
+  }
+
+  /**
+   * Relaunches the runner with the current decision, after draining (letting in-flight
+   * requests finish) or cancelling its requests. Queued requests wait for the new runner.
+   */
+  async relaunch(mode: 'drain' | 'cancel'): Promise<void> {
+    this.accepting = false;
+    this.changed();
+    const inFlight = this.live.filter((r) => r.dispatchQueuedAt !== null);
+    if (mode === 'cancel') for (const request of this.live) this.cancel(request);
+    // A runner that never confirms must not block the relaunch: stop() fails what is left.
+    await Promise.race([Promise.all(inFlight.map((r) => r.done)), delay(RELAUNCH_DRAIN_LIMIT_MS)]);
+    this.fatalError = null;
+    await this.supervisor.relaunch();
+    this.accepting = true;
+    this.pump();
+    this.changed();
+  }
+
+  /** Ends every request with `error` and stops the runner for good. */
+  async dispose(error: NodeError): Promise<void> {
+    this.accepting = false;
+    this.fatalError = error;
+    for (const request of this.live) {
+      this.removeFromQueue(request);
+      this.end(request, { type: 'failed', error });
+    }
+    for (const waiter of this.readyWaiters.splice(0)) waiter.reject(error);
+    await this.supervisor.dispose();
+  }
+
+  snapshot(now = performance.now()): InstanceSnapshot {
+    const s = this.supervisor;
+    const prefilling = this.live.find((r) => r.phase === 'prefilling' && r.prefillTotal > 0) ?? null;
+    return {
+      id: this.id,
+      model: this.model.id,
+      modelName: this.model.name,
+      engine: this.model.engine,
+      simulated: this.model.simulated,
+      instanceType: this.instanceType,
+      runner: {
+        status: s.runnerStatus,
+        pid: s.pid,
+        restarts: s.restarts,
+        lastExit: s.lastExit
+          ? { code: s.lastExit.exit?.code ?? null, signal: s.lastExit.exit?.signal ?? null, reason: s.lastExit.message, at: s.lastExit.at }
+          : null,
+        malformedLines: s.malformedLines,
+      },
+      fastSynch: {
+        override: this.override,
+        enabled: this.decision.enabled,
+        reason: this.decision.reason,
+        reported: s.reportedFastSynch,
+      },
+      queue: {
+        capacity: this.config.queueCapacity,
+        requests: this.live.map((r) => ({
+          id: r.id,
+          phase: r.phase,
+          ageMs: now - r.arrivedAt,
+          promptTokens: r.promptTokens,
+          completionTokens: r.completionTokens,
+        })),
+      },
+      prefill: prefilling ? prefillSnapshot(prefilling, now) : null,
+      pendingCancels: [...s.pendingCancels.values()].flatMap((c) => {
+        const request = this.byTask.get(c.taskId);
+        return request ? [{ requestId: request.id, state: c.state, ageMs: now - c.since }] : [];
+      }),
+      ttft: this.ttft.snapshot(),
+      tokensPerSecond: this.tokenRate.perSecond(now),
+      counters: { ...this.counters },
+    };
+  }
+
+  private pump(): void {
+    while (
+      this.accepting &&
+      this.ready &&
+      this.queue.length > 0 &&
+      this.reserved < this.config.maxInFlight
+    ) {
+      const request = this.queue.shift()!;
+      this.reserved += 1;
+      request.dispatchQueuedAt = performance.now();
+      request.taskId = this.supervisor.nextTaskId('gen');
+      this.byTask.set(request.taskId, request);
+      const task = {
+        kind: 'TextGeneration' as const,
+        taskId: request.taskId,
+        commandId: request.id,
+        params: request.params,
+      };
+      this.dispatcher.dispatch({
+        send: () => {
+          if (request.ended || !this.ready) return;
+          request.dispatchedAt = performance.now();
+          this.supervisor.submitGeneration(task);
+          this.log.record('request_dispatched', { instanceId: this.id, requestId: request.id });
+          this.changed();
+        },
+        acknowledged: request.acknowledged(),
+      });
+    }
+  }
+
+  private onSupervisorEvent(event: SupervisorEvent): void {
+    const now = performance.now();
+    switch (event.type) {
+      case 'spawned':
+        this.log.record('runner_spawned', { instanceId: this.id, data: { pid: event.pid } });
+        break;
+      case 'hello':
+        this.log.record('runner_hello', { instanceId: this.id, data: { fastSynch: event.fastSynch, engine: event.engine, decided: this.decision.enabled } });
+        break;
+      case 'runner_status':
+        this.log.record('runner_status', { instanceId: this.id, data: { status: event.status } });
+        break;
+      case 'ready':
+        this.fatalError = null;
+        for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
+        this.pump();
+        break;
+      case 'ack': {
+        const request = this.byTask.get(event.taskId);
+        if (!request || request.ended) break;
+        request.markAcknowledged(now);
+        this.markBusy(now);
+        this.log.record('request_acknowledged', { instanceId: this.id, requestId: request.id });
+        break;
+      }
+      case 'chunk':
+        this.onChunk(event.taskId, event.chunk, now);
+        break;
+      case 'task_status':
+        this.onTaskStatus(event.taskId, event.status);
+        break;
+      case 'cancel_held':
+      case 'cancel_sent': {
+        const request = this.byTask.get(event.taskId);
+        this.log.record(event.type, { instanceId: this.id, requestId: request?.id });
+        break;
+      }
+      case 'task_lost': {
+        const request = this.byTask.get(event.taskId);
+        if (request) this.end(request, { type: 'failed', error: new NodeError(DOWN_CODES[event.cause], event.message, 503) });
+        break;
+      }
+      case 'malformed_line':
+        this.log.record('runner_malformed_line', { instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
+        break;
+      case 'watchdog':
+        this.log.record('watchdog_fired', { instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs) } });
+        break;
+      case 'down':
+        this.onDown(event);
+        break;
+    }
+    this.changed();
+  }
+
+  private onChunk(taskId: string, chunk: Chunk, now: number): void {
+    const request = this.byTask.get(taskId);
+    if (!request || request.ended) return;
+    if (chunk.kind === 'PrefillProgressChunk') {
+      request.markPrefill(chunk.processedTokens, chunk.totalTokens, now);
+      this.log.record('prefill_progress', {
+        instanceId: this.id,
+        requestId: request.id,
+        data: { processed: chunk.processedTokens, total: chunk.totalTokens },
+      });
+    } else if (chunk.kind === 'TokenChunk') {
+      if (chunk.finishReason === 'cancelled' || chunk.finishReason === 'error') return;
+      if (chunk.finishReason) {
+        request.finishReason = chunk.finishReason;
+        request.stats = chunk.stats;
+      }
+      this.tokenRate.record(1, now);
+      const sample = request.markToken(chunk.text, chunk.tokenId, now);
+      if (sample) {
+        this.ttft.add(sample);
+        this.log.record('first_token', {
+          instanceId: this.id,
+          requestId: request.id,
+          data: { totalMs: sample.totalMs, waitMs: sample.waitMs, prefillMs: sample.prefillMs, firstTokenMs: sample.firstTokenMs },
+        });
+      }
+    } else {
+      request.runnerError = chunk.errorMessage;
+    }
+  }
+
+  private onTaskStatus(taskId: string, status: string): void {
+    const request = this.byTask.get(taskId);
+    if (!request) return;
+    if (status === 'Complete') {
+      this.end(request, {
+        type: 'finished',
+        finishReason: request.finishReason ?? 'stop',
+        usage: request.usage(),
+        stats: request.stats,
+      });
+    } else if (status === 'Cancelled') {
+      this.log.record('cancel_confirmed', { instanceId: this.id, requestId: request.id });
+      this.end(request, { type: 'cancelled', usage: request.usage() });
+    } else {
+      const message = request.runnerError ?? `the runner reported the task ${status}`;
+      this.end(request, { type: 'failed', error: new NodeError('runner_failed', message, 500) });
+    }
+  }
+
+  private onDown(event: Extract<SupervisorEvent, { type: 'down' }>): void {
+    this.log.record('runner_exited', {
+      instanceId: this.id,
+      data: { cause: event.cause, code: event.exit?.code ?? null, signal: event.exit?.signal ?? null, reason: event.message },
+    });
+    if (event.willRestartInMs !== null) {
+      this.log.record('runner_restart_scheduled', { instanceId: this.id, data: { inMs: event.willRestartInMs } });
+      return;
+    }
+    // No restart coming: nothing queued may wait for it (a client never hangs).
+    const error = new NodeError(DOWN_CODES[event.cause], event.message, 503);
+    this.fatalError = error;
+    for (const request of this.live) {
+      this.removeFromQueue(request);
+      this.end(request, { type: 'failed', error });
+    }
+    for (const waiter of this.readyWaiters.splice(0)) waiter.reject(error);
+  }
+
+  private end(request: NodeRequest, event: Parameters<NodeRequest['finish']>[0]): void {
+    const now = performance.now();
+    if (!request.finish(event, now)) return;
+    this.requests.delete(request.id);
+    if (request.taskId) this.byTask.delete(request.taskId);
+    if (request.dispatchQueuedAt !== null) this.reserved -= 1;
+    if (event.type === 'finished') this.counters.completed += 1;
+    else if (event.type === 'cancelled') this.counters.cancelled += 1;
+    else this.counters.failed += 1;
+    this.log.record(
+      event.type === 'finished' ? 'request_finished' : event.type === 'cancelled' ? 'request_cancelled' : 'request_failed',
+      {
+        instanceId: this.id,
+        requestId: request.id,
+        data: {
+          completionTokens: request.completionTokens,
+          ...(event.type === 'failed' ? { code: event.error.code, reason: event.error.message } : {}),
+        },
+      },
+    );
+    if (request.acknowledgedAt !== null) this.markIdleIfDone(now);
+    this.onRequestEnded(request);
+    this.pump();
+    this.changed();
+  }
+
+  private removeFromQueue(request: NodeRequest): void {
+    const index = this.queue.indexOf(request);
+    if (index !== -1) this.queue.splice(index, 1);
+  }
+
+  private markBusy(now: number): void {
+    const last = this.busyIntervals.at(-1);
+    if (last && last.end === null) return;
+    this.busyIntervals.push({ start: now, end: null });
+    if (this.busyIntervals.length > 500) this.busyIntervals.shift();
+  }
+
+  private markIdleIfDone(now: number): void {
+    const stillBusy = this.live.some((r) => r.acknowledgedAt !== null);
+    const last = this.busyIntervals.at(-1);
+    if (!stillBusy && last && last.end === null) last.end = now;
+  }
+
+  /** Whether this instance's runner was busy at any moment in [from, to]. */
+  wasBusyDuring(from: number, to: number): boolean {
+    return this.busyIntervals.some((b) => b.start <= to && (b.end === null || b.end >= from));
+  }
+}
+
+function prefillSnapshot(request: NodeRequest, now: number) {
+  const elapsed = request.prefillEndAt !== null && request.acknowledgedAt !== null ? request.prefillEndAt - request.acknowledgedAt : 0;
+  const rate = elapsed > 0 ? request.prefillProcessed / elapsed : 0;
+  const left = request.prefillTotal - request.prefillProcessed;
+  return {
+    requestId: request.id,
+    processedTokens: request.prefillProcessed,
+    totalTokens: request.prefillTotal,
+    etaMs: rate > 0 ? Math.max(0, left / rate - (now - request.prefillEndAt!)) : null,
+  };
+}

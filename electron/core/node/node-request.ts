@@ -1,0 +1,147 @@
+/**
+ * One chat request as the node tracks it, from arrival to its single terminal event.
+ * Holds the timestamps every view needs (phase, TTFT parts, the bundle's timeline);
+ * never keeps prompt or completion text beyond handing tokens to the caller.
+ */
+import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
+import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
+import type { NodeError, RequestEvent, RequestTimeline } from '../node-types';
+
+type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
+
+export class NodeRequest {
+  taskId: string | null = null;
+  /** Handed to the dispatcher (exobar writes at once; the baseline may still hold it). */
+  dispatchQueuedAt: number | null = null;
+  /** Written to the runner's stdin. */
+  dispatchedAt: number | null = null;
+  acknowledgedAt: number | null = null;
+  prefillEndAt: number | null = null;
+  prefillProcessed = 0;
+  prefillTotal = 0;
+  firstTokenAt: number | null = null;
+  endedAt: number | null = null;
+  completionTokens = 0;
+  cancelRequestedAt: number | null = null;
+  finishReason: 'stop' | 'length' | null = null;
+  stats: GenerationStats | null = null;
+  runnerError: string | null = null;
+  ttft: TtftSample | null = null;
+  outcome: RequestTimeline['outcome'] = 'in_flight';
+  readonly created = Math.floor(Date.now() / 1000);
+  readonly done: Promise<TerminalEvent>;
+  private resolveDone!: (event: TerminalEvent) => void;
+  private ackWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly id: string,
+    readonly instanceId: string,
+    readonly model: string,
+    readonly params: GenerationParams,
+    readonly promptTokens: number,
+    readonly arrivedAt: number,
+    private readonly onEvent: (event: RequestEvent) => void,
+  ) {
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  get ended(): boolean {
+    return this.endedAt !== null;
+  }
+
+  get phase(): RequestPhase {
+    if (this.cancelRequestedAt !== null) return 'cancelling';
+    if (this.dispatchedAt === null) return 'queued';
+    if (this.acknowledgedAt === null) return 'awaiting_ack';
+    return this.firstTokenAt === null ? 'prefilling' : 'decoding';
+  }
+
+  /** Settles when the runner acknowledged the task or the request ended. */
+  acknowledged(): Promise<void> {
+    if (this.acknowledgedAt !== null || this.ended) return Promise.resolve();
+    return new Promise((resolve) => this.ackWaiters.push(resolve));
+  }
+
+  markAcknowledged(now: number): void {
+    this.acknowledgedAt = now;
+    this.releaseAckWaiters();
+    this.onEvent({ type: 'acknowledged' });
+  }
+
+  markPrefill(processed: number, total: number, now: number): void {
+    this.prefillProcessed = processed;
+    this.prefillTotal = total;
+    this.prefillEndAt = now;
+    this.onEvent({ type: 'prefill_progress', processedTokens: processed, totalTokens: total });
+  }
+
+  /** Records a token; returns the TTFT sample when it is the first one. */
+  markToken(text: string, tokenId: number, now: number): TtftSample | null {
+    this.completionTokens += 1;
+    let sample: TtftSample | null = null;
+    if (this.firstTokenAt === null) {
+      this.firstTokenAt = now;
+      sample = this.buildTtftSample(now);
+      this.ttft = sample;
+    }
+    this.onEvent({ type: 'token', text, tokenId });
+    return sample;
+  }
+
+  usage(): Usage {
+    return { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
+  }
+
+  finish(event: TerminalEvent, now = performance.now()): boolean {
+    if (this.ended) return false;
+    this.endedAt = now;
+    this.outcome = event.type;
+    this.releaseAckWaiters();
+    this.onEvent(event);
+    this.resolveDone(event);
+    return true;
+  }
+
+  fail(error: NodeError): boolean {
+    return this.finish({ type: 'failed', error });
+  }
+
+  timeline(concurrentBusyInstances: string[]): RequestTimeline {
+    return {
+      requestId: this.id,
+      instanceId: this.instanceId,
+      model: this.model,
+      promptTokens: this.promptTokens,
+      completionTokens: this.completionTokens,
+      arrivedAt: this.arrivedAt,
+      dispatchedAt: this.dispatchedAt,
+      acknowledgedAt: this.acknowledgedAt,
+      prefillStartAt: this.acknowledgedAt,
+      prefillEndAt: this.prefillEndAt,
+      firstTokenAt: this.firstTokenAt,
+      endedAt: this.endedAt,
+      outcome: this.outcome,
+      ttft: this.ttft,
+      concurrentBusyInstances,
+    };
+  }
+
+  private buildTtftSample(now: number): TtftSample {
+    // The runner prefills a prompt inside the step that admits (and acknowledges) it.
+    const ack = this.acknowledgedAt ?? now;
+    const prefillEnd = this.prefillEndAt ?? ack;
+    return {
+      requestId: this.id,
+      at: Date.now(),
+      totalMs: now - this.arrivedAt,
+      waitMs: ack - this.arrivedAt,
+      prefillMs: prefillEnd - ack,
+      firstTokenMs: now - prefillEnd,
+      promptTokens: this.promptTokens,
+    };
+  }
+
+  private releaseAckWaiters(): void {
+    for (const waiter of this.ackWaiters.splice(0)) waiter();
+  }
+}

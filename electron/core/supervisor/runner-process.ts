@@ -1,0 +1,132 @@
+/**
+ * One runner OS process: spawned in its own process group, stdout framed into JSON
+ * lines and validated, stderr kept as a log. Knows nothing of tasks; the supervisor
+ * above it does.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { parseRunnerOutputLine, type RunnerInput, type RunnerOutput } from '../../../shared/runner-protocol';
+import { LineSplitter } from './line-splitter';
+import { LogTail } from './log-tail';
+import type { SpawnSpec } from './spawn-spec';
+
+export interface RunnerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface RunnerProcessHandlers {
+  onMessage(message: RunnerOutput): void;
+  onMalformedLine(reason: string, line: string): void;
+  onExit(exit: RunnerExit): void;
+}
+
+export interface RunnerLogs {
+  stdout: LogTail;
+  stderr: LogTail;
+}
+
+export class RunnerProcess {
+  readonly pid: number | null;
+  private readonly child: ChildProcessWithoutNullStreams;
+  private exited: RunnerExit | null = null;
+  private readonly exitWaiters: Array<(exit: RunnerExit) => void> = [];
+
+  constructor(spec: SpawnSpec, logs: RunnerLogs, handlers: RunnerProcessHandlers) {
+    // detached: the runner leads its own process group, so a stop reaches anything it spawned too.
+    this.child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.pid = this.child.pid ?? null;
+
+    const splitter = new LineSplitter(
+      (line) => {
+        if (line.trim() === '') return;
+        const parsed = parseRunnerOutputLine(line);
+        if (parsed.ok) handlers.onMessage(parsed.value);
+        else handlers.onMalformedLine(parsed.reason, line);
+      },
+      (bytes) => handlers.onMalformedLine(`line longer than the limit (${bytes} bytes)`, ''),
+    );
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk: string) => {
+      logs.stdout.append(chunk);
+      splitter.push(chunk);
+    });
+    this.child.stdout.on('end', () => splitter.flush());
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (chunk: string) => logs.stderr.append(chunk));
+    // A runner that died mid-write makes stdin emit EPIPE: the exit handler reports the death.
+    this.child.stdin.on('error', () => undefined);
+    this.child.on('error', (error) => {
+      logs.stderr.append(`[exobar] failed to start runner: ${error.message}\n`);
+      this.markExited({ code: null, signal: null }, handlers);
+    });
+    this.child.on('exit', (code, signal) => this.markExited({ code, signal }, handlers));
+  }
+
+  get alive(): boolean {
+    return this.exited === null;
+  }
+
+  send(message: RunnerInput): void {
+    if (!this.alive || this.child.stdin.destroyed) return;
+    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Signals the whole process group; harmless when it is already gone. */
+  signalGroup(signal: NodeJS.Signals): void {
+    if (this.pid === null || !this.alive) return;
+    try {
+      process.kill(-this.pid, signal);
+    } catch {
+      try {
+        this.child.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  /** Resolves with the exit, or null if it has not exited within `timeoutMs`. */
+  waitForExit(timeoutMs: number): Promise<RunnerExit | null> {
+    if (this.exited) return Promise.resolve(this.exited);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), timeoutMs);
+      this.exitWaiters.push((exit) => {
+        clearTimeout(timer);
+        resolve(exit);
+      });
+    });
+  }
+
+  /** SIGTERM to the group, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  async terminate(graceMs = 2000): Promise<RunnerExit> {
+    this.signalGroup('SIGTERM');
+    const exit = await this.waitForExit(graceMs);
+    if (exit) return exit;
+    this.signalGroup('SIGKILL');
+    return (await this.waitForExit(5000)) ?? { code: null, signal: 'SIGKILL' };
+  }
+
+  closeStdin(): void {
+    if (!this.child.stdin.destroyed) this.child.stdin.end();
+  }
+
+  private markExited(exit: RunnerExit, handlers: RunnerProcessHandlers): void {
+    if (this.exited) return;
+    this.exited = exit;
+    // Reap anything the runner left in its group.
+    if (this.pid !== null) {
+      try {
+        process.kill(-this.pid, 'SIGKILL');
+      } catch {
+        // The group is already empty.
+      }
+    }
+    handlers.onExit(exit);
+    for (const waiter of this.exitWaiters.splice(0)) waiter(exit);
+  }
+}

@@ -1,0 +1,407 @@
+/**
+ * RunnerSupervisor: owns one instance's runner process across restarts.
+ *
+ * The rule this product exists for (exo's supervisor fix): nothing here ever makes a
+ * caller wait for a generation task's acknowledgement. A runner busy with a long
+ * prefill acknowledges only when its step ends; exo's worker awaited that ack inside
+ * the one planning loop of the node and stalled every other model for ~15 s.
+ * So generation tasks are recorded in `inProgress` and written at once; lifecycle
+ * steps (hello, load, warm-up) are awaited only inside this supervisor's own flow,
+ * each with a deadline.
+ */
+import { join } from 'node:path';
+import type { Chunk, RunnerOutput, RunnerStatus, Task, TaskStatus } from '../../../shared/runner-protocol';
+import { LogTail } from './log-tail';
+import { RunnerProcess, type RunnerExit } from './runner-process';
+import type { SpawnSpec } from './spawn-spec';
+import { Watchdog, type WatchdogLimits, type WatchdogPhase } from './watchdog';
+
+type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
+
+export interface RestartPolicy {
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Consecutive failures after which the runner stays failed. */
+  maxRestarts: number;
+}
+
+export interface SupervisorOptions {
+  instanceId: string;
+  /** Built anew for each (re)start: the policy's environment is decided before spawn. */
+  spawnSpec: () => SpawnSpec;
+  /** The fast-synch value the policy decided; the runner's hello must report the same. */
+  expectedFastSynch: () => boolean;
+  /** Directory for stdout.log and stderr.log; null keeps logs in memory only. */
+  logDir: string | null;
+  watchdog: WatchdogLimits;
+  restart: RestartPolicy;
+  helloTimeoutMs?: number;
+  ackTimeoutMs?: number;
+  /** How long a Shutdown may take before the process group gets SIGTERM. */
+  shutdownGraceMs?: number;
+}
+
+/** Why a runner went down; decides the error its in-flight requests get. */
+export type DownCause = 'crashed' | 'stuck' | 'fast_synch_mismatch' | 'startup_failed' | 'stopped';
+
+export type SupervisorEvent =
+  | { type: 'spawned'; pid: number | null }
+  | { type: 'hello'; fastSynch: boolean; engine: string }
+  | { type: 'runner_status'; status: RunnerStatus }
+  | { type: 'ready' }
+  | { type: 'ack'; taskId: string }
+  | { type: 'chunk'; taskId: string; chunk: Chunk }
+  | { type: 'task_status'; taskId: string; status: TaskStatus }
+  | { type: 'cancel_held'; taskId: string }
+  | { type: 'cancel_sent'; taskId: string }
+  /** A generation task ended without a terminal status from the runner (it died or was stopped). */
+  | { type: 'task_lost'; taskId: string; cause: DownCause; message: string }
+  | { type: 'malformed_line'; reason: string }
+  | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number }
+  | { type: 'down'; cause: DownCause; message: string; exit: RunnerExit | null; willRestartInMs: number | null };
+
+export interface InProgressTask {
+  task: GenerationTask;
+  sentAt: number;
+  acknowledgedAt: number | null;
+  tokens: number;
+}
+
+export interface PendingCancel {
+  taskId: string;
+  state: 'held' | 'sent';
+  since: number;
+}
+
+export type SupervisorState = 'starting' | 'ready' | 'down' | 'stopping' | 'stopped';
+
+class LifecycleAbort extends Error {}
+
+export class RunnerSupervisor {
+  state: SupervisorState = 'stopped';
+  runnerStatus: RunnerStatus = { kind: 'RunnerIdle' };
+  pid: number | null = null;
+  restarts = 0;
+  malformedLines = 0;
+  lastExit: { exit: RunnerExit | null; cause: DownCause; message: string; at: number } | null = null;
+  /** The fast-synch value the current runner reported in its hello. */
+  reportedFastSynch: boolean | null = null;
+  readonly inProgress = new Map<string, InProgressTask>();
+  readonly pendingCancels = new Map<string, PendingCancel>();
+  readonly logs: { stdout: LogTail; stderr: LogTail };
+
+  private process: RunnerProcess | null = null;
+  private consecutiveFailures = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private lifecycleWaiters = new Map<string, { ack: () => void; done: (status: TaskStatus) => void; fail: (e: Error) => void }>();
+  private helloWaiter: ((hello: Extract<RunnerOutput, { type: 'Hello' }>) => void) | null = null;
+  private lifecycleTaskOpen = false;
+  private readonly watchdog: Watchdog;
+  private taskCounter = 0;
+  /** Bumped on every spawn: events of a previous process are ignored. */
+  private epoch = 0;
+
+  constructor(
+    private readonly options: SupervisorOptions,
+    private readonly emit: (event: SupervisorEvent) => void,
+  ) {
+    const logFile = (name: string) => (options.logDir ? join(options.logDir, name) : null);
+    this.logs = {
+      stdout: new LogTail({ filePath: logFile('stdout.log') }),
+      stderr: new LogTail({ filePath: logFile('stderr.log') }),
+    };
+    this.watchdog = new Watchdog(options.watchdog, () => this.currentPhase(), (phase, silentMs) => this.onStuck(phase, silentMs));
+  }
+
+  /** Starts the runner in the background; progress arrives as events. Never throws. */
+  start(): void {
+    if (this.state === 'starting' || this.state === 'ready') return;
+    void this.launch();
+  }
+
+  /**
+   * Records a generation task as in progress and writes it to the runner. Returns at
+   * once: the acknowledgement comes later as an event (exo's fix for the stalled worker).
+   */
+  submitGeneration(task: GenerationTask): void {
+    const entry: InProgressTask = { task, sentAt: performance.now(), acknowledgedAt: null, tokens: 0 };
+    this.inProgress.set(task.taskId, entry);
+    this.watchdog.touch();
+    this.process?.send(task);
+  }
+
+  /**
+   * Cancels a generation task. Unacknowledged: held and sent on the ack, because a
+   * runner drops cancels for tasks it has not admitted (exo measured 0 of 2 stopped).
+   * Acknowledged: sent at once, pending until the runner confirms.
+   */
+  cancel(taskId: string): boolean {
+    const entry = this.inProgress.get(taskId);
+    if (!entry) return false;
+    if (this.pendingCancels.has(taskId)) return true;
+    if (entry.acknowledgedAt === null) {
+      this.pendingCancels.set(taskId, { taskId, state: 'held', since: performance.now() });
+      this.emit({ type: 'cancel_held', taskId });
+    } else {
+      this.sendCancel(taskId);
+    }
+    return true;
+  }
+
+  nextTaskId(prefix: string): string {
+    this.taskCounter += 1;
+    return `${this.options.instanceId}-${prefix}-${this.taskCounter}`;
+  }
+
+  /**
+   * Stops the runner: Shutdown, then SIGTERM and SIGKILL to its process group if it
+   * does not exit in time. In-flight tasks are reported lost with `cause`.
+   */
+  async stop(cause: DownCause = 'stopped', message = 'the runner was stopped'): Promise<void> {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.state = 'stopping';
+    this.watchdog.stop();
+    const proc = this.process;
+    this.abortLifecycle('the runner is stopping');
+    this.failInFlight(cause, message);
+    if (proc?.alive) {
+      this.setRunnerStatus({ kind: 'RunnerShuttingDown' });
+      proc.send({ kind: 'Shutdown', taskId: this.nextTaskId('shutdown') });
+      const exit = (await proc.waitForExit(this.options.shutdownGraceMs ?? 3000)) ?? (await proc.terminate());
+      this.lastExit = { exit, cause, message, at: Date.now() };
+    }
+    this.process = null;
+    this.pid = null;
+    this.state = 'stopped';
+    this.setRunnerStatus({ kind: 'RunnerShutdown' });
+  }
+
+  /** Stops the current process and starts a new one (a new environment included). */
+  async relaunch(): Promise<void> {
+    await this.stop('stopped', 'the runner was relaunched');
+    this.consecutiveFailures = 0;
+    this.start();
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    await Promise.all([this.logs.stdout.close(), this.logs.stderr.close()]);
+  }
+
+  private async launch(): Promise<void> {
+    this.state = 'starting';
+    this.epoch += 1;
+    const epoch = this.epoch;
+    this.reportedFastSynch = null;
+    this.setRunnerStatus({ kind: 'RunnerConnecting' });
+    const spec = this.options.spawnSpec();
+    const proc = new RunnerProcess(spec, this.logs, {
+      onMessage: (message) => epoch === this.epoch && this.onMessage(message),
+      onMalformedLine: (reason, line) => {
+        if (epoch !== this.epoch) return;
+        this.malformedLines += 1;
+        this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
+        this.emit({ type: 'malformed_line', reason });
+      },
+      onExit: (exit) => epoch === this.epoch && this.onExit(exit),
+    });
+    this.process = proc;
+    this.pid = proc.pid;
+    this.emit({ type: 'spawned', pid: proc.pid });
+    this.watchdog.start();
+    try {
+      const hello = await this.waitForHello(this.options.helloTimeoutMs ?? 15_000);
+      this.reportedFastSynch = hello.fastSynch;
+      this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
+      const expected = this.options.expectedFastSynch();
+      if (hello.fastSynch !== expected) {
+        const message =
+          `runner reports MLX_METAL_FAST_SYNCH=${hello.fastSynch ? 1 : 0} but the policy decided ${expected ? 1 : 0}: ` +
+          'refusing to use it (check what overrides the environment of the runner)';
+        await this.goDown('fast_synch_mismatch', message, null);
+        return;
+      }
+      this.setRunnerStatus({ kind: 'RunnerConnected' });
+      await this.runLifecycleTask({ kind: 'LoadModel', taskId: this.nextTaskId('load') });
+      await this.runLifecycleTask({ kind: 'StartWarmup', taskId: this.nextTaskId('warmup') });
+      if (epoch !== this.epoch || this.state !== 'starting') return;
+      this.state = 'ready';
+      this.emit({ type: 'ready' });
+    } catch (error) {
+      if (epoch !== this.epoch || error instanceof LifecycleAbort) return;
+      await this.goDown('startup_failed', `runner failed to start: ${(error as Error).message}`, null);
+    }
+  }
+
+  private waitForHello(timeoutMs: number): Promise<Extract<RunnerOutput, { type: 'Hello' }>> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => settle(new Error(`no hello within ${timeoutMs} ms`)), timeoutMs);
+      const settle = (result: Extract<RunnerOutput, { type: 'Hello' }> | Error) => {
+        clearTimeout(timer);
+        this.helloWaiter = null;
+        this.lifecycleWaiters.delete('hello');
+        if (result instanceof Error) reject(result);
+        else resolve(result);
+      };
+      this.helloWaiter = settle;
+      this.lifecycleWaiters.set('hello', { ack: () => undefined, done: () => undefined, fail: settle });
+    });
+  }
+
+  /** Sends a lifecycle task and waits for its ack (deadline) and its completion (watchdog). */
+  private runLifecycleTask(task: Exclude<Task, GenerationTask>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const ackTimeout = this.options.ackTimeoutMs ?? 15_000;
+      const timer = setTimeout(() => fail(new Error(`${task.kind} was not acknowledged within ${ackTimeout} ms`)), ackTimeout);
+      const fail = (e: Error) => {
+        clearTimeout(timer);
+        this.lifecycleWaiters.delete(task.taskId);
+        this.lifecycleTaskOpen = false;
+        reject(e);
+      };
+      this.lifecycleWaiters.set(task.taskId, {
+        ack: () => clearTimeout(timer),
+        done: (status) => {
+          clearTimeout(timer);
+          this.lifecycleWaiters.delete(task.taskId);
+          this.lifecycleTaskOpen = false;
+          if (status === 'Complete') resolve();
+          else reject(new Error(`${task.kind} ended ${status}`));
+        },
+        fail,
+      });
+      this.lifecycleTaskOpen = true;
+      this.watchdog.touch();
+      this.process?.send(task);
+    });
+  }
+
+  private abortLifecycle(message: string): void {
+    for (const waiter of [...this.lifecycleWaiters.values()]) waiter.fail(new LifecycleAbort(message));
+    this.lifecycleWaiters.clear();
+    this.lifecycleTaskOpen = false;
+  }
+
+  private onMessage(message: RunnerOutput): void {
+    this.watchdog.touch();
+    switch (message.type) {
+      case 'Hello':
+        this.helloWaiter?.(message);
+        return;
+      case 'RunnerStatusUpdated':
+        this.setRunnerStatus(message.status);
+        return;
+      case 'TaskAcknowledged': {
+        const lifecycle = this.lifecycleWaiters.get(message.taskId);
+        if (lifecycle) return lifecycle.ack();
+        const entry = this.inProgress.get(message.taskId);
+        if (!entry || entry.acknowledgedAt !== null) return;
+        entry.acknowledgedAt = performance.now();
+        this.emit({ type: 'ack', taskId: message.taskId });
+        // A cancel held while the runner could not know the task goes out now.
+        if (this.pendingCancels.get(message.taskId)?.state === 'held') this.sendCancel(message.taskId);
+        return;
+      }
+      case 'TaskStatusUpdated': {
+        const lifecycle = this.lifecycleWaiters.get(message.taskId);
+        if (lifecycle) {
+          if (message.status !== 'Running' && message.status !== 'Pending') lifecycle.done(message.status);
+          return;
+        }
+        if (!this.inProgress.has(message.taskId)) return;
+        if (message.status === 'Running' || message.status === 'Pending') return;
+        this.inProgress.delete(message.taskId);
+        this.pendingCancels.delete(message.taskId);
+        if (message.status === 'Complete') this.consecutiveFailures = 0;
+        this.emit({ type: 'task_status', taskId: message.taskId, status: message.status });
+        return;
+      }
+      case 'ChunkGenerated': {
+        const entry = this.findByCommandId(message.commandId);
+        if (!entry) return;
+        if (message.chunk.kind === 'TokenChunk') entry.tokens += 1;
+        this.emit({ type: 'chunk', taskId: entry.task.taskId, chunk: message.chunk });
+        return;
+      }
+    }
+  }
+
+  private findByCommandId(commandId: string): InProgressTask | undefined {
+    for (const entry of this.inProgress.values()) if (entry.task.commandId === commandId) return entry;
+    return undefined;
+  }
+
+  private sendCancel(taskId: string): void {
+    this.pendingCancels.set(taskId, { taskId, state: 'sent', since: performance.now() });
+    this.process?.send({ kind: 'CancelTask', cancelledTaskId: taskId });
+    this.emit({ type: 'cancel_sent', taskId });
+  }
+
+  private setRunnerStatus(status: RunnerStatus): void {
+    this.runnerStatus = status;
+    this.emit({ type: 'runner_status', status });
+  }
+
+  private currentPhase(): WatchdogPhase | null {
+    if (this.state !== 'starting' && this.state !== 'ready') return null;
+    if (this.state === 'starting' || this.lifecycleTaskOpen) return 'lifecycle';
+    if (this.inProgress.size === 0) return null;
+    for (const entry of this.inProgress.values()) if (entry.tokens === 0) return 'prefill';
+    return 'decode';
+  }
+
+  private onStuck(phase: WatchdogPhase, silentMs: number): void {
+    this.emit({ type: 'watchdog', phase, silentMs });
+    const seconds = (silentMs / 1000).toFixed(1);
+    void this.goDown('stuck', `runner stuck: no event for ${seconds} s during ${phase} (watchdog)`, null);
+  }
+
+  private onExit(exit: RunnerExit): void {
+    if (this.state === 'stopping' || this.state === 'stopped' || this.state === 'down') return;
+    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+    const stderrTail = this.logs.stderr.tail(600).trim().split('\n').slice(-3).join(' | ');
+    void this.goDown('crashed', `runner crashed (${how})${stderrTail ? `: ${stderrTail}` : ''}`, exit);
+  }
+
+  /**
+   * The one path for a runner that went away: fail everything in flight at once (clients
+   * must never hang), make sure the process group is gone, then restart with backoff.
+   */
+  private async goDown(cause: DownCause, message: string, exit: RunnerExit | null): Promise<void> {
+    if (this.state === 'down' || this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'down';
+    this.watchdog.stop();
+    this.abortLifecycle(message);
+    this.failInFlight(cause, message);
+    this.setRunnerStatus({ kind: 'RunnerFailed', errorMessage: message });
+    const proc = this.process;
+    this.process = null;
+    this.pid = null;
+    const finalExit = proc?.alive ? await proc.terminate() : (exit ?? null);
+    this.lastExit = { exit: finalExit, cause, message, at: Date.now() };
+
+    const restartable = cause === 'crashed' || cause === 'stuck' || cause === 'startup_failed';
+    this.consecutiveFailures += 1;
+    let delay: number | null = null;
+    if (restartable && this.consecutiveFailures <= this.options.restart.maxRestarts) {
+      const { baseDelayMs, maxDelayMs } = this.options.restart;
+      delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (this.consecutiveFailures - 1));
+    }
+    this.emit({ type: 'down', cause, message, exit: finalExit, willRestartInMs: delay });
+    if (delay === null || this.state !== 'down') return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.state !== 'down') return;
+      this.restarts += 1;
+      void this.launch();
+    }, delay);
+  }
+
+  private failInFlight(cause: DownCause, message: string): void {
+    const lost = [...this.inProgress.keys()];
+    this.inProgress.clear();
+    this.pendingCancels.clear();
+    for (const taskId of lost) this.emit({ type: 'task_lost', taskId, cause, message });
+  }
+}
