@@ -11,6 +11,13 @@ export type Engine = 'sim' | 'mlx';
 export interface SimTimings {
   /** CPU-side work per admitted request (tokenizing, templating): not on the GPU. */
   admitOverheadS: number;
+  /**
+   * GPU time every prefill pays whatever its length (graph build, cache setup, first
+   * kernels). With admitOverheadS it sets a short prompt's time to first token; being GPU
+   * work, it is what stretches when another model computes (0.23 s alone vs 0.38-0.40 s
+   * beside a prefilling 3B means about 0.16 s of a short request is GPU work).
+   */
+  prefillFixedS: number;
   /** Prefill throughput on an idle GPU. */
   prefillTokensPerS: number;
   /** One decode step for a batch of one, on an idle GPU. */
@@ -49,7 +56,8 @@ export const SIM_MODELS: readonly CatalogModel[] = [
     memoryBytes: Math.round(1.4 * GiB),
     sizeClass: 'small',
     sim: {
-      admitOverheadS: 0.08,
+      admitOverheadS: 0.07,
+      prefillFixedS: 0.154,
       prefillTokensPerS: 12_000,
       decodeStepS: 0.004,
       batchStepGrowth: 0.08,
@@ -66,8 +74,9 @@ export const SIM_MODELS: readonly CatalogModel[] = [
     memoryBytes: Math.round(3.4 * GiB),
     sizeClass: 'medium',
     sim: {
-      admitOverheadS: 0.08,
-      prefillTokensPerS: 1_580,
+      admitOverheadS: 0.07,
+      prefillFixedS: 0.154,
+      prefillTokensPerS: 1_590,
       decodeStepS: 0.009,
       batchStepGrowth: 0.08,
       totalLayers: 28,

@@ -1,0 +1,221 @@
+/**
+ * exo's generation loop, simulated (domain.md, "How a runner generates"):
+ * - tasks are read only between steps, and at most one new task is admitted (and
+ *   acknowledged) per step;
+ * - a step includes the whole prefill of a newly admitted prompt, in 4096-token chunks
+ *   with a progress event after each;
+ * - up to 8 admitted requests decode together, one token each per decode step;
+ * - cancels are read at every prefill-chunk boundary and every 100 decode steps; one for
+ *   a task that is not admitted at that moment is dropped, as exo's engine does.
+ */
+import { performance } from 'node:perf_hooks';
+import type { CatalogModel, SimTimings } from '../../../shared/catalog';
+import type { CancelTask, Task } from '../../../shared/runner-protocol';
+import { countPromptTokens } from '../../../shared/token-count';
+import { CRASH_AFTER_TOKENS, detectFault, type Fault } from './faults';
+import type { Inbox } from './inbox';
+import type { Logger } from './logger';
+import type { RunnerOutputWriter } from './output';
+import type { Pacer } from './pacer';
+import type { RunnerState } from './runner-state';
+import type { SharedGpu } from './shared-gpu';
+import { createTokenSource, planCompletion, type CompletionPlan, type SimToken } from './token-stream';
+
+/** exo's prefill chunk size. */
+export const PREFILL_CHUNK_TOKENS = 4096;
+/** Requests decoding together at most (exo's batch size). */
+export const MAX_BATCH = 8;
+/** Decode steps between two cancel checks (exo checks every ~100 tokens). */
+export const CANCEL_CHECK_EVERY_STEPS = 100;
+/** Rough KV-cache bytes per token per layer, for the peak-memory stat. */
+const KV_BYTES_PER_TOKEN_PER_LAYER = 2048;
+
+export type TextGenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
+
+interface ActiveRequest {
+  task: TextGenerationTask;
+  promptTokens: number;
+  plan: CompletionPlan;
+  nextToken: () => SimToken;
+  produced: number;
+  fault: Fault | null;
+  prefillMs: number;
+  decodeStartedAt: number;
+}
+
+export interface EngineDeps {
+  model: CatalogModel;
+  timings: SimTimings;
+  timeScale: number;
+  out: RunnerOutputWriter;
+  inbox: Inbox;
+  state: RunnerState;
+  gpu: SharedGpu;
+  pacer: Pacer;
+  log: Logger;
+  /** The crash fault: exit with code 1 now. */
+  crash: (reason: string) => Promise<never>;
+  /** The hang fault: stop emitting and processing, stay alive. */
+  hang: (reason: string) => Promise<never>;
+}
+
+export class GenerationEngine {
+  private active: ActiveRequest[] = [];
+  private stepsSinceCancelCheck = 0;
+
+  constructor(private readonly deps: EngineDeps) {}
+
+  /**
+   * Generates from `first` until no request is left, admitting queued tasks between
+   * steps. Returns a Shutdown task if one arrived (the caller shuts down; admitted
+   * requests are still active then and end with {@link failAll}).
+   */
+  async run(first: TextGenerationTask): Promise<Task | undefined> {
+    let next: Task | undefined = first;
+    for (;;) {
+      // Step boundary: the only place where tasks are read.
+      const shutdown = this.deps.inbox.takeShutdown();
+      if (shutdown) return shutdown;
+      if (next === undefined && this.active.length < MAX_BATCH) next = this.deps.inbox.takeNextTask();
+      if (next !== undefined) {
+        const task = next;
+        next = undefined;
+        if (task.kind === 'TextGeneration') await this.admit(task);
+        else this.rejectWhileGenerating(task);
+      }
+      if (this.active.length === 0) {
+        if (this.deps.inbox.hasTask()) continue;
+        break;
+      }
+      await this.decodeStep();
+    }
+    this.deps.gpu.idle();
+    this.deps.state.set({ kind: 'RunnerReady' });
+    return undefined;
+  }
+
+  /** Ends every admitted request with an ErrorChunk and Failed (shutdown). */
+  failAll(errorMessage: string): void {
+    for (const request of this.active) {
+      this.deps.out.chunk(request.task.commandId, { kind: 'ErrorChunk', errorMessage });
+      this.deps.out.taskStatus(request.task.taskId, 'Failed');
+    }
+    this.active = [];
+  }
+
+  private rejectWhileGenerating(task: Task): void {
+    this.deps.log.warn({ taskId: task.taskId, kind: task.kind }, 'lifecycle task while generating: failed');
+    this.deps.out.acknowledged(task.taskId);
+    this.deps.out.taskStatus(task.taskId, 'Failed');
+  }
+
+  /** Admission: the ack, then the whole prefill, all inside this one step. */
+  private async admit(task: TextGenerationTask): Promise<void> {
+    const { out, state, timings, timeScale } = this.deps;
+    out.acknowledged(task.taskId);
+    out.taskStatus(task.taskId, 'Running');
+    if (state.kind !== 'RunnerRunning') state.set({ kind: 'RunnerRunning' });
+    const fault = detectFault(task.params.messages);
+    if (fault === 'hang') await this.deps.hang(`fault prompt in task ${task.taskId}`);
+
+    // CPU side (chat template, tokenizer): not GPU work, so not slowed by other runners.
+    await this.deps.pacer.wait(timings.admitOverheadS * timeScale * 1000);
+
+    const request: ActiveRequest = {
+      task,
+      promptTokens: countPromptTokens(task.params.messages),
+      plan: planCompletion(task.params, task.commandId),
+      nextToken: createTokenSource(task.params, task.commandId),
+      produced: 0,
+      fault,
+      prefillMs: 0,
+      decodeStartedAt: 0,
+    };
+    this.active.push(request);
+
+    const prefillStartedAt = performance.now();
+    let processed = 0;
+    while (processed < request.promptTokens) {
+      const tokens = Math.min(PREFILL_CHUNK_TOKENS, request.promptTokens - processed);
+      const fixedS = processed === 0 ? timings.prefillFixedS : 0;
+      await this.deps.gpu.compute((fixedS + tokens / timings.prefillTokensPerS) * timeScale * 1000);
+      processed += tokens;
+      out.chunk(task.commandId, { kind: 'PrefillProgressChunk', processedTokens: processed, totalTokens: request.promptTokens });
+      // Chunk boundary, including right after the last chunk (before the first token).
+      this.cancelCheck();
+      if (!this.active.includes(request)) return;
+    }
+    request.prefillMs = performance.now() - prefillStartedAt;
+    request.decodeStartedAt = performance.now();
+  }
+
+  /** One decode step: one token for every active request, step time growing with the batch. */
+  private async decodeStep(): Promise<void> {
+    const { timings, timeScale } = this.deps;
+    const batch = this.active.length;
+    const stepS = timings.decodeStepS * (1 + timings.batchStepGrowth * (batch - 1));
+    await this.deps.gpu.compute(stepS * timeScale * 1000);
+    for (const request of [...this.active]) {
+      if (request.fault === 'crash' && request.produced >= Math.min(CRASH_AFTER_TOKENS, request.plan.length - 1)) {
+        await this.deps.crash(`fault prompt in task ${request.task.taskId}`);
+      }
+      this.emitToken(request);
+    }
+    if (++this.stepsSinceCancelCheck >= CANCEL_CHECK_EVERY_STEPS) this.cancelCheck();
+  }
+
+  private emitToken(request: ActiveRequest): void {
+    const token = request.nextToken();
+    request.produced++;
+    const { task } = request;
+    if (request.produced < request.plan.length) {
+      this.deps.out.chunk(task.commandId, { kind: 'TokenChunk', ...token, finishReason: null, usage: null, stats: null });
+      return;
+    }
+    const decodeMs = performance.now() - request.decodeStartedAt;
+    const simSeconds = (ms: number) => Math.max(ms, 0.001) / 1000 / this.deps.timeScale;
+    const totalTokens = request.promptTokens + request.produced;
+    this.deps.out.chunk(task.commandId, {
+      kind: 'TokenChunk',
+      ...token,
+      finishReason: request.plan.finishReason,
+      usage: { promptTokens: request.promptTokens, completionTokens: request.produced },
+      stats: {
+        promptTps: request.promptTokens / simSeconds(request.prefillMs),
+        generationTps: request.produced / simSeconds(decodeMs),
+        promptTokens: request.promptTokens,
+        generationTokens: request.produced,
+        peakMemoryBytes: this.deps.model.memoryBytes + totalTokens * KV_BYTES_PER_TOKEN_PER_LAYER * this.deps.timings.totalLayers,
+      },
+    });
+    this.deps.out.taskStatus(task.taskId, 'Complete');
+    this.active = this.active.filter((r) => r !== request);
+  }
+
+  /** Reads every cancel that has arrived; only admitted requests can be cancelled. */
+  private cancelCheck(): void {
+    this.stepsSinceCancelCheck = 0;
+    for (const cancel of this.deps.inbox.drainCancels()) this.applyCancel(cancel);
+  }
+
+  private applyCancel(cancel: CancelTask): void {
+    const request = this.active.find((r) => r.task.taskId === cancel.cancelledTaskId);
+    if (!request) {
+      // exo's engine only cancels tasks it knows: the supervisor must hold cancels until the ack.
+      this.deps.log.warn({ taskId: cancel.cancelledTaskId }, 'dropped a cancel for a task that is not admitted');
+      return;
+    }
+    const { task } = request;
+    this.deps.out.chunk(task.commandId, {
+      kind: 'TokenChunk',
+      text: '',
+      tokenId: -1,
+      finishReason: 'cancelled',
+      usage: { promptTokens: request.promptTokens, completionTokens: request.produced },
+      stats: null,
+    });
+    this.deps.out.taskStatus(task.taskId, 'Cancelled');
+    this.active = this.active.filter((r) => r !== request);
+    this.deps.log.info({ taskId: task.taskId, completionTokens: request.produced }, 'cancelled');
+  }
+}
