@@ -1,0 +1,62 @@
+/**
+ * The popover's page. Which parts show depends on the connection and the snapshot:
+ * connecting → a spinner; unreachable before any snapshot → the error and what to do;
+ * nothing running → the empty state and the safe launch; otherwise one card per model.
+ */
+import { AppFooter } from './components/app-footer';
+import { AppHeader } from './components/app-header';
+import { ConnectionError, EmptyState, LoadingState } from './components/connection-state';
+import { InstanceCard } from './components/instance-card';
+import { NoticeBar } from './components/notice-bar';
+import { SafeLaunchPanel } from './components/safe-launch-panel';
+import { WarningBanners } from './components/warning-banner';
+import { useExobar } from './store/store-context';
+
+function InstanceCards() {
+  const instances = useExobar((s) => s.snapshot.instances);
+  return (
+    <>
+      {instances.map((instance) => (
+        <InstanceCard key={instance.id} instance={instance} />
+      ))}
+    </>
+  );
+}
+
+function Body() {
+  const received = useExobar((s) => s.received);
+  const connection = useExobar((s) => s.connection);
+  const empty = useExobar((s) => s.snapshot.instances.length === 0);
+  if (!received) return connection === 'error' ? null : <LoadingState />;
+  if (empty) {
+    return (
+      <>
+        <EmptyState />
+        <SafeLaunchPanel />
+      </>
+    );
+  }
+  return (
+    <>
+      <InstanceCards />
+      <SafeLaunchPanel />
+    </>
+  );
+}
+
+export function App() {
+  const seq = useExobar((s) => s.snapshot.seq);
+  const applied = useExobar((s) => s.applied);
+  return (
+    <div className="app" data-seq={seq} data-applied={applied}>
+      <AppHeader />
+      <main className="content">
+        <ConnectionError />
+        <NoticeBar />
+        <WarningBanners />
+        <Body />
+      </main>
+      <AppFooter />
+    </div>
+  );
+}

@@ -1,0 +1,244 @@
+/**
+ * The bridge for a browser talking to `exobar serve`: the control API under /api with
+ * a bearer token, snapshots from `GET /api/events` (server-sent events read through
+ * fetch so the token travels in a header, never in a URL), cancellation through the
+ * OpenAI-style `POST /v1/cancel/{id}`.
+ */
+import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from '../../../shared/api';
+import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
+import type { Snapshot } from '../../../shared/snapshot';
+import { parseSnapshot } from './snapshot-schema';
+import { SseParser } from './sse-parser';
+
+export interface HttpBridgeOptions {
+  /** The server's origin ("http://127.0.0.1:52416"); defaults to the page's own. */
+  baseUrl?: string;
+  token: string | null;
+  fetch?: typeof fetch;
+  /** Reconnect delays: the first retry waits `initialMs`, doubling up to `maxMs`. */
+  backoff?: { initialMs: number; maxMs: number };
+  /** Saves a downloaded file (the browser's download by default; tests pass a fake). */
+  saveFile?: (blob: Blob, fileName: string) => void;
+}
+
+export const NO_TOKEN_MESSAGE =
+  'No access token. Open the address that `exobar serve` printed in its terminal (it ends with #token=…).';
+export const BAD_TOKEN_MESSAGE =
+  'The server refused the access token. Open the address that `exobar serve` printed in its terminal again (it ends with #token=…); a restarted server prints a new one.';
+
+/** Lets the browser save a blob as a file. */
+function browserSaveFile(blob: Blob, fileName: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = fileName;
+  link.rel = 'noopener';
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  // Revoke later: revoking at once can cancel the download in some browsers.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** The message of an API error answer (`{"error":{"message","code"}}`), or a description of the status. */
+async function describeFailure(response: Response): Promise<string> {
+  if (response.status === 401 || response.status === 403) return BAD_TOKEN_MESSAGE;
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } };
+    if (typeof body.error?.message === 'string' && body.error.message) return body.error.message;
+  } catch {
+    // not JSON: fall through
+  }
+  return `The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+}
+
+function fileNameFrom(disposition: string | null): string | null {
+  if (!disposition) return null;
+  const star = /filename\*=UTF-8''([^;]+)/i.exec(disposition);
+  if (star?.[1]) return decodeURIComponent(star[1]);
+  const plain = /filename="?([^";]+)"?/i.exec(disposition);
+  return plain?.[1] ?? null;
+}
+
+/** Creates the HTTP bridge. The event stream opens with the first snapshot subscriber and closes with the last. */
+export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
+  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
+  const baseUrl = options.baseUrl ?? window.location.origin;
+  const backoff = options.backoff ?? { initialMs: 500, maxMs: 10_000 };
+  const saveFile = options.saveFile ?? browserSaveFile;
+  const token = options.token;
+
+  const snapshotListeners = new Set<(snapshot: Snapshot) => void>();
+  const connectionListeners = new Set<(error: string | null) => void>();
+  let latest: Snapshot | null = null;
+  let connectionError: string | null = token ? null : NO_TOKEN_MESSAGE;
+  let stream: AbortController | null = null;
+
+  const url = (path: string): string => new URL(path, baseUrl).toString();
+  const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
+    ...(token ? { Authorization: `Bearer ${token}` } : {}),
+    ...extra,
+  });
+
+  const setConnection = (error: string | null): void => {
+    if (error === connectionError) return;
+    connectionError = error;
+    for (const listener of connectionListeners) listener(error);
+  };
+
+  const request = async (method: string, path: string, body?: unknown): Promise<Response> => {
+    if (!token) throw new Error(NO_TOKEN_MESSAGE);
+    let response: Response;
+    try {
+      response = await doFetch(url(path), {
+        method,
+        headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+      });
+    } catch (error) {
+      throw new Error(`Could not reach exobar serve (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    }
+    if (!response.ok) throw new Error(await describeFailure(response));
+    return response;
+  };
+
+  const json = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await request(method, path, body);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+
+  const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+
+  /** Reads one connection of the event stream until it ends; throws on failure. */
+  const readStream = async (signal: AbortSignal, onSnapshot: () => void): Promise<'refused' | 'ended'> => {
+    const response = await doFetch(url('/api/events'), {
+      headers: headers({ Accept: 'text/event-stream' }),
+      cache: 'no-store',
+      signal,
+    });
+    if (response.status === 401 || response.status === 403) return 'refused';
+    if (!response.ok || !response.body) throw new Error(await describeFailure(response));
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const parser = new SseParser();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return 'ended';
+      for (const event of parser.push(decoder.decode(value, { stream: true }))) {
+        if (event.event !== 'message' && event.event !== 'snapshot') continue;
+        latest = parseSnapshot(event.data);
+        setConnection(null);
+        onSnapshot();
+        for (const listener of snapshotListeners) listener(latest);
+      }
+    }
+  };
+
+  const runStream = async (controller: AbortController): Promise<void> => {
+    const { signal } = controller;
+    let attempt = 0;
+    while (!signal.aborted) {
+      let reason: string;
+      try {
+        const outcome = await readStream(signal, () => {
+          attempt = 0;
+        });
+        if (outcome === 'refused') {
+          // A wrong token does not fix itself: stop retrying and say what to do.
+          setConnection(BAD_TOKEN_MESSAGE);
+          return;
+        }
+        reason = 'the server closed the event stream';
+      } catch (error) {
+        if (signal.aborted) return;
+        reason = error instanceof Error ? error.message : String(error);
+      }
+      const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
+      attempt += 1;
+      setConnection(
+        `Lost connection to exobar serve: ${reason}. Retrying in ${Math.max(1, Math.round(delay / 1000))} s; if it stopped, start it again with \`exobar serve\`.`,
+      );
+      await sleep(delay, signal);
+    }
+  };
+
+  const openStream = (): void => {
+    if (stream || !token) return;
+    const controller = new AbortController();
+    stream = controller;
+    void runStream(controller).finally(() => {
+      if (stream === controller) stream = null;
+    });
+  };
+
+  const closeStream = (): void => {
+    stream?.abort();
+    stream = null;
+  };
+
+  return {
+    subscribeSnapshots(listener): Unsubscribe {
+      snapshotListeners.add(listener);
+      if (latest) listener(latest);
+      openStream();
+      return () => {
+        snapshotListeners.delete(listener);
+        if (snapshotListeners.size === 0) closeStream();
+      };
+    },
+    subscribeConnection(listener): Unsubscribe {
+      connectionListeners.add(listener);
+      if (connectionError) listener(connectionError);
+      return () => connectionListeners.delete(listener);
+    },
+    getSafePairPlan: () => json<SafePairPlan>('GET', '/api/launch/safe-pair'),
+    async launchSafePair() {
+      await request('POST', '/api/launch/safe-pair');
+    },
+    async createInstance(body: CreateInstanceRequest) {
+      const created = await json<{ id?: unknown; instance?: { id?: unknown } }>('POST', '/api/instances', body);
+      const id = typeof created?.id === 'string' ? created.id : created?.instance?.id;
+      if (typeof id !== 'string') throw new Error('The server did not say which instance it created');
+      return { id };
+    },
+    async updateInstance(id: string, body: UpdateInstanceRequest) {
+      await request('PATCH', `/api/instances/${encodeURIComponent(id)}`, body);
+    },
+    async stopInstance(id: string) {
+      await request('DELETE', `/api/instances/${encodeURIComponent(id)}`);
+    },
+    async stopAll() {
+      // The control API stops instances one by one; read the current list first so a
+      // model launched since the last snapshot is stopped too.
+      const state = await json<Snapshot>('GET', '/api/state');
+      const failures: string[] = [];
+      for (const instance of state.instances) {
+        await request('DELETE', `/api/instances/${encodeURIComponent(instance.id)}`).catch((error: unknown) => {
+          failures.push(`${instance.modelName}: ${error instanceof Error ? error.message : String(error)}`);
+        });
+      }
+      if (failures.length > 0) throw new Error(`Could not stop ${failures.join('; ')}`);
+    },
+    async cancelRequest(requestId: string) {
+      await request('POST', `/v1/cancel/${encodeURIComponent(requestId)}`);
+    },
+    async exportDiagnostics(): Promise<DiagnosticsResult> {
+      const response = await request('POST', '/api/diagnostics');
+      const blob = await response.blob();
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const fileName = fileNameFrom(response.headers.get('Content-Disposition')) ?? `exobar-diagnostics-${stamp}.zip`;
+      saveFile(blob, fileName);
+      return { saved: true, location: fileName };
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The live TTFT chart: the recent samples with the p50 and p95 lines. Fixed width and
+ * height (no ResponsiveContainer): the popover has a fixed size, it renders in jsdom
+ * too, and no resize observer runs on every frame. Animation is off: at ~10 updates a
+ * second a tween would never finish and would only cost frames.
+ */
+import { memo } from 'react';
+import { CartesianGrid, Line, LineChart, ReferenceLine, XAxis, YAxis } from 'recharts';
+import type { TtftSample } from '../../../shared/snapshot';
+import { formatDuration } from '../lib/format';
+
+export interface TtftChartProps {
+  samples: TtftSample[];
+  p50Ms: number | null;
+  p95Ms: number | null;
+  width?: number;
+  height?: number;
+}
+
+const axisTick = { fontSize: 10, fill: 'var(--text-secondary)' };
+
+function secondsLabel(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(ms >= 10_000 ? 0 : 1)}s` : `${Math.round(ms)}ms`;
+}
+
+function TtftChartImpl({ samples, p50Ms, p95Ms, width = 340, height = 110 }: TtftChartProps) {
+  if (samples.length === 0) {
+    return (
+      <div className="chart-empty" style={{ width, height }} data-testid="ttft-chart-empty">
+        No TTFT samples yet
+      </div>
+    );
+  }
+  const data = samples.map((s, index) => ({ index, totalMs: s.totalMs }));
+  return (
+    <div className="chart" data-testid="ttft-chart" data-samples={samples.length}>
+      <LineChart width={width} height={height} data={data} margin={{ top: 6, right: 8, bottom: 0, left: 0 }}>
+        <CartesianGrid stroke="var(--separator)" vertical={false} />
+        <XAxis dataKey="index" hide />
+        <YAxis width={40} tick={axisTick} tickFormatter={secondsLabel} axisLine={false} tickLine={false} />
+        {p50Ms !== null && (
+          <ReferenceLine
+            y={p50Ms}
+            stroke="var(--accent)"
+            strokeDasharray="4 3"
+            label={{ value: `p50 ${formatDuration(p50Ms)}`, position: 'insideTopLeft', fontSize: 10, fill: 'var(--accent)' }}
+          />
+        )}
+        {p95Ms !== null && (
+          <ReferenceLine
+            y={p95Ms}
+            stroke="var(--warn)"
+            strokeDasharray="4 3"
+            label={{ value: `p95 ${formatDuration(p95Ms)}`, position: 'insideTopRight', fontSize: 10, fill: 'var(--warn)' }}
+          />
+        )}
+        <Line
+          type="monotone"
+          dataKey="totalMs"
+          stroke="var(--accent)"
+          strokeWidth={1.5}
+          dot={samples.length < 20 ? { r: 2 } : false}
+          isAnimationActive={false}
+        />
+      </LineChart>
+    </div>
+  );
+}
+
+/** Memoised: a new snapshot with the same samples array does not redraw the chart. */
+export const TtftChart = memo(TtftChartImpl);

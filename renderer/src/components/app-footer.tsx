@@ -1,0 +1,33 @@
+import { useActions, useExobar } from '../store/store-context';
+
+/** The bottom toolbar: copy the local API's address, export diagnostics, stop everything. */
+export function AppFooter() {
+  const { copyApiBaseUrl, exportDiagnostics, stopAll } = useActions();
+  const apiBaseUrl = useExobar((s) => s.snapshot.apiBaseUrl);
+  const version = useExobar((s) => s.snapshot.version);
+  const hasInstances = useExobar((s) => s.snapshot.instances.length > 0);
+  const exporting = useExobar((s) => s.busy.diagnostics === true);
+  const stopping = useExobar((s) => s.busy['stop-all'] === true);
+  const connected = useExobar((s) => s.connection === 'connected');
+  return (
+    <footer className="app-footer">
+      <div className="row toolbar">
+        <button type="button" className="button small" disabled={!apiBaseUrl} onClick={() => void copyApiBaseUrl()} title={apiBaseUrl ?? 'The local API is not running'}>
+          Copy API URL
+        </button>
+        <button type="button" className="button small" disabled={exporting || !connected} onClick={() => void exportDiagnostics()}>
+          {exporting ? 'Exporting…' : 'Export diagnostics'}
+        </button>
+        <span className="spacer" />
+        <button type="button" className="button small danger" disabled={!hasInstances || stopping} onClick={() => void stopAll()}>
+          {stopping ? 'Stopping…' : 'Stop all'}
+        </button>
+      </div>
+      <div className="row small muted">
+        <span className="api-url" data-testid="api-url">{apiBaseUrl ?? 'Local API not running'}</span>
+        <span className="spacer" />
+        <span>v{version}</span>
+      </div>
+    </footer>
+  );
+}

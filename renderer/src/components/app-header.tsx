@@ -1,0 +1,23 @@
+import { useShallow } from 'zustand/react/shallow';
+import { overallState } from '../lib/overall-state';
+import { useExobar } from '../store/store-context';
+
+const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/** The popover's top line: overall state, models running, warnings. */
+export function AppHeader() {
+  const state = useExobar(useShallow((s) => overallState(s.snapshot, s.connection, s.received)));
+  return (
+    <header className={`app-header level-${state.level}`} data-testid="app-header" data-level={state.level}>
+      <span className={`dot big level-${state.level}`} aria-hidden="true" />
+      <h1>{state.headline}</h1>
+      <span className="spacer" />
+      <span className="muted small" data-testid="running-count">
+        {plural(state.running, 'model running', 'models running')}
+      </span>
+      <span className={`small ${state.warnings > 0 ? 'warn-text' : 'muted'}`} data-testid="warning-count">
+        {plural(state.warnings, 'warning', 'warnings')}
+      </span>
+    </header>
+  );
+}

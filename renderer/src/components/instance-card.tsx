@@ -1,0 +1,53 @@
+import type { InstanceSnapshot } from '../../../shared/snapshot';
+import { formatRate } from '../lib/format';
+import { useActions, useExobar } from '../store/store-context';
+import { FastSynchRow } from './fast-synch-row';
+import { PendingCancels } from './pending-cancels';
+import { PrefillProgress } from './prefill-progress';
+import { QueueList } from './queue-list';
+import { RunnerStatusRow } from './runner-status-row';
+import { TtftPanel } from './ttft-panel';
+
+/** Everything about one model instance: runner, policy, queue, prefill, cancels, TTFT, throughput. */
+export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
+  const { stopInstance } = useActions();
+  const stopping = useExobar((s) => s.busy[`stop:${instance.id}`] === true);
+  const shuttingDown = instance.runner.status.kind === 'RunnerShuttingDown';
+  return (
+    <section className="card" aria-label={instance.modelName} data-testid="instance-card" data-instance={instance.id}>
+      <header className="card-header">
+        <div className="card-title">
+          <h2>{instance.modelName}</h2>
+          <div className="badges">
+            <span className="badge">{instance.instanceType === 'ring' ? 'ring' : 'JACCL'}</span>
+            <span className={`badge ${instance.simulated ? 'sim' : ''}`}>{instance.simulated ? 'simulated' : instance.engine.toUpperCase()}</span>
+          </div>
+        </div>
+        <button
+          type="button"
+          className="button small"
+          aria-label={`Stop ${instance.modelName}`}
+          disabled={stopping || shuttingDown}
+          onClick={() => void stopInstance(instance.id)}
+        >
+          {stopping || shuttingDown ? 'Stopping…' : 'Stop'}
+        </button>
+      </header>
+      <RunnerStatusRow instance={instance} />
+      <FastSynchRow instance={instance} />
+      {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
+      <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />
+      <PendingCancels cancels={instance.pendingCancels} />
+      <TtftPanel instanceId={instance.id} ttft={instance.ttft} />
+      <footer className="row small muted card-footer">
+        <span>
+          Throughput <span className="tabular" data-testid="tokens-per-second">{formatRate(instance.tokensPerSecond)}</span>
+        </span>
+        <span className="spacer" />
+        <span className="tabular">
+          {instance.counters.completed} done · {instance.counters.cancelled} cancelled · {instance.counters.failed} failed
+        </span>
+      </footer>
+    </section>
+  );
+}

@@ -1,0 +1,57 @@
+import type { RequestSnapshot } from '../../../shared/snapshot';
+import { formatAge, formatCount, shortId } from '../lib/format';
+import { PHASE_LABEL } from '../lib/runner-status';
+import { useActions, useExobar } from '../store/store-context';
+
+function QueueRow({ request }: { request: RequestSnapshot }) {
+  const { cancelRequest } = useActions();
+  const busy = useExobar((s) => s.busy[`cancel:${request.id}`] === true);
+  const cancelling = request.phase === 'cancelling';
+  return (
+    <li className={`queue-row phase-${request.phase}`} data-testid="queue-row" data-phase={request.phase}>
+      <span className={`phase phase-${request.phase}`}>{PHASE_LABEL[request.phase]}</span>
+      <span className="muted small" title={request.id}>
+        {shortId(request.id)}
+      </span>
+      <span className="spacer" />
+      <span className="muted small tabular">
+        {request.phase === 'decoding' ? `${formatCount(request.completionTokens)} tok` : `${formatCount(request.promptTokens)} prompt`}
+      </span>
+      <span className="tabular age">{formatAge(request.ageMs)}</span>
+      <button
+        type="button"
+        className="icon-button"
+        aria-label={`Cancel request ${request.id}`}
+        title={cancelling ? 'Cancellation asked for' : 'Cancel this request'}
+        disabled={busy || cancelling}
+        onClick={() => void cancelRequest(request.id)}
+      >
+        ✕
+      </button>
+    </li>
+  );
+}
+
+/** Every request of one model with its phase and age, oldest first as the node queues them. */
+export function QueueList({ requests, capacity }: { requests: RequestSnapshot[]; capacity: number }) {
+  return (
+    <div className="queue">
+      <div className="row">
+        <span className="label">Queue</span>
+        <span className="spacer" />
+        <span className="muted small tabular">
+          {requests.length} / {capacity}
+        </span>
+      </div>
+      {requests.length === 0 ? (
+        <p className="muted small">No requests</p>
+      ) : (
+        <ul className="queue-list" aria-label="Requests">
+          {requests.map((request) => (
+            <QueueRow key={request.id} request={request} />
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,113 @@
+import { useEffect } from 'react';
+import type { SafePairPlan } from '../../../shared/api';
+import { formatBytes } from '../lib/format';
+import { useActions, useExobar } from '../store/store-context';
+import { ProgressBar } from './progress-bar';
+
+function PlanTable({ plan }: { plan: SafePairPlan }) {
+  return (
+    <ul className="plan" aria-label="Safe pair plan">
+      {plan.models.map((m) => (
+        <li key={m.model} className="plan-row" data-testid="plan-row">
+          <div className="row">
+            <strong>{m.modelName}</strong>
+            {m.simulated && <span className="badge sim">simulated</span>}
+            {m.alreadyRunning && <span className="badge ok">running</span>}
+            <span className="spacer" />
+            <span className="muted small tabular">{formatBytes(m.memoryBytes)}</span>
+          </div>
+          <div className="row small muted">
+            {m.instanceType === 'ring' ? 'ring' : 'JACCL'} · fast synch {m.fastSynch ? 'on' : 'off'} — {m.fastSynchReason}
+          </div>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The launch in progress (or its failure), from snapshot.launch. */
+function LaunchStatus() {
+  const launch = useExobar((s) => s.snapshot.launch);
+  if (!launch || launch.state === 'done') return null;
+  if (launch.state === 'failed') {
+    return (
+      <p className="failure" role="alert">
+        Launch failed: {launch.error ?? launch.step}
+      </p>
+    );
+  }
+  const total = Math.max(1, launch.models.length);
+  return (
+    <div className="launch-progress" data-testid="launch-progress">
+      <div className="row small">
+        <span>{launch.step}</span>
+        <span className="spacer" />
+        <span className="muted tabular">
+          {Math.min(launch.current + 1, total)} of {total}
+        </span>
+      </div>
+      <ProgressBar value={launch.current} max={total} label="Safe pair launch" />
+    </div>
+  );
+}
+
+/**
+ * The safe launch: a small and a medium model as two ring instances with fast synch off
+ * (domain: ring instances must run with MLX_METAL_FAST_SYNCH=0 when they share a GPU).
+ * Shows the plan before the one button, so nothing surprising happens on click.
+ */
+export function SafeLaunchPanel() {
+  const { loadPlan, launchSafePair } = useActions();
+  const plan = useExobar((s) => s.plan);
+  const launching = useExobar((s) => s.busy.launch === true || s.snapshot.launch?.state === 'running');
+  // Reload the preview whenever the set of running models changes ("already running" flags, free memory).
+  const instanceKey = useExobar((s) => s.snapshot.instances.map((i) => i.model).join(','));
+  const received = useExobar((s) => s.received);
+
+  useEffect(() => {
+    if (received) void loadPlan();
+  }, [instanceKey, received, loadPlan]);
+
+  const p = plan.plan;
+  const allRunning = p !== null && p.models.length > 0 && p.models.every((m) => m.alreadyRunning);
+  return (
+    <section className="panel safe-launch" aria-label="Safe launch">
+      <div className="row">
+        <h2>Safe launch</h2>
+        {plan.status === 'loading' && <span className="muted small">checking…</span>}
+      </div>
+      {plan.status === 'error' && (
+        <p className="failure" role="alert">
+          Could not get the plan: {plan.error}
+        </p>
+      )}
+      {p && (
+        <>
+          <PlanTable plan={p} />
+          <p className="small muted tabular" data-testid="plan-memory">
+            Memory: needs {formatBytes(p.memory.requiredBytes)} of {formatBytes(p.memory.freeBytes)} free
+            {p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''}
+          </p>
+          {p.blockers.length > 0 && (
+            <ul className="blockers" aria-label="Blockers">
+              {p.blockers.map((b) => (
+                <li key={b} className="failure">
+                  {b}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+      <LaunchStatus />
+      <button
+        type="button"
+        className="button primary wide"
+        disabled={launching || !p || !p.canRun || allRunning}
+        onClick={() => void launchSafePair()}
+      >
+        {launching ? 'Launching…' : allRunning ? 'Safe pair running' : 'Launch safe pair'}
+      </button>
+    </section>
+  );
+}

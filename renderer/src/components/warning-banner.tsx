@@ -1,0 +1,44 @@
+import type { Warning } from '../../../shared/snapshot';
+import { canFixWarning } from '../store/exobar-store';
+import { useActions, useExobar } from '../store/store-context';
+
+/**
+ * One shared-GPU warning: what is wrong, the risk, and the fix. For two ring models
+ * with fast synch on, one button relaunches the affected runners with it off: MLX reads
+ * MLX_METAL_FAST_SYNCH once per process, so only a relaunch changes it.
+ */
+export function WarningBanner({ warning }: { warning: Warning }) {
+  const { fixWarning } = useActions();
+  const fixing = useExobar((s) => s.busy[`fix:${warning.code}`] === true);
+  const instances = useExobar((s) => s.snapshot.instances);
+  const affected = instances.filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
+  return (
+    <section className="banner warning" role="alert" data-testid="warning-banner" data-code={warning.code}>
+      <h2>{warning.title}</h2>
+      <p>{warning.risk}</p>
+      <p className="fix">{warning.fix}</p>
+      {canFixWarning(warning) && (
+        <button
+          type="button"
+          className="button primary"
+          disabled={fixing || affected.length === 0}
+          onClick={() => void fixWarning(warning)}
+        >
+          {fixing ? 'Relaunching…' : `Relaunch ${affected.length === 1 ? affected[0]?.modelName : `${affected.length} runners`} with fast synch off`}
+        </button>
+      )}
+    </section>
+  );
+}
+
+export function WarningBanners() {
+  const warnings = useExobar((s) => s.snapshot.warnings);
+  if (warnings.length === 0) return null;
+  return (
+    <>
+      {warnings.map((w) => (
+        <WarningBanner key={`${w.code}:${w.instanceIds.join(',')}`} warning={w} />
+      ))}
+    </>
+  );
+}

@@ -1,0 +1,7 @@
+/** Page entry: picks the bridge (Electron IPC or HTTP to `exobar serve`) and mounts the app. */
+import { pickBridge } from './bridge/pick-bridge';
+import { mountExobar } from './mount';
+
+const element = document.getElementById('root');
+if (!element) throw new Error('index.html has no #root element');
+mountExobar(element, pickBridge().bridge);

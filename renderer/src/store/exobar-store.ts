@@ -1,0 +1,202 @@
+/**
+ * The page's one store: a mirror of the latest snapshot the bridge pushed, the
+ * connection state, and named actions that call the bridge. Views never own node
+ * state; they read slices of this store with selectors.
+ */
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { SafePairPlan } from '../../../shared/api';
+import type { ExobarBridge } from '../../../shared/bridge';
+import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
+import { copyText } from '../lib/clipboard';
+import { errorMessage } from '../lib/error-message';
+import { createCoalescer, type CoalesceTimers } from './coalesce';
+import { mergeTtftSamples, TTFT_WINDOW } from './ttft-history';
+
+export type ConnectionState = 'connecting' | 'connected' | 'error';
+
+export interface Notice {
+  kind: 'error' | 'info';
+  message: string;
+  /** Increases with every notice, so the same words shown twice still re-announce. */
+  id: number;
+}
+
+export interface PlanState {
+  status: 'idle' | 'loading' | 'ready' | 'error';
+  plan: SafePairPlan | null;
+  error: string | null;
+}
+
+export interface ExobarActions {
+  /** Fetches the safe pair's plan preview. */
+  loadPlan(): Promise<void>;
+  launchSafePair(): Promise<void>;
+  stopInstance(instanceId: string): Promise<void>;
+  stopAll(): Promise<void>;
+  cancelRequest(requestId: string): Promise<void>;
+  /** Applies a warning's fix; for two_ring_fast_synch, relaunches the affected runners with fast synch off. */
+  fixWarning(warning: Warning): Promise<void>;
+  exportDiagnostics(): Promise<void>;
+  copyApiBaseUrl(): Promise<void>;
+  dismissNotice(): void;
+}
+
+export interface ExobarState {
+  snapshot: Snapshot;
+  /** False until the first snapshot arrives: the page shows "connecting" meanwhile. */
+  received: boolean;
+  connection: ConnectionState;
+  connectionError: string | null;
+  /** Per instance id, the chart's bounded window of TTFT samples. */
+  ttftHistory: Record<string, TtftSample[]>;
+  plan: PlanState;
+  /** Actions in flight by key ("launch", "stop:<id>", "cancel:<requestId>", ...): their buttons are disabled. */
+  busy: Record<string, true>;
+  notice: Notice | null;
+  /** How many snapshots were applied to the page (each apply is at most one render). */
+  applied: number;
+  actions: ExobarActions;
+}
+
+export interface ExobarStoreOptions {
+  /** Minimum time between two applied snapshots; 100 ms = at most ~10 renders a second. */
+  throttleMs?: number;
+  timers?: CoalesceTimers;
+  /** Clipboard writer (tests pass a fake). */
+  copy?: (text: string) => Promise<void>;
+  ttftWindow?: number;
+}
+
+export type ExobarStore = StoreApi<ExobarState> & {
+  /** Unsubscribes from the bridge and drops any snapshot waiting to be applied. */
+  dispose(): void;
+};
+
+/** The warning codes whose fix the page can apply with one button. */
+export function canFixWarning(warning: Warning): boolean {
+  return warning.code === 'two_ring_fast_synch';
+}
+
+/**
+ * Creates the store and subscribes it to the bridge at once, so no pushed snapshot is
+ * missed between creation and the first render.
+ */
+export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOptions = {}): ExobarStore {
+  const throttleMs = options.throttleMs ?? 100;
+  const copy = options.copy ?? copyText;
+  const ttftWindow = options.ttftWindow ?? TTFT_WINDOW;
+  let noticeId = 0;
+
+  const store = createStore<ExobarState>()((set, get) => {
+    const notify = (kind: Notice['kind'], message: string): void => set({ notice: { kind, message, id: ++noticeId } });
+
+    /** Runs one bridge call with its button disabled; a failure becomes the notice. */
+    const run = async (key: string, call: () => Promise<string | void>): Promise<void> => {
+      if (get().busy[key]) return;
+      set((s) => ({ busy: { ...s.busy, [key]: true } }));
+      try {
+        const info = await call();
+        if (info) notify('info', info);
+      } catch (error) {
+        notify('error', errorMessage(error));
+      } finally {
+        set((s) => {
+          const { [key]: _done, ...rest } = s.busy;
+          return { busy: rest };
+        });
+      }
+    };
+
+    const actions: ExobarActions = {
+      async loadPlan() {
+        set((s) => ({ plan: { ...s.plan, status: 'loading', error: null } }));
+        try {
+          const plan = await bridge.getSafePairPlan();
+          set({ plan: { status: 'ready', plan, error: null } });
+        } catch (error) {
+          set((s) => ({ plan: { status: 'error', plan: s.plan.plan, error: errorMessage(error) } }));
+        }
+      },
+      launchSafePair: () =>
+        run('launch', async () => {
+          await bridge.launchSafePair();
+          void get().actions.loadPlan();
+        }),
+      stopInstance: (id) => run(`stop:${id}`, () => bridge.stopInstance(id)),
+      stopAll: () => run('stop-all', () => bridge.stopAll()),
+      cancelRequest: (requestId) => run(`cancel:${requestId}`, () => bridge.cancelRequest(requestId)),
+      fixWarning: (warning) =>
+        run(`fix:${warning.code}`, async () => {
+          if (!canFixWarning(warning)) throw new Error(`No automatic fix for ${warning.code}: ${warning.fix}`);
+          const affected = get().snapshot.instances.filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
+          // Drain, not cancel: requests already running finish before the runner relaunches
+          // with MLX_METAL_FAST_SYNCH=0 (MLX reads it once per process, so a relaunch is needed).
+          const results = await Promise.allSettled(
+            affected.map((i) => bridge.updateInstance(i.id, { fastSynch: 'off', mode: 'drain' })),
+          );
+          const failed = results.flatMap((r, n) => (r.status === 'rejected' ? [`${affected[n]?.modelName}: ${errorMessage(r.reason)}`] : []));
+          if (failed.length > 0) throw new Error(`Could not relaunch ${failed.join('; ')}`);
+          return affected.length === 0
+            ? 'Nothing to relaunch: fast synch is already off'
+            : `Relaunching ${affected.map((i) => i.modelName).join(' and ')} with fast synch off`;
+        }),
+      exportDiagnostics: () =>
+        run('diagnostics', async () => {
+          const result = await bridge.exportDiagnostics();
+          if (!result.saved) return;
+          return `Diagnostic bundle saved${result.location ? `: ${result.location}` : ''}`;
+        }),
+      copyApiBaseUrl: () =>
+        run('copy-url', async () => {
+          const url = get().snapshot.apiBaseUrl;
+          if (!url) throw new Error('The local API is not running, so there is no address to copy');
+          await copy(url);
+          return `Copied ${url}`;
+        }),
+      dismissNotice: () => set({ notice: null }),
+    };
+
+    return {
+      snapshot: emptySnapshot(),
+      received: false,
+      connection: 'connecting',
+      connectionError: null,
+      ttftHistory: {},
+      plan: { status: 'idle', plan: null, error: null },
+      busy: {},
+      notice: null,
+      applied: 0,
+      actions,
+    };
+  });
+
+  const applySnapshot = (snapshot: Snapshot): void => {
+    store.setState((s) => {
+      const ttftHistory: Record<string, TtftSample[]> = {};
+      for (const instance of snapshot.instances) {
+        ttftHistory[instance.id] = mergeTtftSamples(s.ttftHistory[instance.id] ?? [], instance.ttft.samples, ttftWindow);
+      }
+      return { snapshot, received: true, connection: 'connected', connectionError: null, ttftHistory, applied: s.applied + 1 };
+    });
+  };
+
+  const coalescer = createCoalescer(applySnapshot, throttleMs, options.timers);
+  const unsubscribeSnapshots = bridge.subscribeSnapshots((snapshot) => coalescer.push(snapshot));
+  const unsubscribeConnection = bridge.subscribeConnection((error) => {
+    if (error) {
+      // A snapshot still waiting would flip the page back to "connected": drop it.
+      coalescer.dispose();
+      store.setState({ connection: 'error', connectionError: error });
+    } else {
+      store.setState((s) => ({ connection: s.received ? 'connected' : 'connecting', connectionError: null }));
+    }
+  });
+
+  return Object.assign(store, {
+    dispose() {
+      unsubscribeSnapshots();
+      unsubscribeConnection();
+      coalescer.dispose();
+    },
+  });
+}
