@@ -1,0 +1,199 @@
+/**
+ * The local API server: plain Node http, OpenAI-compatible endpoints under /v1, the
+ * control API under /api (bearer token), the renderer at /. Every request passes the
+ * Host and Origin checks first; every refused input is answered, counted and logged
+ * (without its body or any token), and the server keeps serving.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import pino, { type Logger } from 'pino';
+import type { z } from 'zod';
+import type { ExobarNode } from '../node-types';
+import { ApiError, errorBody, toApiError } from './api-error';
+import { checkBearer } from './bearer-auth';
+import { controlRoutes } from './control-routes';
+import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurityHeaders, type OriginPolicy } from './http-security';
+import { openAiRoutes } from './openai-routes';
+import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from './read-json-body';
+import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
+import { defaultRendererDir, serveStatic } from './static-files';
+
+/** exobar's default port: next to exo's 52415, so both can run on one Mac. */
+export const DEFAULT_API_PORT = 52416;
+export const DEFAULT_API_HOST = '127.0.0.1';
+
+export interface ApiServerOptions {
+  node: ExobarNode;
+  /** The control API's bearer token. */
+  token: string;
+  /** Interface to bind; loopback unless the user asks otherwise. */
+  host?: string;
+  /** Port to listen on; 0 picks a free one. */
+  port?: number;
+  /** The built renderer; null serves only the "not built" page. Default: <repo>/out/renderer. */
+  rendererDir?: string | null;
+  bodyLimitBytes?: number;
+  /** More endpoints (e.g. the safe launch, the diagnostic bundle), matched before the built-in ones. */
+  extraRoutes?: ApiRoute[];
+  /** Further browser origins to accept exactly (e.g. a renderer dev server). */
+  extraOrigins?: string[];
+  /** Further host names to accept in the Host header. */
+  allowedHosts?: string[];
+  logger?: Logger;
+}
+
+export interface ApiServer {
+  /** Starts listening; resolves once connections are accepted. */
+  listen(): Promise<{ url: string; host: string; port: number }>;
+  /** Stops accepting, ends event streams and open connections. */
+  close(): Promise<void>;
+  /** `http://host:port` once listening. */
+  readonly url: string;
+  /** Inputs refused at the HTTP boundary so far. */
+  rejectedInputs(): number;
+}
+
+/** Creates the API server (not yet listening). */
+export function createApiServer(options: ApiServerOptions): ApiServer {
+  const host = options.host ?? DEFAULT_API_HOST;
+  const log = options.logger ?? pino({ level: 'silent' });
+  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const rendererDir = options.rendererDir === undefined ? defaultRendererDir() : options.rendererDir;
+  const table = new RouteTable([...(options.extraRoutes ?? []), ...openAiRoutes(), ...controlRoutes()]);
+  const streams = new Set<() => void>();
+  let rejectedCount = 0;
+  let policy: OriginPolicy = { hostNames: allowedHostNames(host, options.allowedHosts), port: options.port ?? DEFAULT_API_PORT, extraOrigins: new Set((options.extraOrigins ?? []).map((o) => o.toLowerCase())) };
+  let url = '';
+
+  // Every refused input shows in the snapshot's rejectedInputs.http (architecture invariant 5).
+  const countRejected = (code: string): void => {
+    rejectedCount += 1;
+    options.node.countRejectedInput('http');
+    log.debug({ code }, 'input refused');
+  };
+
+  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError): void => {
+    if (error.rejectedInput) countRejected(error.code);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const headers: Record<string, string> = { ...error.options.headers };
+    // An unread body would be taken for the next request on this connection: close it.
+    if (!req.complete) headers.Connection = 'close';
+    sendJson(res, error.status, errorBody(error), headers);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const arrivedAt = performance.now();
+    setCommonSecurityHeaders(res);
+    const method = req.method ?? 'GET';
+    const rawUrl = req.url ?? '/';
+    // The path only: a query string is never logged.
+    const pathname = rawUrl.split('?')[0] ?? '/';
+    res.on('finish', () => log.debug({ method, path: pathname, status: res.statusCode, ms: Math.round((performance.now() - arrivedAt) * 10) / 10 }, 'request'));
+    try {
+      const refusal = checkHost(req.headers.host, policy) ?? checkOrigin(req.headers.origin, policy);
+      if (refusal) throw refusal;
+      if (!rawUrl.startsWith('/')) throw new ApiError(400, 'invalid_path', 'the request target must be a path');
+      const parsedUrl = new URL(rawUrl, 'http://exobar.invalid');
+      const match = table.match(method, parsedUrl.pathname);
+      if ('allowed' in match) {
+        const isApi = parsedUrl.pathname.startsWith('/v1/') || parsedUrl.pathname.startsWith('/api/') || parsedUrl.pathname === '/v1' || parsedUrl.pathname === '/api';
+        if (match.allowed.length > 0) {
+          throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${parsedUrl.pathname}; use ${match.allowed.join(' or ')}`, { headers: { Allow: match.allowed.join(', ') } });
+        }
+        if (isApi) throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}; see docs/api.md`);
+        if (method !== 'GET' && method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`, { headers: { Allow: 'GET, HEAD' } });
+        await serveStatic(req, res, parsedUrl.pathname, rendererDir);
+        return;
+      }
+      if (match.route.auth) {
+        const authRefusal = checkBearer(req, options.token);
+        if (authRefusal) throw authRefusal;
+      }
+      const ctx: RouteContext = {
+        req,
+        res,
+        url: parsedUrl,
+        params: match.params,
+        arrivedAt,
+        node: options.node,
+        log,
+        body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit),
+        json: (status, body, headers) => sendJson(res, status, body, headers),
+        trackStream(end) {
+          streams.add(end);
+          return () => streams.delete(end);
+        },
+      };
+      await match.route.handle(ctx);
+    } catch (error) {
+      const apiError = toApiError(error);
+      if (apiError.status >= 500) log.error({ err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error), path: pathname }, 'request failed');
+      else log.debug({ path: pathname, status: apiError.status, code: apiError.code }, 'request refused');
+      sendError(req, res, apiError);
+    }
+  };
+
+  const server: Server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
+    void handle(req, res);
+  });
+  // A malformed request line or headers: Node answers 400 itself; count it and keep serving.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    countRejected('malformed_http');
+    socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+
+  return {
+    get url() {
+      return url;
+    },
+    rejectedInputs: () => rejectedCount,
+    listen() {
+      return new Promise((resolve, reject) => {
+        const onError = (error: NodeJS.ErrnoException): void => {
+          server.off('listening', onListening);
+          if (error.code === 'EADDRINUSE') reject(new Error(`port ${options.port ?? DEFAULT_API_PORT} on ${host} is already in use; pick another with --port N (or --port 0 for a free one)`));
+          else reject(error);
+        };
+        const onListening = (): void => {
+          server.off('error', onError);
+          const port = (server.address() as AddressInfo).port;
+          policy = { ...policy, port };
+          url = `http://${hostForUrl(host)}:${port}`;
+          server.on('error', (error) => log.error({ err: error.message }, 'server error'));
+          resolve({ url, host, port });
+        };
+        server.once('error', onError);
+        server.once('listening', onListening);
+        server.listen(options.port ?? DEFAULT_API_PORT, host);
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        if (!server.listening) {
+          resolve();
+          return;
+        }
+        server.close(() => resolve());
+        for (const end of [...streams]) end();
+        streams.clear();
+        server.closeIdleConnections();
+        // Give answers being written a moment, then cut what is left.
+        setTimeout(() => server.closeAllConnections(), 200).unref();
+      });
+    },
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...headers });
+  res.end(text);
+}

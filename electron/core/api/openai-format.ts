@@ -1,0 +1,88 @@
+/**
+ * OpenAI's response shapes for chat completions: the whole `chat.completion` and the
+ * streamed `chat.completion.chunk`s, plus exo's `generation_stats` comment payload.
+ */
+import type { GenerationStats, Usage } from '../../../shared/runner-protocol';
+import type { RequestHandle } from '../node-types';
+
+/**
+ * OpenAI's finish reasons plus `cancelled` (exo's name) for a request cancelled by the
+ * client or by `/v1/cancel/{id}`. OpenAI clients pass unknown values through unchanged.
+ */
+export type ApiFinishReason = 'stop' | 'length' | 'cancelled';
+
+export interface OpenAiUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export function openAiUsage(usage: Usage): OpenAiUsage {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}
+
+type Ids = Pick<RequestHandle, 'id' | 'created' | 'model'>;
+
+export function completionBody(handle: Ids, content: string, finishReason: ApiFinishReason, usage: Usage) {
+  return {
+    id: handle.id,
+    object: 'chat.completion' as const,
+    created: handle.created,
+    model: handle.model,
+    system_fingerprint: null,
+    choices: [{ index: 0, message: { role: 'assistant' as const, content, refusal: null }, logprobs: null, finish_reason: finishReason }],
+    usage: openAiUsage(usage),
+  };
+}
+
+/** A content chunk; the first one also carries the role, as OpenAI's first delta does. */
+export function contentChunk(handle: Ids, text: string, first: boolean) {
+  return {
+    id: handle.id,
+    object: 'chat.completion.chunk' as const,
+    created: handle.created,
+    model: handle.model,
+    system_fingerprint: null,
+    choices: [{ index: 0, delta: first ? { role: 'assistant' as const, content: text } : { content: text }, logprobs: null, finish_reason: null }],
+  };
+}
+
+/** The chunk that closes the choice; for a request that produced no token it also carries the role. */
+export function finishChunk(handle: Ids, finishReason: ApiFinishReason, noTokenYet: boolean) {
+  return {
+    id: handle.id,
+    object: 'chat.completion.chunk' as const,
+    created: handle.created,
+    model: handle.model,
+    system_fingerprint: null,
+    choices: [{ index: 0, delta: noTokenYet ? { role: 'assistant' as const, content: '' } : {}, logprobs: null, finish_reason: finishReason }],
+  };
+}
+
+/** OpenAI's final usage chunk (`stream_options.include_usage`): no choices, only usage. */
+export function usageChunk(handle: Ids, usage: Usage) {
+  return {
+    id: handle.id,
+    object: 'chat.completion.chunk' as const,
+    created: handle.created,
+    model: handle.model,
+    system_fingerprint: null,
+    choices: [],
+    usage: openAiUsage(usage),
+  };
+}
+
+/** exo's `: generation_stats {...}` comment payload (snake_case, like the rest of the wire). */
+export function generationStatsPayload(stats: GenerationStats): Record<string, number> {
+  return {
+    prompt_tps: stats.promptTps,
+    generation_tps: stats.generationTps,
+    prompt_tokens: stats.promptTokens,
+    generation_tokens: stats.generationTokens,
+    peak_memory_bytes: stats.peakMemoryBytes,
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * The OpenAI-compatible endpoints: `GET /v1/models`, `POST /v1/chat/completions`
+ * (whole or streamed) and exo's `POST /v1/cancel/{id}`.
+ *
+ * Every request goes through the node, which is how exobar sees each request's queue
+ * wait, prefill and time to first token. No token is needed here, as with exo's API:
+ * the server listens on loopback and refuses other web pages (http-security.ts).
+ */
+import { z } from 'zod';
+import type { InstanceSnapshot } from '../../../shared/snapshot';
+import type { ExobarNode, RequestEvent, RequestHandle, SubmitRequest } from '../node-types';
+import { ApiError, errorBody, toApiError } from './api-error';
+import { completionBody, contentChunk, finishChunk, generationStatsPayload, usageChunk } from './openai-format';
+import { ChatCompletionRequestSchema, toSubmitRequest } from './openai-schemas';
+import type { ApiRoute, RouteContext } from './route-types';
+import { SseStream } from './sse-stream';
+
+type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
+
+function isTerminal(event: RequestEvent): event is TerminalEvent {
+  return event.type === 'finished' || event.type === 'cancelled' || event.type === 'failed';
+}
+
+/** Runner statuses in which an instance answers requests right away. */
+function isServing(instance: InstanceSnapshot): boolean {
+  return instance.runner.status.kind === 'RunnerReady' || instance.runner.status.kind === 'RunnerRunning';
+}
+
+/**
+ * A submit error for the client: a model without an instance gets a 404 that says how
+ * to launch it; an unknown model a 404 that says where the list is.
+ */
+function explainSubmitError(error: unknown, model: string, node: ExobarNode): ApiError {
+  const api = toApiError(error);
+  if (api.code !== 'model_not_found' && api.code !== 'instance_not_found') return api;
+  const known = node.models().some((m) => m.id === model);
+  const message = known
+    ? `model '${model}' is not running; launch it first: POST /api/instances {"model":"${model}"} (or from the exobar window)`
+    : `unknown model '${model}'; GET /v1/models lists the running models and GET /api/models the catalog`;
+  return new ApiError(404, 'model_not_found', message, { param: 'model' });
+}
+
+interface Submitted {
+  handle: RequestHandle;
+  /** Routes the request's events; events that arrive before it is set are buffered. */
+  setSink(sink: (event: RequestEvent) => void): void;
+}
+
+/**
+ * Submits to the node and waits one turn of the event loop, so a refusal the node
+ * reports at once (as a throw or as a `failed` event) becomes a proper HTTP status
+ * instead of an error inside an already-started stream.
+ */
+async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submitted> {
+  const buffered: RequestEvent[] = [];
+  let sink: ((event: RequestEvent) => void) | null = null;
+  let handle: RequestHandle;
+  try {
+    handle = ctx.node.submit(request, (event) => (sink ? sink(event) : buffered.push(event)));
+  } catch (error) {
+    throw explainSubmitError(error, request.model, ctx.node);
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  const failed = buffered.find((e): e is Extract<TerminalEvent, { type: 'failed' }> => e.type === 'failed');
+  if (failed && !buffered.some((e) => e.type === 'token')) throw explainSubmitError(failed.error, request.model, ctx.node);
+  return {
+    handle,
+    setSink(next) {
+      sink = next;
+      for (const event of buffered.splice(0)) next(event);
+    },
+  };
+}
+
+/**
+ * Cancels the request when the client goes away before its answer is complete
+ * ("a client that disconnects cancels its request"); the node holds the cancel until
+ * the runner has acknowledged the task, so it is never lost.
+ */
+function cancelOnDisconnect(ctx: RouteContext, handle: RequestHandle, isDone: () => boolean): void {
+  ctx.res.on('close', () => {
+    if (!isDone() && !ctx.res.writableFinished) ctx.node.cancel(handle.id);
+  });
+}
+
+async function chatCompletions(ctx: RouteContext): Promise<void> {
+  const body = await ctx.body(ChatCompletionRequestSchema);
+  const request = toSubmitRequest(body, ctx.arrivedAt);
+  const submitted = await submit(ctx, request);
+  if (body.stream) streamCompletion(ctx, submitted);
+  else await wholeCompletion(ctx, submitted);
+}
+
+/** Non-streaming: one `chat.completion` once the request ends. */
+async function wholeCompletion(ctx: RouteContext, submitted: Submitted): Promise<void> {
+  const { handle } = submitted;
+  const parts: string[] = [];
+  let terminal: TerminalEvent | null = null;
+  const ended = new Promise<TerminalEvent>((resolve) => {
+    submitted.setSink((event) => {
+      if (event.type === 'token') parts.push(event.text);
+      else if (isTerminal(event) && terminal == null) {
+        terminal = event;
+        resolve(event);
+      }
+    });
+  });
+  cancelOnDisconnect(ctx, handle, () => terminal != null);
+  const event = await Promise.race([ended, handle.done]);
+  if (ctx.res.destroyed) return;
+  if (event.type === 'failed') throw toApiError(event.error);
+  // A cancelled request answers 200 with what was generated and finish_reason "cancelled":
+  // an error status would make OpenAI clients raise (and retry 5xx) for something the
+  // user asked for.
+  const finishReason = event.type === 'cancelled' ? 'cancelled' : event.finishReason;
+  ctx.json(200, completionBody(handle, parts.join(''), finishReason, event.usage));
+}
+
+/**
+ * Streaming: `data:` chunks in OpenAI's `chat.completion.chunk` shape, exo's
+ * `: prefill_progress {...}` comments while the prompt is prefilled, then a finish
+ * chunk, a usage chunk, exo's `: generation_stats {...}` comment and `data: [DONE]`.
+ * A failure after the stream started is sent as `data: {"error": {...}}` (OpenAI
+ * clients raise it) and the stream ends without [DONE].
+ */
+function streamCompletion(ctx: RouteContext, submitted: Submitted): void {
+  const { handle } = submitted;
+  const sse = new SseStream(ctx.res);
+  sse.open();
+  let first = true;
+  let done = false;
+  const untrack = ctx.trackStream(() => sse.end());
+  const finish = (event: TerminalEvent | ApiError): void => {
+    if (done) return;
+    done = true;
+    untrack();
+    if (event instanceof ApiError || event.type === 'failed') {
+      sse.data(errorBody(event instanceof ApiError ? event : toApiError(event.error)));
+      sse.end();
+      return;
+    }
+    const reason = event.type === 'cancelled' ? 'cancelled' : event.finishReason;
+    sse.data(finishChunk(handle, reason, first));
+    sse.data(usageChunk(handle, event.usage));
+    if (event.type === 'finished' && event.stats) sse.comment(`generation_stats ${JSON.stringify(generationStatsPayload(event.stats))}`);
+    sse.data('[DONE]');
+    sse.end();
+  };
+  cancelOnDisconnect(ctx, handle, () => done);
+  submitted.setSink((event) => {
+    if (done) return;
+    switch (event.type) {
+      case 'token':
+        sse.data(contentChunk(handle, event.text, first));
+        first = false;
+        break;
+      case 'prefill_progress':
+        sse.comment(`prefill_progress ${JSON.stringify({ processed_tokens: event.processedTokens, total_tokens: event.totalTokens })}`);
+        break;
+      case 'acknowledged':
+        break;
+      default:
+        finish(event);
+    }
+  });
+  // The node promises exactly one terminal event; `done` is the same outcome and a
+  // safety net so a stream can never be left open.
+  void handle.done.then(finish, (error: unknown) => finish(toApiError(error)));
+}
+
+const CancelParamsSchema = z.object({ id: z.string().min(1).max(200) });
+
+async function cancel(ctx: RouteContext): Promise<void> {
+  const { id } = CancelParamsSchema.parse(ctx.params);
+  if (!ctx.node.cancel(id)) throw new ApiError(404, 'request_not_found', `no request in flight with id '${id}' (finished, cancelled or never existed)`, { param: 'id' });
+  ctx.json(200, { id, object: 'chat.completion.cancellation', cancelled: true });
+}
+
+/** The models that have an instance: what a client can send requests to right now. */
+function modelList(ctx: RouteContext) {
+  const catalog = new Map(ctx.node.models().map((m) => [m.id, m]));
+  const byModel = new Map<string, InstanceSnapshot[]>();
+  for (const instance of ctx.node.snapshot().instances) byModel.set(instance.model, [...(byModel.get(instance.model) ?? []), instance]);
+  return [...byModel.entries()].map(([id, instances]) => ({
+    id,
+    object: 'model' as const,
+    created: 0,
+    owned_by: 'exobar',
+    name: catalog.get(id)?.name ?? instances[0]!.modelName,
+    engine: instances[0]!.engine,
+    simulated: instances[0]!.simulated,
+    ready: instances.some(isServing),
+    instance_ids: instances.map((i) => i.id),
+  }));
+}
+
+export function openAiRoutes(): ApiRoute[] {
+  return [
+    { method: 'GET', path: '/v1/models', auth: false, handle: (ctx) => ctx.json(200, { object: 'list', data: modelList(ctx) }) },
+    {
+      method: 'GET',
+      path: '/v1/models/:model*',
+      auth: false,
+      handle(ctx) {
+        const model = modelList(ctx).find((m) => m.id === ctx.params.model);
+        if (!model) throw explainSubmitError(new ApiError(404, 'model_not_found', ''), ctx.params.model ?? '', ctx.node);
+        ctx.json(200, model);
+      },
+    },
+    { method: 'POST', path: '/v1/chat/completions', auth: false, handle: chatCompletions },
+    { method: 'POST', path: '/v1/cancel/:id', auth: false, handle: cancel },
+  ];
+}

@@ -1,0 +1,55 @@
+/**
+ * The OpenAI chat-completions request, as exobar accepts it: the fields that change
+ * what the model does are validated; other OpenAI fields (user, metadata, ...) are
+ * accepted and ignored, as exo's API does, so existing clients work unchanged.
+ */
+import { z } from 'zod';
+import type { ChatMessage } from '../../../shared/runner-protocol';
+import type { SubmitRequest } from '../node-types';
+
+const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+
+const ContentSchema = z.union([
+  z.string(),
+  z.array(TextPartSchema, { error: 'content parts must be text parts ({"type":"text","text":"..."}); images and audio are not supported' }),
+  z.null(),
+]);
+
+export const OpenAiMessageSchema = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'developer', 'tool']),
+  content: ContentSchema.optional(),
+  name: z.string().max(256).optional(),
+});
+
+export const ChatCompletionRequestSchema = z.object({
+  model: z.string().min(1, 'model is required').max(300),
+  messages: z.array(OpenAiMessageSchema).min(1, 'messages must hold at least one message').max(10_000),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
+  max_tokens: z.number().int().positive().max(1_000_000).nullable().optional(),
+  max_completion_tokens: z.number().int().positive().max(1_000_000).nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  seed: z.number().int().nullable().optional(),
+  n: z.literal(1, { error: 'n must be 1: exobar generates one choice per request' }).nullable().optional(),
+});
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+
+function contentText(content: z.infer<typeof ContentSchema> | undefined): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content.map((part) => part.text).join('\n');
+}
+
+/** The node's request for a validated chat-completions body. */
+export function toSubmitRequest(body: ChatCompletionRequest, arrivedAt: number): SubmitRequest {
+  const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role, content: contentText(m.content) }));
+  return {
+    model: body.model,
+    messages,
+    // max_completion_tokens replaced max_tokens in OpenAI's API; accept both, newer wins.
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
+    temperature: body.temperature ?? null,
+    seed: body.seed ?? null,
+    arrivedAt,
+  };
+}
