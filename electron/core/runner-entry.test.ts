@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSimRunner, SIM_RUNNER_BUNDLE } from '../../scripts/vite-plugin-sim-runner';
+import { resolveMlxRunnerDir, resolveSimRunnerCommand, type RunnerCommand } from './runner-entry';
+
+const root = join(import.meta.dirname, '..', '..');
+const scratch = mkdtempSync(join(tmpdir(), 'exobar-runner-entry-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Starts the runner for a model and returns its first stdout line (the hello); closing stdin ends it. */
+function helloOf(cmd: RunnerCommand): Promise<Record<string, unknown>> {
+  const child = spawn(cmd.command, [...cmd.args, '--model', 'sim/llama-3.2-1b', '--time-scale', '0.01'], {
+    env: { ...process.env, ...cmd.env, EXOBAR_SIM_GPU_DIR: join(scratch, 'gpu'), MLX_METAL_FAST_SYNCH: '0' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.once('line', (line) => {
+      child.stdin.end();
+      resolve(JSON.parse(line) as Record<string, unknown>);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`runner exited (${code}) before its hello`)));
+  });
+}
+
+describe('resolveSimRunnerCommand', () => {
+  it('uses the built JS with the Electron binary as Node when the bundle exists', () => {
+    const cmd = resolveSimRunnerCommand({ builtRunner: '/app/out/main/sim-runner.cjs', execPath: '/Apps/exobar', inElectron: true, exists: () => true });
+    expect(cmd).toEqual({ command: '/Apps/exobar', args: ['/app/out/main/sim-runner.cjs'], env: { ELECTRON_RUN_AS_NODE: '1' } });
+  });
+
+  it('reads the built runner from EXOBAR_SIM_RUNNER_JS', () => {
+    const cmd = resolveSimRunnerCommand({ env: { EXOBAR_SIM_RUNNER_JS: '/x/sim-runner.cjs' }, inElectron: false, exists: (p) => p === '/x/sim-runner.cjs' });
+    expect(cmd.args).toEqual(['/x/sim-runner.cjs']);
+    expect(cmd.env).toEqual({});
+  });
+
+  it('falls back to tsx and the TypeScript source when the bundle is missing', () => {
+    const cmd = resolveSimRunnerCommand({ builtRunner: '/nowhere/sim-runner.cjs', inElectron: false, exists: () => false });
+    expect(cmd.command).toBe(process.execPath);
+    expect(cmd.args[0]).toBe('--import');
+    expect(cmd.args[1]).toMatch(/tsx/);
+    expect(cmd.args[2]).toBe(join(root, 'electron/runners/sim/main.ts'));
+    expect(existsSync(cmd.args[2]!)).toBe(true);
+  });
+
+  it('the source command starts a real runner that says hello', async () => {
+    const hello = await helloOf(resolveSimRunnerCommand({ builtRunner: null, inElectron: false }));
+    expect(hello).toMatchObject({ type: 'Hello', engine: 'sim', model: 'sim/llama-3.2-1b', fastSynch: false });
+  });
+
+  describe('with the bundle the build writes', () => {
+    beforeAll(() => buildSimRunner(root, scratch), 120_000);
+
+    it('the built command starts a real runner that says hello, with nothing else beside it', async () => {
+      const built = join(scratch, SIM_RUNNER_BUNDLE);
+      const cmd = resolveSimRunnerCommand({ builtRunner: built, inElectron: false });
+      expect(cmd.args).toEqual([built]);
+      const hello = await helloOf(cmd);
+      expect(hello).toMatchObject({ type: 'Hello', engine: 'sim', model: 'sim/llama-3.2-1b', fastSynch: false });
+    });
+  });
+});
+
+describe('resolveMlxRunnerDir', () => {
+  it('prefers the packaged resources directory, else the source tree', () => {
+    expect(resolveMlxRunnerDir({ EXOBAR_MLX_RUNNER_DIR: '/Apps/exobar.app/Contents/Resources/runners/mlx' })).toBe('/Apps/exobar.app/Contents/Resources/runners/mlx');
+    expect(resolveMlxRunnerDir({})).toBe(join(root, 'electron/runners/mlx'));
+  });
+});
