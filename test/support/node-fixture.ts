@@ -1,0 +1,76 @@
+/**
+ * A node with real sim-runner processes for tests: a temporary data directory, the
+ * instances created and ready, and a cleanup that stops every runner.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNode, type NodeInternals } from '../../electron/core/node';
+import type { NodeOptions, RequestEvent, RequestHandle, SubmitRequest } from '../../electron/core/node-types';
+import type { InstanceType } from '../../shared/snapshot';
+
+export type TestNode = ReturnType<typeof createNode>;
+
+export interface NodeFixture {
+  node: TestNode;
+  dataDir: string;
+  /** Creates an instance and waits until its runner is ready; returns its id. */
+  launch(model: string, instanceType?: InstanceType): Promise<string>;
+  cleanup(): Promise<void>;
+}
+
+export function createNodeFixture(options: Partial<NodeOptions> = {}, internals: NodeInternals = {}): NodeFixture {
+  const dataDir = mkdtempSync(join(tmpdir(), 'exobar-test-'));
+  const node = createNode({ dataDir, simTimeScale: 0.1, ...options }, internals);
+  return {
+    node,
+    dataDir,
+    async launch(model, instanceType = 'ring') {
+      const instance = await node.createInstance({ model, instanceType, fastSynch: 'auto', acknowledgeRisk: false });
+      await node.waitForReady(instance.id, 60_000);
+      return instance.id;
+    },
+    async cleanup() {
+      await node.shutdown();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A submitted request with every event it produced, and when its first token came. */
+export interface TrackedRequest {
+  handle: RequestHandle;
+  events: RequestEvent[];
+  submittedAt: number;
+  firstTokenAt: number | null;
+  tokens: number;
+}
+
+export function submitTracked(node: TestNode, request: SubmitRequest): TrackedRequest {
+  const tracked: TrackedRequest = { handle: undefined as never, events: [], submittedAt: performance.now(), firstTokenAt: null, tokens: 0 };
+  tracked.handle = node.submit(request, (event) => {
+    tracked.events.push(event);
+    if (event.type === 'token') {
+      tracked.tokens += 1;
+      tracked.firstTokenAt ??= performance.now();
+    }
+  });
+  return tracked;
+}
+
+/** Milliseconds from submit to first token. */
+export function ttftMs(tracked: TrackedRequest): number {
+  if (tracked.firstTokenAt === null) throw new Error(`request ${tracked.handle.id} produced no token`);
+  return tracked.firstTokenAt - tracked.submittedAt;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` until true or the deadline passes. */
+export async function eventually(condition: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
