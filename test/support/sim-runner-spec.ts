@@ -1,0 +1,49 @@
+/** Spawn specs for the sim runner, for tests and scripts. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunnerSpawnSpec } from './runner-process';
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const SIM_RUNNER_ENTRY = join(REPO_ROOT, 'electron/runners/sim/main.ts');
+
+const createdDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of createdDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory (removed when this process exits): one simulated GPU that only the runners given it share. */
+export function makeSimGpuDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'exobar-sim-gpu-test-'));
+  createdDirs.push(dir);
+  return dir;
+}
+
+export interface SimRunnerSpecOptions {
+  model: string;
+  timeScale: number;
+  /** Runners given the same directory share one simulated GPU; default: a fresh one. */
+  gpuDir?: string;
+  /** Added on top; undefined removes a variable. */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * The spawn spec of a sim runner. The inherited fast-synch variables are removed so a
+ * test sees only what it sets.
+ */
+export function simRunnerSpec(options: SimRunnerSpecOptions): RunnerSpawnSpec {
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', SIM_RUNNER_ENTRY, '--model', options.model, '--time-scale', String(options.timeScale)],
+    env: {
+      ...process.env,
+      MLX_METAL_FAST_SYNCH: undefined,
+      EXO_FAST_SYNCH: undefined,
+      EXOBAR_SIM_GPU_DIR: options.gpuDir ?? makeSimGpuDir(),
+      ...options.env,
+    },
+    cwd: REPO_ROOT,
+  };
+}
