@@ -1,0 +1,84 @@
+"""Command-line arguments of the MLX runner (docs/mlx-runner.md lists them all)."""
+from __future__ import annotations
+
+import argparse
+from typing import List, Optional
+
+from .test_engine import TestTimings
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="runner.py",
+        description="exobar runner: serves one model over the JSON-lines runner protocol on stdin/stdout.",
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="a local model directory, or a Hugging Face repo id already in the local cache "
+        "(HF hub cache or ~/.exo/models); never downloaded. Any label for --engine test.",
+    )
+    parser.add_argument("--engine", choices=("mlx", "test"), default="mlx", help="inference engine (default mlx)")
+    parser.add_argument("--prefill-chunk", type=_positive_int, default=4096, help="prefill chunk in tokens (exo: 4096)")
+    parser.add_argument("--max-batch", type=_positive_int, default=8, help="requests decoding together (exo: 8)")
+    parser.add_argument(
+        "--default-max-tokens",
+        type=_positive_int,
+        default=4096,
+        help="generation cap when a request's maxTokens is null (default 4096)",
+    )
+    parser.add_argument(
+        "--time-scale",
+        type=_positive_float,
+        default=1.0,
+        help="test engine: every simulated duration is multiplied by this (tests use 0.05-0.25)",
+    )
+    defaults = TestTimings()
+    timing = parser.add_argument_group("test engine timings (seconds at time scale 1; defaults: the sim's Llama 3.2 1B)")
+    timing.add_argument("--admit-overhead-s", type=_non_negative_float, default=defaults.admit_overhead_s)
+    timing.add_argument("--prefill-fixed-s", type=_non_negative_float, default=defaults.prefill_fixed_s)
+    timing.add_argument("--prefill-tps", type=_positive_float, default=defaults.prefill_tokens_per_s)
+    timing.add_argument("--decode-step-s", type=_non_negative_float, default=defaults.decode_step_s)
+    timing.add_argument("--batch-step-growth", type=_non_negative_float, default=defaults.batch_step_growth)
+    timing.add_argument("--total-layers", type=_positive_int, default=defaults.total_layers)
+    timing.add_argument("--load-s", type=_non_negative_float, default=defaults.load_s)
+    timing.add_argument("--warmup-s", type=_non_negative_float, default=defaults.warmup_s)
+    return parser
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def test_timings(args: argparse.Namespace) -> TestTimings:
+    return TestTimings(
+        admit_overhead_s=args.admit_overhead_s,
+        prefill_fixed_s=args.prefill_fixed_s,
+        prefill_tokens_per_s=args.prefill_tps,
+        decode_step_s=args.decode_step_s,
+        batch_step_growth=args.batch_step_growth,
+        total_layers=args.total_layers,
+        load_s=args.load_s,
+        warmup_s=args.warmup_s,
+    )

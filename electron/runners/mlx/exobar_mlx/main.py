@@ -1,0 +1,126 @@
+"""Process setup for the runner: environment, streams, engine, step loop, exit.
+
+Order matters here. The fast-synch decision is taken from the environment before
+anything can import mlx (MLX reads MLX_METAL_FAST_SYNCH once, at its first GPU
+fence), and HF_HUB_OFFLINE=1 is set before mlx_lm/huggingface_hub load, so no code
+path can start a download.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from typing import List, Optional
+
+from . import fast_synch
+
+
+def _protocol_stream():
+    """A private handle on the real stdout; fd 1 then points at stderr.
+
+    Libraries print (mlx-lm prints some warnings with print()); anything written to
+    fd 1 after this lands in the log instead of corrupting the JSON-lines stream.
+    """
+    sys.stdout.flush()
+    stream = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return stream
+
+
+def _hang_forever(log: logging.Logger) -> None:
+    """The hang fault: alive and silent, like a runner wedged on the GPU. Only a kill
+    ends it, or the supervisor going away (re-parented), so tests never leak it."""
+    parent = os.getppid()
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            log.error("supervisor is gone: leaving the hang")
+            os._exit(1)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    env = dict(os.environ)
+    reported = fast_synch.reported_env(env)
+    enabled = fast_synch.pin_for_mlx(os.environ)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+    from .cli import parse_args, test_timings  # argparse exits 2 on bad flags
+
+    args = parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO,
+        format=f"%(asctime)s %(levelname)s [{args.engine}:{os.path.basename(args.model.rstrip('/')) or args.model}] %(message)s",
+    )
+    log = logging.getLogger("exobar.mlx")
+    out_stream = _protocol_stream()
+
+    from .inbox import Inbox, start_reader
+    from .protocol import ProtocolWriter
+    from .step_loop import LoopHooks, LoopOptions, StepLoop
+
+    writer = ProtocolWriter(out_stream)
+    if args.engine == "test":
+        from .test_engine import TestEngine
+
+        engine = TestEngine(timings=test_timings(args), time_scale=args.time_scale, prefill_chunk=args.prefill_chunk)
+    else:
+        from .mlx_engine import MlxEngine  # imports mlx only when it loads
+
+        engine = MlxEngine(
+            args.model,
+            prefill_chunk=args.prefill_chunk,
+            max_batch=args.max_batch,
+            default_max_tokens=args.default_max_tokens,
+        )
+
+    writer.hello(engine=engine.name, model=args.model, pid=os.getpid(), env=reported, fast_synch=enabled)
+    log.info("runner started (fast synch %s, prefill chunk %d, max batch %d)", "on" if enabled else "off", args.prefill_chunk, args.max_batch)
+
+    inbox = Inbox()
+    start_reader(
+        sys.stdin.buffer,
+        inbox,
+        lambda line, reason: log.warning("ignored stdin line (%s): %.200s", reason, line),
+    )
+
+    def crash() -> None:
+        out_stream.flush()
+        sys.stderr.flush()
+        os._exit(1)
+
+    loop = StepLoop(
+        engine,
+        writer,
+        inbox,
+        LoopOptions(max_batch=args.max_batch, default_max_tokens=args.default_max_tokens),
+        LoopHooks(crash=crash, hang=lambda: _hang_forever(log)),
+    )
+    return loop.run()
+
+
+def run_and_exit(argv: Optional[List[str]] = None) -> None:
+    """Runs the runner and leaves with its exit code.
+
+    os._exit, not sys.exit: the stdin reader thread may be blocked in a read, and
+    interpreter shutdown with such a daemon thread can abort with a fatal error.
+    """
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 2
+        if not isinstance(exit_.code, int) and exit_.code is not None:
+            sys.stderr.write(f"{exit_.code}\n")
+    except BaseException:
+        logging.getLogger("exobar.mlx").exception("runner crashed before its loop could report it")
+        code = 1
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:
+            pass
+    os._exit(code)

@@ -1,0 +1,217 @@
+"""The runner protocol in Python: input validation and output messages.
+
+Mirrors shared/runner-protocol.ts (PROTOCOL_VERSION 1): stdin carries one task or
+cancel per line, stdout one event per line, the first being a Hello. Input is checked
+here with the same limits as the zod schemas, because this is a process boundary
+(architecture invariant 5): a bad line is answered or logged, never fatal.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import IO, Any, List, Optional, Union
+
+PROTOCOL_VERSION = 1
+
+ROLES = ("system", "user", "assistant", "developer", "tool")
+TASK_KINDS = ("LoadModel", "StartWarmup", "TextGeneration", "Shutdown")
+FAULT_CRASH = "EXOBAR RUNNER MUST CRASH"
+FAULT_HANG = "EXOBAR RUNNER MUST HANG"
+_MAX_ID = 200
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    messages: List[dict]
+    max_tokens: Optional[int]
+    temperature: Optional[float]
+    seed: Optional[int]
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: str
+    task_id: str
+    command_id: Optional[str] = None
+    params: Optional[GenerationParams] = None
+
+
+@dataclass(frozen=True)
+class Cancel:
+    cancelled_task_id: str
+
+
+@dataclass(frozen=True)
+class InvalidTask:
+    """A task line that names a task (so it can be answered) but fails validation."""
+
+    kind: str
+    task_id: str
+    command_id: Optional[str]
+    reason: str
+
+
+RunnerInput = Union[Task, Cancel, InvalidTask]
+
+
+class InputError(ValueError):
+    """A stdin line that cannot be understood at all; it is logged and skipped."""
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and 1 <= len(value) <= _MAX_ID
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) or (
+        isinstance(value, float) and value.is_integer()
+    )
+
+
+def _parse_params(raw: Any) -> GenerationParams:
+    if not isinstance(raw, dict):
+        raise InputError("params must be an object")
+    messages = raw.get("messages")
+    if not isinstance(messages, list) or len(messages) == 0:
+        raise InputError("params.messages must be a non-empty array")
+    clean = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise InputError(f"params.messages[{i}] must be an object")
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES:
+            raise InputError(f"params.messages[{i}].role must be one of {', '.join(ROLES)}")
+        if not isinstance(content, str):
+            raise InputError(f"params.messages[{i}].content must be a string")
+        clean.append({"role": role, "content": content})
+    if "maxTokens" not in raw:
+        raise InputError("params.maxTokens is required (a positive integer or null)")
+    max_tokens = raw["maxTokens"]
+    if max_tokens is not None and not (_is_int(max_tokens) and max_tokens > 0):
+        raise InputError("params.maxTokens must be a positive integer or null")
+    temperature = raw.get("temperature")
+    if temperature is not None and not (
+        isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and 0 <= temperature <= 2
+    ):
+        raise InputError("params.temperature must be a number from 0 to 2 or null")
+    seed = raw.get("seed")
+    if seed is not None and not _is_int(seed):
+        raise InputError("params.seed must be an integer or null")
+    return GenerationParams(
+        messages=clean,
+        max_tokens=None if max_tokens is None else int(max_tokens),
+        temperature=None if temperature is None else float(temperature),
+        seed=None if seed is None else int(seed),
+    )
+
+
+def parse_input_line(line: str) -> RunnerInput:
+    """Parses one stdin line; raises InputError when it cannot be attributed to a task."""
+    try:
+        raw = json.loads(line)
+    except ValueError as err:
+        raise InputError(f"not JSON ({err})") from None
+    if not isinstance(raw, dict):
+        raise InputError("not a JSON object")
+    kind = raw.get("kind")
+    if kind == "CancelTask":
+        if not _is_id(raw.get("cancelledTaskId")):
+            raise InputError("CancelTask.cancelledTaskId must be a string of 1-200 characters")
+        return Cancel(raw["cancelledTaskId"])
+    if kind not in TASK_KINDS:
+        raise InputError(f"unknown kind {kind!r}")
+    task_id = raw.get("taskId")
+    if not _is_id(task_id):
+        raise InputError(f"{kind}.taskId must be a string of 1-200 characters")
+    if kind != "TextGeneration":
+        return Task(kind=kind, task_id=task_id)
+    command_id = raw.get("commandId")
+    if not _is_id(command_id):
+        return InvalidTask(kind, task_id, None, "TextGeneration.commandId must be a string of 1-200 characters")
+    try:
+        params = _parse_params(raw.get("params"))
+    except InputError as err:
+        return InvalidTask(kind, task_id, command_id, str(err))
+    return Task(kind=kind, task_id=task_id, command_id=command_id, params=params)
+
+
+def fault_of(params: GenerationParams) -> Optional[str]:
+    """'crash' or 'hang' when a message carries a fault prompt (exo-style debug prompts)."""
+    for message in params.messages:
+        if FAULT_CRASH in message["content"]:
+            return "crash"
+        if FAULT_HANG in message["content"]:
+            return "hang"
+    return None
+
+
+class ProtocolWriter:
+    """Writes protocol messages, one JSON object per line, flushed at once.
+
+    Only this object writes to the protocol stream; the runner points fd 1 at stderr
+    so a stray print from a library (mlx-lm prints some warnings) lands in the log
+    instead of corrupting the stream.
+    """
+
+    def __init__(self, stream: IO[str]):
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def send(self, message: dict) -> None:
+        line = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        with self._lock:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+
+    def hello(self, engine: str, model: str, pid: int, env: dict, fast_synch: bool) -> None:
+        self.send(
+            {
+                "type": "Hello",
+                "protocolVersion": PROTOCOL_VERSION,
+                "engine": engine,
+                "model": model,
+                "pid": pid,
+                "env": env,
+                "fastSynch": fast_synch,
+            }
+        )
+
+    def acknowledged(self, task_id: str) -> None:
+        self.send({"type": "TaskAcknowledged", "taskId": task_id})
+
+    def task_status(self, task_id: str, status: str) -> None:
+        self.send({"type": "TaskStatusUpdated", "taskId": task_id, "status": status})
+
+    def runner_status(self, kind: str, **details: Any) -> None:
+        self.send({"type": "RunnerStatusUpdated", "status": {"kind": kind, **details}})
+
+    def chunk(self, command_id: str, chunk: dict) -> None:
+        self.send({"type": "ChunkGenerated", "commandId": command_id, "chunk": chunk})
+
+    def prefill_progress(self, command_id: str, processed: int, total: int) -> None:
+        self.chunk(command_id, {"kind": "PrefillProgressChunk", "processedTokens": processed, "totalTokens": total})
+
+    def token(
+        self,
+        command_id: str,
+        text: str,
+        token_id: int,
+        finish_reason: Optional[str] = None,
+        usage: Optional[dict] = None,
+        stats: Optional[dict] = None,
+    ) -> None:
+        self.chunk(
+            command_id,
+            {
+                "kind": "TokenChunk",
+                "text": text,
+                "tokenId": token_id,
+                "finishReason": finish_reason,
+                "usage": usage,
+                "stats": stats,
+            },
+        )
+
+    def error(self, command_id: str, message: str) -> None:
+        self.chunk(command_id, {"kind": "ErrorChunk", "errorMessage": message})

@@ -1,0 +1,404 @@
+"""The step loop: exo's generation semantics on top of any engine.
+
+What a real exo runner does, and what this loop reproduces (docs/mlx-runner.md):
+- New tasks are read only between generation steps, and at most one is admitted (and
+  acknowledged) per step. The step that admits a prompt includes its whole prefill,
+  so a long prompt delays everything queued behind it, acknowledgements included.
+- Prefill runs in chunks (4096 tokens by default) with a PrefillProgressChunk after
+  each; cancellations are checked at every chunk boundary, the last one included
+  (before the first token), and every ~100 decode steps.
+- A cancellation for a task the runner has not admitted yet is dropped (logged), as
+  exo's engine only cancels tasks it knows.
+- Up to `max_batch` requests decode together, one token each per step.
+- Lifecycle: Idle -> Loading -> Loaded -> WarmingUp -> Ready -> Running <-> Ready
+  -> ShuttingDown -> Shutdown (exit 0); any fatal error -> RunnerFailed, exit 1.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+from .engine import Engine, EngineError, GeneratedToken, PrefillCancelled, PreparedRequest, RequestError
+from .inbox import Inbox
+from .protocol import InvalidTask, ProtocolWriter, Task, fault_of
+
+log = logging.getLogger("exobar.mlx.loop")
+
+#: exo checks for cancellations every ~100 decode steps.
+CANCEL_CHECK_INTERVAL = 100
+#: Tokens a crashing request emits before the process exits (the sim's CRASH_AFTER_TOKENS).
+CRASH_AFTER_TOKENS = 3
+
+
+class FatalRunnerError(Exception):
+    """Ends the runner: reported as RunnerFailed, exit code 1."""
+
+
+@dataclass
+class ActiveRequest:
+    task_id: str
+    command_id: str
+    request: PreparedRequest
+    fault: Optional[str]
+    prefill_started_at: float
+    prefill_ended_at: float = 0.0
+    completion_tokens: int = 0
+    decoding: bool = False
+
+
+@dataclass
+class LoopOptions:
+    max_batch: int = 8
+    default_max_tokens: int = 4096
+    cancel_check_interval: int = CANCEL_CHECK_INTERVAL
+
+
+@dataclass
+class LoopHooks:
+    """Process-level effects, injectable so tests can observe them."""
+
+    clock: Callable[[], float] = time.monotonic
+    #: Called for the crash fault prompt; must not return.
+    crash: Callable[[], None] = lambda: None
+    #: Called for the hang fault prompt; must not return.
+    hang: Callable[[], None] = lambda: None
+
+
+class StepLoop:
+    def __init__(
+        self,
+        engine: Engine,
+        out: ProtocolWriter,
+        inbox: Inbox,
+        options: Optional[LoopOptions] = None,
+        hooks: Optional[LoopHooks] = None,
+    ) -> None:
+        self.engine = engine
+        self.out = out
+        self.inbox = inbox
+        self.options = options or LoopOptions()
+        self.hooks = hooks or LoopHooks()
+        self.status = "RunnerIdle"
+        self.active: Dict[str, ActiveRequest] = {}
+        self.seen: set = set()
+        self.decode_steps = 0
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> int:
+        """Runs until Shutdown, stdin EOF or a fatal error; returns the exit code."""
+        self._set_status("RunnerIdle")
+        try:
+            while True:
+                code = self._generation_step() if self.active else self._idle_step()
+                if code is not None:
+                    return code
+        except FatalRunnerError as err:
+            return self._fail_runner(str(err))
+        except Exception as err:  # never a silent exit: whatever broke is reported
+            log.exception("runner failed")
+            return self._fail_runner(f"{type(err).__name__}: {err}")
+
+    def _idle_step(self) -> Optional[int]:
+        self.inbox.wait()
+        self._check_cancels(None)
+        item = self.inbox.pop_task()
+        if item is not None:
+            return self._handle(item)
+        if self.inbox.closed:
+            log.info("stdin closed: shutting down")
+            return self._shutdown(None)
+        return None
+
+    def _generation_step(self) -> Optional[int]:
+        # Between steps: a queued Shutdown overtakes generation tasks still waiting;
+        # otherwise look at one queued task and admit at most one.
+        shutdown = self.inbox.take_shutdown()
+        if shutdown is not None:
+            return self._handle(shutdown)
+        item = self.inbox.peek_task()
+        if item is not None and not self._batch_full_for(item):
+            self.inbox.pop_task()
+            code = self._handle(item)
+            if code is not None:
+                return code
+        elif item is None and self.inbox.closed:
+            log.info("stdin closed during generation: shutting down")
+            return self._shutdown(None)
+
+        if self.engine.batch_size() > 0:
+            try:
+                tokens = self.engine.decode_step()
+            except Exception as err:
+                raise FatalRunnerError(f"decode step failed: {type(err).__name__}: {err}") from err
+            self._emit_tokens(tokens)
+            self.decode_steps += 1
+            if self.decode_steps % self.options.cancel_check_interval == 0:
+                self._check_cancels(None)
+
+        if not self.active and self.status == "RunnerRunning":
+            self._set_status("RunnerReady")
+        return None
+
+    def _batch_full_for(self, item: object) -> bool:
+        # A generation task waits in the queue (not admitted, not acknowledged) while
+        # the batch is full; anything else (e.g. Shutdown) is read at once.
+        is_generation = isinstance(item, Task) and item.kind == "TextGeneration"
+        return is_generation and len(self.active) >= self.options.max_batch
+
+    # ------------------------------------------------------------------ tasks
+    def _handle(self, item: object) -> Optional[int]:
+        if isinstance(item, InvalidTask):
+            return self._reject_invalid(item)
+        assert isinstance(item, Task)
+        if item.task_id in self.seen:
+            log.warning("ignored repeated task %s (%s)", item.task_id, item.kind)
+            return None
+        self.seen.add(item.task_id)
+        if item.kind == "LoadModel":
+            return self._load(item)
+        if item.kind == "StartWarmup":
+            return self._warmup(item)
+        if item.kind == "TextGeneration":
+            self._admit(item)
+            return None
+        if item.kind == "Shutdown":
+            return self._shutdown(item)
+        raise FatalRunnerError(f"unknown task kind {item.kind}")
+
+    def _reject_invalid(self, item: InvalidTask) -> None:
+        log.warning("rejected task %s: %s", item.task_id, item.reason)
+        self.out.acknowledged(item.task_id)
+        if item.command_id is not None:
+            self.out.error(item.command_id, f"invalid {item.kind} task: {item.reason}")
+        self.out.task_status(item.task_id, "Failed")
+        return None
+
+    def _reject_out_of_order(self, task: Task, expected: str) -> None:
+        message = f"{task.kind} is not allowed while the runner is {self.status} (needs {expected})"
+        log.warning("rejected task %s: %s", task.task_id, message)
+        self.out.acknowledged(task.task_id)
+        if task.command_id is not None:
+            self.out.error(task.command_id, message)
+        self.out.task_status(task.task_id, "Failed")
+
+    def _load(self, task: Task) -> Optional[int]:
+        if self.status != "RunnerIdle":
+            self._reject_out_of_order(task, "RunnerIdle")
+            return None
+        self.out.acknowledged(task.task_id)
+        self.out.task_status(task.task_id, "Running")
+
+        def on_layer(loaded: int, total: int) -> None:
+            total = max(1, int(total))
+            self._set_status("RunnerLoading", layersLoaded=max(0, min(int(loaded), total)), totalLayers=total)
+
+        try:
+            self.engine.load(on_layer)
+        except Exception as err:
+            return self._fail_lifecycle(task, "loading the model failed", err)
+        self._set_status("RunnerLoaded")
+        self.out.task_status(task.task_id, "Complete")
+        return None
+
+    def _warmup(self, task: Task) -> Optional[int]:
+        if self.status != "RunnerLoaded":
+            self._reject_out_of_order(task, "RunnerLoaded")
+            return None
+        self.out.acknowledged(task.task_id)
+        self.out.task_status(task.task_id, "Running")
+        self._set_status("RunnerWarmingUp")
+        try:
+            self.engine.warmup()
+        except Exception as err:
+            return self._fail_lifecycle(task, "warm-up failed", err)
+        self._set_status("RunnerReady")
+        self.out.task_status(task.task_id, "Complete")
+        return None
+
+    def _fail_lifecycle(self, task: Task, what: str, err: BaseException) -> int:
+        message = f"{what}: {err}" if isinstance(err, EngineError) else f"{what}: {type(err).__name__}: {err}"
+        if not isinstance(err, EngineError):
+            log.error("%s", message, exc_info=err)
+        # A lifecycle task has no command id; its task id stands in so the error text
+        # reaches the supervisor as a chunk as well as in the failed status.
+        self.out.error(task.task_id, message)
+        self.out.task_status(task.task_id, "Failed")
+        return self._fail_runner(message)
+
+    def _fail_runner(self, message: str) -> int:
+        for state in list(self.active.values()):
+            self.out.error(state.command_id, f"runner failed: {message}")
+            self.out.task_status(state.task_id, "Failed")
+        self.active.clear()
+        self._set_status("RunnerFailed", errorMessage=message)
+        log.error("runner failed: %s", message)
+        try:
+            self.engine.close()
+        except Exception:
+            log.exception("freeing the engine after a failure also failed")
+        return 1
+
+    def _shutdown(self, task: Optional[Task]) -> int:
+        if task is not None:
+            self.out.acknowledged(task.task_id)
+            self.out.task_status(task.task_id, "Running")
+        self._set_status("RunnerShuttingDown")
+        # Admitted requests will never finish: each ends with an error, never a hang.
+        for state in list(self.active.values()):
+            if state.decoding:
+                self.engine.remove(state.task_id)
+            self.out.error(state.command_id, "runner shut down before the request finished")
+            self.out.task_status(state.task_id, "Failed")
+        self.active.clear()
+        try:
+            self.engine.close()
+        except Exception:
+            log.exception("freeing the model failed during shutdown")
+        if task is not None:
+            self.out.task_status(task.task_id, "Complete")
+        self._set_status("RunnerShutdown")
+        log.info("shut down")
+        return 0
+
+    # ------------------------------------------------------------------ generation
+    def _admit(self, task: Task) -> None:
+        assert task.params is not None and task.command_id is not None
+        if self.status not in ("RunnerReady", "RunnerRunning"):
+            self._reject_out_of_order(task, "RunnerReady")
+            return
+        self.out.acknowledged(task.task_id)
+        self.out.task_status(task.task_id, "Running")
+        if self.status != "RunnerRunning":
+            self._set_status("RunnerRunning")
+        fault = fault_of(task.params)
+        if fault == "hang":
+            # A wedged GPU: the runner stays alive and says nothing more.
+            log.error("fault prompt: hanging on task %s (alive, silent)", task.task_id)
+            self.hooks.hang()
+        try:
+            request = self.engine.prepare(
+                task.task_id, task.command_id, task.params, self.options.default_max_tokens
+            )
+        except RequestError as err:
+            self._fail_request(task.task_id, task.command_id, str(err))
+            return
+        state = ActiveRequest(
+            task_id=task.task_id,
+            command_id=task.command_id,
+            request=request,
+            fault=fault,
+            prefill_started_at=self.hooks.clock(),
+        )
+        reported = 0
+
+        def on_chunk(processed: int, total: int) -> None:
+            nonlocal reported
+            processed = min(int(processed), int(total))
+            if processed > reported:
+                self.out.prefill_progress(state.command_id, processed, int(total))
+                reported = processed
+            # exo checks cancellations at every prefill-chunk boundary.
+            self._check_cancels(state)
+
+        try:
+            self.engine.prefill(request, on_chunk)
+        except PrefillCancelled:
+            self._cancel(state, reason="cancelled during prefill")
+            return
+        except RequestError as err:
+            self._fail_request(state.task_id, state.command_id, str(err))
+            return
+        except Exception as err:
+            raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+        if reported < request.prompt_tokens:
+            # An engine that skipped the last report still owes the final boundary's
+            # progress and cancel check before the first token.
+            on_chunk(request.prompt_tokens, request.prompt_tokens)
+        state.prefill_ended_at = self.hooks.clock()
+        state.decoding = True
+        self.active[state.task_id] = state
+
+    def _fail_request(self, task_id: str, command_id: str, message: str) -> None:
+        log.warning("request %s failed: %s", task_id, message)
+        self.out.error(command_id, message)
+        self.out.task_status(task_id, "Failed")
+
+    def _emit_tokens(self, tokens: List[GeneratedToken]) -> None:
+        for token in tokens:
+            state = self.active.get(token.request_id)
+            if state is None:
+                continue
+            if state.fault == "crash" and (
+                state.completion_tokens >= CRASH_AFTER_TOKENS or token.finish_reason is not None
+            ):
+                log.error("fault prompt: crashing mid-generation of %s (exit 1)", state.task_id)
+                self.hooks.crash()
+            state.completion_tokens += 1
+            if token.finish_reason is None:
+                self.out.token(state.command_id, token.text, token.token_id)
+                continue
+            self.out.token(
+                state.command_id,
+                token.text,
+                token.token_id,
+                finish_reason=token.finish_reason,
+                usage=self._usage(state),
+                stats=self._stats(state),
+            )
+            self.out.task_status(state.task_id, "Complete")
+            del self.active[state.task_id]
+
+    def _usage(self, state: ActiveRequest) -> dict:
+        return {"promptTokens": state.request.prompt_tokens, "completionTokens": state.completion_tokens}
+
+    def _stats(self, state: ActiveRequest) -> dict:
+        now = self.hooks.clock()
+        scale = self.engine.time_scale or 1.0
+        prefill_s = (state.prefill_ended_at - state.prefill_started_at) / scale
+        decode_s = (now - state.prefill_ended_at) / scale
+        return {
+            "promptTps": state.request.prompt_tokens / prefill_s if prefill_s > 0 else 0.0,
+            "generationTps": state.completion_tokens / decode_s if decode_s > 0 else 0.0,
+            "promptTokens": state.request.prompt_tokens,
+            "generationTokens": state.completion_tokens,
+            "peakMemoryBytes": max(0, int(self.engine.peak_memory_bytes())),
+        }
+
+    # ------------------------------------------------------------------ cancellation
+    def _check_cancels(self, prefilling: Optional[ActiveRequest]) -> None:
+        """Applies queued cancellations. Raises PrefillCancelled when `prefilling` is hit."""
+        hit_prefilling = False
+        for cancel in self.inbox.drain_cancels():
+            target = cancel.cancelled_task_id
+            if prefilling is not None and target == prefilling.task_id:
+                hit_prefilling = True
+            elif target in self.active:
+                self._cancel(self.active[target], reason="cancelled")
+            else:
+                # exo's engine only cancels tasks it has admitted; the supervisor holds
+                # a cancel until the acknowledgement, so this one was sent too early.
+                log.info("dropped cancel for %s: not admitted by this runner", target)
+        if hit_prefilling:
+            raise PrefillCancelled()
+
+    def _cancel(self, state: ActiveRequest, reason: str) -> None:
+        log.info("task %s %s after %d tokens", state.task_id, reason, state.completion_tokens)
+        if state.decoding:
+            self.engine.remove(state.task_id)
+        self.active.pop(state.task_id, None)
+        self.out.token(
+            state.command_id,
+            "",
+            -1,
+            finish_reason="cancelled",
+            usage=self._usage(state),
+            stats=None,
+        )
+        self.out.task_status(state.task_id, "Cancelled")
+
+    # ------------------------------------------------------------------ status
+    def _set_status(self, kind: str, **details: object) -> None:
+        self.status = kind
+        self.out.runner_status(kind, **details)

@@ -1,0 +1,138 @@
+"""The `test` engine: deterministic, standard library only, for CI.
+
+It does no inference. It counts prompt tokens with the rule of shared/token-count.ts,
+produces the sim's deterministic tokens (token_stream.py) and spends time-scaled
+durations for admission, prefill chunks and decode steps, so the step loop above it
+behaves like a real runner with known timings. Defaults are the sim's Llama 3.2 1B.
+"""
+from __future__ import annotations
+
+import resource
+import sys
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
+
+from .engine import Engine, GeneratedToken, LoadProgress, PrefillProgress, PreparedRequest
+from .pacer import Pacer
+from .protocol import GenerationParams
+from .token_count import count_prompt_tokens
+from .token_stream import plan_completion, token_source
+
+
+@dataclass
+class TestTimings:
+    """Seconds at time scale 1 (the sim catalog's meaning of each field)."""
+
+    admit_overhead_s: float = 0.07
+    prefill_fixed_s: float = 0.154
+    prefill_tokens_per_s: float = 12_000.0
+    decode_step_s: float = 0.004
+    batch_step_growth: float = 0.08
+    total_layers: int = 16
+    load_s: float = 0.8
+    warmup_s: float = 0.2
+
+
+@dataclass
+class _Decoding:
+    length: int
+    finish_reason: str
+    next_token: Callable[[], Tuple[str, int]]
+    produced: int = 0
+
+
+class TestEngine(Engine):
+    name = "test"
+
+    def __init__(
+        self,
+        timings: Optional[TestTimings] = None,
+        time_scale: float = 1.0,
+        prefill_chunk: int = 4096,
+        pacer: Optional[Pacer] = None,
+    ) -> None:
+        self.timings = timings or TestTimings()
+        self.time_scale = time_scale
+        self.prefill_chunk = prefill_chunk
+        self.pacer = pacer or Pacer()
+        self._batch: Dict[str, _Decoding] = {}
+        self.loaded = False
+        self.closed = False
+
+    def _spend(self, seconds: float) -> None:
+        self.pacer.wait(seconds * self.time_scale)
+
+    def load(self, on_progress: LoadProgress) -> None:
+        total = max(1, self.timings.total_layers)
+        self.pacer.resync()
+        on_progress(0, total)
+        for layer in range(1, total + 1):
+            self._spend(self.timings.load_s / total)
+            on_progress(layer, total)
+        self.loaded = True
+
+    def warmup(self) -> None:
+        self.pacer.resync()
+        self._spend(self.timings.warmup_s)
+
+    def prepare(
+        self, request_id: str, command_id: str, params: GenerationParams, default_max_tokens: int
+    ) -> PreparedRequest:
+        self.pacer.resync()
+        # CPU side of admission (chat template, tokenizer).
+        self._spend(self.timings.admit_overhead_s)
+        return PreparedRequest(
+            request_id=request_id,
+            command_id=command_id,
+            prompt_tokens=count_prompt_tokens(params.messages),
+            max_tokens=params.max_tokens if params.max_tokens is not None else default_max_tokens,
+            temperature=params.temperature,
+            seed=params.seed,
+            payload=params,
+        )
+
+    def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
+        total = request.prompt_tokens
+        processed = 0
+        while processed < total:
+            tokens = min(self.prefill_chunk, total - processed)
+            fixed = self.timings.prefill_fixed_s if processed == 0 else 0.0
+            self._spend(fixed + tokens / self.timings.prefill_tokens_per_s)
+            processed += tokens
+            on_chunk(processed, total)  # may raise PrefillCancelled: nothing to undo here
+        params: GenerationParams = request.payload
+        # Seeded by the command id (or the seed), as the sim's stream is.
+        length, finish = plan_completion(params.max_tokens, params.seed, request.command_id)
+        if length > request.max_tokens:
+            length, finish = request.max_tokens, "length"
+        self._batch[request.request_id] = _Decoding(length, finish, token_source(params.seed, request.command_id))
+
+    def decode_step(self) -> List[GeneratedToken]:
+        if not self._batch:
+            return []
+        size = len(self._batch)
+        self._spend(self.timings.decode_step_s * (1 + self.timings.batch_step_growth * (size - 1)))
+        out: List[GeneratedToken] = []
+        for request_id, state in list(self._batch.items()):
+            text, token_id = state.next_token()
+            state.produced += 1
+            finish = state.finish_reason if state.produced >= state.length else None
+            out.append(GeneratedToken(request_id, token_id, text, finish))
+            if finish is not None:
+                del self._batch[request_id]
+        return out
+
+    def remove(self, request_id: str) -> None:
+        self._batch.pop(request_id, None)
+
+    def batch_size(self) -> int:
+        return len(self._batch)
+
+    def peak_memory_bytes(self) -> int:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        # ru_maxrss is in kilobytes on Linux and in bytes on macOS.
+        return int(peak if sys.platform == "darwin" else peak * 1024)
+
+    def close(self) -> None:
+        self._batch.clear()
+        self.closed = True
