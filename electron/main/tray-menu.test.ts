@@ -1,0 +1,104 @@
+import type { MenuItem, MenuItemConstructorOptions } from 'electron';
+import { describe, expect, it, vi } from 'vitest';
+import { instance, request, snapshot } from '../../test/electron/snapshot-fixtures';
+import { buildTrayMenu, MENU_LABELS, type TrayMenuActions } from './tray-menu';
+
+function actions(): TrayMenuActions & Record<string, ReturnType<typeof vi.fn>> {
+  return {
+    launchSafePair: vi.fn(),
+    stopAll: vi.fn(),
+    exportDiagnostics: vi.fn(),
+    openWindow: vi.fn(),
+    copyApiUrl: vi.fn(),
+    setStartAtLogin: vi.fn(),
+    quit: vi.fn(),
+  };
+}
+
+const byId = (menu: MenuItemConstructorOptions[], id: string) => {
+  const item = menu.find((m) => m.id === id);
+  if (!item) throw new Error(`no menu item ${id}`);
+  return item;
+};
+
+const click = (item: MenuItemConstructorOptions, checked = false) =>
+  item.click?.({ checked } as MenuItem, undefined, {} as Electron.KeyboardEvent);
+
+describe('tray menu', () => {
+  it('lists each model with status and queue length, then the entries in order', () => {
+    const a = instance('a', { modelName: 'Llama 3.2 1B (simulated)' });
+    const b = instance('b', {
+      modelName: 'Llama 3.2 3B (simulated)',
+      status: { kind: 'RunnerRunning' },
+      queue: { capacity: 64, requests: [request('r1', 'prefilling'), request('r2', 'queued'), request('r3', 'awaiting_ack')] },
+    });
+    const menu = buildTrayMenu(snapshot({ instances: [a, b] }), { startAtLogin: false }, actions());
+    const labels = menu.map((m) => (m.type === 'separator' ? '—' : m.label));
+    expect(labels).toEqual([
+      'Llama 3.2 1B (simulated) — Ready · queue 0',
+      'Llama 3.2 3B (simulated) — Running · queue 1 · 2 in flight',
+      '—',
+      MENU_LABELS.launchSafePair,
+      MENU_LABELS.stopAll,
+      '—',
+      MENU_LABELS.exportDiagnostics,
+      MENU_LABELS.open,
+      MENU_LABELS.copyApiUrl,
+      '—',
+      MENU_LABELS.startAtLogin,
+      '—',
+      MENU_LABELS.quit,
+    ]);
+  });
+
+  it('says so when no model runs, and disables Stop all', () => {
+    const menu = buildTrayMenu(snapshot(), { startAtLogin: false }, actions());
+    expect(byId(menu, 'no-models')).toMatchObject({ label: 'No models running', enabled: false });
+    expect(byId(menu, 'stop-all').enabled).toBe(false);
+  });
+
+  it('shows loading progress and failures in the model line', () => {
+    const loading = instance('a', { modelName: 'A', status: { kind: 'RunnerLoading', layersLoaded: 12, totalLayers: 28 } });
+    const failed = instance('b', { modelName: 'B', status: { kind: 'RunnerFailed', errorMessage: 'GPU wedged' } });
+    const menu = buildTrayMenu(snapshot({ instances: [loading, failed] }), { startAtLogin: false }, actions());
+    expect(byId(menu, 'instance:a').label).toBe('A — Loading 12/28 layers · queue 0');
+    expect(byId(menu, 'instance:b').label).toBe('B — Failed: GPU wedged · queue 0');
+  });
+
+  it('each entry calls its action', () => {
+    const act = actions();
+    const menu = buildTrayMenu(snapshot({ instances: [instance('a')] }), { startAtLogin: false }, act);
+    click(byId(menu, 'launch-safe-pair'));
+    click(byId(menu, 'stop-all'));
+    click(byId(menu, 'export-diagnostics'));
+    click(byId(menu, 'open'));
+    click(byId(menu, 'copy-api-url'));
+    click(byId(menu, 'quit'));
+    click(byId(menu, 'instance:a'));
+    expect(act.launchSafePair).toHaveBeenCalledOnce();
+    expect(act.stopAll).toHaveBeenCalledOnce();
+    expect(act.exportDiagnostics).toHaveBeenCalledOnce();
+    expect(act.openWindow).toHaveBeenCalledTimes(2);
+    expect(act.copyApiUrl).toHaveBeenCalledOnce();
+    expect(act.quit).toHaveBeenCalledOnce();
+  });
+
+  it('Start at login is a checkbox reflecting settings; a click passes the new state', () => {
+    const act = actions();
+    const item = byId(buildTrayMenu(snapshot(), { startAtLogin: true }, act), 'start-at-login');
+    expect(item).toMatchObject({ type: 'checkbox', checked: true });
+    click(item, false);
+    expect(act.setStartAtLogin).toHaveBeenCalledWith(false);
+  });
+
+  it('disables Launch safe pair while a launch runs, showing its step', () => {
+    const launch = { state: 'running' as const, step: 'Loading sim/llama-3.2-3b (12/28 layers)', models: [], current: 0, error: null, startedAt: 0 };
+    const item = byId(buildTrayMenu(snapshot({ launch }), { startAtLogin: false }, actions()), 'launch-safe-pair');
+    expect(item).toMatchObject({ enabled: false, label: 'Launching safe pair: Loading sim/llama-3.2-3b (12/28 layers)' });
+  });
+
+  it('disables Copy API URL when no API server runs', () => {
+    const item = byId(buildTrayMenu(snapshot({ apiBaseUrl: null }), { startAtLogin: false }, actions()), 'copy-api-url');
+    expect(item.enabled).toBe(false);
+  });
+});
