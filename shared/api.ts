@@ -63,6 +63,12 @@ export const SettingsSchema = z.object({
     .default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
   /** Path of a python with mlx-lm; null finds one automatically. */
   mlxPython: z.string().nullable().default(null),
+  /**
+   * Where the app keeps runner logs, the sim GPU and the API token; null uses the
+   * folder the settings live in (the app's user data folder). `exobar serve` takes
+   * its data directory from --data-dir instead.
+   */
+  dataDir: z.string().min(1).nullable().default(null),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
