@@ -1,7 +1,9 @@
 /**
  * The live TTFT chart: the recent samples with the p50 and p95 lines. Fixed width and
  * height (no ResponsiveContainer): the popover has a fixed size, it renders in jsdom
- * too, and no resize observer runs on every frame. Animation is off: at ~10 updates a
+ * too, and no resize observer runs on every frame. The p50/p95 lines extend the axis:
+ * the node's percentiles cover more samples than the window shown, and a p95 above
+ * every visible point must still be drawn. Animation is off: at ~10 updates a
  * second a tween would never finish and would only cost frames.
  */
 import { memo } from 'react';
@@ -41,6 +43,7 @@ function TtftChartImpl({ samples, p50Ms, p95Ms, width = 340, height = 110 }: Ttf
         {p50Ms !== null && (
           <ReferenceLine
             y={p50Ms}
+            ifOverflow="extendDomain"
             stroke="var(--accent)"
             strokeDasharray="4 3"
             label={{ value: `p50 ${formatDuration(p50Ms)}`, position: 'insideTopLeft', fontSize: 10, fill: 'var(--accent)' }}
@@ -49,6 +52,7 @@ function TtftChartImpl({ samples, p50Ms, p95Ms, width = 340, height = 110 }: Ttf
         {p95Ms !== null && (
           <ReferenceLine
             y={p95Ms}
+            ifOverflow="extendDomain"
             stroke="var(--warn)"
             strokeDasharray="4 3"
             label={{ value: `p95 ${formatDuration(p95Ms)}`, position: 'insideTopRight', fontSize: 10, fill: 'var(--warn)' }}

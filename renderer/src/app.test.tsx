@@ -1,0 +1,157 @@
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fastSynchOn, instance, prefillingInstance, ringFastSynchWarning, safePairPlan, snapshot, withStatus } from './test/fixtures';
+import { renderApp } from './test/render-app';
+
+afterEach(cleanup);
+
+describe('app states', () => {
+  it('shows "connecting" until the first snapshot arrives', async () => {
+    const { push } = renderApp();
+    expect(screen.getByTestId('loading-state').textContent).toContain('Connecting to exobar');
+    expect(screen.getByTestId('app-header').getAttribute('data-level')).toBe('connecting');
+    push(snapshot({ instances: [instance()] }));
+    expect(screen.queryByTestId('loading-state')).toBeNull();
+    await act(async () => {});
+  });
+
+  it('shows a bad-token error with what to do when nothing could be loaded', () => {
+    const { bridge } = renderApp();
+    act(() => bridge.connection('The server refused the access token. Open the address that `exobar serve` printed.'));
+    const error = screen.getByTestId('connection-error');
+    expect(error.textContent).toContain('Cannot reach exobar');
+    expect(error.textContent).toContain('Open the address that `exobar serve` printed');
+    expect(screen.queryByTestId('loading-state')).toBeNull();
+    expect(screen.getByTestId('app-header').textContent).toContain('Disconnected');
+  });
+
+  it('keeps the last state on screen when the connection drops, and clears the error when it returns', async () => {
+    const { bridge, push } = renderApp(snapshot({ instances: [instance()] }));
+    act(() => bridge.connection('Lost connection to exobar serve: fetch failed. Retrying in 2 s'));
+    expect(screen.getByTestId('connection-error').textContent).toContain('showing the last known state');
+    expect(screen.getByTestId('instance-card')).toBeTruthy();
+    push(snapshot({ seq: 2, instances: [instance()] }));
+    expect(screen.queryByTestId('connection-error')).toBeNull();
+    expect(screen.getByTestId('app-header').textContent).toContain('All good');
+    await act(async () => {});
+  });
+
+  it('shows the empty state and the safe launch plan when no model runs', async () => {
+    const { bridge } = renderApp(snapshot());
+    expect(screen.getByTestId('empty-state').textContent).toContain('No models running — launch the safe pair');
+    await waitFor(() => expect(screen.getAllByTestId('plan-row')).toHaveLength(2));
+    const panel = screen.getByRole('region', { name: 'Safe launch' });
+    expect(panel.textContent).toContain('Llama 3.2 1B (simulated)');
+    expect(panel.textContent).toContain('fast synch off — ring instance');
+    expect(screen.getByTestId('plan-memory').textContent).toContain('needs 4.8 GB of 20.0 GB free');
+    const launch = within(panel).getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement;
+    expect(launch.disabled).toBe(false);
+    fireEvent.click(launch);
+    expect(bridge.launchSafePair).toHaveBeenCalledOnce();
+    await act(async () => {});
+  });
+
+  it('disables the launch and lists the blockers when the plan cannot run', async () => {
+    const { bridge } = renderApp();
+    bridge.getSafePairPlan.mockResolvedValue(safePairPlan({ canRun: false, blockers: ['Needs 4.8 GB, 2.0 GB free'] }));
+    act(() => bridge.push(snapshot()));
+    await waitFor(() => expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toContain('Needs 4.8 GB, 2.0 GB free'));
+    expect((screen.getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('shows the launch progress while it runs and the error when it fails', async () => {
+    const { push } = renderApp(
+      snapshot({
+        launch: { state: 'running', step: 'Loading sim/llama-3.2-3b (12/28 layers)', models: ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'], current: 1, error: null, startedAt: 0 },
+      }),
+    );
+    expect(screen.getByTestId('launch-progress').textContent).toContain('Loading sim/llama-3.2-3b (12/28 layers)');
+    expect(screen.getByTestId('launch-progress').textContent).toContain('2 of 2');
+    expect((screen.getByRole('button', { name: 'Launching…' }) as HTMLButtonElement).disabled).toBe(true);
+    push(snapshot({ seq: 2, launch: { state: 'failed', step: 'Loading', models: [], current: 0, error: 'Runner exited during load', startedAt: 0 } }));
+    expect(screen.getByText(/Launch failed: Runner exited during load/)).toBeTruthy();
+    expect(screen.getByTestId('app-header').textContent).toContain('Launch failed');
+    await act(async () => {});
+  });
+
+  it('shows a failed plan request in words', async () => {
+    const { bridge } = renderApp();
+    bridge.getSafePairPlan.mockRejectedValue(new Error('The server answered 500'));
+    act(() => bridge.push(snapshot()));
+    await waitFor(() => expect(screen.getByText('Could not get the plan: The server answered 500')).toBeTruthy());
+  });
+});
+
+describe('header', () => {
+  it('says "All good" with the running and warning counts', async () => {
+    renderApp(snapshot({ instances: [instance(), prefillingInstance(), withStatus({ kind: 'RunnerLoading', layersLoaded: 1, totalLayers: 2 }, { id: 'x' })] }));
+    const header = screen.getByTestId('app-header');
+    expect(header.textContent).toContain('All good');
+    expect(screen.getByTestId('running-count').textContent).toBe('2 models running');
+    expect(screen.getByTestId('warning-count').textContent).toBe('0 warnings');
+    await act(async () => {});
+  });
+});
+
+describe('shared-GPU warning banner', () => {
+  it('explains the risk and relaunches the affected runners with fast synch off', async () => {
+    const warning = ringFastSynchWarning();
+    const { bridge } = renderApp(
+      snapshot({ instances: [fastSynchOn(instance()), fastSynchOn(prefillingInstance())], warnings: [warning] }),
+    );
+    const banner = screen.getByTestId('warning-banner');
+    expect(banner.textContent).toContain('2 ring models share the GPU');
+    expect(banner.textContent).toContain('spin forever');
+    expect(banner.textContent).toContain('Relaunch the affected runners with fast synch off');
+    expect(screen.getByTestId('app-header').getAttribute('data-level')).toBe('warning');
+    expect(screen.getByTestId('warning-count').textContent).toBe('1 warning');
+    const fix = within(banner).getByRole('button', { name: 'Relaunch 2 runners with fast synch off' });
+    fireEvent.click(fix);
+    await waitFor(() => expect(bridge.updateInstance).toHaveBeenCalledTimes(2));
+    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-1b', { fastSynch: 'off', mode: 'drain' });
+    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-3b', { fastSynch: 'off', mode: 'drain' });
+    await waitFor(() => expect(screen.getByTestId('notice').textContent).toContain('with fast synch off'));
+  });
+
+  it('offers no automatic fix for two JACCL models, only the advice', () => {
+    renderApp(
+      snapshot({
+        instances: [instance({ instanceType: 'jaccl' })],
+        warnings: [{ code: 'two_jaccl_shared_gpu', instanceIds: ['inst-1b'], title: '2 JACCL models share one GPU', risk: 'untested', fix: 'Run one JACCL model per Mac' }],
+      }),
+    );
+    const banner = screen.getByTestId('warning-banner');
+    expect(banner.textContent).toContain('Run one JACCL model per Mac');
+    expect(within(banner).queryByRole('button')).toBeNull();
+  });
+});
+
+describe('footer actions', () => {
+  it('copies the API base URL, exports diagnostics and stops all', async () => {
+    const { bridge } = renderApp(snapshot({ instances: [instance()] }));
+    expect(screen.getByTestId('api-url').textContent).toBe('http://127.0.0.1:52416/v1');
+    fireEvent.click(screen.getByRole('button', { name: 'Copy API URL' }));
+    await waitFor(() => expect(screen.getByTestId('notice').textContent).toContain('Copied http://127.0.0.1:52416/v1'));
+    fireEvent.click(screen.getByRole('button', { name: 'Export diagnostics' }));
+    await waitFor(() => expect(bridge.exportDiagnostics).toHaveBeenCalledOnce());
+    fireEvent.click(screen.getByRole('button', { name: 'Stop all' }));
+    await waitFor(() => expect(bridge.stopAll).toHaveBeenCalledOnce());
+  });
+
+  it('shows an API error message from a failed action and lets the user dismiss it', async () => {
+    const { bridge } = renderApp(snapshot({ instances: [instance()] }));
+    bridge.exportDiagnostics.mockRejectedValueOnce(new Error('Diagnostics are not available yet'));
+    fireEvent.click(screen.getByRole('button', { name: 'Export diagnostics' }));
+    const notice = await screen.findByRole('alert');
+    expect(notice.textContent).toContain('Diagnostics are not available yet');
+    fireEvent.click(within(notice).getByRole('button', { name: 'Dismiss' }));
+    expect(screen.queryByTestId('notice')).toBeNull();
+  });
+
+  it('says when no local API runs', async () => {
+    renderApp(snapshot({ apiBaseUrl: null }));
+    expect(screen.getByTestId('api-url').textContent).toBe('Local API not running');
+    expect((screen.getByRole('button', { name: 'Copy API URL' }) as HTMLButtonElement).disabled).toBe(true);
+    await act(async () => {});
+  });
+});

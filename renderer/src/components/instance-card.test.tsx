@@ -1,0 +1,162 @@
+import { act, cleanup, fireEvent, screen, within } from '@testing-library/react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { instance, instanceWithTtft, prefillingInstance, snapshot, withStatus } from '../test/fixtures';
+import { renderApp } from '../test/render-app';
+
+afterEach(cleanup);
+
+const card = (name: RegExp | string) => screen.getByRole('region', { name });
+
+describe('instance card', () => {
+  it('shows a loading runner with exo status name and a layer progress bar', () => {
+    renderApp(snapshot({ instances: [withStatus({ kind: 'RunnerLoading', layersLoaded: 12, totalLayers: 28 })] }));
+    const c = card('Llama 3.2 1B (simulated)');
+    expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerLoading');
+    expect(c.textContent).toContain('12/28 layers');
+    const bar = within(c).getByRole('progressbar', { name: /Loading/ });
+    expect(bar.getAttribute('aria-valuenow')).toBe('12');
+    expect(bar.getAttribute('aria-valuemax')).toBe('28');
+  });
+
+  it('shows a ready runner: type, simulated engine, fast synch with its reason, n/a times', () => {
+    renderApp(snapshot({ instances: [instance()] }));
+    const c = card('Llama 3.2 1B (simulated)');
+    expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerReady');
+    expect(within(c).getByText('ring')).toBeTruthy();
+    expect(within(c).getByText('simulated')).toBeTruthy();
+    expect(within(c).getByTestId('fast-synch').textContent).toBe('off');
+    expect(c.textContent).toContain('ring instance');
+    expect(within(c).getByTestId('ttft-latest').textContent).toBe('n/a');
+    expect(within(c).getByTestId('ttft-p50').textContent).toBe('n/a');
+    expect(within(c).getByTestId('ttft-p95').textContent).toBe('n/a');
+    expect(within(c).getByTestId('tokens-per-second').textContent).toBe('n/a');
+    expect(within(c).getByTestId('ttft-chart-empty')).toBeTruthy();
+    expect(within(c).queryByTestId('prefill')).toBeNull();
+    expect(c.textContent).toContain('No requests');
+  });
+
+  it('labels an MLX engine as such, not as simulated', () => {
+    renderApp(snapshot({ instances: [instance({ engine: 'mlx', simulated: false, modelName: 'Llama 3B' })] }));
+    const c = card('Llama 3B');
+    expect(within(c).queryByText('simulated')).toBeNull();
+    expect(within(c).getByText('MLX')).toBeTruthy();
+  });
+
+  it('shows prefill progress with tokens, percent and ETA, and it advances with the next snapshot', () => {
+    const { push } = renderApp(snapshot({ instances: [prefillingInstance()] }));
+    const prefill = within(card('Llama 3.2 3B (simulated)')).getByTestId('prefill');
+    expect(prefill.textContent).toContain('12,288 / 30,000 tokens · 41%');
+    expect(prefill.textContent).toContain('ETA 11.2 s');
+    const next = prefillingInstance();
+    next.prefill = { requestId: 'chatcmpl-prefill-00002', processedTokens: 24_576, totalTokens: 30_000, etaMs: 3_400 };
+    push(snapshot({ seq: 2, instances: [next] }));
+    expect(prefill.textContent).toContain('24,576 / 30,000 tokens · 82%');
+    expect(prefill.textContent).toContain('ETA 3.40 s');
+    expect(within(prefill).getByRole('progressbar').getAttribute('aria-valuenow')).toBe('24576');
+  });
+
+  it('shows ETA n/a before the first prefill chunk', () => {
+    const i = prefillingInstance();
+    i.prefill = { requestId: 'chatcmpl-prefill-00002', processedTokens: 0, totalTokens: 30_000, etaMs: null };
+    renderApp(snapshot({ instances: [i] }));
+    expect(screen.getByTestId('prefill').textContent).toContain('ETA n/a');
+  });
+
+  it('lists every request with its phase in words and its age', () => {
+    renderApp(snapshot({ instances: [prefillingInstance()] }));
+    const rows = screen.getAllByTestId('queue-row');
+    expect(rows.map((r) => r.getAttribute('data-phase'))).toEqual(['decoding', 'prefilling', 'awaiting_ack', 'queued', 'cancelling']);
+    const text = rows.map((r) => r.textContent ?? '');
+    expect(text[0]).toContain('Decoding');
+    expect(text[0]).toContain('57 tok');
+    expect(text[0]).toContain('9 s');
+    expect(text[1]).toContain('Prefilling');
+    expect(text[2]).toContain('Waiting for acknowledgement');
+    expect(text[3]).toContain('Queued');
+    expect(text[3]).toContain('1 s');
+    expect(text[4]).toContain('Cancelling');
+    expect(card('Llama 3.2 3B (simulated)').textContent).toContain('5 / 64');
+  });
+
+  it('cancels a request from its row, and disables the button of one already cancelling', () => {
+    const { bridge } = renderApp(snapshot({ instances: [prefillingInstance()] }));
+    const cancelQueued = screen.getByRole('button', { name: 'Cancel request chatcmpl-queued-000004' }) as HTMLButtonElement;
+    fireEvent.click(cancelQueued);
+    expect(bridge.cancelRequest).toHaveBeenCalledWith('chatcmpl-queued-000004');
+    const cancelCancelling = screen.getByRole('button', { name: 'Cancel request chatcmpl-cancel-000005' }) as HTMLButtonElement;
+    expect(cancelCancelling.disabled).toBe(true);
+  });
+
+  it('shows pending cancellations as held or sent, with their age', () => {
+    renderApp(snapshot({ instances: [prefillingInstance()] }));
+    const rows = screen.getAllByTestId('pending-cancel');
+    expect(rows.map((r) => r.getAttribute('data-state'))).toEqual(['held', 'sent']);
+    expect(rows[0]?.textContent).toContain('held until the runner acknowledges');
+    expect(rows[0]?.textContent).toContain('2 s');
+    expect(rows[1]?.textContent).toContain('sent, waiting for the runner');
+    expect(rows[1]?.textContent).toContain('0 s');
+  });
+
+  it('hides the pending-cancellation list when there is none', () => {
+    renderApp(snapshot({ instances: [instance()] }));
+    expect(screen.queryByText('Pending cancellations')).toBeNull();
+  });
+
+  it('shows TTFT samples on the chart with p50/p95 and the latest split into wait, prefill and first token', () => {
+    const { container } = renderApp(snapshot({ instances: [instanceWithTtft(5)] }));
+    const c = card('Llama 3.2 1B (simulated)');
+    // latest = sample 4: wait 24, prefill 190, first token 60 → 274 ms
+    expect(within(c).getByTestId('ttft-latest').textContent).toBe('274 ms');
+    expect(within(c).getByTestId('ttft-p50').textContent).toBe('260 ms');
+    expect(within(c).getByTestId('ttft-p95').textContent).toBe('300 ms');
+    const breakdown = within(c).getByTestId('ttft-breakdown').textContent ?? '';
+    expect(breakdown).toContain('wait 24 ms');
+    expect(breakdown).toContain('prefill 190 ms');
+    expect(breakdown).toContain('first token 60 ms');
+    const chart = within(c).getByTestId('ttft-chart');
+    expect(chart.getAttribute('data-samples')).toBe('5');
+    expect(container.querySelector('.recharts-wrapper svg')).not.toBeNull();
+    expect(chart.textContent).toContain('p50 260 ms');
+    expect(chart.textContent).toContain('p95 300 ms');
+    expect(within(c).getByTestId('tokens-per-second').textContent).toBe('42.5 tok/s');
+  });
+
+  it('shows a failed runner with its reason and the supervisor exit reason', () => {
+    const failed = withStatus({ kind: 'RunnerFailed', errorMessage: 'Runner stopped answering' });
+    failed.runner = {
+      ...failed.runner,
+      pid: null,
+      restarts: 3,
+      lastExit: { code: null, signal: 'SIGKILL', reason: 'watchdog: no event for 30 s in prefill', at: 0 },
+    };
+    renderApp(snapshot({ instances: [failed] }));
+    const c = card('Llama 3.2 1B (simulated)');
+    expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerFailed');
+    const alert = within(c).getByRole('alert');
+    expect(alert.textContent).toContain('Runner stopped answering');
+    expect(alert.textContent).toContain('watchdog: no event for 30 s in prefill');
+    expect(c.textContent).toContain('3 restarts');
+    expect(screen.getByTestId('app-header').getAttribute('data-level')).toBe('failed');
+  });
+
+  it('flags a runner whose reported fast synch differs from the policy', () => {
+    const i = instance();
+    i.fastSynch = { override: 'auto', enabled: false, reason: 'ring instance', reported: true };
+    renderApp(snapshot({ instances: [i] }));
+    expect(within(card('Llama 3.2 1B (simulated)')).getByRole('alert').textContent).toBe('runner reports on');
+    expect(screen.getByTestId('app-header').getAttribute('data-level')).toBe('warning');
+  });
+
+  it('stops a model from its card', () => {
+    const { bridge } = renderApp(snapshot({ instances: [instance()] }));
+    fireEvent.click(screen.getByRole('button', { name: 'Stop Llama 3.2 1B (simulated)' }));
+    expect(bridge.stopInstance).toHaveBeenCalledWith('inst-1b');
+  });
+
+  it('disables stop while the runner shuts down', async () => {
+    renderApp(snapshot({ instances: [withStatus({ kind: 'RunnerShuttingDown' })] }));
+    const stop = screen.getByRole('button', { name: 'Stop Llama 3.2 1B (simulated)' }) as HTMLButtonElement;
+    expect(stop.disabled).toBe(true);
+    await act(async () => {});
+  });
+});

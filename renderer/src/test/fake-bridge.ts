@@ -1,0 +1,44 @@
+/**
+ * A bridge the tests drive by hand: push snapshots and connection errors, and check
+ * which actions the page called.
+ */
+import { vi } from 'vitest';
+import type { ExobarBridge } from '../../../shared/bridge';
+import type { Snapshot } from '../../../shared/snapshot';
+import { safePairPlan } from './fixtures';
+
+export class FakeBridge implements ExobarBridge {
+  private snapshotListeners = new Set<(s: Snapshot) => void>();
+  private connectionListeners = new Set<(e: string | null) => void>();
+
+  getSafePairPlan = vi.fn(async () => safePairPlan());
+  launchSafePair = vi.fn(async () => {});
+  createInstance = vi.fn(async () => ({ id: 'inst-new' }));
+  updateInstance = vi.fn(async () => {});
+  stopInstance = vi.fn(async () => {});
+  stopAll = vi.fn(async () => {});
+  cancelRequest = vi.fn(async () => {});
+  exportDiagnostics = vi.fn(async () => ({ saved: true, location: 'exobar-diagnostics.zip' }));
+
+  subscribeSnapshots(listener: (s: Snapshot) => void) {
+    this.snapshotListeners.add(listener);
+    return () => this.snapshotListeners.delete(listener);
+  }
+
+  subscribeConnection(listener: (e: string | null) => void) {
+    this.connectionListeners.add(listener);
+    return () => this.connectionListeners.delete(listener);
+  }
+
+  push(snapshot: Snapshot): void {
+    for (const l of this.snapshotListeners) l(snapshot);
+  }
+
+  connection(error: string | null): void {
+    for (const l of this.connectionListeners) l(error);
+  }
+
+  get listenerCount(): number {
+    return this.snapshotListeners.size + this.connectionListeners.size;
+  }
+}

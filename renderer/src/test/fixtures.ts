@@ -1,0 +1,149 @@
+/**
+ * Snapshot fixtures for component and store tests: one builder per card state, all
+ * starting from a ready simulated ring instance with fast synch off.
+ */
+import type { SafePairPlan } from '../../../shared/api';
+import type { RunnerStatus } from '../../../shared/runner-protocol';
+import type { InstanceSnapshot, Snapshot, TtftSample, Warning } from '../../../shared/snapshot';
+
+const GiB = 1024 ** 3;
+export const T0 = 1_700_000_000_000;
+
+export function ttftSample(n: number, overrides: Partial<TtftSample> = {}): TtftSample {
+  const waitMs = 20 + n;
+  const prefillMs = 150 + 10 * n;
+  const firstTokenMs = 60;
+  return {
+    requestId: `chatcmpl-sample-${n}`,
+    at: T0 + n * 1000,
+    totalMs: waitMs + prefillMs + firstTokenMs,
+    waitMs,
+    prefillMs,
+    firstTokenMs,
+    promptTokens: 200,
+    ...overrides,
+  };
+}
+
+export function instance(overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+  return {
+    id: 'inst-1b',
+    model: 'sim/llama-3.2-1b',
+    modelName: 'Llama 3.2 1B (simulated)',
+    engine: 'sim',
+    simulated: true,
+    instanceType: 'ring',
+    runner: { status: { kind: 'RunnerReady' }, pid: 4242, restarts: 0, lastExit: null, malformedLines: 0 },
+    fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: false },
+    queue: { capacity: 64, requests: [] },
+    prefill: null,
+    pendingCancels: [],
+    ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
+    tokensPerSecond: null,
+    counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
+    ...overrides,
+  };
+}
+
+export function withStatus(status: RunnerStatus, overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+  const base = instance(overrides);
+  return { ...base, runner: { ...base.runner, status } };
+}
+
+/** The 3B instance mid-prefill of a long prompt, with one request behind it in each earlier phase. */
+export function prefillingInstance(): InstanceSnapshot {
+  return withStatus(
+    { kind: 'RunnerRunning' },
+    {
+      id: 'inst-3b',
+      model: 'sim/llama-3.2-3b',
+      modelName: 'Llama 3.2 3B (simulated)',
+      queue: {
+        capacity: 64,
+        requests: [
+          { id: 'chatcmpl-decoding-0001', phase: 'decoding', ageMs: 9_000, promptTokens: 40, completionTokens: 57 },
+          { id: 'chatcmpl-prefill-00002', phase: 'prefilling', ageMs: 6_400, promptTokens: 30_000, completionTokens: 0 },
+          { id: 'chatcmpl-awaiting-0003', phase: 'awaiting_ack', ageMs: 3_100, promptTokens: 120, completionTokens: 0 },
+          { id: 'chatcmpl-queued-000004', phase: 'queued', ageMs: 1_200, promptTokens: 80, completionTokens: 0 },
+          { id: 'chatcmpl-cancel-000005', phase: 'cancelling', ageMs: 2_000, promptTokens: 90, completionTokens: 0 },
+        ],
+      },
+      prefill: { requestId: 'chatcmpl-prefill-00002', processedTokens: 12_288, totalTokens: 30_000, etaMs: 11_200 },
+      pendingCancels: [
+        { requestId: 'chatcmpl-cancel-000005', state: 'held', ageMs: 2_000 },
+        { requestId: 'chatcmpl-decoding-0001', state: 'sent', ageMs: 150 },
+      ],
+      tokensPerSecond: 104.2,
+    },
+  );
+}
+
+export function instanceWithTtft(samples = 5): InstanceSnapshot {
+  const list = Array.from({ length: samples }, (_, n) => ttftSample(n));
+  return instance({
+    ttft: { samples: list, p50Ms: 260, p95Ms: 300, latest: list[list.length - 1] ?? null },
+    tokensPerSecond: 42.5,
+    counters: { completed: samples, failed: 0, cancelled: 0, rejected: 0 },
+  });
+}
+
+export function ringFastSynchWarning(ids = ['inst-1b', 'inst-3b']): Warning {
+  return {
+    code: 'two_ring_fast_synch',
+    instanceIds: ids,
+    title: 'Fast synch is on for sim/llama-3.2-1b, sim/llama-3.2-3b while 2 ring models share the GPU',
+    risk: 'With MLX_METAL_FAST_SYNCH=1 and more than one MLX process on one GPU, the GPU wait can spin forever.',
+    fix: 'Relaunch the affected runners with fast synch off (MLX_METAL_FAST_SYNCH=0), the rule for ring instances.',
+  };
+}
+
+export function fastSynchOn(base: InstanceSnapshot): InstanceSnapshot {
+  return { ...base, fastSynch: { override: 'on', enabled: true, reason: 'forced on by user', reported: true } };
+}
+
+export function snapshot(overrides: Partial<Snapshot> = {}): Snapshot {
+  return {
+    seq: 1,
+    at: T0,
+    version: '0.1.0',
+    apiBaseUrl: 'http://127.0.0.1:52416/v1',
+    instances: [],
+    warnings: [],
+    launch: null,
+    rejectedInputs: {},
+    ...overrides,
+  };
+}
+
+export function safePairPlan(overrides: Partial<SafePairPlan> = {}): SafePairPlan {
+  return {
+    models: [
+      {
+        model: 'sim/llama-3.2-1b',
+        modelName: 'Llama 3.2 1B (simulated)',
+        engine: 'sim',
+        simulated: true,
+        instanceType: 'ring',
+        fastSynch: false,
+        fastSynchReason: 'ring instance',
+        memoryBytes: 1.4 * GiB,
+        alreadyRunning: false,
+      },
+      {
+        model: 'sim/llama-3.2-3b',
+        modelName: 'Llama 3.2 3B (simulated)',
+        engine: 'sim',
+        simulated: true,
+        instanceType: 'ring',
+        fastSynch: false,
+        fastSynchReason: 'ring instance',
+        memoryBytes: 3.4 * GiB,
+        alreadyRunning: false,
+      },
+    ],
+    memory: { requiredBytes: 4.8 * GiB, freeBytes: 20 * GiB, headroomBytes: 2 * GiB },
+    blockers: [],
+    canRun: true,
+    ...overrides,
+  };
+}
