@@ -83,7 +83,7 @@ class StepLoop:
         self.status = "RunnerIdle"
         self.active: Dict[str, ActiveRequest] = {}
         self.seen: set = set()
-        self.decode_steps = 0
+        self.steps_since_cancel_check = 0
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> int:
@@ -104,6 +104,10 @@ class StepLoop:
         self.inbox.wait()
         self._check_cancels(None)
         item = self.inbox.pop_task()
+        if isinstance(item, Task) and item.kind == "TextGeneration":
+            # The first request's step: its admission and prefill, then a decode step,
+            # before anything else is read (exo's handle_generation_tasks).
+            return self._generation_step(first=item)
         if item is not None:
             return self._handle(item)
         if self.inbox.closed:
@@ -111,35 +115,46 @@ class StepLoop:
             return self._shutdown(None)
         return None
 
-    def _generation_step(self) -> Optional[int]:
-        # Between steps: a queued Shutdown overtakes generation tasks still waiting;
-        # otherwise look at one queued task and admit at most one.
-        shutdown = self.inbox.take_shutdown()
-        if shutdown is not None:
-            return self._handle(shutdown)
-        item = self.inbox.peek_task()
-        if item is not None and not self._batch_full_for(item):
-            self.inbox.pop_task()
-            code = self._handle(item)
-            if code is not None:
-                return code
-        elif item is None and self.inbox.closed:
-            log.info("stdin closed during generation: shutting down")
-            return self._shutdown(None)
-
+    def _generation_step(self, first: Optional[Task] = None) -> Optional[int]:
+        """One step: admit at most one task (with its whole prefill), then decode once."""
+        code = self._handle(first) if first is not None else self._admit_between_steps()
+        if code is not None:
+            return code
         if self.engine.batch_size() > 0:
             try:
                 tokens = self.engine.decode_step()
             except Exception as err:
                 raise FatalRunnerError(f"decode step failed: {type(err).__name__}: {err}") from err
             self._emit_tokens(tokens)
-            self.decode_steps += 1
-            if self.decode_steps % self.options.cancel_check_interval == 0:
+            self.steps_since_cancel_check += 1
+            if self.steps_since_cancel_check >= self.options.cancel_check_interval:
                 self._check_cancels(None)
 
+        self._ready_when_idle()
+        return None
+
+    def _admit_between_steps(self) -> Optional[int]:
+        # A queued Shutdown overtakes generation tasks still waiting (as in the sim);
+        # otherwise one queued task is read, unless it is a request and the batch is full.
+        shutdown = self.inbox.take_shutdown()
+        if shutdown is not None:
+            return self._handle(shutdown)
+        item = self.inbox.peek_task()
+        if item is None:
+            if self.inbox.closed:
+                log.info("stdin closed during generation: shutting down")
+                return self._shutdown(None)
+            return None
+        if self._batch_full_for(item):
+            return None
+        self.inbox.pop_task()
+        return self._handle(item)
+
+    def _ready_when_idle(self) -> None:
+        # Running <-> Ready: back to Ready as soon as nothing is admitted any more
+        # (finished, cancelled in prefill, or failed before its first token).
         if not self.active and self.status == "RunnerRunning":
             self._set_status("RunnerReady")
-        return None
 
     def _batch_full_for(self, item: object) -> bool:
         # A generation task waits in the queue (not admitted, not acknowledged) while
@@ -369,6 +384,7 @@ class StepLoop:
     # ------------------------------------------------------------------ cancellation
     def _check_cancels(self, prefilling: Optional[ActiveRequest]) -> None:
         """Applies queued cancellations. Raises PrefillCancelled when `prefilling` is hit."""
+        self.steps_since_cancel_check = 0
         hit_prefilling = False
         for cancel in self.inbox.drain_cancels():
             target = cancel.cancelled_task_id

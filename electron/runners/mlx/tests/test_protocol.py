@@ -1,0 +1,90 @@
+import io
+import json
+import unittest
+
+from exobar_mlx.protocol import (
+    Cancel,
+    InputError,
+    InvalidTask,
+    ProtocolWriter,
+    Task,
+    fault_of,
+    parse_input_line,
+)
+
+
+def line(obj):
+    return json.dumps(obj)
+
+
+class ParseInputTest(unittest.TestCase):
+    def test_lifecycle_tasks_and_cancel(self):
+        self.assertEqual(parse_input_line(line({"kind": "LoadModel", "taskId": "a"})), Task("LoadModel", "a"))
+        self.assertEqual(parse_input_line(line({"kind": "Shutdown", "taskId": "s"})), Task("Shutdown", "s"))
+        self.assertEqual(parse_input_line(line({"kind": "CancelTask", "cancelledTaskId": "t"})), Cancel("t"))
+
+    def test_text_generation_with_defaults(self):
+        task = parse_input_line(
+            line(
+                {
+                    "kind": "TextGeneration",
+                    "taskId": "t",
+                    "commandId": "c",
+                    "params": {"messages": [{"role": "user", "content": "hi"}], "maxTokens": None},
+                }
+            )
+        )
+        self.assertIsInstance(task, Task)
+        self.assertEqual(task.command_id, "c")
+        self.assertIsNone(task.params.max_tokens)
+        self.assertIsNone(task.params.temperature)
+        self.assertIsNone(task.params.seed)
+
+    def test_unattributable_lines_raise(self):
+        for bad in ("not json", "[1]", line({"kind": "Nope", "taskId": "x"}), line({"kind": "LoadModel"}),
+                    line({"kind": "LoadModel", "taskId": "x" * 201}), line({"kind": "CancelTask"})):
+            with self.subTest(bad=bad):
+                with self.assertRaises(InputError):
+                    parse_input_line(bad)
+
+    def test_bad_generation_params_are_answerable(self):
+        base = {"kind": "TextGeneration", "taskId": "t", "commandId": "c"}
+        bad_params = [
+            {"messages": [], "maxTokens": 5},
+            {"messages": [{"role": "robot", "content": "x"}], "maxTokens": 5},
+            {"messages": [{"role": "user", "content": 3}], "maxTokens": 5},
+            {"messages": [{"role": "user", "content": "x"}], "maxTokens": 0},
+            {"messages": [{"role": "user", "content": "x"}]},
+            {"messages": [{"role": "user", "content": "x"}], "maxTokens": 5, "temperature": 3},
+            {"messages": [{"role": "user", "content": "x"}], "maxTokens": 5, "seed": 1.5},
+        ]
+        for params in bad_params:
+            with self.subTest(params=params):
+                result = parse_input_line(line({**base, "params": params}))
+                self.assertIsInstance(result, InvalidTask)
+                self.assertEqual((result.task_id, result.command_id), ("t", "c"))
+
+    def test_fault_prompts(self):
+        task = parse_input_line(line({"kind": "TextGeneration", "taskId": "t", "commandId": "c", "params": {
+            "messages": [{"role": "system", "content": "x"}, {"role": "user", "content": "please EXOBAR RUNNER MUST HANG now"}],
+            "maxTokens": 4}}))
+        self.assertEqual(fault_of(task.params), "hang")
+
+
+class WriterTest(unittest.TestCase):
+    def test_one_json_object_per_line(self):
+        stream = io.StringIO()
+        writer = ProtocolWriter(stream)
+        writer.hello("test", "m", 42, {"MLX_METAL_FAST_SYNCH": None, "EXO_FAST_SYNCH": "false"}, False)
+        writer.token("c", "hi\nthere", 7, "stop", {"promptTokens": 1, "completionTokens": 1}, None)
+        lines = stream.getvalue().split("\n")
+        self.assertEqual(lines[-1], "")
+        hello, token = (json.loads(x) for x in lines[:-1])
+        self.assertEqual(hello["protocolVersion"], 1)
+        self.assertEqual(hello["env"]["EXO_FAST_SYNCH"], "false")
+        self.assertEqual(token["chunk"]["text"], "hi\nthere")
+        self.assertEqual(token["chunk"]["finishReason"], "stop")
+
+
+if __name__ == "__main__":
+    unittest.main()
