@@ -1,0 +1,530 @@
+/**
+ * The runner-protocol conformance suite: one set of behaviours every runner engine must
+ * show (docs/runner-protocol.md), run against real child processes. Engine-agnostic:
+ * a runner joins by adding a `*.test.ts` that calls {@link describeRunnerConformance}
+ * with its {@link RunnerConformanceProfile}.
+ *
+ * The cases that matter most for the supervisor come from exo's engine: a runner admits
+ * at most one task per generation step and only between steps (so an ack can take as long
+ * as a whole prefill), and it drops a cancel for a task it has not admitted (so the
+ * supervisor must hold cancels until the ack).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  effectiveFastSynch,
+  FAULT_PROMPTS,
+  PROTOCOL_VERSION,
+  type Chunk,
+  type Hello,
+  type RunnerInput,
+  type RunnerOutput,
+  type TaskStatus,
+} from '../../shared/runner-protocol';
+import { countPromptTokens, makePrompt } from '../../shared/token-count';
+import { useRunnerProcessCleanup } from '../support/runner-cleanup';
+import { spawnRunner, type ReceivedMessage, type RunnerProcess, type RunnerSpawnSpec } from '../support/runner-process';
+
+/** exo's prefill chunk size: progress events come every this many prompt tokens. */
+export const PREFILL_CHUNK_TOKENS = 4096;
+/** exo's batch size: requests that decode together at most. */
+export const MAX_CONCURRENT_REQUESTS = 8;
+
+/** How the suite starts and paces a runner of one engine. */
+export interface RunnerConformanceProfile {
+  /**
+   * The spawn spec for one fresh runner. `extraEnv` must be applied on top of the
+   * profile's own environment, an `undefined` value removing the variable; the
+   * fast-synch variables (MLX_METAL_FAST_SYNCH, EXO_FAST_SYNCH) must be unset unless
+   * `extraEnv` sets them. The command must be the runner itself (not a shell wrapper):
+   * the hello's pid is checked against the spawned pid. Every call should give an
+   * isolated runner (for the sim: its own simulated GPU), since cases measure ordering.
+   */
+  spawn(extraEnv: Record<string, string | undefined>): RunnerSpawnSpec;
+  /** The `engine` the hello must report. */
+  engine: Hello['engine'];
+  /** The `model` the hello must report (what the spawn spec asked for). */
+  model: string;
+  /**
+   * Prompt tokens (counted with shared/token-count.ts) of the "long" prompt used to keep
+   * the runner inside one prefill while the suite writes more lines. At least
+   * 3 × 4096 + 1 tokens (four chunks), so at least two chunk boundaries remain after the
+   * first progress event.
+   */
+  longPromptTokens: number;
+  /**
+   * Roughly how long that prefill takes, in ms. Each chunk must take long enough
+   * (about 100 ms or more) that a line written at the first progress event reaches the
+   * runner before the prefill ends; the suite fails a case as inconclusive otherwise.
+   * Also sizes the timeouts.
+   */
+  longPrefillMs: number;
+  /** Spawn to hello, ms (default 15000: interpreters start slowly on a busy machine). */
+  startTimeoutMs?: number;
+  /** LoadModel plus StartWarmup, ms (default 15000). */
+  lifecycleTimeoutMs?: number;
+  /** A short request (tens of tokens) from write to completion, ms (default 10000). */
+  generationTimeoutMs?: number;
+  /** Silence that counts as hung after the hang prompt, ms (default 1000). */
+  hangSilenceMs?: number;
+}
+
+type Received = ReceivedMessage;
+type ChunkOf<K extends Chunk['kind']> = Extract<Chunk, { kind: K }>;
+
+const TERMINAL: readonly TaskStatus[] = ['Complete', 'Failed', 'Cancelled', 'TimedOut'];
+
+const isAck = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskAcknowledged' && m.taskId === taskId;
+const isStatus = (taskId: string, status: TaskStatus) => (m: RunnerOutput) =>
+  m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === status;
+const isTerminal = (taskId: string) => (m: RunnerOutput) =>
+  m.type === 'TaskStatusUpdated' && m.taskId === taskId && TERMINAL.includes(m.status);
+const isRunnerStatus = (kind: string) => (m: RunnerOutput) => m.type === 'RunnerStatusUpdated' && m.status.kind === kind;
+const isChunk = (commandId: string, kind?: Chunk['kind']) => (m: RunnerOutput) =>
+  m.type === 'ChunkGenerated' && m.commandId === commandId && (kind === undefined || m.chunk.kind === kind);
+
+const commandIdOf = (taskId: string) => `cmd-${taskId}`;
+
+/** A TextGeneration task; its commandId is derived from the task id. */
+export function generationTask(
+  taskId: string,
+  options: { promptTokens?: number; content?: string; maxTokens: number | null; seed?: number | null },
+): Extract<RunnerInput, { kind: 'TextGeneration' }> {
+  const messages =
+    options.content !== undefined
+      ? [{ role: 'user' as const, content: options.content }]
+      : makePrompt(options.promptTokens ?? 20, `unique-${taskId}-${Math.random().toString(36).slice(2)}`);
+  return {
+    kind: 'TextGeneration',
+    taskId,
+    commandId: commandIdOf(taskId),
+    params: { messages, maxTokens: options.maxTokens, temperature: null, seed: options.seed ?? null },
+  };
+}
+
+function chunks<K extends Chunk['kind']>(runner: RunnerProcess, commandId: string, kind: K): (Received & { chunk: ChunkOf<K> })[] {
+  const out: (Received & { chunk: ChunkOf<K> })[] = [];
+  for (const r of runner.received) {
+    if (r.message.type === 'ChunkGenerated' && r.message.commandId === commandId && r.message.chunk.kind === kind) {
+      out.push({ ...r, chunk: r.message.chunk as ChunkOf<K> });
+    }
+  }
+  return out;
+}
+
+/**
+ * Registers the conformance cases for one runner engine under `describe(label)`.
+ * Every case spawns its own runner(s) and kills them afterwards.
+ */
+export function describeRunnerConformance(label: string, profile: RunnerConformanceProfile): void {
+  const startTimeout = profile.startTimeoutMs ?? 15_000;
+  const lifecycleTimeout = profile.lifecycleTimeoutMs ?? 15_000;
+  const generationTimeout = profile.generationTimeoutMs ?? 10_000;
+  const hangSilence = profile.hangSilenceMs ?? 1000;
+  const longTimeout = generationTimeout + profile.longPrefillMs * 4;
+  const caseTimeout = startTimeout + lifecycleTimeout + longTimeout * 2;
+
+  if (profile.longPromptTokens <= 3 * PREFILL_CHUNK_TOKENS) {
+    throw new Error(`${label}: longPromptTokens must exceed ${3 * PREFILL_CHUNK_TOKENS} (four prefill chunks)`);
+  }
+
+  async function start(extraEnv: Record<string, string | undefined> = {}): Promise<RunnerProcess> {
+    const runner = spawnRunner(profile.spawn(extraEnv));
+    await runner.waitFor((m) => m.type === 'Hello', startTimeout, { description: 'the hello' });
+    return runner;
+  }
+
+  async function startReady(): Promise<RunnerProcess> {
+    const runner = await start();
+    runner.send({ kind: 'LoadModel', taskId: 'load' });
+    await runner.waitFor(isStatus('load', 'Complete'), lifecycleTimeout, { description: 'LoadModel Complete' });
+    runner.send({ kind: 'StartWarmup', taskId: 'warmup' });
+    await runner.waitFor(isStatus('warmup', 'Complete'), lifecycleTimeout, { description: 'StartWarmup Complete' });
+    return runner;
+  }
+
+  /** Fails a timing-dependent case whose lines reached the runner too late to test anything. */
+  function expectWrittenBefore(runner: RunnerProcess, sentIndex: number, event: Received, what: string): void {
+    const sent = runner.sent[sentIndex];
+    expect(sent, 'the line was written').toBeDefined();
+    if (sent && sent.at >= event.at) {
+      throw new Error(
+        `${label}: inconclusive: ${what} was written after the long prefill had ended; ` +
+          'raise longPromptTokens so that one prefill chunk takes longer',
+      );
+    }
+  }
+
+  describe(`runner conformance: ${label}`, () => {
+    useRunnerProcessCleanup();
+
+    it('sends the hello first, then RunnerIdle', async () => {
+      const runner = await start();
+      await runner.waitFor(isRunnerStatus('RunnerIdle'), startTimeout);
+      expect(runner.badLines).toEqual([]);
+      const [hello, idle] = runner.messages;
+      expect(hello).toEqual({
+        type: 'Hello',
+        protocolVersion: PROTOCOL_VERSION,
+        engine: profile.engine,
+        model: profile.model,
+        pid: runner.pid,
+        env: { MLX_METAL_FAST_SYNCH: null, EXO_FAST_SYNCH: null },
+        fastSynch: false,
+      });
+      expect(idle).toEqual({ type: 'RunnerStatusUpdated', status: { kind: 'RunnerIdle' } });
+    });
+
+    it(
+      'reports the fast-synch environment it sees and the value MLX will use',
+      async () => {
+        const cases: { env: { MLX_METAL_FAST_SYNCH?: string; EXO_FAST_SYNCH?: string }; fastSynch: boolean }[] = [
+          { env: { MLX_METAL_FAST_SYNCH: '0' }, fastSynch: false },
+          { env: { MLX_METAL_FAST_SYNCH: '1' }, fastSynch: true },
+          // MLX parses the variable as an integer: "true" counts as 0.
+          { env: { MLX_METAL_FAST_SYNCH: 'true' }, fastSynch: false },
+          // exo's bootstrap: EXO_FAST_SYNCH overrides, "false" off and anything else on.
+          { env: { MLX_METAL_FAST_SYNCH: '1', EXO_FAST_SYNCH: 'false' }, fastSynch: false },
+          { env: { MLX_METAL_FAST_SYNCH: '0', EXO_FAST_SYNCH: 'true' }, fastSynch: true },
+        ];
+        const runners = await Promise.all(cases.map((c) => start(c.env)));
+        runners.forEach((runner, i) => {
+          const c = cases[i]!;
+          const env = { MLX_METAL_FAST_SYNCH: c.env.MLX_METAL_FAST_SYNCH ?? null, EXO_FAST_SYNCH: c.env.EXO_FAST_SYNCH ?? null };
+          const hello = runner.messages[0];
+          expect(hello).toMatchObject({ type: 'Hello', env, fastSynch: c.fastSynch });
+          expect(effectiveFastSynch(env)).toBe(c.fastSynch);
+        });
+      },
+      startTimeout * 2,
+    );
+
+    it(
+      'goes Idle → Loading (layers monotonic) → Loaded → WarmingUp → Ready, acknowledging each lifecycle task',
+      async () => {
+        const runner = await startReady();
+        const statuses = runner.messages.flatMap((m) => (m.type === 'RunnerStatusUpdated' ? [m.status] : []));
+        const kinds = statuses.map((s) => s.kind).filter((k, i, all) => k !== all[i - 1]);
+        expect(kinds).toEqual(['RunnerIdle', 'RunnerLoading', 'RunnerLoaded', 'RunnerWarmingUp', 'RunnerReady']);
+        const loading = statuses.flatMap((s) => (s.kind === 'RunnerLoading' ? [s] : []));
+        expect(loading.length).toBeGreaterThanOrEqual(2);
+        const totalLayers = loading[0]!.totalLayers;
+        for (let i = 0; i < loading.length; i++) {
+          expect(loading[i]!.totalLayers).toBe(totalLayers);
+          if (i > 0) expect(loading[i]!.layersLoaded).toBeGreaterThanOrEqual(loading[i - 1]!.layersLoaded);
+        }
+        expect(loading.at(-1)!.layersLoaded).toBe(totalLayers);
+
+        const order = (pred: (m: RunnerOutput) => boolean) => runner.messages.findIndex(pred);
+        for (const [taskId, first, last] of [
+          ['load', 'RunnerLoading', 'RunnerLoaded'],
+          ['warmup', 'RunnerWarmingUp', 'RunnerReady'],
+        ] as const) {
+          const ack = order(isAck(taskId));
+          const running = order(isStatus(taskId, 'Running'));
+          const complete = order(isStatus(taskId, 'Complete'));
+          expect(ack).toBeGreaterThan(0);
+          expect(running).toBeGreaterThan(ack);
+          expect(order(isRunnerStatus(first))).toBeGreaterThan(running);
+          expect(complete).toBeGreaterThan(order(isRunnerStatus(last)));
+        }
+        expect(runner.badLines).toEqual([]);
+      },
+      caseTimeout,
+    );
+
+    it(
+      'generates in order: ack, Running, prefill progress per 4096 tokens ending at the total, tokens, final chunk with usage and stats, Complete',
+      async () => {
+        const runner = await startReady();
+        const from = runner.received.length;
+        const promptTokens = 2 * PREFILL_CHUNK_TOKENS + 500;
+        const task = generationTask('gen', { promptTokens, maxTokens: 5 });
+        expect(countPromptTokens(task.params.messages)).toBe(promptTokens);
+        runner.send(task);
+        const done = await runner.waitFor(isTerminal('gen'), longTimeout, { from });
+        expect(done.message).toMatchObject({ status: 'Complete' });
+
+        const ack = runner.received.findIndex((r) => isAck('gen')(r.message));
+        const running = runner.received.findIndex((r) => isStatus('gen', 'Running')(r.message));
+        const runnerRunning = runner.received.findIndex((r, i) => i >= from && isRunnerStatus('RunnerRunning')(r.message));
+        const firstChunk = runner.received.findIndex((r) => isChunk('cmd-gen')(r.message));
+        expect(ack).toBeGreaterThanOrEqual(from);
+        expect(running).toBeGreaterThan(ack);
+        expect(runnerRunning).toBeGreaterThan(ack);
+        expect(firstChunk).toBeGreaterThan(Math.max(running, runnerRunning));
+
+        const progress = chunks(runner, 'cmd-gen', 'PrefillProgressChunk');
+        expect(progress.map((p) => p.chunk.processedTokens)).toEqual([4096, 8192, promptTokens]);
+        expect(progress.every((p) => p.chunk.totalTokens === promptTokens)).toBe(true);
+
+        const tokens = chunks(runner, 'cmd-gen', 'TokenChunk');
+        expect(tokens).toHaveLength(5);
+        expect(tokens[0]!.index).toBeGreaterThan(progress.at(-1)!.index);
+        expect(tokens.slice(0, -1).every((t) => t.chunk.finishReason === null && t.chunk.usage === null)).toBe(true);
+        const last = tokens.at(-1)!.chunk;
+        expect(last.finishReason).toBe('length');
+        expect(last.usage).toEqual({ promptTokens, completionTokens: 5 });
+        expect(last.stats).toMatchObject({ promptTokens, generationTokens: 5 });
+        expect(last.stats!.promptTps).toBeGreaterThan(0);
+        expect(last.stats!.generationTps).toBeGreaterThan(0);
+        expect(last.stats!.peakMemoryBytes).toBeGreaterThan(0);
+        expect(done.index).toBeGreaterThan(tokens.at(-1)!.index);
+        expect(chunks(runner, 'cmd-gen', 'ErrorChunk')).toEqual([]);
+        await runner.waitFor(isRunnerStatus('RunnerReady'), generationTimeout, { from: done.index });
+
+        // With no token limit the model stops on its own.
+        const natural = generationTask('natural', { promptTokens: 20, maxTokens: null });
+        runner.send(natural);
+        await runner.waitFor(isStatus('natural', 'Complete'), generationTimeout);
+        const naturalTokens = chunks(runner, 'cmd-natural', 'TokenChunk');
+        expect(naturalTokens.length).toBeGreaterThan(0);
+        expect(naturalTokens.at(-1)!.chunk.finishReason).toBe('stop');
+        expect(naturalTokens.at(-1)!.chunk.usage).toEqual({ promptTokens: 20, completionTokens: naturalTokens.length });
+        expect(runner.badLines).toEqual([]);
+      },
+      caseTimeout,
+    );
+
+    it(
+      'admits at most one task per step: an ack waits for the running prefill, and the next one for that prefill',
+      async () => {
+        const runner = await startReady();
+        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
+        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
+        const sentSecond = runner.sent.length;
+        runner.send(generationTask('second', { promptTokens: 20, maxTokens: 2 }));
+        runner.send(generationTask('third', { promptTokens: 20, maxTokens: 2 }));
+        await runner.waitFor(isTerminal('third'), longTimeout);
+        await runner.waitFor(isTerminal('second'), longTimeout);
+
+        const longDone = chunks(runner, 'cmd-long', 'PrefillProgressChunk').at(-1)!;
+        expect(longDone.chunk.processedTokens).toBe(profile.longPromptTokens);
+        expectWrittenBefore(runner, sentSecond + 1, longDone, 'the third task');
+        const ackSecond = runner.received.find((r) => isAck('second')(r.message))!;
+        const ackThird = runner.received.find((r) => isAck('third')(r.message))!;
+        // Both were waiting in the runner's stdin during the long prefill; neither was acknowledged then.
+        expect(ackSecond.index).toBeGreaterThan(longDone.index);
+        // The second's whole prefill is in the step that admitted it; the third waits for the next step.
+        const secondPrefillDone = chunks(runner, 'cmd-second', 'PrefillProgressChunk').at(-1)!;
+        expect(secondPrefillDone.chunk.processedTokens).toBe(secondPrefillDone.chunk.totalTokens);
+        expect(ackThird.index).toBeGreaterThan(secondPrefillDone.index);
+        // A step ends with a decode step, so a token always separates two admissions.
+        const tokenBetween = (from: number, to: number) =>
+          runner.received
+            .slice(from + 1, to)
+            .some((r) => r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk');
+        expect(tokenBetween(longDone.index, ackSecond.index), 'a decode step between the long prefill and the second ack').toBe(true);
+        expect(tokenBetween(secondPrefillDone.index, ackThird.index), 'a decode step between the second and third ack').toBe(true);
+        for (const taskId of ['long', 'second', 'third']) {
+          expect(runner.messages.some(isStatus(taskId, 'Complete'))).toBe(true);
+        }
+      },
+      caseTimeout,
+    );
+
+    it(
+      "cancels an admitted task at the next check: finish 'cancelled' with usage, then Cancelled",
+      async () => {
+        const runner = await startReady();
+        // During prefill: checked at the next chunk boundary.
+        runner.send(generationTask('in-prefill', { promptTokens: profile.longPromptTokens, maxTokens: 10 }));
+        await runner.waitFor(isChunk('cmd-in-prefill', 'PrefillProgressChunk'), longTimeout);
+        runner.send({ kind: 'CancelTask', cancelledTaskId: 'in-prefill' });
+        const cancelled = await runner.waitFor(isTerminal('in-prefill'), longTimeout);
+        expect(cancelled.message).toMatchObject({ status: 'Cancelled' });
+        const progress = chunks(runner, 'cmd-in-prefill', 'PrefillProgressChunk');
+        expect(progress.at(-1)!.chunk.processedTokens).toBeLessThan(profile.longPromptTokens);
+        const tokens = chunks(runner, 'cmd-in-prefill', 'TokenChunk');
+        expect(tokens).toHaveLength(1);
+        expect(tokens[0]!.chunk).toMatchObject({
+          finishReason: 'cancelled',
+          usage: { promptTokens: profile.longPromptTokens, completionTokens: 0 },
+        });
+        expect(tokens[0]!.index).toBeLessThan(cancelled.index);
+
+        // During decode: checked every ~100 steps.
+        runner.send(generationTask('in-decode', { promptTokens: 20, maxTokens: 100_000 }));
+        await runner.waitFor(
+          () => chunks(runner, 'cmd-in-decode', 'TokenChunk').length >= 5,
+          generationTimeout,
+          { description: 'five tokens' },
+        );
+        runner.send({ kind: 'CancelTask', cancelledTaskId: 'in-decode' });
+        const decodeCancelled = await runner.waitFor(isTerminal('in-decode'), generationTimeout);
+        expect(decodeCancelled.message).toMatchObject({ status: 'Cancelled' });
+        const decodeTokens = chunks(runner, 'cmd-in-decode', 'TokenChunk');
+        const final = decodeTokens.at(-1)!.chunk;
+        expect(final.finishReason).toBe('cancelled');
+        expect(final.usage).toEqual({ promptTokens: 20, completionTokens: decodeTokens.length - 1 });
+        expect(final.usage!.completionTokens).toBeGreaterThanOrEqual(5);
+
+        // The runner carries on.
+        await runner.waitFor(isRunnerStatus('RunnerReady'), generationTimeout, { from: decodeCancelled.index });
+        runner.send(generationTask('after', { promptTokens: 20, maxTokens: 3 }));
+        await runner.waitFor(isStatus('after', 'Complete'), generationTimeout);
+      },
+      caseTimeout,
+    );
+
+    it(
+      'drops a cancel for a task it has not admitted yet: that task runs to completion',
+      async () => {
+        const runner = await startReady();
+        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
+        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
+        runner.send(generationTask('queued', { promptTokens: 20, maxTokens: 3 }));
+        const cancelSent = runner.sent.length;
+        runner.send({ kind: 'CancelTask', cancelledTaskId: 'queued' });
+        const done = await runner.waitFor(isTerminal('queued'), longTimeout);
+        const longDone = chunks(runner, 'cmd-long', 'PrefillProgressChunk').at(-1)!;
+        expectWrittenBefore(runner, cancelSent, longDone, 'the cancel');
+        expect(done.message).toMatchObject({ status: 'Complete' });
+        const tokens = chunks(runner, 'cmd-queued', 'TokenChunk');
+        expect(tokens).toHaveLength(3);
+        expect(tokens.at(-1)!.chunk.finishReason).toBe('length');
+        expect(runner.exit).toBeNull();
+      },
+      caseTimeout,
+    );
+
+    it(
+      `decodes up to ${MAX_CONCURRENT_REQUESTS} requests together, never more`,
+      async () => {
+        const runner = await startReady();
+        const ids = Array.from({ length: MAX_CONCURRENT_REQUESTS + 2 }, (_, i) => `batch-${i}`);
+        for (const id of ids) runner.send(generationTask(id, { promptTokens: 20, maxTokens: 40 }));
+        for (const id of ids) await runner.waitFor(isTerminal(id), longTimeout);
+
+        let inFlight = 0;
+        let maxInFlight = 0;
+        let firstComplete = -1;
+        for (const r of runner.received) {
+          const m = r.message;
+          if (m.type === 'TaskAcknowledged' && ids.includes(m.taskId)) maxInFlight = Math.max(maxInFlight, ++inFlight);
+          if (m.type === 'TaskStatusUpdated' && ids.includes(m.taskId) && TERMINAL.includes(m.status)) {
+            inFlight--;
+            if (firstComplete < 0) firstComplete = r.index;
+          }
+        }
+        expect(maxInFlight).toBe(MAX_CONCURRENT_REQUESTS);
+        // Before the first request finished, all eight admitted ones were producing tokens.
+        const producing = new Set(
+          runner.received
+            .slice(0, firstComplete)
+            .flatMap((r) => (r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk' ? [r.message.commandId] : [])),
+        );
+        expect(producing.size).toBe(MAX_CONCURRENT_REQUESTS);
+        for (const id of ids) expect(runner.messages.some(isStatus(id, 'Complete'))).toBe(true);
+      },
+      caseTimeout,
+    );
+
+    it(
+      'shuts down: in-flight requests fail with an ErrorChunk, then Complete, RunnerShutdown and exit code 0',
+      async () => {
+        const runner = await startReady();
+        runner.send(generationTask('inflight', { promptTokens: 20, maxTokens: 100_000 }));
+        await runner.waitFor(() => chunks(runner, 'cmd-inflight', 'TokenChunk').length >= 3, generationTimeout, {
+          description: 'three tokens',
+        });
+        runner.send({ kind: 'Shutdown', taskId: 'bye' });
+        expect(await runner.waitForExit(generationTimeout)).toEqual({ code: 0, signal: null });
+        const at = (pred: (m: RunnerOutput) => boolean) => runner.messages.findIndex(pred);
+        const ack = at(isAck('bye'));
+        const shuttingDown = at(isRunnerStatus('RunnerShuttingDown'));
+        const error = at(isChunk('cmd-inflight', 'ErrorChunk'));
+        const failed = at(isStatus('inflight', 'Failed'));
+        const complete = at(isStatus('bye', 'Complete'));
+        const shutdown = at(isRunnerStatus('RunnerShutdown'));
+        expect(ack).toBeGreaterThan(0);
+        expect(shuttingDown).toBeGreaterThan(ack);
+        expect(error).toBeGreaterThan(shuttingDown);
+        expect(failed).toBeGreaterThan(error);
+        expect(complete).toBeGreaterThan(failed);
+        expect(shutdown).toBeGreaterThan(complete);
+        expect(runner.messages.at(-1)).toEqual({ type: 'RunnerStatusUpdated', status: { kind: 'RunnerShutdown' } });
+      },
+      caseTimeout,
+    );
+
+    it('exits with code 0 when its stdin closes', async () => {
+      const runner = await start();
+      runner.closeStdin();
+      expect(await runner.waitForExit(generationTimeout)).toEqual({ code: 0, signal: null });
+    });
+
+    it(
+      'ignores malformed stdin lines and keeps serving',
+      async () => {
+        const runner = await startReady();
+        const from = runner.received.length;
+        runner.send('this is not json');
+        runner.send('{"kind":"Bogus","taskId":"x"}');
+        runner.send('{"kind":"TextGeneration","taskId":"bad","commandId":"cmd-bad","params":{"messages":[],"maxTokens":-1}}');
+        runner.send('[1,2,3]');
+        runner.send(generationTask('good', { promptTokens: 20, maxTokens: 3 }));
+        await runner.waitFor(isStatus('good', 'Complete'), generationTimeout);
+        expect(runner.messages.slice(from).find((m) => m.type !== 'RunnerStatusUpdated')).toEqual({
+          type: 'TaskAcknowledged',
+          taskId: 'good',
+        });
+        expect(runner.messages.some(isAck('x')) || runner.messages.some(isAck('bad'))).toBe(false);
+        expect(runner.exit).toBeNull();
+        expect(runner.badLines).toEqual([]);
+      },
+      caseTimeout,
+    );
+
+    it(
+      'fails a generation sent before the model is ready: ack, ErrorChunk, Failed, and stays usable',
+      async () => {
+        const runner = await start();
+        runner.send(generationTask('early', { promptTokens: 20, maxTokens: 3 }));
+        const failed = await runner.waitFor(isTerminal('early'), generationTimeout);
+        expect(failed.message).toMatchObject({ status: 'Failed' });
+        const ack = runner.received.find((r) => isAck('early')(r.message))!;
+        const errors = chunks(runner, 'cmd-early', 'ErrorChunk');
+        expect(errors).toHaveLength(1);
+        expect(errors[0]!.chunk.errorMessage.length).toBeGreaterThan(0);
+        expect(ack.index).toBeLessThan(errors[0]!.index);
+        expect(errors[0]!.index).toBeLessThan(failed.index);
+        expect(chunks(runner, 'cmd-early', 'TokenChunk')).toEqual([]);
+        runner.send({ kind: 'LoadModel', taskId: 'load' });
+        await runner.waitFor(isStatus('load', 'Complete'), lifecycleTimeout);
+      },
+      caseTimeout,
+    );
+
+    it(
+      'crash fault prompt: admitted, a few tokens, then the process exits with code 1',
+      async () => {
+        const runner = await startReady();
+        runner.send(generationTask('crash', { content: `Please ${FAULT_PROMPTS.crash} now.`, maxTokens: 50 }));
+        const exit = await runner.waitForExit(generationTimeout);
+        expect(exit).toEqual({ code: 1, signal: null });
+        expect(runner.messages.some(isAck('crash'))).toBe(true);
+        expect(chunks(runner, 'cmd-crash', 'TokenChunk').length).toBeGreaterThan(0);
+        expect(runner.messages.some(isTerminal('crash'))).toBe(false);
+      },
+      caseTimeout,
+    );
+
+    it(
+      'hang fault prompt: admitted, then silent and no longer processing, while alive',
+      async () => {
+        const runner = await startReady();
+        runner.send(generationTask('hang', { content: `Please ${FAULT_PROMPTS.hang} now.`, maxTokens: 50 }));
+        const ack = await runner.waitFor(isAck('hang'), generationTimeout);
+        runner.send(generationTask('ignored', { promptTokens: 20, maxTokens: 3 }));
+        await new Promise((resolve) => setTimeout(resolve, hangSilence));
+        // Admitting may still announce the task and the runner running; nothing after that.
+        const after = runner.messages.slice(ack.index + 1);
+        const allowed = (m: RunnerOutput) => isStatus('hang', 'Running')(m) || isRunnerStatus('RunnerRunning')(m);
+        expect(after.filter((m) => !allowed(m))).toEqual([]);
+        expect(runner.exit).toBeNull();
+        expect(() => process.kill(runner.pid, 0)).not.toThrow();
+      },
+      caseTimeout,
+    );
+  });
+}
