@@ -1,0 +1,188 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Snapshot } from '../../../shared/snapshot';
+import { instance, safePairPlan, snapshot } from '../test/fixtures';
+import { BAD_TOKEN_MESSAGE, createHttpBridge, NO_TOKEN_MESSAGE } from './http-bridge';
+
+const encoder = new TextEncoder();
+
+/** A controllable SSE body. */
+function sseBody() {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  return {
+    body,
+    send: (s: Snapshot) => controller.enqueue(encoder.encode(`event: snapshot\ndata: ${JSON.stringify(s)}\n\n`)),
+    raw: (text: string) => controller.enqueue(encoder.encode(text)),
+    close: () => controller.close(),
+  };
+}
+
+type Call = { url: string; init: RequestInit };
+
+function fakeFetch(handler: (url: string, init: RequestInit) => Response | Promise<Response>) {
+  const calls: Call[] = [];
+  const fn = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
+    const url = String(input);
+    calls.push({ url, init });
+    return handler(url, init);
+  });
+  return { fetch: fn as unknown as typeof fetch, calls };
+}
+
+const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+const auth = (c: Call) => (c.init.headers as Record<string, string>).Authorization;
+
+const unsubs: (() => void)[] = [];
+afterEach(() => {
+  unsubs.splice(0).forEach((u) => u());
+});
+
+describe('http bridge: snapshot stream', () => {
+  it('reads snapshots from /api/events with the bearer token in a header, not the URL', async () => {
+    const stream = sseBody();
+    const { fetch, calls } = fakeFetch(() => new Response(stream.body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } }));
+    const bridge = createHttpBridge({ baseUrl: 'http://127.0.0.1:9', token: 'tok-1', fetch });
+    const seen: number[] = [];
+    const errors: (string | null)[] = [];
+    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    unsubs.push(bridge.subscribeSnapshots((s) => seen.push(s.seq)));
+    stream.send(snapshot({ seq: 1 }));
+    stream.raw(': prefill comment\n\n');
+    stream.send(snapshot({ seq: 2, instances: [instance()] }));
+    await vi.waitFor(() => expect(seen).toEqual([1, 2]));
+    expect(calls[0]?.url).toBe('http://127.0.0.1:9/api/events');
+    expect(calls[0]?.url).not.toContain('tok-1');
+    expect(auth(calls[0]!)).toBe('Bearer tok-1');
+    expect(errors).toEqual([]);
+
+    // A late subscriber gets the latest snapshot at once.
+    const late: number[] = [];
+    unsubs.push(bridge.subscribeSnapshots((s) => late.push(s.seq)));
+    expect(late).toEqual([2]);
+  });
+
+  it('reconnects with backoff after the stream drops, reporting the loss and then the recovery', async () => {
+    const streams = [sseBody(), sseBody()];
+    let n = 0;
+    const { fetch, calls } = fakeFetch(() => {
+      const s = streams[n++];
+      if (!s) return Promise.reject(new TypeError('fetch failed'));
+      return new Response(s.body, { status: 200 });
+    });
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 't', fetch, backoff: { initialMs: 10, maxMs: 20 } });
+    const errors: (string | null)[] = [];
+    const seen: number[] = [];
+    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    unsubs.push(bridge.subscribeSnapshots((s) => seen.push(s.seq)));
+    streams[0]!.send(snapshot({ seq: 1 }));
+    await vi.waitFor(() => expect(seen).toEqual([1]));
+    streams[0]!.close();
+    await vi.waitFor(() => expect(errors[0]).toMatch(/Lost connection to exobar serve: the server closed the event stream/));
+    await vi.waitFor(() => expect(calls).toHaveLength(2));
+    streams[1]!.send(snapshot({ seq: 5 }));
+    await vi.waitFor(() => expect(seen).toEqual([1, 5]));
+    expect(errors.at(-1)).toBeNull();
+  });
+
+  it('stops retrying and says what to do when the token is refused', async () => {
+    const { fetch, calls } = fakeFetch(() => json({ error: { message: 'bad token', code: 'unauthorized' } }, 401));
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'wrong', fetch, backoff: { initialMs: 1, maxMs: 1 } });
+    const errors: (string | null)[] = [];
+    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    unsubs.push(bridge.subscribeSnapshots(() => {}));
+    await vi.waitFor(() => expect(errors).toEqual([BAD_TOKEN_MESSAGE]));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(calls).toHaveLength(1);
+  });
+
+  it('reports a stream that is not a snapshot as a connection error', async () => {
+    const stream = sseBody();
+    const { fetch } = fakeFetch(() => new Response(stream.body, { status: 200 }));
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 't', fetch, backoff: { initialMs: 1000, maxMs: 1000 } });
+    const errors: (string | null)[] = [];
+    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    unsubs.push(bridge.subscribeSnapshots(() => {}));
+    stream.raw('data: {"seq":"one"}\n\n');
+    await vi.waitFor(() => expect(errors[0]).toMatch(/does not understand \(seq:/));
+  });
+
+  it('without a token makes no request and tells the user where to find one', () => {
+    const { fetch, calls } = fakeFetch(() => json({}));
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: null, fetch });
+    const errors: (string | null)[] = [];
+    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    unsubs.push(bridge.subscribeSnapshots(() => {}));
+    expect(errors).toEqual([NO_TOKEN_MESSAGE]);
+    expect(calls).toHaveLength(0);
+  });
+
+  it('closes the stream when the last subscriber leaves', async () => {
+    let signal: AbortSignal | undefined;
+    const { fetch } = fakeFetch((_u, init) => {
+      signal = init.signal ?? undefined;
+      return new Response(sseBody().body, { status: 200 });
+    });
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 't', fetch });
+    const unsubscribe = bridge.subscribeSnapshots(() => {});
+    await vi.waitFor(() => expect(signal).toBeDefined());
+    unsubscribe();
+    expect(signal?.aborted).toBe(true);
+  });
+});
+
+describe('http bridge: actions', () => {
+  it('maps every action to its endpoint with the token', async () => {
+    const { fetch, calls } = fakeFetch((url, init) => {
+      if (url.endsWith('/api/launch/safe-pair') && (init.method ?? 'GET') === 'GET') return json(safePairPlan());
+      if (url.endsWith('/api/state')) return json(snapshot({ instances: [instance({ id: 'a' }), instance({ id: 'b' })] }));
+      if (url.endsWith('/api/instances') && init.method === 'POST') return json({ id: 'inst-9', model: 'm' }, 201);
+      return new Response(null, { status: 204 });
+    });
+    const bridge = createHttpBridge({ baseUrl: 'http://h:1', token: 'T', fetch });
+    expect((await bridge.getSafePairPlan()).models).toHaveLength(2);
+    await bridge.launchSafePair();
+    expect(await bridge.createInstance({ model: 'sim/llama-3.2-1b' })).toEqual({ id: 'inst-9' });
+    await bridge.updateInstance('inst 1', { fastSynch: 'off', mode: 'drain' });
+    await bridge.stopInstance('inst-1');
+    await bridge.cancelRequest('chatcmpl-1');
+    await bridge.stopAll();
+    const lines = calls.map((c) => `${c.init.method ?? 'GET'} ${c.url.replace('http://h:1', '')}`);
+    expect(lines).toEqual([
+      'GET /api/launch/safe-pair',
+      'POST /api/launch/safe-pair',
+      'POST /api/instances',
+      'PATCH /api/instances/inst%201',
+      'DELETE /api/instances/inst-1',
+      'POST /v1/cancel/chatcmpl-1',
+      'GET /api/state',
+      'DELETE /api/instances/a',
+      'DELETE /api/instances/b',
+    ]);
+    expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
+    expect(JSON.parse(String(calls[3]?.init.body))).toEqual({ fastSynch: 'off', mode: 'drain' });
+  });
+
+  it('throws the API error message', async () => {
+    const { fetch } = fakeFetch(() => json({ error: { message: 'Two ring runners with fast synch on: pass acknowledgeRisk', code: 'fast_synch_shared_gpu' } }, 409));
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch });
+    await expect(bridge.updateInstance('i', { fastSynch: 'on' })).rejects.toThrow('Two ring runners with fast synch on: pass acknowledgeRisk');
+  });
+
+  it('describes a non-JSON failure and an unreachable server', async () => {
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch: fakeFetch(() => new Response('oops', { status: 502, statusText: 'Bad Gateway' })).fetch });
+    await expect(bridge.stopInstance('x')).rejects.toThrow('The server answered 502 Bad Gateway');
+    const down = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch: fakeFetch(() => Promise.reject(new TypeError('fetch failed'))).fetch });
+    await expect(down.stopInstance('x')).rejects.toThrow('Could not reach exobar serve (fetch failed)');
+  });
+
+  it('downloads the diagnostic bundle under the server-given name', async () => {
+    const zip = new Uint8Array([0x50, 0x4b, 3, 4]);
+    const { fetch } = fakeFetch(() => new Response(zip, { status: 200, headers: { 'Content-Type': 'application/zip', 'Content-Disposition': 'attachment; filename="exobar-diagnostics-x.zip"' } }));
+    const saveFile = vi.fn();
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch, saveFile });
+    expect(await bridge.exportDiagnostics()).toEqual({ saved: true, location: 'exobar-diagnostics-x.zip' });
+    const [blob, name] = saveFile.mock.calls[0] as [Blob, string];
+    expect(name).toBe('exobar-diagnostics-x.zip');
+    expect(new Uint8Array(await blob.arrayBuffer())).toEqual(zip);
+  });
+});

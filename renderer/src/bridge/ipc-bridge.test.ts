@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { FakeBridge } from '../test/fake-bridge';
+import { createIpcBridge, hasIpcBridge } from './ipc-bridge';
+
+describe('ipc bridge', () => {
+  it('is picked only when the preload exposed window.exobar', () => {
+    expect(hasIpcBridge({})).toBe(false);
+    expect(hasIpcBridge({ exobar: new FakeBridge() })).toBe(true);
+  });
+
+  it('passes calls through and strips Electron\'s "Error invoking remote method" prefix', async () => {
+    const api = new FakeBridge();
+    api.updateInstance.mockRejectedValueOnce(new Error("Error invoking remote method 'exobar:update-instance': Error: acknowledgeRisk is required"));
+    const bridge = createIpcBridge(api);
+    await bridge.cancelRequest('r1');
+    expect(api.cancelRequest).toHaveBeenCalledWith('r1');
+    await expect(bridge.updateInstance('i', { fastSynch: 'on' })).rejects.toThrow(/^acknowledgeRisk is required$/);
+  });
+
+  it('says clearly when there is no preload object', () => {
+    expect(() => createIpcBridge(undefined)).toThrow(/not running inside the exobar app/);
+  });
+});
