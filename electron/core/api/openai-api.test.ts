@@ -1,0 +1,213 @@
+/**
+ * The OpenAI-compatible API with the official `openai` client against the real node
+ * and sim runner processes: whole and streamed completions, exo's prefill_progress
+ * comments, cancellation by abort and by /v1/cancel/{id}, and the error answers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { makePrompt } from '../../../shared/token-count';
+import { eventually, readRawSse, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+
+const SMALL = 'sim/llama-3.2-1b';
+const MEDIUM = 'sim/llama-3.2-3b';
+
+let rig: CoreRig;
+
+beforeAll(async () => {
+  rig = await startCoreRig({ simTimeScale: 0.2 });
+  await rig.launch(SMALL);
+});
+
+afterAll(async () => {
+  await rig?.close();
+});
+
+function instanceCounters() {
+  const instance = rig.node.snapshot().instances.find((i) => i.model === SMALL);
+  if (!instance) throw new Error('no 1B instance');
+  return instance.counters;
+}
+
+function timelineOf(id: string) {
+  return rig.node.requestTimelines().find((t) => t.requestId === id) ?? null;
+}
+
+describe('chat completions with the official client', () => {
+  it('answers a whole completion with usage', async () => {
+    const completion = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'say hello' }], max_tokens: 6 });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.id).toMatch(/^chatcmpl-/);
+    expect(completion.model).toBe(SMALL);
+    expect(completion.choices[0]!.finish_reason).toBe('length');
+    expect(completion.choices[0]!.message.role).toBe('assistant');
+    expect(completion.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    expect(completion.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 6, total_tokens: 15 });
+    // The node measured this request's TTFT from its arrival at the API.
+    expect(timelineOf(completion.id)?.outcome).toBe('finished');
+  });
+
+  it('streams chunks, a finish chunk, a usage chunk, then ends', async () => {
+    const stream = await rig.client.chat.completions.create({
+      model: SMALL,
+      messages: [{ role: 'user', content: 'count to five' }],
+      max_tokens: 5,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const content = chunks.filter((c) => c.choices[0]?.delta.content);
+    expect(content).toHaveLength(5);
+    expect(content[0]!.choices[0]!.delta.role).toBe('assistant');
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+    expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
+    const finish = chunks.find((c) => c.choices[0]?.finish_reason);
+    expect(finish?.choices[0]!.finish_reason).toBe('length');
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toMatchObject({ completion_tokens: 5, total_tokens: last.usage!.prompt_tokens + 5 });
+  });
+
+  it('sends prefill_progress comments during prefill, generation_stats and [DONE] at the end', async () => {
+    const response = await fetch(`${rig.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: SMALL, messages: makePrompt(9000, 'prefill-test'), max_tokens: 2, stream: true }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const lines = await readRawSse(response);
+    const progress = lines.filter((l) => l.startsWith(': prefill_progress ')).map((l) => JSON.parse(l.slice(': prefill_progress '.length)));
+    // 4096-token chunks (exo): 9000 tokens take three.
+    expect(progress).toEqual([
+      { processed_tokens: 4096, total_tokens: 9000 },
+      { processed_tokens: 8192, total_tokens: 9000 },
+      { processed_tokens: 9000, total_tokens: 9000 },
+    ]);
+    const firstData = lines.findIndex((l) => l.startsWith('data: '));
+    expect(lines.findIndex((l) => l.startsWith(': prefill_progress '))).toBeLessThan(firstData);
+    const stats = lines.find((l) => l.startsWith(': generation_stats '));
+    expect(JSON.parse(stats!.slice(': generation_stats '.length))).toMatchObject({ prompt_tokens: 9000, generation_tokens: 2 });
+    expect(lines.at(-1)).toBe('data: [DONE]');
+    expect(lines.indexOf(stats!)).toBeLessThan(lines.length - 1);
+  });
+
+  it('lists the running models', async () => {
+    const models = await rig.client.models.list();
+    expect(models.data.map((m) => m.id)).toEqual([SMALL]);
+    expect(models.data[0]).toMatchObject({ object: 'model', owned_by: 'exobar', ready: true });
+    const one = await rig.client.models.retrieve(SMALL);
+    expect(one.id).toBe(SMALL);
+    // Model ids hold a slash; a plain path works too.
+    expect((await fetch(`${rig.url}/v1/models/${SMALL}`)).status).toBe(200);
+  });
+});
+
+describe('cancellation', () => {
+  it('cancels a stream when the client aborts', async () => {
+    const before = instanceCounters().cancelled;
+    const controller = new AbortController();
+    const stream = await rig.client.chat.completions.create(
+      { model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000, stream: true },
+      { signal: controller.signal },
+    );
+    let id = '';
+    let received = 0;
+    for await (const chunk of stream) {
+      id = chunk.id;
+      received += 1;
+      if (received === 3) controller.abort();
+    }
+    expect(id).toMatch(/^chatcmpl-/);
+    const timeline = await eventually(() => (timelineOf(id)?.outcome === 'cancelled' ? timelineOf(id) : null), 10_000, 'the aborted request to be cancelled');
+    expect(timeline!.completionTokens).toBeLessThan(50_000);
+    expect(instanceCounters().cancelled).toBe(before + 1);
+  });
+
+  it('cancels a whole completion when the client aborts', async () => {
+    const before = instanceCounters().cancelled;
+    const controller = new AbortController();
+    const pending = rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000 }, { signal: controller.signal });
+    await eventually(() => rig.node.snapshot().instances[0]!.queue.requests.some((r) => r.phase === 'decoding'), 10_000, 'decoding');
+    controller.abort();
+    await expect(pending).rejects.toThrow(OpenAI.APIUserAbortError);
+    await eventually(() => instanceCounters().cancelled === before + 1, 10_000, 'the cancel to be confirmed');
+  });
+
+  it('cancels a stream by POST /v1/cancel/{id}: a final chunk with finish_reason "cancelled", then [DONE]', async () => {
+    const stream = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000, stream: true });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      if (chunks.length === 2) {
+        const answer = await fetch(`${rig.url}/v1/cancel/${chunk.id}`, { method: 'POST' });
+        expect(answer.status).toBe(200);
+        expect(await answer.json()).toEqual({ id: chunk.id, object: 'chat.completion.cancellation', cancelled: true });
+      }
+    }
+    const finish = chunks.find((c) => c.choices[0]?.finish_reason);
+    expect(finish?.choices[0]!.finish_reason).toBe('cancelled');
+    expect(chunks.at(-1)!.usage!.completion_tokens).toBeLessThan(50_000);
+    // Cancelling again: it is no longer in flight.
+    const again = await fetch(`${rig.url}/v1/cancel/${chunks[0]!.id}`, { method: 'POST' });
+    expect(again.status).toBe(404);
+    expect((await again.json()).error.code).toBe('request_not_found');
+  });
+
+  it('answers a whole completion cancelled by /v1/cancel/{id} with 200 and finish_reason "cancelled"', async () => {
+    const pending = rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000 });
+    const request = await eventually(() => rig.node.snapshot().instances[0]!.queue.requests.find((r) => r.phase === 'decoding'), 10_000, 'decoding');
+    expect((await fetch(`${rig.url}/v1/cancel/${request.id}`, { method: 'POST' })).status).toBe(200);
+    const completion = await pending;
+    expect(completion.id).toBe(request.id);
+    expect(completion.choices[0]!.finish_reason).toBe('cancelled');
+    expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
+    expect(completion.usage!.completion_tokens).toBeLessThan(50_000);
+  });
+});
+
+describe('error answers', () => {
+  it('404 for an unknown model, and for a known model that is not running (saying how to launch it)', async () => {
+    const unknown = await rig.client.chat.completions.create({ model: 'nope/model', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((unknown as OpenAI.APIError).code).toBe('model_not_found');
+    expect((unknown as OpenAI.APIError).message).toMatch(/unknown model 'nope\/model'/);
+    const stopped = await rig.client.chat.completions.create({ model: MEDIUM, messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((e: unknown) => e);
+    expect(stopped).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((stopped as OpenAI.APIError).message).toMatch(/not running; launch it first: POST \/api\/instances/);
+    expect((stopped as OpenAI.APIError).param).toBe('model');
+  });
+
+  it('400 for a request that fails validation, naming the field', async () => {
+    const bad = await rig.client.chat.completions.create({ model: SMALL, messages: [] }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((bad as OpenAI.APIError).message).toMatch(/messages/);
+    const n2 = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], n: 2 }).catch((e: unknown) => e);
+    expect(n2).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((n2 as OpenAI.APIError).message).toMatch(/n must be 1/);
+    const temp = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], temperature: 7 }).catch((e: unknown) => e);
+    expect((temp as OpenAI.APIError).status).toBe(400);
+    expect((temp as OpenAI.APIError).param).toBe('temperature');
+  });
+
+  it('a runner crash mid-stream ends the stream with an error the client raises', async () => {
+    const stream = await rig.client.chat.completions.create({
+      model: SMALL,
+      messages: [{ role: 'user', content: 'EXOBAR RUNNER MUST CRASH' }],
+      max_tokens: 200,
+      stream: true,
+    });
+    const failure = await (async () => {
+      for await (const _chunk of stream) {
+        // read until the error
+      }
+    })().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as OpenAI.APIError).code).toBe('runner_crashed');
+    // The runner comes back and the model answers again.
+    await eventually(async () => {
+      const ok = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }).catch(() => null);
+      return ok?.choices[0]?.finish_reason === 'length';
+    }, 30_000, 'the restarted runner to answer');
+  });
+});
