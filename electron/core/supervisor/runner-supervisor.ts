@@ -371,6 +371,8 @@ export class RunnerSupervisor {
   private async goDown(cause: DownCause, message: string, exit: RunnerExit | null): Promise<void> {
     if (this.state === 'down' || this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'down';
+    // Whatever the dying process still prints must not overwrite the failure.
+    this.epoch += 1;
     this.watchdog.stop();
     this.abortLifecycle(message);
     this.failInFlight(cause, message);
