@@ -134,7 +134,6 @@ describe('http bridge: actions', () => {
   it('maps every action to its endpoint with the token', async () => {
     const { fetch, calls } = fakeFetch((url, init) => {
       if (url.endsWith('/api/launch/safe-pair') && (init.method ?? 'GET') === 'GET') return json(safePairPlan());
-      if (url.endsWith('/api/state')) return json(snapshot({ instances: [instance({ id: 'a' }), instance({ id: 'b' })] }));
       if (url.endsWith('/api/instances') && init.method === 'POST') return json({ id: 'inst-9', model: 'm' }, 201);
       return new Response(null, { status: 204 });
     });
@@ -154,9 +153,7 @@ describe('http bridge: actions', () => {
       'PATCH /api/instances/inst%201',
       'DELETE /api/instances/inst-1',
       'POST /v1/cancel/chatcmpl-1',
-      'GET /api/state',
-      'DELETE /api/instances/a',
-      'DELETE /api/instances/b',
+      'DELETE /api/instances',
     ]);
     expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
     expect(JSON.parse(String(calls[3]?.init.body))).toEqual({ fastSynch: 'off', mode: 'drain' });

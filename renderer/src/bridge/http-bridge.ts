@@ -218,16 +218,9 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       await request('DELETE', `/api/instances/${encodeURIComponent(id)}`);
     },
     async stopAll() {
-      // The control API stops instances one by one; read the current list first so a
-      // model launched since the last snapshot is stopped too.
-      const state = await json<Snapshot>('GET', '/api/state');
-      const failures: string[] = [];
-      for (const instance of state.instances) {
-        await request('DELETE', `/api/instances/${encodeURIComponent(instance.id)}`).catch((error: unknown) => {
-          failures.push(`${instance.modelName}: ${error instanceof Error ? error.message : String(error)}`);
-        });
-      }
-      if (failures.length > 0) throw new Error(`Could not stop ${failures.join('; ')}`);
+      // One call: the server stops every instance it has, including one launched
+      // since the page's last snapshot.
+      await request('DELETE', '/api/instances');
     },
     async cancelRequest(requestId: string) {
       await request('POST', `/v1/cancel/${encodeURIComponent(requestId)}`);
