@@ -123,7 +123,7 @@ describe('launchSafePair', () => {
     const { node, plan } = await setup({ failLoading: { [MEDIUM]: 5 } });
     const err = await launchSafePair(node, plan, { pollMs: 1 }).catch((e: unknown) => e);
 
-    expect(err).toMatchObject({ code: 'launch_failed', status: 500 });
+    expect(err).toMatchObject({ code: 'launch_failed', status: 502 });
     expect((err as Error).message).toBe(`Safe pair launch failed while starting ${MEDIUM}: out of memory at layer 5`);
     expect(node.calls).toContain('delete inst-2');
     expect(node.calls).not.toContain('delete inst-1');

@@ -41,7 +41,7 @@ export function currentSafePairLaunch(node: SafePairNode): Promise<SafePairLaunc
  * `launch_failed`, 409). A failure part way sets the progress to `failed` with the
  * error, deletes the instance it was starting (no orphan runner) and leaves instances
  * that existed before untouched; the returned promise then rejects with a NodeError
- * `launch_failed`.
+ * `launch_failed` carrying the cause's HTTP status (500 when the cause had none).
  */
 export function launchSafePair(node: SafePairNode, plan: SafePairPlan, options: SafePairLaunchOptions = {}): Promise<SafePairLaunchResult> {
   const underway = running.get(node);
@@ -98,7 +98,9 @@ async function runLaunch(node: SafePairNode, plan: SafePairPlan, options: SafePa
         });
       }
       report({ state: 'failed', step: `Failed at ${model}`, error: message });
-      throw new NodeError('launch_failed', message, err instanceof NodeError && err.status < 500 ? err.status : 500);
+      // Keep the cause's status: a refusal (409 fast_synch_shared_gpu, 404 model) stays a
+      // client error, a runner failure or timeout stays a 5xx.
+      throw new NodeError('launch_failed', message, err instanceof NodeError ? err.status : 500);
     }
   }
   const allReused = result.instances.every((i) => i.reused);
