@@ -90,6 +90,14 @@ describe('diagnose', () => {
     expect(finding.cause).toBe('own_prefill');
   });
 
+  it('does not blame the GPU for a long prompt that overlapped another runner only briefly', () => {
+    const long = { ...longPrefill, concurrentBusyInstances: [B1] };
+    const brief = tl({ requestId: 'brief', instanceId: B1, arrivedAt: 3500, acknowledgedAt: 3580, firstTokenAt: 3900, endedAt: 4000 });
+    const finding = diagnose([long, brief], [], { now: 30_000 }).findings.find((f) => f.requestId === 'long')!;
+    expect(finding.cause).toBe('own_prefill');
+    expect(finding.evidence.sharedFraction as number).toBeLessThan(0.05);
+  });
+
   it('flags a dispatch delay with a ready runner as a node bug, with the blocking-loop signature', () => {
     // exo's worker before its fix: the 1B task waits until the queued 3B task is acknowledged.
     const queued3b = tl({ requestId: 'queued3b', instanceId: B3, arrivedAt: 3000, acknowledgedAt: 19_030, firstTokenAt: 19_100, endedAt: 19_400 });

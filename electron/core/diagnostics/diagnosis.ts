@@ -119,6 +119,8 @@ export interface Diagnosis {
 const READY: ReadonlySet<RunnerStatusKind> = new Set(['RunnerReady', 'RunnerRunning']);
 /** Prompts up to this size cost mostly fixed overhead: all count as comparable to each other. */
 const SHORT_PROMPT_TOKENS = 256;
+/** Another runner must have been busy for at least this share of a request's compute to blame the shared GPU. */
+const MIN_SHARED_FRACTION = 0.25;
 /** Dispatch gaps shorter than this are scheduling noise, not waiting. */
 const DISPATCH_NOISE_MS = 5;
 
@@ -454,10 +456,35 @@ export function diagnose(
     };
   }
 
+  /** Milliseconds of [from, to] during which another instance's runner had acknowledged work (from its timelines). */
+  function busyOverlap(instanceId: string, from: number, to: number): number | null {
+    const theirs = byInstance.get(instanceId);
+    if (!theirs) return null;
+    const intervals = theirs
+      .filter((o) => o.acknowledgedAt !== null)
+      .map((o) => [Math.max(from, o.acknowledgedAt!), Math.min(to, o.endedAt ?? opts.now)] as const)
+      .filter(([a, b]) => b > a)
+      .sort((x, y) => x[0] - y[0]);
+    let total = 0;
+    let reach = from;
+    for (const [a, b] of intervals) {
+      if (b <= reach) continue;
+      total += b - Math.max(a, reach);
+      reach = b;
+    }
+    return total;
+  }
+
   function explainCompute(t: RequestTimeline, reference: ReturnType<typeof soloFor>, until: number): Verdict {
     const start = t.acknowledgedAt ?? t.arrivedAt;
     const serviceMs = until - start;
-    const busy = t.concurrentBusyInstances.map((id) => ({ instanceId: id, fastSynch: fastSynchOn.includes(id) }));
+    const busy = t.concurrentBusyInstances.map((id) => {
+      const o = busyOverlap(id, start, until);
+      return { instanceId: id, fastSynch: fastSynchOn.includes(id), overlapMs: o === null ? null : r1(o) };
+    });
+    // The share of this request's own compute time another runner was busy (null: unknown, its timelines are gone).
+    const known = busy.filter((b) => b.overlapMs !== null);
+    const sharedFraction = known.length === busy.length && busy.length > 0 && serviceMs > 0 ? Math.max(...known.map((b) => b.overlapMs!)) / serviceMs : null;
     const slowdown = reference.serviceMs !== null && reference.serviceMs > 0 ? serviceMs / reference.serviceMs : null;
     const rate = serviceMs > 0 ? Math.round((t.promptTokens / serviceMs) * 1000) : null;
     const evidence = {
@@ -467,12 +494,16 @@ export function diagnose(
       slowdown: slowdown !== null ? Math.round(slowdown * 100) / 100 : null,
       promptTokensPerSecond: rate,
       busyInstances: busy,
+      sharedFraction: sharedFraction !== null ? Math.round(sharedFraction * 100) / 100 : null,
     };
     const sharedFastSynch = busy.some((b) => b.fastSynch) || fastSynchOn.includes(t.instanceId);
     const hazard = sharedFastSynch
       ? ' Fast synch is on for a runner involved: with two MLX processes on one GPU that can collapse throughput, far beyond plain sharing.'
       : '';
-    if (busy.length > 0 && (slowdown === null || slowdown >= opts.sharedGpuSlowdown)) {
+    // Sharing explains a slowdown only for the time it lasted: a long prompt that overlapped
+    // another runner for a moment is still its own prefill.
+    const sharedLongEnough = sharedFraction === null || sharedFraction >= MIN_SHARED_FRACTION;
+    if (busy.length > 0 && sharedLongEnough && (slowdown === null || slowdown >= opts.sharedGpuSlowdown)) {
       const against =
         slowdown !== null
           ? `${slowdown.toFixed(2)}x its solo time for a comparable prompt (${ms(reference.serviceMs!)} over ${reference.samples} solo samples)`

@@ -1,0 +1,61 @@
+/**
+ * What a diagnostic bundle is built from, and its size limits. The API server, the
+ * CLI and the Electron app each fill one {@link DiagnosticContext}.
+ */
+import type { ExobarNode } from '../node-types';
+import type { DiagnosisOptions } from './diagnosis';
+import type { Identity } from './redaction';
+import type { SystemInfo } from './system-info';
+
+/** The parts of the node the bundle reads. */
+export type DiagnosticNode = Pick<ExobarNode, 'snapshot' | 'recentEvents' | 'requestTimelines' | 'runnerLogs'>;
+
+export interface BundleLimits {
+  /** Upper bound of the sum of all files' sizes (uncompressed, so the zip is smaller still). */
+  maxTotalBytes: number;
+  /** Cap of one runner log tail; lowered when many runners must share the total. */
+  maxLogBytesPerFile: number;
+  /** Cap of events.jsonl (the most recent events are kept). */
+  maxEventsBytes: number;
+  /** Cap of timeline.csv (the most recent requests are kept). */
+  maxTimelineBytes: number;
+  /** Runners whose logs are included (the node's current instances first). */
+  maxRunners: number;
+  /** Findings listed in the manifest's diagnosis (bugs and the slowest first; the summary counts all). */
+  maxFindings: number;
+}
+
+export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
+  // "Under 10 MB" with room to spare for the zip's own headers.
+  maxTotalBytes: 9 * 1024 * 1024,
+  maxLogBytesPerFile: 512 * 1024,
+  maxEventsBytes: 2 * 1024 * 1024,
+  maxTimelineBytes: 1024 * 1024,
+  maxRunners: 16,
+  maxFindings: 200,
+};
+
+export interface DiagnosticContext {
+  /** The running node; null when exporting from a data directory with no node running. */
+  node: DiagnosticNode | null;
+  /** Where runner logs (logs/<instance>/), the token and settings.json live; null when unknown. */
+  dataDir: string | null;
+  /** The settings in effect (secrets are removed before they enter the bundle); null reads <dataDir>/settings.json. */
+  settings: unknown;
+  /** exobar's version. */
+  version: string;
+  /** Literal secrets to redact besides the ones found automatically (the control token in <dataDir>/token and EXOBAR_TOKEN). */
+  secrets?: readonly string[];
+  limits?: Partial<BundleLimits>;
+  diagnosis?: Partial<Omit<DiagnosisOptions, 'now'>>;
+  /** Overrides the machine's identity for redaction (tests). */
+  identity?: Partial<Identity>;
+  /** Overrides system information (tests, benchmarks). */
+  systemInfo?: () => Promise<SystemInfo>;
+  /** Monotonic clock of the node's process; defaults to performance.now(). */
+  now?: () => number;
+}
+
+export function resolveLimits(limits: Partial<BundleLimits> | undefined): BundleLimits {
+  return { ...DEFAULT_BUNDLE_LIMITS, ...limits };
+}

@@ -1,0 +1,84 @@
+/**
+ * README.txt: what the bundle holds, what was removed from it, and the diagnosis in
+ * words, for whoever opens the zip first.
+ */
+import type { Diagnosis } from './diagnosis';
+import { REDACTION_DESCRIPTIONS, REDACTION_KINDS, type RedactionCounts } from './redaction';
+
+export interface ReadmeInput {
+  version: string;
+  exportedAt: string;
+  source: 'running node' | 'data directory';
+  files: Array<{ name: string; bytes: number }>;
+  redactions: RedactionCounts;
+  truncated: Array<{ name: string; omitted: string }>;
+  diagnosis: Diagnosis | null;
+}
+
+const FILE_NOTES: Array<[RegExp, string]> = [
+  [/^README\.txt$/, 'this file'],
+  [/^manifest\.json$/, 'versions, platform, export time, uptime, the redaction counts and the diagnosis'],
+  [/^snapshot\.json$/, 'the node\u2019s snapshot at export: runners, queues, prefill, pending cancels, TTFT, warnings'],
+  [/^events\.jsonl$/, 'recent node events, one JSON object per line, monotonic ms (field t)'],
+  [/^timeline\.csv$/, 'one row per request: timestamps and TTFT parts, with the diagnosed cause'],
+  [/^policy\.json$/, 'per runner: fast-synch decision, reason, value the runner reported, warnings'],
+  [/^system\.json$/, 'CPU, memory, OS release (and on macOS the hardware model and OS build)'],
+  [/^settings\.json$/, 'the settings, secrets removed'],
+  [/\/stdout\.log$/, 'the runner\u2019s stdout tail (protocol lines; text fields removed)'],
+  [/\/stderr\.log$/, 'the runner\u2019s stderr tail'],
+  [/\/exit\.json$/, 'the runner\u2019s status, exits (code or signal) and watchdog decisions'],
+];
+
+function note(name: string): string {
+  return FILE_NOTES.find(([pattern]) => pattern.test(name))?.[1] ?? '';
+}
+
+/** The README's text. */
+export function readmeText(input: ReadmeInput): string {
+  const lines: string[] = [];
+  lines.push('exobar diagnostic bundle', '========================', '');
+  lines.push(`exobar ${input.version}, exported ${input.exportedAt} from a ${input.source}.`);
+  lines.push('Attach this zip to a bug report. It holds what is needed to tell a stalled supervisor');
+  lines.push('from GPU contention, and no prompt or completion text.', '');
+
+  lines.push('Files', '-----');
+  for (const file of input.files) lines.push(`${file.name} (${file.bytes} bytes)${note(file.name) ? `: ${note(file.name)}` : ''}`);
+  lines.push('');
+
+  lines.push('What was removed', '----------------');
+  lines.push('Prompt and completion text never enter the bundle: requests appear with token counts only.');
+  lines.push('Everywhere, logs included, these were replaced by a [redacted:...] marker:');
+  for (const kind of REDACTION_KINDS) lines.push(`- ${REDACTION_DESCRIPTIONS[kind]}: ${input.redactions[kind]} replaced`);
+  lines.push('system.json never holds serial numbers, hardware UUIDs, MAC addresses or the host name.');
+  if (input.truncated.length > 0) {
+    lines.push('', 'Cut to keep the bundle small (the most recent part is kept):');
+    for (const t of input.truncated) lines.push(`- ${t.name}: ${t.omitted}`);
+  }
+  lines.push('');
+
+  lines.push('Diagnosis', '---------');
+  const d = input.diagnosis;
+  if (!d) {
+    lines.push('No running node: no requests to diagnose. Logs and settings only.');
+  } else if (d.findings.length === 0) {
+    lines.push(`${d.examinedRequests} requests examined; no time to first token at or above ${d.options.thresholdMs} ms ` +
+      `(or ${d.options.soloMultiple}x its model\u2019s solo median), and no runner failure.`);
+  } else {
+    lines.push(`${d.examinedRequests} requests examined. Causes: ${Object.entries(d.summary).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+    const bugs = d.findings.filter((f) => f.bugToReport).length;
+    if (bugs > 0) lines.push(`${bugs} finding(s) point at a bug in exobar itself (node_dispatch_delay): please report them.`);
+    for (const f of d.findings.slice(0, 10)) lines.push(`- ${f.requestId} (${f.model}): ${f.cause}. ${f.explanation}`);
+    if (d.findings.length > 10) lines.push(`- ... ${d.findings.length - 10} more in manifest.json`);
+  }
+  lines.push('');
+  lines.push('Reading timeline.csv', '--------------------');
+  lines.push('All times are milliseconds of one monotonic clock (events.jsonl uses the same).');
+  lines.push('ttft_ms = dispatch_ms + ack_wait_ms + prefill_ms + first_token_gap_ms.');
+  lines.push('- dispatch_ms long while the runner was ready: the node held the task back (a bug).');
+  lines.push('- ack_wait_ms long: the runner was in a step, usually another prompt\u2019s prefill on the same model');
+  lines.push('  (a runner admits new tasks only between steps). Other models must not be affected.');
+  lines.push('- prefill_ms or first_token_gap_ms long: the prompt itself, or the GPU shared with a busy runner');
+  lines.push('  (compare with the same model\u2019s rows that have no concurrent_busy_instances).');
+  lines.push('See docs/diagnostics.md in the exobar repository for more.');
+  return `${lines.join('\n')}\n`;
+}

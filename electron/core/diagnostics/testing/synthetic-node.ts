@@ -1,0 +1,130 @@
+/**
+ * A stand-in for the node with hand-made state, for the bundle's tests and benchmark:
+ * two instances (a 1B and a 3B), the 3B's long prefill with a request queued behind it,
+ * and whatever log text a test wants to plant.
+ */
+import type { InstanceSnapshot, Snapshot } from '../../../../shared/snapshot';
+import type { NodeEvent, RequestTimeline } from '../../node-types';
+import type { DiagnosticNode } from '../bundle-context';
+
+export const SMALL = 'llama-3.2-1b-1';
+export const MEDIUM = 'llama-3.2-3b-2';
+
+function instance(id: string, model: string, extra: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+  return {
+    id,
+    model,
+    modelName: model,
+    engine: 'sim',
+    simulated: true,
+    instanceType: 'ring',
+    runner: { status: { kind: 'RunnerReady' }, pid: 4242, restarts: 0, lastExit: null, malformedLines: 0 },
+    fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: false },
+    queue: { capacity: 64, requests: [] },
+    prefill: null,
+    pendingCancels: [],
+    ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
+    tokensPerSecond: null,
+    counters: { completed: 2, failed: 0, cancelled: 0, rejected: 0 },
+    ...extra,
+  };
+}
+
+export interface SyntheticNodeOptions {
+  /** Log text per instance id. */
+  logs?: Record<string, { stdout: string; stderr: string }>;
+  /** Extra events appended after the built-in ones. */
+  events?: NodeEvent[];
+  /** Extra requests beyond the built-in three (e.g. to fill the ring buffer in the benchmark). */
+  timelines?: RequestTimeline[];
+  /** More instances (the benchmark's 8 runners). */
+  instanceIds?: string[];
+}
+
+/** The state of exo's measurement in small: the 3B prefills ~30k tokens for ~19 s, a 3B request waits for its ack, a 1B request runs beside it. */
+export function syntheticNode(options: SyntheticNodeOptions = {}): DiagnosticNode {
+  const base = 100_000;
+  const timelines: RequestTimeline[] = [
+    {
+      requestId: 'chatcmpl-long',
+      instanceId: MEDIUM,
+      model: 'sim/llama-3.2-3b',
+      promptTokens: 30_000,
+      completionTokens: 40,
+      arrivedAt: base,
+      dispatchedAt: base + 0.2,
+      acknowledgedAt: base + 80,
+      prefillStartAt: base + 80,
+      prefillEndAt: base + 19_000,
+      firstTokenAt: base + 19_030,
+      endedAt: base + 19_400,
+      outcome: 'finished',
+      ttft: null,
+      concurrentBusyInstances: [SMALL],
+    },
+    {
+      requestId: 'chatcmpl-queued',
+      instanceId: MEDIUM,
+      model: 'sim/llama-3.2-3b',
+      promptTokens: 25,
+      completionTokens: 8,
+      arrivedAt: base + 3500,
+      dispatchedAt: base + 3500.3,
+      acknowledgedAt: base + 19_031,
+      prefillStartAt: base + 19_031,
+      prefillEndAt: base + 19_040,
+      firstTokenAt: base + 19_120,
+      endedAt: base + 19_300,
+      outcome: 'finished',
+      ttft: null,
+      concurrentBusyInstances: [],
+    },
+    {
+      requestId: 'chatcmpl-short',
+      instanceId: SMALL,
+      model: 'sim/llama-3.2-1b',
+      promptTokens: 25,
+      completionTokens: 8,
+      arrivedAt: base + 3600,
+      dispatchedAt: base + 3600.2,
+      acknowledgedAt: base + 3680,
+      prefillStartAt: base + 3680,
+      prefillEndAt: base + 3900,
+      firstTokenAt: base + 3990,
+      endedAt: base + 4100,
+      outcome: 'finished',
+      ttft: null,
+      concurrentBusyInstances: [MEDIUM],
+    },
+    ...(options.timelines ?? []),
+  ];
+  const ids = [SMALL, MEDIUM, ...(options.instanceIds ?? [])];
+  const events: NodeEvent[] = [
+    ...ids.map((id, i): NodeEvent => ({ t: base - 5000 + i, kind: 'instance_created', instanceId: id, data: { model: `sim/${id}`, instanceType: 'ring', fastSynch: false, reason: 'ring instance' } })),
+    ...ids.map((id, i): NodeEvent => ({ t: base - 4000 + i, kind: 'runner_hello', instanceId: id, data: { fastSynch: false, engine: 'sim', decided: false } })),
+    ...ids.map((id, i): NodeEvent => ({ t: base - 3000 + i, kind: 'runner_status', instanceId: id, data: { status: { kind: 'RunnerReady' } } })),
+    ...timelines.flatMap((t): NodeEvent[] => [
+      { t: t.arrivedAt, kind: 'request_arrived', instanceId: t.instanceId, requestId: t.requestId, data: { promptTokens: t.promptTokens } },
+      { t: t.dispatchedAt!, kind: 'request_dispatched', instanceId: t.instanceId, requestId: t.requestId },
+      { t: t.acknowledgedAt!, kind: 'request_acknowledged', instanceId: t.instanceId, requestId: t.requestId },
+      { t: t.endedAt!, kind: 'request_finished', instanceId: t.instanceId, requestId: t.requestId, data: { completionTokens: t.completionTokens } },
+    ]),
+    ...(options.events ?? []),
+  ];
+  const snapshot: Snapshot = {
+    seq: 7,
+    at: Date.now(),
+    version: '0.1.0',
+    apiBaseUrl: 'http://127.0.0.1:52416/v1',
+    instances: [instance(SMALL, 'sim/llama-3.2-1b'), instance(MEDIUM, 'sim/llama-3.2-3b'), ...(options.instanceIds ?? []).map((id) => instance(id, `sim/${id}`))],
+    warnings: [],
+    launch: null,
+    rejectedInputs: { http: 1 },
+  };
+  return {
+    snapshot: () => structuredClone(snapshot),
+    recentEvents: () => [...events],
+    requestTimelines: () => [...timelines],
+    runnerLogs: (id) => options.logs?.[id] ?? (ids.includes(id) ? { stdout: '', stderr: '' } : null),
+  };
+}
