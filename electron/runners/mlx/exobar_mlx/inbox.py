@@ -13,7 +13,7 @@ import threading
 from collections import deque
 from typing import IO, Callable, Deque, List, Optional
 
-from .protocol import Cancel, InputError, InvalidTask, RunnerInput, parse_input_line
+from .protocol import Cancel, InputError, RunnerInput, Task, parse_input_line
 
 log = logging.getLogger("exobar.mlx.inbox")
 
@@ -63,7 +63,7 @@ class Inbox:
         """Removes and returns a queued Shutdown, wherever it is in the queue."""
         with self._cond:
             for item in self._tasks:
-                if getattr(item, "kind", None) == "Shutdown" and not isinstance(item, InvalidTask):
+                if isinstance(item, Task) and item.kind == "Shutdown":
                     self._tasks.remove(item)
                     return item
             return None

@@ -42,21 +42,12 @@ class Cancel:
     cancelled_task_id: str
 
 
-@dataclass(frozen=True)
-class InvalidTask:
-    """A task line that names a task (so it can be answered) but fails validation."""
-
-    kind: str
-    task_id: str
-    command_id: Optional[str]
-    reason: str
-
-
-RunnerInput = Union[Task, Cancel, InvalidTask]
+RunnerInput = Union[Task, Cancel]
 
 
 class InputError(ValueError):
-    """A stdin line that cannot be understood at all; it is logged and skipped."""
+    """A stdin line that is not a valid RunnerInput: logged on stderr and ignored, as
+    the sim does (docs/runner-protocol.md). Nothing is acknowledged for it."""
 
 
 def _is_id(value: Any) -> bool:
@@ -107,7 +98,7 @@ def _parse_params(raw: Any) -> GenerationParams:
 
 
 def parse_input_line(line: str) -> RunnerInput:
-    """Parses one stdin line; raises InputError when it cannot be attributed to a task."""
+    """Parses one stdin line; raises InputError for anything the zod schema would reject."""
     try:
         raw = json.loads(line)
     except ValueError as err:
@@ -128,11 +119,8 @@ def parse_input_line(line: str) -> RunnerInput:
         return Task(kind=kind, task_id=task_id)
     command_id = raw.get("commandId")
     if not _is_id(command_id):
-        return InvalidTask(kind, task_id, None, "TextGeneration.commandId must be a string of 1-200 characters")
-    try:
-        params = _parse_params(raw.get("params"))
-    except InputError as err:
-        return InvalidTask(kind, task_id, command_id, str(err))
+        raise InputError("TextGeneration.commandId must be a string of 1-200 characters")
+    params = _parse_params(raw.get("params"))
     return Task(kind=kind, task_id=task_id, command_id=command_id, params=params)
 
 

@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Optional
 
 from .engine import Engine, EngineError, GeneratedToken, PrefillCancelled, PreparedRequest, RequestError
 from .inbox import Inbox
-from .protocol import InvalidTask, ProtocolWriter, Task, fault_of
+from .protocol import ProtocolWriter, Task, fault_of
 
 log = logging.getLogger("exobar.mlx.loop")
 
@@ -164,8 +164,6 @@ class StepLoop:
 
     # ------------------------------------------------------------------ tasks
     def _handle(self, item: object) -> Optional[int]:
-        if isinstance(item, InvalidTask):
-            return self._reject_invalid(item)
         assert isinstance(item, Task)
         if item.task_id in self.seen:
             log.warning("ignored repeated task %s (%s)", item.task_id, item.kind)
@@ -181,14 +179,6 @@ class StepLoop:
         if item.kind == "Shutdown":
             return self._shutdown(item)
         raise FatalRunnerError(f"unknown task kind {item.kind}")
-
-    def _reject_invalid(self, item: InvalidTask) -> None:
-        log.warning("rejected task %s: %s", item.task_id, item.reason)
-        self.out.acknowledged(item.task_id)
-        if item.command_id is not None:
-            self.out.error(item.command_id, f"invalid {item.kind} task: {item.reason}")
-        self.out.task_status(item.task_id, "Failed")
-        return None
 
     def _reject_out_of_order(self, task: Task, expected: str) -> None:
         message = f"{task.kind} is not allowed while the runner is {self.status} (needs {expected})"

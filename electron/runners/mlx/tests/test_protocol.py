@@ -5,7 +5,6 @@ import unittest
 from exobar_mlx.protocol import (
     Cancel,
     InputError,
-    InvalidTask,
     ProtocolWriter,
     Task,
     fault_of,
@@ -47,7 +46,7 @@ class ParseInputTest(unittest.TestCase):
                 with self.assertRaises(InputError):
                     parse_input_line(bad)
 
-    def test_bad_generation_params_are_answerable(self):
+    def test_bad_generation_params_are_rejected_like_the_schema(self):
         base = {"kind": "TextGeneration", "taskId": "t", "commandId": "c"}
         bad_params = [
             {"messages": [], "maxTokens": 5},
@@ -60,9 +59,8 @@ class ParseInputTest(unittest.TestCase):
         ]
         for params in bad_params:
             with self.subTest(params=params):
-                result = parse_input_line(line({**base, "params": params}))
-                self.assertIsInstance(result, InvalidTask)
-                self.assertEqual((result.task_id, result.command_id), ("t", "c"))
+                with self.assertRaises(InputError):
+                    parse_input_line(line({**base, "params": params}))
 
     def test_fault_prompts(self):
         task = parse_input_line(line({"kind": "TextGeneration", "taskId": "t", "commandId": "c", "params": {
