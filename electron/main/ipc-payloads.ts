@@ -1,0 +1,40 @@
+/**
+ * The argument list each renderer-to-main channel accepts, as zod tuples built from
+ * the shared schemas (shared/api.ts). Main validates every invoke against these
+ * before anything reaches the node; extra or missing arguments are refused too.
+ */
+import { z } from 'zod';
+import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
+import { IpcChannel } from '../../shared/ipc-channels';
+
+const InstanceId = z.string().min(1).max(200);
+const RequestId = z.string().min(1).max(200);
+
+/** Channels the renderer invokes (all but the main-to-renderer snapshot push). */
+export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
+
+export const IPC_PAYLOADS = {
+  getSnapshot: z.tuple([]),
+  getSafePairPlan: z.tuple([]),
+  launchSafePair: z.tuple([]),
+  createInstance: z.tuple([CreateInstanceRequestSchema]),
+  updateInstance: z.tuple([InstanceId, UpdateInstanceRequestSchema]),
+  stopInstance: z.tuple([InstanceId]),
+  stopAll: z.tuple([]),
+  cancelRequest: z.tuple([RequestId]),
+  exportDiagnostics: z.tuple([]),
+} as const satisfies Record<InvokeChannelKey, z.ZodTuple>;
+
+export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;
+
+/** Validates an invoke's arguments: the parsed tuple, or the problem in words. */
+export function parseIpcArgs<K extends InvokeChannelKey>(key: K, args: unknown[]): { ok: true; args: IpcArgs<K> } | { ok: false; message: string } {
+  const parsed = IPC_PAYLOADS[key].safeParse(args);
+  if (parsed.success) return { ok: true, args: parsed.data as IpcArgs<K> };
+  const problems = parsed.error.issues.map((issue) => {
+    const [index, ...field] = issue.path;
+    const where = index === undefined ? '' : `argument ${Number(index) + 1}${field.length > 0 ? ` field ${field.join('.')}` : ''}: `;
+    return `${where}${issue.message}`;
+  });
+  return { ok: false, message: `Invalid arguments for ${IpcChannel[key]}: ${problems.join('; ')}` };
+}
