@@ -9,7 +9,7 @@ import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:time
 import { performance } from 'node:perf_hooks';
 
 /** Lag beyond which the pacer gives up catching up (the process was starved, not idle). */
-const MAX_CATCH_UP_MS = 15;
+const MAX_CATCH_UP_MS = 50;
 
 export class Pacer {
   private target = performance.now();
