@@ -107,7 +107,7 @@ describe('IPC handlers', () => {
   });
 
   it("passes the node's errors back with their code, not counted as refused", async () => {
-    b.stopInstance.mockRejectedValueOnce(new NodeError('instance_not_found', 'No instance inst-9', 404));
+    vi.mocked(b.stopInstance).mockRejectedValueOnce(new NodeError('instance_not_found', 'No instance inst-9', 404));
     expect(await fake.ipcMain.invoke(IpcChannel.stopInstance, window, 'inst-9')).toEqual({
       ok: false,
       error: { code: 'instance_not_found', message: 'No instance inst-9' },
