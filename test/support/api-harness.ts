@@ -93,11 +93,11 @@ export async function readRawSse(response: Response): Promise<string[]> {
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `condition` until true or the deadline passes. */
-export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await probe();
-    if (value) return value;
+    if (value) return value as NonNullable<T>;
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
   }

@@ -4,7 +4,8 @@
  * comments, cancellation by abort and by /v1/cancel/{id}, and the error answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
+import type { ApiErrorBody } from '../../../shared/api';
 import { makePrompt } from '../../../shared/token-count';
 import { eventually, readRawSse, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 
@@ -151,7 +152,7 @@ describe('cancellation', () => {
     // Cancelling again: it is no longer in flight.
     const again = await fetch(`${rig.url}/v1/cancel/${chunks[0]!.id}`, { method: 'POST' });
     expect(again.status).toBe(404);
-    expect((await again.json()).error.code).toBe('request_not_found');
+    expect(((await again.json()) as ApiErrorBody).error.code).toBe('request_not_found');
   });
 
   it('answers a whole completion cancelled by /v1/cancel/{id} with 200 and finish_reason "cancelled"', async () => {
@@ -170,24 +171,24 @@ describe('error answers', () => {
   it('404 for an unknown model, and for a known model that is not running (saying how to launch it)', async () => {
     const unknown = await rig.client.chat.completions.create({ model: 'nope/model', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((unknown as OpenAI.APIError).code).toBe('model_not_found');
-    expect((unknown as OpenAI.APIError).message).toMatch(/unknown model 'nope\/model'/);
+    expect((unknown as APIError).code).toBe('model_not_found');
+    expect((unknown as APIError).message).toMatch(/unknown model 'nope\/model'/);
     const stopped = await rig.client.chat.completions.create({ model: MEDIUM, messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((e: unknown) => e);
     expect(stopped).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((stopped as OpenAI.APIError).message).toMatch(/not running; launch it first: POST \/api\/instances/);
-    expect((stopped as OpenAI.APIError).param).toBe('model');
+    expect((stopped as APIError).message).toMatch(/not running; launch it first: POST \/api\/instances/);
+    expect((stopped as APIError).param).toBe('model');
   });
 
   it('400 for a request that fails validation, naming the field', async () => {
     const bad = await rig.client.chat.completions.create({ model: SMALL, messages: [] }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((bad as OpenAI.APIError).message).toMatch(/messages/);
+    expect((bad as APIError).message).toMatch(/messages/);
     const n2 = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], n: 2 }).catch((e: unknown) => e);
     expect(n2).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((n2 as OpenAI.APIError).message).toMatch(/n must be 1/);
+    expect((n2 as APIError).message).toMatch(/n must be 1/);
     const temp = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], temperature: 7 }).catch((e: unknown) => e);
-    expect((temp as OpenAI.APIError).status).toBe(400);
-    expect((temp as OpenAI.APIError).param).toBe('temperature');
+    expect((temp as APIError).status).toBe(400);
+    expect((temp as APIError).param).toBe('temperature');
   });
 
   it('a runner crash mid-stream ends the stream with an error the client raises', async () => {
@@ -203,7 +204,7 @@ describe('error answers', () => {
       }
     })().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.APIError);
-    expect((failure as OpenAI.APIError).code).toBe('runner_crashed');
+    expect((failure as APIError).code).toBe('runner_crashed');
     // The runner comes back and the model answers again.
     await eventually(async () => {
       const ok = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }).catch(() => null);

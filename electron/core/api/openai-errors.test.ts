@@ -4,7 +4,8 @@
  * server must keep serving afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
+import type { ApiErrorBody } from '../../../shared/api';
 import { FAKE_PROMPTS, FakeNode } from '../../../test/support/fake-node';
 import { startServerRig, type ApiRig } from '../../../test/support/api-harness';
 
@@ -32,8 +33,8 @@ describe('error answers in OpenAI shape', () => {
     for (const stream of [false, true]) {
       const refused = await ask('second', stream).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
-      expect((refused as OpenAI.APIError).code).toBe('queue_full');
-      expect((refused as OpenAI.APIError).type).toBe('rate_limit_error');
+      expect((refused as APIError).code).toBe('queue_full');
+      expect((refused as APIError).type).toBe('rate_limit_error');
     }
     await first;
   });
@@ -42,15 +43,15 @@ describe('error answers in OpenAI shape', () => {
     for (const stream of [false, true]) {
       const refused = await ask(FAKE_PROMPTS.failAtOnce, stream).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(OpenAI.InternalServerError);
-      expect((refused as OpenAI.APIError).status).toBe(503);
-      expect((refused as OpenAI.APIError).code).toBe('runner_failed');
+      expect((refused as APIError).status).toBe(503);
+      expect((refused as APIError).code).toBe('runner_failed');
     }
   });
 
   it('a whole completion whose runner fails midway answers 503', async () => {
     const refused = await ask(FAKE_PROMPTS.failMidStream).catch((e: unknown) => e);
-    expect((refused as OpenAI.APIError).status).toBe(503);
-    expect((refused as OpenAI.APIError).code).toBe('runner_crashed');
+    expect((refused as APIError).status).toBe(503);
+    expect((refused as APIError).code).toBe('runner_crashed');
   });
 
   it('500 with a generic message for a bug, without its details', async () => {
@@ -68,7 +69,7 @@ describe('error answers in OpenAI shape', () => {
   it('404 for an unknown path and 405 for a wrong method, and keeps serving', async () => {
     const missing = await fetch(`${rig.url}/v1/nothing`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.type).toBe('not_found_error');
+    expect(((await missing.json()) as ApiErrorBody).error.type).toBe('not_found_error');
     const wrong = await fetch(`${rig.url}/v1/chat/completions`);
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('POST');

@@ -1,0 +1,242 @@
+/**
+ * The `exobar` command line. `exobar serve` runs the core (node + local API) and
+ * serves the renderer to a browser; more subcommands plug into {@link COMMANDS}.
+ *
+ * Run through bin/exobar.js (tsx, no build needed): `npx exobar serve`,
+ * `npm run serve -- --port 0`.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { z } from 'zod';
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
+import { resolveDataDir } from './core/data-dir';
+import type { Snapshot } from '../shared/snapshot';
+import { startCore, type RunningCore } from './core/start-core';
+
+/** Where a command writes; tests and embedders can capture it. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+/** One subcommand. `run` resolves with the process exit code. */
+export interface CliCommand {
+  name: string;
+  /** One line for `exobar --help`. */
+  summary: string;
+  /** The full usage text for `exobar <name> --help` and for usage errors. */
+  usage: string;
+  run(argv: string[], io: CliIo): Promise<number>;
+}
+
+/** A bad invocation: the command's usage is printed and the exit code is 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Exit code for a bad invocation (as getopt-style tools do). */
+export const EXIT_USAGE = 2;
+
+/**
+ * Parses flags strictly (unknown flags and stray arguments are usage errors) and
+ * turns node:util's messages into a {@link UsageError}.
+ */
+export function parseFlags<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+  }
+}
+
+/** Validates one flag's value with zod; the message names the flag. */
+export function flagValue<S extends z.ZodType>(flag: string, schema: S, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(`--${flag}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`);
+  return parsed.data;
+}
+
+const PortSchema = z
+  .string()
+  .regex(/^\d+$/, 'expected a port number (0 picks a free port)')
+  .transform(Number)
+  .pipe(z.number().int().min(0).max(65535, 'a port is at most 65535'));
+const HostSchema = z.string().min(1, 'expected a host name or address').regex(/^[A-Za-z0-9.:[\]%-]+$/, 'expected a host name or address such as 127.0.0.1');
+const TimeScaleSchema = z
+  .string()
+  .transform(Number)
+  .pipe(z.number({ error: 'expected a number such as 0.1' }).positive('the time scale must be above 0').max(1000).finite());
+const DirSchema = z.string().min(1, 'expected a directory');
+
+const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X]
+
+Runs the exobar node and its local API: OpenAI-compatible endpoints under /v1, the
+control API under /api (bearer token) and the page at /.
+
+  --port N            port to listen on (default ${DEFAULT_API_PORT}; 0 picks a free port)
+  --host H            address to bind (default ${DEFAULT_API_HOST}; anything else exposes the API)
+  --data-dir D        token, settings and runner logs (default ~/.exobar or $EXOBAR_DATA_DIR)
+  --sim-time-scale X  multiply every simulated duration by X (default 1 = calibrated)
+  -h, --help          show this help
+
+Prints "exobar listening on http://HOST:PORT" once it accepts connections, then the
+address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner.`;
+
+/** How long a clean stop may take before the runners' process groups are killed. */
+const STOP_DEADLINE_MS = 15_000;
+
+/** Last resort when a clean stop hangs or a second signal comes: SIGKILL every runner's process group. */
+function killRunnerGroups(snapshot: Snapshot | null): void {
+  for (const instance of snapshot?.instances ?? []) {
+    const pid = instance.runner.pid;
+    if (pid == null) continue;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+export const serveCommand: CliCommand = {
+  name: 'serve',
+  summary: 'run the node and the local API (OpenAI-compatible /v1, control /api, page at /)',
+  usage: SERVE_USAGE,
+  async run(argv, io) {
+    const flags = parseFlags(argv, {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'sim-time-scale': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (flags.help) {
+      io.out(SERVE_USAGE);
+      return 0;
+    }
+    const port = flags.port === undefined ? undefined : flagValue('port', PortSchema, flags.port);
+    const host = flags.host === undefined ? DEFAULT_API_HOST : flagValue('host', HostSchema, flags.host);
+    const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', TimeScaleSchema, flags['sim-time-scale']);
+    const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
+
+    let core: RunningCore;
+    try {
+      core = await startCore({ dataDir, host, port, simTimeScale });
+    } catch (error) {
+      io.err(`exobar serve: ${(error as Error).message}`);
+      return 1;
+    }
+    io.out(`exobar listening on ${core.url}`);
+    // The token goes in the fragment: browsers never send it to the server, so it
+    // cannot reach a server log; the page moves it to session storage.
+    io.out(`open ${core.url}/#token=${core.token}`);
+    if (host !== DEFAULT_API_HOST && host !== 'localhost' && host !== '::1') {
+      io.err(`exobar serve: warning: bound to ${host}; the OpenAI-compatible API (/v1) needs no token and is reachable from other machines`);
+    }
+
+    return new Promise<number>((resolve) => {
+      let stopping = false;
+      let lastSnapshot: Snapshot | null = null;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        if (stopping) {
+          io.err(`exobar serve: ${signal} again: killing the runners now`);
+          killRunnerGroups(lastSnapshot);
+          resolve(130);
+          return;
+        }
+        stopping = true;
+        io.err(`exobar serve: ${signal}: stopping every runner (press Ctrl-C again to force)`);
+        lastSnapshot = core.node.snapshot();
+        const deadline = setTimeout(() => {
+          io.err('exobar serve: the runners did not stop in time: killing them');
+          killRunnerGroups(lastSnapshot);
+          resolve(1);
+        }, STOP_DEADLINE_MS);
+        deadline.unref();
+        core.stop().then(
+          () => {
+            clearTimeout(deadline);
+            io.err('exobar serve: stopped');
+            resolve(0);
+          },
+          (error: unknown) => {
+            clearTimeout(deadline);
+            io.err(`exobar serve: stop failed: ${(error as Error).message}`);
+            killRunnerGroups(lastSnapshot);
+            resolve(1);
+          },
+        );
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      process.on('SIGHUP', onSignal);
+    });
+  },
+};
+
+/**
+ * Every subcommand, in the order `exobar --help` lists them. To add one, export a
+ * {@link CliCommand} from its own module and list it here.
+ */
+export const COMMANDS: CliCommand[] = [serveCommand];
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function mainUsage(commands: readonly CliCommand[] = COMMANDS): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'usage: exobar <command> [options]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run "exobar <command> --help" for its options.',
+  ].join('\n');
+}
+
+const defaultIo: CliIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+};
+
+/** Runs the command line; resolves with the exit code. */
+export async function main(argv: string[], io: CliIo = defaultIo, commands: readonly CliCommand[] = COMMANDS): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    io.out(mainUsage(commands));
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    io.out(version());
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    io.err(name === undefined ? 'exobar: which command?' : `exobar: unknown command "${name}"`);
+    io.err(mainUsage(commands));
+    return EXIT_USAGE;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`exobar ${command.name}: ${error.message}`);
+      io.err(command.usage);
+      return EXIT_USAGE;
+    }
+    io.err(`exobar ${command.name}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
