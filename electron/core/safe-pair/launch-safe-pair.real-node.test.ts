@@ -80,7 +80,7 @@ describe('launchSafePair with the real node', () => {
     unsubscribe();
   });
 
-  it('a runner that never gets ready fails the launch and leaves no process behind', async () => {
+  it('a runner that never gets ready fails the launch, leaves no process behind and the running model untouched', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'exobar-safe-pair-'));
     const gpuDir = join(dataDir, 'sim-gpu');
     const n = createNode(
@@ -99,8 +99,14 @@ describe('launchSafePair with the real node', () => {
       for (const i of s.instances) if (i.runner.pid) pids.set(i.model, i.runner.pid);
     }, 5);
 
+    // The small model runs already (started with a generous deadline, the machine may be
+    // busy), so the launch's short deadline applies only to the medium one.
+    const small = await n.createInstance({ model: SMALL, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
+    await n.waitForReady(small.id, 60_000);
+
     const plan = await planSafePairForNode(n, defaultSettings(), { readMemory: plenty });
-    const err = await launchSafePair(n, plan, { pollMs: 20, readyTimeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(plan.models.map((m) => m.alreadyRunning)).toEqual([true, false]);
+    const err = await launchSafePair(n, plan, { pollMs: 20, readyTimeoutMs: 3000 }).catch((e: unknown) => e);
     unsubscribe();
 
     expect(err).toMatchObject({ code: 'launch_failed' });
@@ -108,7 +114,7 @@ describe('launchSafePair with the real node', () => {
     const snap = n.snapshot();
     expect(snap.launch).toMatchObject({ state: 'failed', current: 1 });
     expect(snap.launch?.error).toBe((err as Error).message);
-    // The small model is untouched, the medium one's instance and process are gone.
+    // The running small model is untouched, the medium one's instance and process are gone.
     expect(snap.instances.map((i) => [i.model, i.runner.status.kind])).toEqual([[SMALL, 'RunnerReady']]);
     const mediumPid = pids.get(MEDIUM);
     expect(mediumPid).toBeDefined();
