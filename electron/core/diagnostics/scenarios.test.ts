@@ -87,6 +87,26 @@ describe('bundle after real incidents', () => {
     expect(findings.some((f) => f.cause === 'node_dispatch_delay')).toBe(false);
   });
 
+  it('flags a node dispatch delay as a bug when dispatch awaits another runner\u2019s ack (exo\u2019s blocking loop)', async () => {
+    // The benchmark's baseline of exo's worker before its fix: proves the verdict can fire.
+    fixture = createNodeFixture({ simTimeScale: 0.1 }, { dispatchMode: 'blocking-baseline' });
+    await Promise.all([fixture.launch(SMALL), fixture.launch(MEDIUM)]);
+    const long = submitTracked(fixture.node, { model: MEDIUM, messages: makePrompt(30_000, 'baseline-long'), maxTokens: 4 });
+    await eventually(() => long.events.some((e) => e.type === 'prefill_progress'), 10_000, 'the long prefill to start');
+    const queued = submitTracked(fixture.node, { model: MEDIUM, messages: makePrompt(40, 'baseline-queued'), maxTokens: 4 });
+    await sleep(100);
+    const short = submitTracked(fixture.node, { model: SMALL, messages: makePrompt(20, 'baseline-short'), maxTokens: 4 });
+    await Promise.all([long.handle.done, queued.handle.done, short.handle.done]);
+
+    const { findings } = await exportBundle(fixture, { diagnosis: { thresholdMs: 500 } });
+    const finding = findings.find((f) => f.requestId === short.handle.id)!;
+    expect(finding).toMatchObject({ cause: 'node_dispatch_delay', bugToReport: true, dominantPart: 'dispatch' });
+    const blockers = finding.evidence.otherRunnersAwaitingAck as Array<{ requestId: string }>;
+    expect(blockers.map((b) => b.requestId)).toContain(queued.handle.id);
+    // Bugs come first in the manifest.
+    expect(findings[0]!.bugToReport).toBe(true);
+  });
+
   it('names a watchdog kill, with the watchdog\u2019s reason in the runner\u2019s exit.json', async () => {
     fixture = createNodeFixture({
       simTimeScale: 0.1,
