@@ -1,0 +1,103 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+vi.mock('electron', () => import('../test/electron/fake-electron'));
+import { contextBridge, ipcRenderer } from 'electron';
+import { fake, FakeWebContents } from '../test/electron/fake-electron';
+import { snapshot } from '../test/electron/snapshot-fixtures';
+import { IpcChannel } from '../shared/ipc-channels';
+import type { Snapshot } from '../shared/snapshot';
+import { registerIpcHandlers, type IpcBackend } from './main/ipc-handlers';
+import { createIpcBridge } from './preload';
+import { APP_ORIGIN } from './main/security';
+
+const fakeRenderer = ipcRenderer as unknown as import('node:events').EventEmitter & { invoke: ReturnType<typeof vi.fn> };
+
+beforeEach(() => {
+  fakeRenderer.removeAllListeners();
+  fakeRenderer.invoke.mockReset();
+});
+
+describe('preload', () => {
+  it('exposes exactly one object, window.exobar, with the bridge methods (on import)', () => {
+    const calls = vi.mocked(contextBridge.exposeInMainWorld).mock.calls;
+    expect(calls).toHaveLength(1);
+    expect(calls[0]![0]).toBe('exobar');
+    expect(Object.keys(calls[0]![1] as object).sort()).toEqual(
+      ['cancelRequest', 'createInstance', 'exportDiagnostics', 'getSafePairPlan', 'launchSafePair', 'stopAll', 'stopInstance', 'subscribeConnection', 'subscribeSnapshots', 'updateInstance'].sort(),
+    );
+  });
+
+  it('a subscriber gets the latest snapshot on subscribe, then pushes, never an older one', async () => {
+    let answer!: (value: unknown) => void;
+    fakeRenderer.invoke.mockImplementation(() => new Promise((resolve) => (answer = resolve)));
+    const bridge = createIpcBridge(ipcRenderer);
+    const seen: number[] = [];
+    const unsubscribe = bridge.subscribeSnapshots((s) => seen.push(s.seq));
+    expect(fakeRenderer.invoke).toHaveBeenCalledWith(IpcChannel.getSnapshot);
+
+    fakeRenderer.emit(IpcChannel.snapshot, {}, snapshot({ seq: 5 }));
+    // The answer to getSnapshot was taken before push 5 arrived: it is older, so dropped.
+    answer({ ok: true, value: snapshot({ seq: 4 }) });
+    await new Promise((r) => setTimeout(r, 0));
+    fakeRenderer.emit(IpcChannel.snapshot, {}, snapshot({ seq: 6 }));
+    expect(seen).toEqual([5, 6]);
+
+    unsubscribe();
+    fakeRenderer.emit(IpcChannel.snapshot, {}, snapshot({ seq: 7 }));
+    expect(seen).toEqual([5, 6]);
+    expect(fakeRenderer.listenerCount(IpcChannel.snapshot)).toBe(0);
+  });
+
+  it('snapshots pushed before the page subscribed are not lost: getSnapshot delivers the latest', async () => {
+    fakeRenderer.invoke.mockResolvedValue({ ok: true, value: snapshot({ seq: 42 }) });
+    const bridge = createIpcBridge(ipcRenderer);
+    const seen: Snapshot[] = [];
+    bridge.subscribeSnapshots((s) => seen.push(s));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(seen.map((s) => s.seq)).toEqual([42]);
+  });
+
+  it('turns refused calls into errors with the message and code from main', async () => {
+    fakeRenderer.invoke.mockResolvedValue({ ok: false, error: { code: 'invalid_payload', message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small' } });
+    const bridge = createIpcBridge(ipcRenderer);
+    await expect(bridge.stopInstance('')).rejects.toMatchObject({ message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small', code: 'invalid_payload' });
+  });
+
+  it('reports no connection trouble (main is in the same app)', () => {
+    const listener = vi.fn();
+    createIpcBridge(ipcRenderer).subscribeConnection(listener);
+    expect(listener).toHaveBeenCalledWith(null);
+  });
+
+  it('end to end with the real handlers: each bridge method reaches its backend call with validated arguments', async () => {
+    fake.reset();
+    const page = new FakeWebContents(`${APP_ORIGIN}/index.html`);
+    const backend: IpcBackend = {
+      getSnapshot: () => snapshot({ seq: 3 }),
+      getSafePairPlan: async () => ({ models: [], memory: { requiredBytes: 1, freeBytes: 2, headroomBytes: 0 }, blockers: [], canRun: true }),
+      launchSafePair: vi.fn(async () => undefined),
+      createInstance: vi.fn(async () => ({ id: 'i1' })),
+      updateInstance: vi.fn(async () => undefined),
+      stopInstance: vi.fn(async () => undefined),
+      stopAll: vi.fn(async () => undefined),
+      cancelRequest: vi.fn(async () => undefined),
+      exportDiagnostics: async () => ({ saved: false, location: null }),
+    };
+    registerIpcHandlers({ ipcMain: fake.ipcMain, backend, policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN }, onRefused: () => undefined });
+    const bridge = createIpcBridge({
+      invoke: (channel: string, ...args: unknown[]) => fake.ipcMain.invoke(channel, page, ...args),
+      on: () => undefined,
+      removeListener: () => undefined,
+    } as never);
+    expect(await bridge.createInstance({ model: 'sim/llama-3.2-3b', fastSynch: 'off' })).toEqual({ id: 'i1' });
+    expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false });
+    await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
+    await bridge.stopInstance('i1');
+    await bridge.stopAll();
+    await bridge.cancelRequest('chatcmpl-9');
+    await bridge.launchSafePair();
+    expect((await bridge.getSafePairPlan()).canRun).toBe(true);
+    expect(await bridge.exportDiagnostics()).toEqual({ saved: false, location: null });
+    expect(backend.cancelRequest).toHaveBeenCalledWith('chatcmpl-9');
+    await expect(bridge.createInstance({ model: '' })).rejects.toThrow(/argument 1 field model/);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * The preload: exposes one narrow object, `window.exobar`, implementing the shared
+ * ExobarBridge over IPC. Nothing else of Electron or Node reaches the page (context
+ * isolation and the sandbox are on); the renderer picks this bridge when
+ * `window.exobar` exists.
+ *
+ * Runs sandboxed, so it is bundled as CommonJS and may only require 'electron'.
+ */
+import { contextBridge, ipcRenderer, type IpcRenderer, type IpcRendererEvent } from 'electron';
+import type { ExobarBridge } from '../shared/bridge';
+import { IpcChannel } from '../shared/ipc-channels';
+import type { Snapshot } from '../shared/snapshot';
+import { unwrapIpcResult, type IpcResult } from './main/ipc-result';
+
+type RendererIpc = Pick<IpcRenderer, 'invoke' | 'on' | 'removeListener'>;
+
+/** Builds the bridge over an ipcRenderer (a fake one in tests). */
+export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
+  const call = async <T>(channel: string, ...args: unknown[]): Promise<T> => unwrapIpcResult((await ipc.invoke(channel, ...args)) as IpcResult<T>);
+
+  return {
+    subscribeSnapshots(listener) {
+      // Main pushes on every change, but pushes sent before this page subscribed are
+      // gone: ask for the latest too, and deliver only snapshots newer than the last one.
+      let lastSeq = -1;
+      let active = true;
+      const deliver = (snapshot: Snapshot) => {
+        if (!active || snapshot.seq <= lastSeq) return;
+        lastSeq = snapshot.seq;
+        listener(snapshot);
+      };
+      const onPush = (_event: IpcRendererEvent, snapshot: Snapshot) => deliver(snapshot);
+      ipc.on(IpcChannel.snapshot, onPush);
+      call<Snapshot>(IpcChannel.getSnapshot).then(deliver, () => undefined);
+      return () => {
+        active = false;
+        ipc.removeListener(IpcChannel.snapshot, onPush);
+      };
+    },
+    subscribeConnection(listener) {
+      // Main is in the same app: there is no connection to lose.
+      listener(null);
+      return () => undefined;
+    },
+    getSafePairPlan: () => call(IpcChannel.getSafePairPlan),
+    launchSafePair: () => call(IpcChannel.launchSafePair),
+    createInstance: (request) => call(IpcChannel.createInstance, request),
+    updateInstance: (id, request) => call(IpcChannel.updateInstance, id, request),
+    stopInstance: (id) => call(IpcChannel.stopInstance, id),
+    stopAll: () => call(IpcChannel.stopAll),
+    cancelRequest: (requestId) => call(IpcChannel.cancelRequest, requestId),
+    exportDiagnostics: () => call(IpcChannel.exportDiagnostics),
+  };
+}
+
+// contextBridge copies the object into the page's world: only these functions cross.
+if (contextBridge) contextBridge.exposeInMainWorld('exobar', createIpcBridge(ipcRenderer));
