@@ -157,27 +157,11 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
   describe(`runner conformance: ${label}`, () => {
     useRunnerProcessCleanup();
 
-    it('sends the hello first, then RunnerIdle', async () => {
-      const runner = await start();
-      await runner.waitFor(isRunnerStatus('RunnerIdle'), startTimeout);
-      expect(runner.badLines).toEqual([]);
-      const [hello, idle] = runner.messages;
-      expect(hello).toEqual({
-        type: 'Hello',
-        protocolVersion: PROTOCOL_VERSION,
-        engine: profile.engine,
-        model: profile.model,
-        pid: runner.pid,
-        env: { MLX_METAL_FAST_SYNCH: null, EXO_FAST_SYNCH: null },
-        fastSynch: false,
-      });
-      expect(idle).toEqual({ type: 'RunnerStatusUpdated', status: { kind: 'RunnerIdle' } });
-    });
-
     it(
-      'reports the fast-synch environment it sees and the value MLX will use',
+      'sends the hello first (then RunnerIdle), reporting the fast-synch environment it sees and the value MLX will use',
       async () => {
         const cases: { env: { MLX_METAL_FAST_SYNCH?: string; EXO_FAST_SYNCH?: string }; fastSynch: boolean }[] = [
+          { env: {}, fastSynch: false },
           { env: { MLX_METAL_FAST_SYNCH: '0' }, fastSynch: false },
           { env: { MLX_METAL_FAST_SYNCH: '1' }, fastSynch: true },
           // MLX parses the variable as an integer: "true" counts as 0.
@@ -186,13 +170,25 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
           { env: { MLX_METAL_FAST_SYNCH: '1', EXO_FAST_SYNCH: 'false' }, fastSynch: false },
           { env: { MLX_METAL_FAST_SYNCH: '0', EXO_FAST_SYNCH: 'true' }, fastSynch: true },
         ];
+        // Started together: only the first lines matter here, and startup dominates.
         const runners = await Promise.all(cases.map((c) => start(c.env)));
+        await Promise.all(runners.map((r) => r.waitFor(isRunnerStatus('RunnerIdle'), startTimeout)));
         runners.forEach((runner, i) => {
           const c = cases[i]!;
           const env = { MLX_METAL_FAST_SYNCH: c.env.MLX_METAL_FAST_SYNCH ?? null, EXO_FAST_SYNCH: c.env.EXO_FAST_SYNCH ?? null };
-          const hello = runner.messages[0];
-          expect(hello).toMatchObject({ type: 'Hello', env, fastSynch: c.fastSynch });
           expect(effectiveFastSynch(env)).toBe(c.fastSynch);
+          expect(runner.badLines).toEqual([]);
+          const [hello, idle] = runner.messages;
+          expect(hello).toEqual({
+            type: 'Hello',
+            protocolVersion: PROTOCOL_VERSION,
+            engine: profile.engine,
+            model: profile.model,
+            pid: runner.pid,
+            env,
+            fastSynch: c.fastSynch,
+          });
+          expect(idle).toEqual({ type: 'RunnerStatusUpdated', status: { kind: 'RunnerIdle' } });
         });
       },
       startTimeout * 2,
@@ -447,12 +443,6 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
       caseTimeout,
     );
 
-    it('exits with code 0 when its stdin closes', async () => {
-      const runner = await start();
-      runner.closeStdin();
-      expect(await runner.waitForExit(generationTimeout)).toEqual({ code: 0, signal: null });
-    });
-
     it(
       'ignores malformed stdin lines and keeps serving',
       async () => {
@@ -476,7 +466,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
     );
 
     it(
-      'fails a generation sent before the model is ready: ack, ErrorChunk, Failed, and stays usable',
+      'fails a generation sent before the model is ready (ack, ErrorChunk, Failed), stays usable, exits 0 when stdin closes',
       async () => {
         const runner = await start();
         runner.send(generationTask('early', { promptTokens: 20, maxTokens: 3 }));
@@ -491,6 +481,9 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         expect(chunks(runner, 'cmd-early', 'TokenChunk')).toEqual([]);
         runner.send({ kind: 'LoadModel', taskId: 'load' });
         await runner.waitFor(isStatus('load', 'Complete'), lifecycleTimeout);
+        // A supervisor that goes away closes the runner's stdin: the runner exits cleanly.
+        runner.closeStdin();
+        expect(await runner.waitForExit(generationTimeout)).toEqual({ code: 0, signal: null });
       },
       caseTimeout,
     );
