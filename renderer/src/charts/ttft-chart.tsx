@@ -25,10 +25,11 @@ function secondsLabel(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(ms >= 10_000 ? 0 : 1)}s` : `${Math.round(ms)}ms`;
 }
 
-function TtftChartImpl({ samples, p50Ms, p95Ms, width = 340, height = 110 }: TtftChartProps) {
+function TtftChartImpl({ samples, p50Ms, p95Ms, width = 356, height = 100 }: TtftChartProps) {
   if (samples.length === 0) {
     return (
-      <div className="chart-empty" style={{ width, height }} data-testid="ttft-chart-empty">
+      // Compact when empty: the popover is small, and an empty frame the chart's size says nothing.
+      <div className="chart-empty" style={{ width }} data-testid="ttft-chart-empty">
         No TTFT samples yet
       </div>
     );
@@ -39,7 +40,7 @@ function TtftChartImpl({ samples, p50Ms, p95Ms, width = 340, height = 110 }: Ttf
       <LineChart width={width} height={height} data={data} margin={{ top: 6, right: 8, bottom: 0, left: 0 }}>
         <CartesianGrid stroke="var(--separator)" vertical={false} />
         <XAxis dataKey="index" hide />
-        <YAxis width={40} tick={axisTick} tickFormatter={secondsLabel} axisLine={false} tickLine={false} />
+        <YAxis width={46} tick={axisTick} tickFormatter={secondsLabel} axisLine={false} tickLine={false} />
         {p50Ms !== null && (
           <ReferenceLine
             y={p50Ms}

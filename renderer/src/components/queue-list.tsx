@@ -8,9 +8,9 @@ function QueueRow({ request }: { request: RequestSnapshot }) {
   const busy = useExobar((s) => s.busy[`cancel:${request.id}`] === true);
   const cancelling = request.phase === 'cancelling';
   return (
-    <li className={`queue-row phase-${request.phase}`} data-testid="queue-row" data-phase={request.phase}>
+    <li className="queue-row" data-testid="queue-row" data-phase={request.phase}>
       <span className={`phase phase-${request.phase}`}>{PHASE_LABEL[request.phase]}</span>
-      <span className="muted small" title={request.id}>
+      <span className="muted small request-id" title={request.id}>
         {shortId(request.id)}
       </span>
       <span className="spacer" />

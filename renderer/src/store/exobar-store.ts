@@ -131,8 +131,11 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           const affected = get().snapshot.instances.filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
           // Drain, not cancel: requests already running finish before the runner relaunches
           // with MLX_METAL_FAST_SYNCH=0 (MLX reads it once per process, so a relaunch is needed).
+          // acknowledgeRisk: while the first runner relaunches, the other one still has fast
+          // synch on, and the node asks for the acknowledgement for any ring change made in
+          // that state; this change only lowers the risk the user is already in.
           const results = await Promise.allSettled(
-            affected.map((i) => bridge.updateInstance(i.id, { fastSynch: 'off', mode: 'drain' })),
+            affected.map((i) => bridge.updateInstance(i.id, { fastSynch: 'off', mode: 'drain', acknowledgeRisk: true })),
           );
           const failed = results.flatMap((r, n) => (r.status === 'rejected' ? [`${affected[n]?.modelName}: ${errorMessage(r.reason)}`] : []));
           if (failed.length > 0) throw new Error(`Could not relaunch ${failed.join('; ')}`);
