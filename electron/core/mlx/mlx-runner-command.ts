@@ -7,12 +7,18 @@
  * HF_HUB_OFFLINE=1 makes sure no code path in mlx-lm or huggingface_hub ever starts a
  * download: a model that is not on disk is an error, not a multi-gigabyte surprise.
  */
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { fastSynchEnv } from '../../../shared/fast-synch-policy';
+import { resolveMlxRunnerDir } from '../runner-entry';
 
-/** The runner script in a source checkout (dev, tests, `exobar serve`). A packaged app ships it as a resource and passes its path. */
-export const MLX_RUNNER_SCRIPT_IN_REPO = fileURLToPath(new URL('../../runners/mlx/runner.py', import.meta.url));
+/**
+ * runner.py in the MLX runner's directory: `$EXOBAR_MLX_RUNNER_DIR` (the packaged app's
+ * resources) or the source tree (resolveMlxRunnerDir).
+ */
+export function defaultMlxRunnerScript(env: NodeJS.ProcessEnv = process.env): string {
+  return join(resolveMlxRunnerDir(env), 'runner.py');
+}
 
 const positiveInt = z.number().int().positive();
 const nonNegative = z.number().nonnegative().finite();
@@ -37,7 +43,7 @@ export const MlxRunnerCommandOptionsSchema = z.object({
   python: z.string().min(1),
   /** A local model directory or a Hugging Face repo id already on disk (CatalogModel.path for scanned models). */
   model: z.string().min(1),
-  /** Path of runner.py; defaults to the one in this checkout. */
+  /** Path of runner.py; default {@link defaultMlxRunnerScript}. */
   runnerScript: z.string().min(1).optional(),
   engine: z.enum(['mlx', 'test']).default('mlx'),
   /** exo's defaults: 4096-token prefill chunks, 8 requests per decode batch. */
@@ -88,7 +94,7 @@ export function mlxRunnerCommand(options: MlxRunnerCommandOptions): MlxRunnerCom
   if (!parsed.success) throw new Error(`invalid MLX runner options: ${z.prettifyError(parsed.error)}`);
   const o = parsed.data;
 
-  const args = [o.runnerScript ?? MLX_RUNNER_SCRIPT_IN_REPO, '--model', o.model, '--engine', o.engine];
+  const args = [o.runnerScript ?? defaultMlxRunnerScript(), '--model', o.model, '--engine', o.engine];
   if (o.prefillChunk !== undefined) args.push('--prefill-chunk', String(o.prefillChunk));
   if (o.maxBatch !== undefined) args.push('--max-batch', String(o.maxBatch));
   if (o.defaultMaxTokens !== undefined) args.push('--default-max-tokens', String(o.defaultMaxTokens));

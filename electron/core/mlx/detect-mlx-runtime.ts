@@ -1,0 +1,148 @@
+/**
+ * Finds a Python that can run the MLX runner: macOS on Apple silicon, Python 3.10+,
+ * mlx and mlx-lm importable, mlx-lm recent enough for the runner's batching.
+ *
+ * Where it looks, in order: the `mlxPython` path from settings (when set, only that
+ * one: an explicit choice that does not work is reported, not silently replaced), else
+ * the venv exobar's "Set up MLX runtime" creates in the data directory, else `python3`
+ * on PATH. Each candidate is run with a tiny import check, never imported into Node.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { runCommand, type RunCommand } from './run-command';
+
+/** The oldest mlx-lm whose BatchGenerator accepts prefilled caches (the runner's mlx engine needs it). */
+export const MIN_MLX_LM_VERSION = '0.30.0';
+export const MIN_PYTHON_VERSION = '3.10.0';
+/** The venv "Set up MLX runtime" creates, relative to the data directory. */
+export const MLX_VENV_DIR = 'mlx-venv';
+
+export interface MlxRuntimeStatus {
+  available: boolean;
+  /** The interpreter to run the runner with (sys.executable of the working candidate). */
+  python: string | null;
+  /** mlx-lm's version, when found. */
+  version: string | null;
+  /** Why it is (un)available, in words for the UI. */
+  reason: string;
+  /** Every candidate tried and what was wrong with it (diagnostics). */
+  candidates: { python: string; problem: string | null }[];
+}
+
+export interface DetectMlxRuntimeOptions {
+  dataDir: string;
+  /** `settings.mlxPython`. */
+  settingsPython?: string | null;
+  platform?: NodeJS.Platform;
+  arch?: string;
+  run?: RunCommand;
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The venv's interpreter inside a data directory. */
+export function mlxVenvPython(dataDir: string): string {
+  return join(dataDir, MLX_VENV_DIR, 'bin', 'python3');
+}
+
+const PROBE = [
+  'import json, sys',
+  'out = {"python": sys.executable, "pythonVersion": "%d.%d.%d" % sys.version_info[:3]}',
+  'try:',
+  '    import mlx.core as mx',
+  '    import mlx_lm',
+  '    out.update(ok=True, mlx=getattr(mx, "__version__", None), mlxLm=getattr(mlx_lm, "__version__", None))',
+  'except Exception as err:',
+  '    out.update(ok=False, error="%s: %s" % (type(err).__name__, err))',
+  'print(json.dumps(out))',
+].join('\n');
+
+const ProbeSchema = z.object({
+  python: z.string(),
+  pythonVersion: z.string(),
+  ok: z.boolean(),
+  mlx: z.string().nullable().optional(),
+  mlxLm: z.string().nullable().optional(),
+  error: z.string().optional(),
+});
+
+/** Compares dotted versions numerically ("0.30.10" > "0.30.4"); non-numeric parts count as 0. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0);
+  const pb = b.split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+type Probe = { ok: true; python: string; version: string } | { ok: false; problem: string };
+
+async function probe(python: string, run: RunCommand, timeoutMs: number, env?: NodeJS.ProcessEnv): Promise<Probe> {
+  const result = await run(python, ['-c', PROBE], { timeoutMs, env });
+  if (result.code === null) return { ok: false, problem: `could not run it (${result.error ?? 'no exit code'})` };
+  const line = result.stdout.trim().split('\n').at(-1) ?? '';
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    const detail = (result.stderr.trim().split('\n').at(-1) ?? '').slice(0, 200);
+    return { ok: false, problem: `it is not a working Python (exit ${result.code}${detail ? `: ${detail}` : ''})` };
+  }
+  const parsed = ProbeSchema.safeParse(json);
+  if (!parsed.success) return { ok: false, problem: 'its import check printed something unexpected' };
+  const p = parsed.data;
+  if (compareVersions(p.pythonVersion, MIN_PYTHON_VERSION) < 0) {
+    return { ok: false, problem: `Python ${p.pythonVersion} is too old (the runner needs ${MIN_PYTHON_VERSION} or later)` };
+  }
+  if (!p.ok) return { ok: false, problem: `mlx-lm is not importable (${p.error ?? 'unknown error'})` };
+  const version = p.mlxLm ?? 'unknown';
+  if (version !== 'unknown' && compareVersions(version, MIN_MLX_LM_VERSION) < 0) {
+    return { ok: false, problem: `mlx-lm ${version} is too old (the runner needs ${MIN_MLX_LM_VERSION} or later)` };
+  }
+  return { ok: true, python: p.python, version };
+}
+
+/**
+ * Detects the MLX runtime. Never throws: every problem becomes `available: false`
+ * with a reason the UI can show next to "Set up MLX runtime".
+ */
+export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promise<MlxRuntimeStatus> {
+  const platform = options.platform ?? process.platform;
+  const arch = options.arch ?? process.arch;
+  if (platform !== 'darwin' || arch !== 'arm64') {
+    const where = `${platform}/${arch}`;
+    const hint = platform === 'darwin' ? ' (an Intel Mac, or this app running under Rosetta)' : '';
+    return {
+      available: false,
+      python: null,
+      version: null,
+      reason: `MLX runs only on macOS with Apple silicon; this is ${where}${hint}. Simulated models still work.`,
+      candidates: [],
+    };
+  }
+  const run = options.run ?? runCommand;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const explicit = options.settingsPython?.trim() || null;
+  const candidates = explicit ? [explicit] : [mlxVenvPython(options.dataDir), 'python3'];
+  const tried: MlxRuntimeStatus['candidates'] = [];
+  for (const python of candidates) {
+    const result = await probe(python, run, timeoutMs, options.env);
+    if (result.ok) {
+      tried.push({ python, problem: null });
+      return {
+        available: true,
+        python: result.python,
+        version: result.version,
+        reason: `mlx-lm ${result.version} found in ${result.python}`,
+        candidates: tried,
+      };
+    }
+    tried.push({ python, problem: result.problem });
+  }
+  const reason = explicit
+    ? `The Python set in settings (${explicit}) cannot run MLX: ${tried[0]!.problem}.`
+    : `No Python with mlx-lm found (${tried.map((t) => `${t.python}: ${t.problem}`).join('; ')}). Use "Set up MLX runtime".`;
+  return { available: false, python: null, version: null, reason, candidates: tried };
+}
