@@ -29,7 +29,8 @@ export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
   // "Under 10 MB" with room to spare for the zip's own headers.
   maxTotalBytes: 9 * 1024 * 1024,
   maxLogBytesPerFile: 512 * 1024,
-  maxEventsBytes: 2 * 1024 * 1024,
+  // The node's whole ring buffer (20,000 events) fits: the lead-up to a stall matters most.
+  maxEventsBytes: 4 * 1024 * 1024,
   maxTimelineBytes: 1024 * 1024,
   maxRunners: 16,
   maxFindings: 200,

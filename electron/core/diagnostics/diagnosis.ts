@@ -138,9 +138,32 @@ function overlap(a0: number, a1: number, b0: number, b1: number): number {
   return Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 }
 
-function comparable(a: number, b: number): boolean {
-  if (a <= SHORT_PROMPT_TOKENS && b <= SHORT_PROMPT_TOKENS) return true;
-  return a >= b / 2 && a <= b * 2;
+/**
+ * Prompts of one size class cost about the same: up to 256 tokens (mostly fixed
+ * overhead) are one class, larger ones fall in classes that double in size.
+ */
+function sizeClass(promptTokens: number): number {
+  return promptTokens <= SHORT_PROMPT_TOKENS ? 0 : Math.ceil(Math.log2(promptTokens / SHORT_PROMPT_TOKENS));
+}
+
+/** The median of sorted `values` with one occurrence of `without` left out (when present). */
+function medianWithout(sorted: readonly number[], without: number | null): { median: number | null; count: number } {
+  let skip = -1;
+  if (without !== null) {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]! < without) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < sorted.length && sorted[lo] === without) skip = lo;
+  }
+  const count = sorted.length - (skip === -1 ? 0 : 1);
+  if (count === 0) return { median: null, count };
+  const at = (i: number) => sorted[skip !== -1 && i >= skip ? i + 1 : i]!;
+  const mid = Math.floor(count / 2);
+  return { median: count % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2, count };
 }
 
 /** When a timeline's request stopped occupying its runner's step with prefill. */
@@ -257,13 +280,30 @@ export function diagnose(
   options: Partial<DiagnosisOptions> = {},
 ): Diagnosis {
   const opts: DiagnosisOptions = { ...DEFAULT_DIAGNOSIS_OPTIONS, now: performance.now(), ...options };
-  const solo = soloSamples(timelines);
+  const solo = new Set(soloSamples(timelines));
+  // Solo references per model and prompt size class, sorted once (the history holds thousands of requests).
+  const soloGroups = new Map<string, { ttft: number[]; service: number[] }>();
+  for (const s of solo) {
+    const key = `${s.model}\u0000${sizeClass(s.promptTokens)}`;
+    const group = soloGroups.get(key) ?? { ttft: [], service: [] };
+    group.ttft.push(s.firstTokenAt! - s.arrivedAt);
+    group.service.push(s.firstTokenAt! - s.acknowledgedAt!);
+    soloGroups.set(key, group);
+  }
+  for (const group of soloGroups.values()) {
+    group.ttft.sort((a, b) => a - b);
+    group.service.sort((a, b) => a - b);
+  }
   const history = statusHistory(events);
   const incidents = incidentsOf(events);
   const codes = failureCodes(events);
   const fastSynchOn = latestFastSynch(events);
   const byInstance = new Map<string, RequestTimeline[]>();
-  for (const t of timelines) byInstance.set(t.instanceId, [...(byInstance.get(t.instanceId) ?? []), t]);
+  for (const t of timelines) {
+    const list = byInstance.get(t.instanceId);
+    if (list) list.push(t);
+    else byInstance.set(t.instanceId, [t]);
+  }
 
   const findings: Finding[] = [];
   for (const t of timelines) {
@@ -281,19 +321,20 @@ export function diagnose(
     summary,
     runnerIncidents: incidents,
     soloReference: models.map((model) => {
-      const own = solo.filter((s) => s.model === model).map((s) => s.firstTokenAt! - s.arrivedAt);
+      const own = [...solo].filter((s) => s.model === model).map((s) => s.firstTokenAt! - s.arrivedAt);
       return { model, samples: own.length, medianTtftMs: own.length ? r1(median(own)!) : null };
     }),
     fastSynchOn,
   };
 
   function soloFor(t: RequestTimeline): { ttftMs: number | null; serviceMs: number | null; samples: number } {
-    const peers = solo.filter((s) => s !== t && s.model === t.model && comparable(s.promptTokens, t.promptTokens));
-    return {
-      ttftMs: median(peers.map((s) => s.firstTokenAt! - s.arrivedAt)),
-      serviceMs: median(peers.map((s) => s.firstTokenAt! - s.acknowledgedAt!)),
-      samples: peers.length,
-    };
+    const group = soloGroups.get(`${t.model}\u0000${sizeClass(t.promptTokens)}`);
+    if (!group) return { ttftMs: null, serviceMs: null, samples: 0 };
+    // A solo request is not its own reference.
+    const self = solo.has(t);
+    const ttft = medianWithout(group.ttft, self ? t.firstTokenAt! - t.arrivedAt : null);
+    const service = medianWithout(group.service, self ? t.firstTokenAt! - t.acknowledgedAt! : null);
+    return { ttftMs: ttft.median, serviceMs: service.median, samples: ttft.count };
   }
 
   function examine(t: RequestTimeline): Finding | null {

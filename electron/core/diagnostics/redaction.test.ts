@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Redactor } from './redaction';
+import { homedir } from 'node:os';
+import { currentIdentity, Redactor } from './redaction';
 
 const identity = { userName: 'zelda', hostName: 'zeldas-macbook-pro.local', homeDir: '/Users/zelda' };
 
@@ -81,6 +82,15 @@ describe('Redactor.text', () => {
   it('does not redact generic account names as words', () => {
     const r = new Redactor({ identity: { userName: 'runner', hostName: null, homeDir: '/home/runner' } });
     expect(r.text('runner_status at /home/runner/x by runner')).toBe('runner_status at ~/x by runner');
+  });
+});
+
+describe('Redactor defaults', () => {
+  it('uses this machine\u2019s identity when none is given', () => {
+    const home = homedir();
+    expect(currentIdentity().homeDir).toBe(home);
+    if (home === '/' || home === '') return;
+    expect(new Redactor().text(`log at ${home}/.exobar/logs`)).toBe('log at ~/.exobar/logs');
   });
 });
 

@@ -105,6 +105,8 @@ interface Rule {
   pattern: RegExp;
   /** Replacement for one match; returning the match unchanged means "not private". */
   replace: (match: string, ...groups: string[]) => string;
+  /** A substring every match contains: text without it skips the (slower) regex scan. */
+  hint?: string;
 }
 
 /**
@@ -134,6 +136,7 @@ export class Redactor {
   text(input: string): string {
     let out = input;
     for (const rule of this.rules) {
+      if (rule.hint !== undefined && !out.includes(rule.hint)) continue;
       rule.pattern.lastIndex = 0;
       if (!rule.pattern.test(out)) continue;
       rule.pattern.lastIndex = 0;
@@ -158,6 +161,24 @@ export class Redactor {
     return this.walk(input, null) as T;
   }
 
+  /** Short strings repeat (ids, kinds, statuses): their redaction is remembered, with its counts. */
+  private readonly memo = new Map<string, { out: string; counts: Partial<RedactionCounts> }>();
+
+  private memoText(input: string): string {
+    if (input.length > 256) return this.text(input);
+    const hit = this.memo.get(input);
+    if (hit) {
+      for (const [kind, n] of Object.entries(hit.counts) as Array<[RedactionKind, number]>) this.counts[kind] += n;
+      return hit.out;
+    }
+    const before = { ...this.counts };
+    const out = this.text(input);
+    const counts: Partial<RedactionCounts> = {};
+    for (const kind of REDACTION_KINDS) if (this.counts[kind] !== before[kind]) counts[kind] = this.counts[kind] - before[kind];
+    if (this.memo.size < 100_000) this.memo.set(input, { out, counts });
+    return out;
+  }
+
   private walk(input: unknown, key: string | null): unknown {
     if (key !== null && TEXT_FIELDS.has(key.toLowerCase()) && input !== null && typeof input === 'object') {
       this.counts.prompt_text += 1;
@@ -168,7 +189,7 @@ export class Redactor {
         this.counts.prompt_text += 1;
         return MARK.prompt_text;
       }
-      return this.text(input);
+      return this.memoText(input);
     }
     if (Array.isArray(input)) return input.map((item) => this.walk(item, null));
     if (input !== null && typeof input === 'object') {
@@ -216,7 +237,7 @@ function buildRules(identity: Identity, secrets: readonly string[]): Rule[] {
     replace: (match, word = '', space = '', token = '') => (token.startsWith('[') ? match : `${word}${space}${MARK.bearer_token}`),
   });
   // OpenAI-style keys (sk-..., sk-proj-..., sk-ant-...).
-  rules.push({ kind: 'api_key', pattern: /\bsk-[A-Za-z0-9_-]{8,}/g, replace: mark('api_key') });
+  rules.push({ kind: 'api_key', pattern: /\bsk-[A-Za-z0-9_-]{8,}/g, replace: mark('api_key'), hint: 'sk-' });
   // key=value / "key": "value" for secret-looking names; the value must hold a letter,
   // so counts such as "maxTokens": 123456 are left alone.
   rules.push({
@@ -225,7 +246,7 @@ function buildRules(identity: Identity, secrets: readonly string[]): Rule[] {
       /\b((?:x-)?(?:api[_-]?key|access[_-]?token|auth[_-]?token|control[_-]?token|token|secret|password|passwd|authorization)["']?\s*[:=]\s*["']?)(?!\[redacted|Bearer\b|Basic\b)(?=[^\s"',;]*[A-Za-z])([^\s"',;]{6,})/gi,
     replace: (_match, prefix = '') => `${prefix}${MARK.secret}`,
   });
-  rules.push({ kind: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g, replace: mark('email') });
+  rules.push({ kind: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g, replace: mark('email'), hint: '@' });
 
   // The home directory becomes ~ before the user name is looked for (it usually holds it).
   const home = identity.homeDir && identity.homeDir !== '/' ? identity.homeDir.replace(/[/\\]+$/, '') : null;
@@ -256,7 +277,10 @@ function buildRules(identity: Identity, secrets: readonly string[]): Rule[] {
   // IPv6 candidates are checked with the real parser: "12:34:56" (a time) is not one.
   rules.push({
     kind: 'ip_address',
-    pattern: /(?<![0-9A-Za-z:.])(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}(?:%[A-Za-z0-9]+)?(?![0-9A-Za-z:])/gi,
+    // Only the two shapes an IPv6 address can have (8 groups, or "::" compression), which
+    // keeps the scan of megabytes of logs fast.
+    pattern:
+      /(?<![0-9A-Za-z:.])(?:(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?)(?:%[A-Za-z0-9]+)?(?![0-9A-Za-z:])/gi,
     replace: (match) => {
       const address = match.split('%')[0] ?? match;
       if (!isIPv6(address)) return match;
