@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'dist/**', 'node_modules/**', 'screenshots/**', 'test-results/**', 'electron/runners/mlx/**'] },
+  { ignores: ['out/**', 'dist/**', 'node_modules/**', 'scratch/**', '.exobar-data/**', 'screenshots/**', 'test-results/**', 'electron/runners/mlx/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
