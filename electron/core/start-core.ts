@@ -12,6 +12,7 @@ import { loadOrCreateToken } from './auth-token';
 import { ensureDataDir } from './data-dir';
 import { createNode } from './node';
 import type { ExobarNode } from './node-types';
+import { safePairRoutes } from './safe-pair/safe-pair-routes';
 import { loadSettings } from './settings/settings-store';
 
 export interface StartCoreOptions {
@@ -25,9 +26,11 @@ export interface StartCoreOptions {
   simTimeScale?: number;
   /** Settings to use; default: `<dataDir>/settings.json` (defaults when missing). */
   settings?: Settings;
+  /** The settings now, for endpoints that read them per request (the app's settings can change while it runs). Default: `settings`. */
+  getSettings?: () => Settings;
   /** The built renderer to serve at `/`; null serves only a "not built" page. Default: <repo>/out/renderer. */
   rendererDir?: string | null;
-  /** Further endpoints, built once the node exists (e.g. the safe launch, the diagnostic bundle). */
+  /** Further endpoints, built once the node exists, beside the built-in ones (the safe launch is always there). */
   extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger }) => ApiRoute[];
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
@@ -73,13 +76,16 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     defaultFastSynch: settings.defaultFastSynch,
     version: packageVersion(),
   });
+  const getSettings = options.getSettings ?? (() => settings);
+  // Endpoints of other parts of the core, on every API server (app and CLI alike).
+  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings })];
   const server = createApiServer({
     node,
     token,
     host: options.host ?? DEFAULT_API_HOST,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
-    extraRoutes: options.extraRoutes?.({ node, settings, dataDir, logger }),
+    extraRoutes: [...coreRoutes, ...(options.extraRoutes?.({ node, settings, dataDir, logger }) ?? [])],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
   });

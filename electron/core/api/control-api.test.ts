@@ -143,3 +143,12 @@ describe('instances', () => {
     expect(badId.body.error.code).toBe('invalid_instance_id');
   });
 });
+
+describe('endpoints of other parts of the core', () => {
+  it('serves the safe launch plan behind the token', async () => {
+    expect((await rig.control('GET', '/api/launch/safe-pair', undefined, { Authorization: '' })).status).toBe(401);
+    const plan = await rig.control('GET', '/api/launch/safe-pair');
+    expect(plan.status).toBe(200);
+    expect(plan.body.models.map((m: { model: string }) => m.model)).toEqual([SMALL, MEDIUM]);
+  });
+});
