@@ -191,6 +191,8 @@ class MlxEngine(Engine):
         # Older mlx-lm hands out one shared detokenizer; newer a fresh one per access.
         self._fresh_detokenizers = tokenizer.detokenizer is not tokenizer.detokenizer
         self._batch_api = _probe_batch_api(api, self.max_batch, self.prefill_chunk, self.default_max_tokens)
+        if not self._batch_api.insert_takes_samplers:
+            log.warning("mlx-lm %s takes no per-request sampler: every request decodes greedily", api.version)
         self._gen = api.BatchGenerator(model, **self._batch_api.kwargs)
 
     def warmup(self) -> None:
