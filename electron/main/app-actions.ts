@@ -1,0 +1,107 @@
+/**
+ * What the renderer (over IPC) and the tray menu can ask the app to do, in one place,
+ * so both do exactly the same thing. Main owns the state; these are named calls on it.
+ */
+import { join } from 'node:path';
+import { app, clipboard, dialog } from 'electron';
+import type { Settings } from '../../shared/api';
+import type { DiagnosticsResult } from '../../shared/bridge';
+import type { Snapshot } from '../../shared/snapshot';
+import { diagnosticBundleFileName } from '../core/diagnostics';
+import type { ExobarNode } from '../core/node-types';
+import type { CoreServices } from './core-services';
+import type { IpcBackend } from './ipc-handlers';
+import type { TrayMenuActions } from './tray-menu';
+
+export interface AppActionsOptions {
+  node: ExobarNode;
+  services: CoreServices;
+  /** The local API's base URL (…/v1), used when the snapshot has none. */
+  apiBaseUrl: string;
+  settings(): Settings;
+  updateSettings(patch: Partial<Settings>): Promise<Settings>;
+  /** Registers (or removes) the app as a login item. */
+  applyStartAtLogin(enabled: boolean): void;
+  popover: { show(): void; pinWhile<T>(work: () => Promise<T>): Promise<T> };
+  notify(title: string, body: string): void;
+  /** Called after a change the tray must show at once (a setting). */
+  refresh(): void;
+  log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+}
+
+export interface AppActions {
+  /** What the renderer may call over IPC: errors go back to the caller. */
+  backend: IpcBackend;
+  /** The tray menu's entries: errors become notifications. */
+  menu: TrayMenuActions;
+}
+
+export function createAppActions(options: AppActionsOptions): AppActions {
+  const { node, services, popover, notify, log } = options;
+
+  const stopAll = async () => {
+    const ids = node.snapshot().instances.map((i) => i.id);
+    // Each instance stops on its own; one that fails to stop does not keep the others running.
+    const results = await Promise.allSettled(ids.map((id) => node.deleteInstance(id)));
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) throw new Error(`${failed.length} of ${ids.length} models did not stop: ${String(failed[0]!.reason)}`);
+  };
+
+  const exportDiagnostics = (): Promise<DiagnosticsResult> =>
+    popover.pinWhile(async () => {
+      const choice = await dialog.showSaveDialog({
+        title: 'Export diagnostic bundle',
+        defaultPath: join(app.getPath('downloads'), diagnosticBundleFileName()),
+        filters: [{ name: 'Zip archive', extensions: ['zip'] }],
+        properties: ['createDirectory', 'showOverwriteConfirmation'],
+      });
+      if (choice.canceled || !choice.filePath) return { saved: false, location: null };
+      await services.writeDiagnosticBundle(choice.filePath);
+      log.info({ file: choice.filePath }, 'diagnostic bundle written');
+      return { saved: true, location: choice.filePath };
+    });
+
+  /** Menu entries have no caller to answer: failures become a notification. */
+  const fromMenu = (what: string, work: () => Promise<unknown>) => () => {
+    work().catch((error: unknown) => {
+      log.warn({ err: error }, `${what} failed`);
+      notify(`${what} failed`, error instanceof Error ? error.message : String(error));
+    });
+  };
+
+  const backend: IpcBackend = {
+    getSnapshot: (): Snapshot => node.snapshot(),
+    getSafePairPlan: () => services.planSafePair(),
+    launchSafePair: () => services.launchSafePair(),
+    createInstance: async (request) => ({ id: (await node.createInstance(request)).id }),
+    updateInstance: (id, request) => node.updateInstance(id, request),
+    stopInstance: (id) => node.deleteInstance(id),
+    stopAll,
+    async cancelRequest(requestId) {
+      if (!node.cancel(requestId)) {
+        throw Object.assign(new Error(`No request ${requestId} is in flight (it may have finished already)`), { code: 'request_not_found' });
+      }
+    },
+    exportDiagnostics,
+  };
+
+  const menu: TrayMenuActions = {
+    launchSafePair: fromMenu('Launch safe pair', () => services.launchSafePair()),
+    stopAll: fromMenu('Stop all models', stopAll),
+    exportDiagnostics: fromMenu('Export diagnostic bundle', async () => {
+      const result = await exportDiagnostics();
+      if (result.saved) notify('Diagnostic bundle saved', result.location ?? '');
+    }),
+    openWindow: () => popover.show(),
+    copyApiUrl: () => clipboard.writeText(node.snapshot().apiBaseUrl ?? options.apiBaseUrl),
+    setStartAtLogin: (enabled) =>
+      fromMenu('Start at login', async () => {
+        await options.updateSettings({ startAtLogin: enabled });
+        options.applyStartAtLogin(enabled);
+        options.refresh();
+      })(),
+    quit: () => app.quit(),
+  };
+
+  return { backend, menu };
+}

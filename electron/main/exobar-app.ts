@@ -1,0 +1,195 @@
+/**
+ * The app's life: one instance, no dock icon, the core started in the main process
+ * (the same startCore as `exobar serve`, API on 127.0.0.1), the tray, the popover,
+ * the IPC handlers, notifications, and a quit that stops every runner first.
+ */
+import { join } from 'node:path';
+import { app, dialog, ipcMain, protocol, session, shell } from 'electron';
+import pino, { type Logger } from 'pino';
+import type { Settings } from '../../shared/api';
+import { IpcChannel } from '../../shared/ipc-channels';
+import type { Snapshot } from '../../shared/snapshot';
+import { SettingsStore } from '../core/settings/settings-store';
+import { startCore as realStartCore, type RunningCore, type StartCoreOptions } from '../core/start-core';
+import { AlertNotifier } from './alert-notifier';
+import { createAppActions, type AppActions } from './app-actions';
+import { appPaths, runnerEnvironment, type AppLocation } from './app-paths';
+import { handleAppProtocol, registerAppScheme } from './app-protocol';
+import { installCleanQuit, killRunnerGroups, type QuitState } from './clean-quit';
+import { createCoreServices, type CoreServices } from './core-services';
+import { registerIpcHandlers } from './ipc-handlers';
+import { PopoverWindow } from './popover-window';
+import { APP_ORIGIN, APP_START_URL, hardenSession, hardenWebContents } from './security';
+import { TrayController } from './tray-controller';
+
+/** The API binds loopback only: the control API must never be reachable from the network. */
+export const API_HOST = '127.0.0.1';
+
+export interface ExobarAppOptions {
+  /** Directory of the built main bundle (out/main). */
+  mainDir: string;
+  /** Replaceable for tests. */
+  startCore?: (options: StartCoreOptions) => Promise<RunningCore>;
+  createServices?: typeof createCoreServices;
+  simTimeScale?: number;
+  /** Deadline for a clean stop on quit. */
+  stopDeadlineMs?: number;
+  logger?: Logger;
+}
+
+export interface ExobarApp {
+  core: RunningCore;
+  settings: SettingsStore;
+  tray: TrayController;
+  popover: PopoverWindow;
+  actions: AppActions;
+  notifier: AlertNotifier;
+  quitState(): QuitState;
+}
+
+function defaultLogger(packaged: boolean): Logger {
+  // A packaged app has no terminal: its log goes to a file in the user data folder.
+  const destination = packaged
+    ? pino.destination({ dest: join(app.getPath('logs'), 'main.log'), mkdir: true, sync: false })
+    : pino.destination(2);
+  return pino({ name: 'exobar-app', level: process.env.EXOBAR_LOG_LEVEL ?? 'info' }, destination);
+}
+
+function isAddressInUse(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE' || /EADDRINUSE|address already in use/i.test(String((error as Error)?.message));
+}
+
+/**
+ * Starts the app. Resolves with its parts once the tray is up, or null when another
+ * instance already runs (this one then quits and the other shows its popover).
+ */
+export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarApp | null> {
+  if (!app.requestSingleInstanceLock()) {
+    app.quit();
+    return null;
+  }
+  // Before "ready": app:// must be a standard, secure scheme for the page to get an origin.
+  registerAppScheme(protocol);
+  // A menu-bar app keeps running with its window hidden or closed.
+  app.on('window-all-closed', () => undefined);
+
+  await app.whenReady();
+  const log = options.logger ?? defaultLogger(app.isPackaged);
+  // No dock icon (LSUIElement does the same for the packaged app, from its first frame).
+  app.dock?.hide();
+
+  const location: AppLocation = { mainDir: options.mainDir, appPath: app.getAppPath(), resourcesPath: process.resourcesPath, isPackaged: app.isPackaged };
+  const paths = appPaths(location);
+  Object.assign(process.env, runnerEnvironment(paths));
+
+  hardenSession(session.defaultSession, (url) => log.warn({ url }, 'blocked a request for content outside the app'));
+  app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, shell));
+  handleAppProtocol(protocol, paths.rendererDir);
+
+  let popover: PopoverWindow | null = null;
+  const notifier = new AlertNotifier(() => popover?.show());
+
+  // Settings live in the user data folder; a corrupt file is kept aside and replaced by defaults.
+  const userData = app.getPath('userData');
+  const settings = await SettingsStore.open(userData, log.child({ component: 'settings' }));
+  if (settings.warning) {
+    if (AlertNotifier.supported()) notifier.notify('exobar settings were reset', settings.warning);
+    else void dialog.showMessageBox({ type: 'warning', message: 'exobar settings were reset', detail: settings.warning });
+  }
+  const current: Settings = settings.get();
+  const dataDir = current.dataDir ?? userData;
+
+  const startCore = options.startCore ?? realStartCore;
+  const coreOptions: StartCoreOptions = {
+    dataDir,
+    host: API_HOST,
+    port: current.apiPort,
+    simTimeScale: options.simTimeScale,
+    settings: current,
+    rendererDir: paths.rendererDir,
+    logger: log.child({ component: 'core' }),
+  };
+  let core: RunningCore;
+  try {
+    try {
+      core = await startCore(coreOptions);
+    } catch (error) {
+      if (!isAddressInUse(error) || current.apiPort === 0) throw error;
+      // Another program has the port: run anyway on a free one, and say so.
+      core = await startCore({ ...coreOptions, port: 0 });
+      notifier.notify(
+        `Port ${current.apiPort} is in use`,
+        `The local API listens on ${core.url} instead. Free the port or change apiPort in settings.json to keep a fixed address.`,
+      );
+    }
+  } catch (error) {
+    log.error({ err: error }, 'the core did not start');
+    dialog.showErrorBox('exobar could not start', (error as Error).message);
+    app.exit(1);
+    throw error;
+  }
+  log.info({ url: core.url, dataDir: core.dataDir }, 'core started');
+
+  const quit = installCleanQuit({
+    app,
+    stop: () => core.stop(),
+    forceKill: () => killRunnerGroups(lastSnapshot),
+    deadlineMs: options.stopDeadlineMs,
+    log,
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+
+  const applyStartAtLogin = (enabled: boolean) => {
+    // In development the login item would be the bare Electron binary: only the packaged app registers.
+    if (app.isPackaged) app.setLoginItemSettings({ openAtLogin: enabled });
+  };
+  applyStartAtLogin(current.startAtLogin);
+
+  let tray: TrayController | null = null;
+  let lastSnapshot: Snapshot | null = null;
+  const services: CoreServices = (options.createServices ?? createCoreServices)({
+    node: core.node,
+    dataDir: core.dataDir,
+    version: app.getVersion(),
+    settings: () => settings.get(),
+  });
+  const actions = createAppActions({
+    node: core.node,
+    services,
+    apiBaseUrl: `${core.url}/v1`,
+    settings: () => settings.get(),
+    updateSettings: (patch) => settings.update(patch),
+    applyStartAtLogin,
+    popover: { show: () => popover?.show(), pinWhile: (work) => (popover ? popover.pinWhile(work) : work()) },
+    notify: (title, body) => notifier.notify(title, body),
+    refresh: () => lastSnapshot && tray?.update(lastSnapshot, settings.get()),
+    log,
+  });
+
+  tray = new TrayController(paths.trayImagesDir, actions.menu);
+  popover = new PopoverWindow({ preload: paths.preload, url: APP_START_URL, anchor: () => tray.bounds(), devTools: !app.isPackaged });
+  app.on('second-instance', () => popover?.show());
+
+  registerIpcHandlers({
+    ipcMain,
+    backend: actions.backend,
+    policy: { trustedWebContents: () => popover?.webContents ?? null, origin: APP_ORIGIN },
+    onRefused: (channel, reason) => {
+      core.node.countRejectedInput('ipc');
+      log.warn({ channel, reason }, 'refused an IPC message');
+    },
+    onError: (channel, error) => log.warn({ channel, err: error }, 'IPC call failed'),
+  });
+
+  const show = (snapshot: Snapshot) => {
+    lastSnapshot = snapshot;
+    tray?.update(snapshot, settings.get());
+    popover?.send(IpcChannel.snapshot, snapshot);
+    notifier.observe(snapshot);
+  };
+  show(core.node.snapshot());
+  const unsubscribe = core.node.onSnapshot(show);
+  app.on('will-quit', () => unsubscribe());
+
+  return { core, settings, tray, popover, actions, notifier, quitState: quit.state };
+}
