@@ -10,6 +10,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
+import { diagnosticsRoutes } from './core/diagnostics/diagnostics-routes';
+import { diagnosticsCommand } from './diagnostics-command';
 import type { Snapshot } from '../shared/snapshot';
 import { startCore, type RunningCore } from './core/start-core';
 
@@ -126,7 +128,13 @@ export const serveCommand: CliCommand = {
 
     let core: RunningCore;
     try {
-      core = await startCore({ dataDir, host, port, simTimeScale });
+      core = await startCore({
+        dataDir,
+        host,
+        port,
+        simTimeScale,
+        extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => running.settings }),
+      });
     } catch (error) {
       io.err(`exobar serve: ${(error as Error).message}`);
       return 1;
@@ -183,7 +191,7 @@ export const serveCommand: CliCommand = {
  * Every subcommand, in the order `exobar --help` lists them. To add one, export a
  * {@link CliCommand} from its own module and list it here.
  */
-export const COMMANDS: CliCommand[] = [serveCommand];
+export const COMMANDS: CliCommand[] = [serveCommand, diagnosticsCommand];
 
 function version(): string {
   try {

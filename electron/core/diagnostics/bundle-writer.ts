@@ -67,9 +67,17 @@ function zipStream(contents: BundleContents): { stream: NodeJS.ReadableStream; b
  * `Content-Type: application/zip` first) or a file path (written to a temporary file
  * beside it and renamed, mode 0600, so a failed export leaves no half zip).
  */
-export async function writeDiagnosticBundle(ctx: DiagnosticContext, target: Writable | string): Promise<WrittenBundle> {
+export async function writeDiagnosticBundle(
+  ctx: DiagnosticContext,
+  target: Writable | string,
+  options: {
+    /** Called once every file is built, before the first byte is written (an HTTP route sends its headers here). */
+    onReady?: (preview: DiagnosticPreview) => void;
+  } = {},
+): Promise<WrittenBundle> {
   const started = performance.now();
   const contents = await collectBundle(ctx);
+  options.onReady?.(preview(contents));
   const zip = zipStream(contents);
   if (typeof target === 'string') {
     const temporary = `${target}.partial-${randomBytes(4).toString('hex')}`;

@@ -1,0 +1,126 @@
+/**
+ * `exobar diagnostics`: writes the diagnostic bundle (docs/diagnostics.md) to a file.
+ * Asks the running server first (it holds the live state: snapshot, events, timelines);
+ * when none answers, exports what the data directory holds (runner logs and settings).
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
+import { resolveDataDir } from './core/data-dir';
+import { diagnosticBundleFileName, writeDiagnosticBundle } from './core/diagnostics';
+import { fetchDiagnosticBundle, ServerUnreachableError } from './core/diagnostics/remote-export';
+import type { CliCommand } from './cli';
+
+const USAGE = `usage: exobar diagnostics [--out FILE] [--data-dir D] [--url URL] [--offline] [--threshold-ms N]
+
+Writes a diagnostic bundle (a zip to attach to a bug report): snapshot, recent events,
+per-request timeline, runner log tails, fast-synch policy, system and settings, with a
+diagnosis of slow time to first token. Prompts, completions, keys, tokens, the user
+and host names, non-loopback IP addresses and the home directory are removed.
+
+  --out FILE          where to write (default ./exobar-diagnostics-<time>.zip)
+  --data-dir D        the data directory (default ~/.exobar or $EXOBAR_DATA_DIR)
+  --url URL           the running server (default http://127.0.0.1:<apiPort from settings>)
+  --offline           do not ask a server: export the data directory's logs and settings
+  --threshold-ms N    a time to first token from N ms on is diagnosed (default 1000)
+  -h, --help          show this help
+
+The control token comes from $EXOBAR_TOKEN or <data-dir>/token.`;
+
+const DirSchema = z.string().min(1, 'expected a path');
+const UrlSchema = z.url({ protocol: /^https?$/, error: 'expected an http URL such as http://127.0.0.1:52416' });
+const ThresholdSchema = z
+  .string()
+  .regex(/^\d+$/, 'expected whole milliseconds, e.g. 500')
+  .transform(Number);
+
+async function readText(path: string): Promise<string | null> {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The server's address from the data directory's settings (apiPort), else the default. */
+async function defaultServerUrl(dataDir: string): Promise<string> {
+  let port = DEFAULT_API_PORT;
+  const text = await readText(join(dataDir, 'settings.json'));
+  if (text) {
+    try {
+      const apiPort = (JSON.parse(text) as { apiPort?: unknown }).apiPort;
+      if (typeof apiPort === 'number' && Number.isInteger(apiPort) && apiPort > 0 && apiPort < 65536) port = apiPort;
+    } catch {
+      // A broken settings file: the default port it is.
+    }
+  }
+  return `http://${DEFAULT_API_HOST}:${port}`;
+}
+
+async function packageVersion(): Promise<string> {
+  const text = await readText(new URL('../package.json', import.meta.url).pathname);
+  try {
+    return text ? ((JSON.parse(text) as { version?: string }).version ?? 'unknown') : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+export const diagnosticsCommand: CliCommand = {
+  name: 'diagnostics',
+  summary: 'write a diagnostic bundle (zip) for a bug report, nothing private in it',
+  usage: USAGE,
+  async run(argv, io) {
+    // Imported here, not at the top: cli.ts lists this command, and a static import back
+    // would make the two modules' evaluation order matter.
+    const { flagValue, parseFlags } = await import('./cli');
+    const flags = parseFlags(argv, {
+      out: { type: 'string' },
+      'data-dir': { type: 'string' },
+      url: { type: 'string' },
+      offline: { type: 'boolean' },
+      'threshold-ms': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (flags.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    const out = resolve(flags.out === undefined ? diagnosticBundleFileName() : flagValue('out', DirSchema, flags.out));
+    const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
+    const thresholdMs = flags['threshold-ms'] === undefined ? undefined : flagValue('threshold-ms', ThresholdSchema, flags['threshold-ms']);
+    const explicitUrl = flags.url === undefined ? null : flagValue('url', UrlSchema, flags.url);
+
+    if (!flags.offline) {
+      const baseUrl = explicitUrl ?? (await defaultServerUrl(dataDir));
+      const token = io.env.EXOBAR_TOKEN || (await readText(join(dataDir, 'token')));
+      if (!token) {
+        io.err(`exobar diagnostics: no control token (set EXOBAR_TOKEN or check ${join(dataDir, 'token')}); exporting the data directory only`);
+      } else {
+        try {
+          const { bytes } = await fetchDiagnosticBundle({ baseUrl, token, outPath: out, thresholdMs });
+          io.out(`wrote ${out} (${bytes} bytes) from the server at ${baseUrl}`);
+          return 0;
+        } catch (error) {
+          // A server that answered with an error is reported, not papered over with a poorer bundle.
+          if (!(error instanceof ServerUnreachableError) || explicitUrl) {
+            io.err(`exobar diagnostics: ${(error as Error).message}`);
+            return 1;
+          }
+          io.err(`exobar diagnostics: ${error.message}; exporting the data directory ${dataDir} (logs and settings, no live state)`);
+        }
+      }
+    }
+    const written = await writeDiagnosticBundle(
+      { node: null, dataDir, settings: null, version: await packageVersion(), diagnosis: thresholdMs !== undefined ? { thresholdMs } : undefined },
+      out,
+    );
+    const removed = Object.entries(written.redactions)
+      .filter(([, n]) => n > 0)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ');
+    io.out(`wrote ${out} (${written.zipBytes} bytes, ${written.files.length} files) from ${dataDir}${removed ? `; redacted: ${removed}` : ''}`);
+    return 0;
+  },
+};
