@@ -35,6 +35,8 @@ export interface ExobarAppOptions {
   /** Deadline for a clean stop on quit. */
   stopDeadlineMs?: number;
   logger?: Logger;
+  /** Quit on SIGINT/SIGTERM (a terminal's Ctrl-C in development); default true. */
+  handleSignals?: boolean;
 }
 
 export interface ExobarApp {
@@ -78,7 +80,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   // No dock icon (LSUIElement does the same for the packaged app, from its first frame).
   app.dock?.hide();
 
-  const location: AppLocation = { mainDir: options.mainDir, appPath: app.getAppPath(), resourcesPath: process.resourcesPath, isPackaged: app.isPackaged };
+  const location: AppLocation = { mainDir: options.mainDir, appPath: app.getAppPath(), resourcesPath: process.resourcesPath ?? app.getAppPath(), isPackaged: app.isPackaged };
   const paths = appPaths(location);
   Object.assign(process.env, runnerEnvironment(paths));
 
@@ -137,7 +139,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     deadlineMs: options.stopDeadlineMs,
     log,
   });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+  if (options.handleSignals ?? true) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
 
   const applyStartAtLogin = (enabled: boolean) => {
     // In development the login item would be the bare Electron binary: only the packaged app registers.
