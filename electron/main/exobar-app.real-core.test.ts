@@ -1,0 +1,74 @@
+/**
+ * The app glue with the real core (startCore, the node, real sim runner processes)
+ * and a fake Electron: a model launched from the popover is served, and quitting
+ * leaves no runner process and no listening API behind.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+vi.mock('electron', () => import('../../test/electron/fake-electron'));
+import { fake } from '../../test/electron/fake-electron';
+import { defaultSettings } from '../../shared/api';
+import { IpcChannel } from '../../shared/ipc-channels';
+import type { Snapshot } from '../../shared/snapshot';
+import { startExobarApp } from './exobar-app';
+
+const userData = mkdtempSync(join(tmpdir(), 'exobar-app-real-'));
+afterAll(() => rmSync(userData, { recursive: true, force: true }));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('app with the real core', () => {
+  it('serves a model launched over IPC, and quit stops its runner and the API', async () => {
+    fake.reset();
+    fake.app.paths.userData = userData;
+    // Port 0: the test must not collide with a running exobar.
+    writeFileSync(join(userData, 'settings.json'), JSON.stringify({ ...defaultSettings(), apiPort: 0 }));
+    const exobar = await startExobarApp({
+      mainDir: join(userData, 'no-build', 'main'),
+      logger: pino({ level: 'silent' }),
+      handleSignals: false,
+      simTimeScale: 0.05,
+    });
+    expect(exobar).not.toBeNull();
+    const { core } = exobar!;
+    expect(core.host).toBe('127.0.0.1');
+    expect(await accepts(core.port)).toBe(true);
+
+    const page = fake.windows[0]!.webContents;
+    const created = (await fake.ipcMain.invoke(IpcChannel.createInstance, page, { model: 'sim/llama-3.2-1b' })) as { ok: boolean; value: { id: string } };
+    expect(created.ok).toBe(true);
+    await core.node.waitForReady(created.value.id, 30_000);
+    const snapshot = ((await fake.ipcMain.invoke(IpcChannel.getSnapshot, page)) as { value: Snapshot }).value;
+    const pid = snapshot.instances[0]!.runner.pid!;
+    expect(alive(pid)).toBe(true);
+    // The tray follows: one model serving.
+    await vi.waitFor(() => expect(fake.trays[0]!.title).toBe('1'));
+
+    fake.app.quit();
+    await vi.waitFor(() => expect(fake.app.exit).toHaveBeenCalledWith(0), { timeout: 20_000 });
+    expect(alive(pid)).toBe(false);
+    expect(await accepts(core.port)).toBe(false);
+  });
+});
