@@ -2,6 +2,8 @@
  * `npm run bench`: exobar's benchmarks in one run. Prints a table, or with `--json`
  * only JSON. `--time-scale X` scales the sim (1 = calibrated real time), `--trials N`.
  */
+import { measureApiOverhead } from './api-overhead';
+import { API_STALL_CONDITIONS, measureApiStall } from './api-stall-scenario';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 
 interface BenchArgs {
@@ -50,8 +52,18 @@ async function main(): Promise<void> {
     queued_baseline_over_busy: round(stall.ttft.queued_baseline.median_s / busy),
   };
 
+  log(`local API: added latency and streaming throughput, time scale ${args.timeScale}`);
+  const api = await measureApiOverhead({ timeScale: args.timeScale, progress: log });
+  log(`supervisor stall scenario through the local API with the openai client, ${args.trials} trials per condition`);
+  const apiStall = await measureApiStall(args.timeScale, args.trials, log);
+
   if (args.json) {
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios }, null, 2)}\n`);
+    const apiJson = {
+      api_overhead_ms_median: api.api_overhead_ms_median,
+      stream_tokens_per_s: api.stream_tokens_per_s,
+      api: { ...api, stall: apiStall },
+    };
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -60,6 +72,23 @@ async function main(): Promise<void> {
     `\nqueued_exobar / busy = ${ratios.queued_exobar_over_busy} (target <= 1.2)\n` +
       `queued_baseline / busy = ${ratios.queued_baseline_over_busy} (target >= 5)\n` +
       `(times in calibrated seconds: measured / time scale ${args.timeScale})\n`,
+  );
+
+  process.stdout.write('\nlocal API\n');
+  const stallCell = (c: (typeof API_STALL_CONDITIONS)[number]) => `${apiStall.ttft[c].median_s.toFixed(3)} s (node ${apiStall.ttft[c].node_median_s.toFixed(3)} s)`;
+  printTable(
+    ['measure', 'value', 'target'],
+    [
+      ['api_overhead_ms_median', `${api.api_overhead_ms_median.toFixed(2)} ms (p95 ${api.api_overhead_ms_p95.toFixed(2)} ms, ${api.api_overhead_requests} requests)`, '< 5 ms'],
+      ['client / node TTFT median', `${api.client_ttft_ms_median.toFixed(1)} / ${api.node_ttft_ms_median.toFixed(1)} ms`, ''],
+      [
+        'stream_tokens_per_s',
+        `${api.stream_tokens_per_s.toFixed(0)} (${api.stream.streams_per_model} streams x ${api.stream.models.length} models; node direct ${api.stream.node_direct_tokens_per_s.toFixed(0)})`,
+        'API / direct ~ 1',
+      ],
+      ...API_STALL_CONDITIONS.map((c) => [`1B TTFT ${c}, openai client`, stallCell(c), c === 'queued' ? 'within 1.2x of busy' : '']),
+      ['queued / busy through the API', apiStall.queued_over_busy.toFixed(3), '<= 1.2'],
+    ],
   );
 }
 

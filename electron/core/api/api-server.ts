@@ -46,8 +46,12 @@ export interface ApiServerOptions {
 export interface ApiServer {
   /** Starts listening; resolves once connections are accepted. */
   listen(): Promise<{ url: string; host: string; port: number }>;
-  /** Stops accepting, ends event streams and open connections. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections and ends the snapshot event streams. Answers in flight
+   * (completions) get `graceMs` (default 2 s) to finish, time for the node's shutdown to
+   * end them with a clear error; whatever is left then is cut.
+   */
+  close(graceMs?: number): Promise<void>;
   /** `http://host:port` once listening. */
   readonly url: string;
   /** Inputs refused at the HTTP boundary so far. */
@@ -175,7 +179,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         server.listen(options.port ?? DEFAULT_API_PORT, host);
       });
     },
-    close() {
+    close(graceMs = 2_000) {
       return new Promise((resolve) => {
         if (!server.listening) {
           resolve();
@@ -185,8 +189,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         for (const end of [...streams]) end();
         streams.clear();
         server.closeIdleConnections();
-        // Give answers being written a moment, then cut what is left.
-        setTimeout(() => server.closeAllConnections(), 200).unref();
+        const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+        cut.unref();
+        server.once('close', () => clearTimeout(cut));
       });
     },
   };

@@ -50,16 +50,28 @@ interface Submitted {
  * Submits to the node and waits one turn of the event loop, so a refusal the node
  * reports at once (as a throw or as a `failed` event) becomes a proper HTTP status
  * instead of an error inside an already-started stream.
+ *
+ * From here on, a client that goes away before the request ended cancels it ("a client
+ * that disconnects cancels its request"); the node holds the cancel until the runner
+ * has acknowledged the task, so it is never lost.
  */
 async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submitted> {
   const buffered: RequestEvent[] = [];
   let sink: ((event: RequestEvent) => void) | null = null;
+  let ended = false;
   let handle: RequestHandle;
   try {
-    handle = ctx.node.submit(request, (event) => (sink ? sink(event) : buffered.push(event)));
+    handle = ctx.node.submit(request, (event) => {
+      if (isTerminal(event)) ended = true;
+      if (sink) sink(event);
+      else buffered.push(event);
+    });
   } catch (error) {
     throw explainSubmitError(error, request.model, ctx.node);
   }
+  ctx.res.on('close', () => {
+    if (!ended && !ctx.res.writableFinished) ctx.node.cancel(handle.id);
+  });
   await new Promise((resolve) => setImmediate(resolve));
   const failed = buffered.find((e): e is Extract<TerminalEvent, { type: 'failed' }> => e.type === 'failed');
   if (failed && !buffered.some((e) => e.type === 'token')) throw explainSubmitError(failed.error, request.model, ctx.node);
@@ -70,17 +82,6 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
       for (const event of buffered.splice(0)) next(event);
     },
   };
-}
-
-/**
- * Cancels the request when the client goes away before its answer is complete
- * ("a client that disconnects cancels its request"); the node holds the cancel until
- * the runner has acknowledged the task, so it is never lost.
- */
-function cancelOnDisconnect(ctx: RouteContext, handle: RequestHandle, isDone: () => boolean): void {
-  ctx.res.on('close', () => {
-    if (!isDone() && !ctx.res.writableFinished) ctx.node.cancel(handle.id);
-  });
 }
 
 async function chatCompletions(ctx: RouteContext): Promise<void> {
@@ -105,7 +106,6 @@ async function wholeCompletion(ctx: RouteContext, submitted: Submitted): Promise
       }
     });
   });
-  cancelOnDisconnect(ctx, handle, () => terminal != null);
   const event = await Promise.race([ended, handle.done]);
   if (ctx.res.destroyed) return;
   if (event.type === 'failed') throw toApiError(event.error);
@@ -129,11 +129,9 @@ function streamCompletion(ctx: RouteContext, submitted: Submitted): void {
   sse.open();
   let first = true;
   let done = false;
-  const untrack = ctx.trackStream(() => sse.end());
   const finish = (event: TerminalEvent | ApiError): void => {
     if (done) return;
     done = true;
-    untrack();
     if (event instanceof ApiError || event.type === 'failed') {
       sse.data(errorBody(event instanceof ApiError ? event : toApiError(event.error)));
       sse.end();
@@ -146,7 +144,6 @@ function streamCompletion(ctx: RouteContext, submitted: Submitted): void {
     sse.data('[DONE]');
     sse.end();
   };
-  cancelOnDisconnect(ctx, handle, () => done);
   submitted.setSink((event) => {
     if (done) return;
     switch (event.type) {

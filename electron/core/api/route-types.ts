@@ -25,8 +25,8 @@ export interface RouteContext {
   /** Answers with JSON. */
   json(status: number, body: unknown, headers?: Record<string, string>): void;
   /**
-   * Registers a long-lived response (server-sent events) that must end when the server
-   * stops; returns the unregister function.
+   * Registers a long-lived response that has no end of its own (the snapshot event
+   * stream) so it ends when the server stops; returns the unregister function.
    */
   trackStream(end: () => void): () => void;
 }
