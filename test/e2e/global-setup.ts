@@ -1,0 +1,6 @@
+/** Builds the page once for every browser test file. */
+import { buildRenderer } from './build-renderer';
+
+export default async function setup(): Promise<void> {
+  await buildRenderer();
+}

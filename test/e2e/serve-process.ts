@@ -1,0 +1,70 @@
+/**
+ * Runs `exobar serve` as a real child process for the browser tests: a free port, a
+ * temporary data directory, the sim time scale; parses the address it prints.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServeProcess {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  token: string;
+  /** The address to open in a browser (with `#token=`). */
+  openUrl: string;
+  /** Everything the server wrote, for failure messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts `exobar serve --port 0` and resolves once it prints the browser address. */
+export async function startServe(options: { simTimeScale: number; timeoutMs?: number }): Promise<ServeProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'exobar-e2e-'));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['bin/exobar.js', 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', String(options.simTimeScale)],
+    // Its own process group, so a failed test can end the server and every runner it spawned.
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, EXOBAR_LOG_LEVEL: 'warn' } },
+  );
+  let log = '';
+  child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const killGroup = (signal: NodeJS.Signals): void => {
+    try {
+      if (child.pid) process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  };
+
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      killGroup('SIGTERM');
+      const timer = setTimeout(() => killGroup('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    const match = /open (http:\/\/[^\s/]+)\/#token=(\S+)/.exec(log);
+    if (match?.[1] && match[2]) {
+      const url = match[1];
+      const token = match[2];
+      return { url, token, openUrl: `${url}/#token=${token}`, output: () => log, stop };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`exobar serve did not print its address:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

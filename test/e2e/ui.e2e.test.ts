@@ -1,0 +1,180 @@
+/**
+ * The page in a real browser against `exobar serve` with sim runners: launch the safe
+ * pair from the UI, a long prompt plus a queued request on the 3B and short requests on
+ * the 1B, then see the queue, the prefill progress advancing, a held cancellation after
+ * cancelling from the UI, TTFT samples on the chart, and the shared-GPU warning (with its
+ * fix) after forcing fast synch on for both ring instances.
+ *
+ * Screenshots go to screenshots/ (gitignored).
+ */
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './browser';
+import { streamChat, type StreamingChat } from './chat-client';
+import { controlClient } from './control-client';
+import { startServe, type ServeProcess } from './serve-process';
+
+const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
+// 0.25: the 3B prefills a 60k-token prompt in ~9.5 s, one 4096-token chunk every ~0.65 s:
+// long enough to watch, short enough for CI.
+const SIM_TIME_SCALE = 0.25;
+const SMALL = 'sim/llama-3.2-1b';
+const MEDIUM = 'sim/llama-3.2-3b';
+
+let serve: ServeProcess;
+let browser: Browser;
+let page: Page;
+const chats: StreamingChat[] = [];
+
+const card = (name: string): Locator => page.getByRole('region', { name });
+const card1b = (): Locator => card('Llama 3.2 1B (simulated)');
+const card3b = (): Locator => card('Llama 3.2 3B (simulated)');
+/** The popover's size, and (`full`) the whole page for the README. */
+const shot = async (name: string, full = false) => {
+  await page.screenshot({ path: `${SHOTS}${name}.png` });
+  if (!full) return;
+  // Grow the viewport to the content instead of `fullPage`, which leaves the sticky footer mid-page.
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width: 400, height });
+  await page.screenshot({ path: `${SHOTS}${name}-full.png` });
+  await page.setViewportSize({ width: 400, height: 600 });
+};
+
+beforeAll(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  serve = await startServe({ simTimeScale: SIM_TIME_SCALE });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 400, height: 600 }, colorScheme: 'light' });
+});
+
+afterAll(async () => {
+  for (const c of chats) c.abort();
+  await browser?.close();
+  await serve?.stop();
+});
+
+describe('the page against exobar serve', () => {
+  it('takes the token from the address, drops it from the URL, and shows the empty state', async () => {
+    await page.goto(serve.openUrl);
+    await page.getByText('No models running — launch the safe pair').waitFor();
+    expect(page.url()).toBe(`${serve.url}/`);
+    expect(await page.evaluate(() => sessionStorage.getItem('exobar.token'))).toBe(serve.token);
+    await page.getByTestId('plan-row').first().waitFor();
+    expect(await page.getByTestId('plan-row').count()).toBe(2);
+    expect(await page.getByRole('region', { name: 'Safe launch' }).innerText()).toContain('fast synch off — ring instance');
+    await shot('01-empty');
+  });
+
+  it('launches the safe pair from the UI and shows both runners ready with fast synch off', async () => {
+    await page.getByRole('button', { name: 'Launch safe pair' }).click();
+    for (const c of [card1b(), card3b()]) {
+      await c.getByTestId('runner-status').filter({ hasText: /^RunnerReady$/ }).waitFor({ timeout: 60_000 });
+      expect(await c.getByTestId('fast-synch').innerText()).toBe('off');
+    }
+    expect(await page.getByTestId('running-count').innerText()).toBe('2 models running');
+    expect(await page.getByTestId('app-header').innerText()).toContain('All good');
+  });
+
+  it('shows TTFT samples on the chart once requests complete', async () => {
+    for (let i = 0; i < 3; i++) {
+      const a = streamChat(serve.url, SMALL, 60, 8);
+      const b = streamChat(serve.url, MEDIUM, 60, 8);
+      expect((await a.done).error).toBeNull();
+      expect((await b.done).error).toBeNull();
+    }
+    const chart = card1b().getByTestId('ttft-chart');
+    await chart.waitFor();
+    await expect.poll(async () => Number(await chart.getAttribute('data-samples')), { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    expect(await chart.locator('.recharts-line path').count()).toBeGreaterThan(0);
+    expect(await card1b().getByTestId('ttft-latest').innerText()).toMatch(/\d+ ms|\d\.\d+ s/);
+    expect(await card1b().getByTestId('ttft-p50').innerText()).not.toBe('n/a');
+  });
+
+  it('shows the queue, the prefill advancing, and a held cancellation after cancelling from the UI', async () => {
+    // A long unique prompt on the 3B, then one more 3B request queued behind it, then a short 1B request.
+    const long = streamChat(serve.url, MEDIUM, 60_000, 16);
+    chats.push(long);
+    await card3b().getByTestId('queue-row').filter({ hasText: 'Prefilling' }).waitFor({ timeout: 15_000 });
+    const queued = streamChat(serve.url, MEDIUM, 200, 16);
+    chats.push(queued);
+    const short = streamChat(serve.url, SMALL, 60, 200);
+    chats.push(short);
+
+    // The queued request waits for the runner's acknowledgement (the runner reads new
+    // tasks only between steps, and this step is the whole prefill).
+    const waiting = card3b().locator('[data-testid=queue-row][data-phase=awaiting_ack], [data-testid=queue-row][data-phase=queued]');
+    await waiting.first().waitFor({ timeout: 10_000 });
+
+    const bar = card3b().getByTestId('prefill').getByRole('progressbar');
+    await bar.waitFor();
+    await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 10_000 }).toBeGreaterThan(0);
+    const first = Number(await bar.getAttribute('aria-valuenow'));
+    await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 10_000 }).toBeGreaterThan(first);
+    expect(await card3b().getByTestId('prefill').innerText()).toMatch(/[\d,]+ \/ 60,000 tokens · \d+%/);
+
+    // The 1B answers while the 3B prefills: its own request gets a TTFT sample.
+    expect((await short.done).error).toBeNull();
+    await shot('02-busy', true);
+
+    // Cancel the waiting 3B request from its row.
+    const row = waiting.first();
+    const phase = await row.getAttribute('data-phase');
+    await row.getByRole('button', { name: /^Cancel request / }).click();
+    if (phase === 'awaiting_ack') {
+      // Sent but not acknowledged: the supervisor holds the cancel (exo's engine drops
+      // cancels for tasks it has not admitted) and the page shows it as held.
+      const held = card3b().locator('[data-testid=pending-cancel][data-state=held]');
+      await held.waitFor({ timeout: 5_000 });
+      expect(await held.innerText()).toContain('held until the runner acknowledges');
+      await card3b().locator('[data-testid=queue-row][data-phase=cancelling]').waitFor({ timeout: 5_000 });
+      await shot('03-cancel-held');
+    }
+    // Either way the request ends as cancelled, and the held cancel clears once sent and confirmed.
+    const outcome = await queued.done;
+    expect(outcome.error ?? outcome.finishReason).toMatch(/cancel/i);
+    await card3b().getByTestId('pending-cancel').first().waitFor({ state: 'detached', timeout: 20_000 });
+    expect((await long.done).error).toBeNull();
+  });
+
+  it('shows the shared-GPU warning after forcing fast synch on for both ring instances, and fixes it', async () => {
+    const control = controlClient(serve.url, serve.token);
+    const { instances } = await control.state();
+    for (const instance of instances) {
+      await control.patchInstance(instance.id, { fastSynch: 'on', mode: 'cancel', acknowledgeRisk: true });
+    }
+    const banner = page.getByTestId('warning-banner');
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.getAttribute('data-code')).toBe('two_ring_fast_synch');
+    expect(await banner.innerText()).toContain('MLX_METAL_FAST_SYNCH');
+    expect(await page.getByTestId('app-header').getAttribute('data-level')).toBe('warning');
+    for (const c of [card1b(), card3b()]) {
+      await c.getByTestId('fast-synch').filter({ hasText: /^on$/ }).waitFor({ timeout: 30_000 });
+      await c.getByTestId('runner-status').filter({ hasText: /^RunnerReady$/ }).waitFor({ timeout: 60_000 });
+    }
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot('04-warning', true);
+
+    await banner.getByRole('button', { name: /with fast synch off/ }).click();
+    await banner.waitFor({ state: 'detached', timeout: 60_000 });
+    for (const c of [card1b(), card3b()]) {
+      await c.getByTestId('fast-synch').filter({ hasText: /^off$/ }).waitFor({ timeout: 30_000 });
+    }
+    await page.getByTestId('app-header').filter({ hasText: 'All good' }).waitFor({ timeout: 60_000 });
+  });
+
+  it('shows the dark appearance too', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot('05-dark');
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe('rgb(30, 30, 30)');
+  });
+
+  it('says the connection is lost when the server stops', async () => {
+    await serve.stop();
+    await page.getByTestId('connection-error').waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('connection-error').innerText()).toMatch(/Lost connection to exobar serve/);
+    expect(await page.getByTestId('app-header').innerText()).toContain('Disconnected');
+  });
+});
