@@ -1,0 +1,135 @@
+/**
+ * The package check: electron-vite's three builds (plus the sim runner) into a
+ * temporary directory, then electron-builder's own config loader and matchers list
+ * what would go into exobar.app, and the check finds every part there. Negative cases
+ * use a small synthetic build.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPackageContents, pageAssets, pythonLocalImports } from '../../scripts/package-check/check-contents';
+import { packageContents } from '../../scripts/package-check/package-contents';
+
+const root = join(import.meta.dirname, '..', '..');
+const scratch = mkdtempSync(join(tmpdir(), 'exobar-package-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A project directory with the repo's config and resources and the given out/ tree. */
+function stage(name: string, fillOut: (out: string) => void, builderYml?: (yml: string) => string): string {
+  const dir = join(scratch, name);
+  mkdirSync(join(dir, 'electron', 'runners'), { recursive: true });
+  copyFileSync(join(root, 'package.json'), join(dir, 'package.json'));
+  const yml = readFileSync(join(root, 'electron-builder.yml'), 'utf8');
+  writeFileSync(join(dir, 'electron-builder.yml'), builderYml ? builderYml(yml) : yml);
+  symlinkSync(join(root, 'build'), join(dir, 'build'));
+  cpSync(join(root, 'electron', 'runners', 'mlx'), join(dir, 'electron', 'runners', 'mlx'), { recursive: true });
+  fillOut(join(dir, 'out'));
+  return dir;
+}
+
+function syntheticOut(out: string): void {
+  const files: Record<string, string> = {
+    'main/index.js': 'export {}',
+    'main/sim-runner.cjs': '',
+    'preload/index.cjs': '',
+    'renderer/index.html': '<script type="module" crossorigin src="./assets/index-abc.js"></script><link rel="stylesheet" href="./assets/index-abc.css">',
+    'renderer/assets/index-abc.js': '',
+    'renderer/assets/index-abc.css': '',
+  };
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(join(out, file, '..'), { recursive: true });
+    writeFileSync(join(out, file), text);
+  }
+}
+
+describe('package contents from a real build', () => {
+  let project: string;
+  beforeAll(() => {
+    project = stage('built', () => undefined);
+    const build = spawnSync(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build', '--logLevel', 'warn'], {
+      cwd: root,
+      env: { ...process.env, EXOBAR_OUT_DIR: join(project, 'out') },
+      encoding: 'utf8',
+    });
+    if (build.status !== 0) throw new Error(`electron-vite build failed:\n${build.stdout}\n${build.stderr}`);
+  }, 180_000);
+
+  it('has main, preload, renderer with its assets, the unpacked sim runner, the MLX runner and tray images', async () => {
+    const contents = await packageContents(project);
+    expect(checkPackageContents({ projectDir: project, contents })).toEqual([]);
+    expect(contents.asar).toEqual(expect.arrayContaining(['out/main/index.js', 'out/main/sim-runner.cjs', 'out/preload/index.cjs', 'out/renderer/index.html', 'package.json']));
+    expect(contents.asar.some((f) => /^out\/renderer\/assets\/index-.*\.js$/.test(f))).toBe(true);
+    expect(contents.unpacked).toEqual(['out/main/sim-runner.cjs']);
+    expect(contents.resources).toEqual(expect.arrayContaining(['runners/mlx/runner.py', 'runners/mlx/exobar_mlx/main.py', 'tray/tray-idleTemplate.png', 'tray/tray-idleTemplate@2x.png']));
+    // Only what the app runs: no sources, tests, maps or Python caches.
+    expect(contents.asar.filter((f) => !f.startsWith('out/') && f !== 'package.json')).toEqual([]);
+    expect(contents.resources.filter((f) => /tests\/|__pycache__|\.ts$/.test(f))).toEqual([]);
+    expect(contents.dependencies).toEqual({ included: ['pino', 'yazl', 'zod'], excluded: ['tsx'] });
+  });
+
+  it('the preload is CommonJS requiring nothing but electron (sandboxed preloads cannot do more)', () => {
+    const preload = readFileSync(join(project, 'out/preload/index.cjs'), 'utf8');
+    const required = [...preload.matchAll(/require\(["']([^"']+)["']\)/g)].map((m) => m[1]);
+    expect(required).toEqual(['electron']);
+    expect(preload).not.toMatch(/^\s*import\s/m);
+  });
+
+  it('the built page keeps its Content-Security-Policy', () => {
+    expect(readFileSync(join(project, 'out/renderer/index.html'), 'utf8')).toMatch(/http-equiv="Content-Security-Policy"/);
+  });
+});
+
+describe('package check finds what is missing', () => {
+  it('a missing preload and a page asset that was not built', async () => {
+    const project = stage('no-preload', (out) => {
+      syntheticOut(out);
+      rmSync(join(out, 'preload'), { recursive: true });
+      rmSync(join(out, 'renderer/assets/index-abc.css'));
+    });
+    const problems = checkPackageContents({ projectDir: project, contents: await packageContents(project) });
+    expect(problems).toEqual([
+      'preload: out/preload/index.cjs is not in app.asar (run `npm run build` first?)',
+      'the page loads assets/index-abc.css, which is not in app.asar',
+    ]);
+  });
+
+  it('a runner left inside the asar, a Dock icon, an x64-only dmg', async () => {
+    const project = stage('bad-config', syntheticOut, (yml) =>
+      yml
+        .replace(/asarUnpack:\n  - out\/main\/sim-runner.cjs\n/, '')
+        .replace('LSUIElement: true', 'LSUIElement: false')
+        .replace(/- target: dmg\n      arch: \[arm64\]/, '- target: dmg\n      arch: [x64]'),
+    );
+    const problems = checkPackageContents({ projectDir: project, contents: await packageContents(project) });
+    expect(problems).toEqual([
+      'out/main/sim-runner.cjs must be unpacked (asarUnpack): it runs as its own process',
+      'mac.extendInfo.LSUIElement must be true: a menu-bar app has no Dock icon',
+      'mac.target must build dmg for arm64',
+    ]);
+  });
+
+  it('an MLX module the runner imports but the package leaves out', async () => {
+    const project = stage('no-engine', syntheticOut, (yml) => yml.replace('      - exobar_mlx/**/*.py\n', '      - exobar_mlx/**/*.py\n      - "!exobar_mlx/test_engine.py"\n'));
+    const problems = checkPackageContents({ projectDir: project, contents: await packageContents(project) });
+    expect(problems).toContain('MLX runner: runners/mlx/exobar_mlx/cli.py imports exobar_mlx.test_engine, which is not in Resources');
+  });
+
+  it('a config electron-builder would refuse', async () => {
+    const project = stage('invalid', syntheticOut, (yml) => yml.replace('  hardenedRuntime: true', '  hardenedRuntime: true\n  lsUiElement: true'));
+    await expect(packageContents(project)).rejects.toThrow(/Invalid configuration object/);
+  });
+});
+
+describe('helpers', () => {
+  it('pageAssets reads the scripts and stylesheets a built page loads', () => {
+    const html = '<link rel="icon" href="data:,"><script type="module" crossorigin src="./assets/index-x.js"></script><link rel="stylesheet" crossorigin href="./assets/index-y.css">';
+    expect(pageAssets(html)).toEqual(['assets/index-x.js', 'assets/index-y.css']);
+  });
+
+  it('pythonLocalImports finds the package-relative imports', () => {
+    const source = 'from __future__ import annotations\nimport sys\nfrom .engine import Engine\n    from .test_engine import TestEngine\nfrom exobar_mlx.main import run\n';
+    expect(pythonLocalImports(source).sort()).toEqual(['engine', 'main', 'test_engine']);
+  });
+});
