@@ -98,9 +98,9 @@ describe('package check finds what is missing', () => {
   it('a runner left inside the asar, a Dock icon, an x64-only dmg', async () => {
     const project = stage('bad-config', syntheticOut, (yml) =>
       yml
-        .replace(/asarUnpack:\n  - out\/main\/sim-runner.cjs\n/, '')
+        .replace(/asarUnpack:\n {2}- out\/main\/sim-runner.cjs\n/, '')
         .replace('LSUIElement: true', 'LSUIElement: false')
-        .replace(/- target: dmg\n      arch: \[arm64\]/, '- target: dmg\n      arch: [x64]'),
+        .replace(/- target: dmg\n {6}arch: \[arm64\]/, '- target: dmg\n      arch: [x64]'),
     );
     const problems = checkPackageContents({ projectDir: project, contents: await packageContents(project) });
     expect(problems).toEqual([
