@@ -7,7 +7,7 @@
  *
  * Screenshots go to screenshots/ (gitignored).
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,6 +162,15 @@ describe('the page against exobar serve', () => {
       await c.getByTestId('fast-synch').filter({ hasText: /^off$/ }).waitFor({ timeout: 30_000 });
     }
     await page.getByTestId('app-header').filter({ hasText: 'All good' }).waitFor({ timeout: 60_000 });
+  });
+
+  it('exports the diagnostic bundle as a browser download', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.getByRole('button', { name: 'Export diagnostics' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/\.zip$/);
+    const path = await download.path();
+    const head = (await readFile(path)).subarray(0, 2).toString('latin1');
+    expect(head).toBe('PK');
+    await page.getByTestId('notice').filter({ hasText: 'Diagnostic bundle saved' }).waitFor();
   });
 
   it('shows the dark appearance too', async () => {
