@@ -1,5 +1,5 @@
 import { act, cleanup, fireEvent, screen, within } from '@testing-library/react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { instance, instanceWithTtft, prefillingInstance, snapshot, withStatus } from '../test/fixtures';
 import { renderApp } from '../test/render-app';
 
@@ -158,5 +158,34 @@ describe('instance card', () => {
     const stop = screen.getByRole('button', { name: 'Stop Llama 3.2 1B (simulated)' }) as HTMLButtonElement;
     expect(stop.disabled).toBe(true);
     await act(async () => {});
+  });
+});
+
+describe('live ages', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('keep counting between snapshots, and restart from the next snapshot', () => {
+    vi.useFakeTimers();
+    const { push } = renderApp(snapshot({ instances: [prefillingInstance()] }));
+    const queuedRow = () => screen.getAllByTestId('queue-row')[3]!;
+    const heldRow = () => screen.getAllByTestId('pending-cancel')[0]!;
+    expect(queuedRow().textContent).toContain('1 s');
+    expect(heldRow().textContent).toContain('2 s');
+    act(() => vi.advanceTimersByTime(5_000));
+    // No snapshot for 5 s (a wedged runner sends nothing): the ages still grow.
+    expect(queuedRow().textContent).toContain('6 s');
+    expect(heldRow().textContent).toContain('7 s');
+    push(snapshot({ seq: 2, instances: [prefillingInstance()] }));
+    expect(queuedRow().textContent).toContain('1 s');
+  });
+
+  it('stop counting while disconnected', () => {
+    vi.useFakeTimers();
+    const { bridge } = renderApp(snapshot({ instances: [prefillingInstance()] }));
+    act(() => bridge.connection('Lost connection'));
+    act(() => vi.advanceTimersByTime(5_000));
+    expect(screen.getAllByTestId('queue-row')[3]!.textContent).toContain('1 s');
   });
 });

@@ -1,5 +1,6 @@
 import type { PendingCancelSnapshot } from '../../../shared/snapshot';
-import { formatAge, shortId } from '../lib/format';
+import { shortId } from '../lib/format';
+import { LiveAge } from './live-age';
 
 const STATE_TEXT: Record<PendingCancelSnapshot['state'], string> = {
   // exo's engine drops a cancel for a task it has not admitted yet, so the supervisor
@@ -25,7 +26,7 @@ export function PendingCancels({ cancels }: { cancels: PendingCancelSnapshot[] }
             </span>
             <span className="muted small">{STATE_TEXT[cancel.state]}</span>
             <span className="spacer" />
-            <span className="tabular age">{formatAge(cancel.ageMs)}</span>
+            <LiveAge ageMs={cancel.ageMs} />
           </li>
         ))}
       </ul>

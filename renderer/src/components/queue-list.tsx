@@ -1,7 +1,8 @@
 import type { RequestSnapshot } from '../../../shared/snapshot';
-import { formatAge, formatCount, shortId } from '../lib/format';
+import { formatCount, shortId } from '../lib/format';
 import { PHASE_LABEL } from '../lib/runner-status';
 import { useActions, useExobar } from '../store/store-context';
+import { LiveAge } from './live-age';
 
 function QueueRow({ request }: { request: RequestSnapshot }) {
   const { cancelRequest } = useActions();
@@ -17,7 +18,7 @@ function QueueRow({ request }: { request: RequestSnapshot }) {
       <span className="muted small tabular">
         {request.phase === 'decoding' ? `${formatCount(request.completionTokens)} tok` : `${formatCount(request.promptTokens)} prompt`}
       </span>
-      <span className="tabular age">{formatAge(request.ageMs)}</span>
+      <LiveAge ageMs={request.ageMs} />
       <button
         type="button"
         className="icon-button"

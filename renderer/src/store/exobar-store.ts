@@ -55,6 +55,8 @@ export interface ExobarState {
   notice: Notice | null;
   /** How many snapshots were applied to the page (each apply is at most one render). */
   applied: number;
+  /** Date.now() when the current snapshot was applied: live ages count on from here. */
+  receivedAt: number;
   actions: ExobarActions;
 }
 
@@ -85,6 +87,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
   const throttleMs = options.throttleMs ?? 100;
   const copy = options.copy ?? copyText;
   const ttftWindow = options.ttftWindow ?? TTFT_WINDOW;
+  const now = (): number => options.timers?.now() ?? Date.now();
   let noticeId = 0;
 
   const store = createStore<ExobarState>()((set, get) => {
@@ -169,6 +172,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       busy: {},
       notice: null,
       applied: 0,
+      receivedAt: 0,
       actions,
     };
   });
@@ -179,7 +183,15 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       for (const instance of snapshot.instances) {
         ttftHistory[instance.id] = mergeTtftSamples(s.ttftHistory[instance.id] ?? [], instance.ttft.samples, ttftWindow);
       }
-      return { snapshot, received: true, connection: 'connected', connectionError: null, ttftHistory, applied: s.applied + 1 };
+      return {
+        snapshot,
+        received: true,
+        connection: 'connected',
+        connectionError: null,
+        ttftHistory,
+        applied: s.applied + 1,
+        receivedAt: now(),
+      };
     });
   };
 
