@@ -55,6 +55,10 @@ describe('app with the real core', () => {
     const { core } = exobar!;
     expect(core.host).toBe('127.0.0.1');
     expect(await accepts(core.port)).toBe(true);
+    // The app's local API has the same control endpoints as `exobar serve`.
+    const auth = { headers: { Authorization: `Bearer ${core.token}` } };
+    expect((await fetch(`${core.url}/api/diagnostics/preview`, auth)).status).toBe(200);
+    expect((await fetch(`${core.url}/api/launch/safe-pair`, auth)).status).toBe(200);
 
     const page = fake.windows[0]!.webContents;
     const created = (await fake.ipcMain.invoke(IpcChannel.createInstance, page, { model: 'sim/llama-3.2-1b' })) as { ok: boolean; value: { id: string } };

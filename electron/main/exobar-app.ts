@@ -9,6 +9,7 @@ import pino, { type Logger } from 'pino';
 import type { Settings } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
+import { diagnosticsRoutes } from '../core/diagnostics/diagnostics-routes';
 import { SettingsStore } from '../core/settings/settings-store';
 import { startCore as realStartCore, type RunningCore, type StartCoreOptions } from '../core/start-core';
 import { AlertNotifier } from './alert-notifier';
@@ -108,7 +109,10 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     port: current.apiPort,
     simTimeScale: options.simTimeScale,
     settings: current,
+    getSettings: () => settings.get(),
     rendererDir: paths.rendererDir,
+    // The same control endpoints as `exobar serve` (the safe launch is built in).
+    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get() }),
     logger: log.child({ component: 'core' }),
   };
   let core: RunningCore;
