@@ -10,7 +10,6 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
-import { diagnosticsRoutes } from './core/diagnostics/diagnostics-routes';
 import { diagnosticsCommand } from './diagnostics-command';
 import type { Snapshot } from '../shared/snapshot';
 import { startCore, type RunningCore } from './core/start-core';
@@ -133,7 +132,6 @@ export const serveCommand: CliCommand = {
         host,
         port,
         simTimeScale,
-        extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => running.settings }),
       });
     } catch (error) {
       io.err(`exobar serve: ${(error as Error).message}`);

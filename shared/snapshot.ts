@@ -136,6 +136,27 @@ export interface LaunchProgress {
   startedAt: number;
 }
 
+/** The MLX engine on this machine: found or not, and the "Set up MLX runtime" progress. */
+export interface MlxRuntimeSnapshot {
+  available: boolean;
+  /** True where MLX can run at all (macOS on Apple silicon): the setup is offered there. */
+  supported: boolean;
+  python: string | null;
+  version: string | null;
+  /** Why it is (un)available, in words. */
+  reason: string;
+  /** MLX models found on disk (they are in the catalog when the runtime is available). */
+  localModels: number;
+  setup: {
+    state: 'running' | 'done' | 'failed';
+    step: string;
+    message: string;
+    /** The last lines of pip's output. */
+    outputTail: string[];
+    error: string | null;
+  } | null;
+}
+
 export interface Snapshot {
   seq: number;
   /** Epoch milliseconds when this snapshot was taken. */
@@ -148,6 +169,8 @@ export interface Snapshot {
   launch: LaunchProgress | null;
   /** Inputs refused at a boundary, per boundary ("http", "ipc", "runner"). */
   rejectedInputs: Record<string, number>;
+  /** The MLX engine's state; absent or null where nothing has looked for it yet. */
+  mlx?: MlxRuntimeSnapshot | null;
 }
 
 /** A snapshot with nothing in it, for views before the first push. */
@@ -161,5 +184,6 @@ export function emptySnapshot(): Snapshot {
     warnings: [],
     launch: null,
     rejectedInputs: {},
+    mlx: null,
   };
 }

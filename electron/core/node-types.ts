@@ -4,7 +4,16 @@
  */
 import type { ChatMessage, GenerationStats, Usage } from '../../shared/runner-protocol';
 import type { CatalogModel } from '../../shared/catalog';
-import type { FastSynchOverride, InstanceSnapshot, InstanceType, LaunchProgress, Snapshot, TtftSample } from '../../shared/snapshot';
+import type { SpawnSpec } from './supervisor/spawn-spec';
+import type {
+  FastSynchOverride,
+  InstanceSnapshot,
+  InstanceType,
+  LaunchProgress,
+  MlxRuntimeSnapshot,
+  Snapshot,
+  TtftSample,
+} from '../../shared/snapshot';
 
 export interface SubmitRequest {
   model: string;
@@ -138,6 +147,8 @@ export interface NodeOptions {
   defaultFastSynch?: FastSynchOverride;
   /** Models the node may launch beyond the built-in sim models (e.g. local MLX models). */
   extraModels?: CatalogModel[];
+  /** How to start a runner for an MLX model; null when the MLX runtime is missing. */
+  mlxSpawnSpec?: (model: CatalogModel) => SpawnSpec | null;
   /** Requests waiting per instance before 429 (default 64). */
   queueCapacity?: number;
   /** Version string reported in the snapshot. */
@@ -154,6 +165,10 @@ export interface ExobarNode {
   setLaunchProgress(progress: LaunchProgress | null): void;
   /** The local API's base URL for the snapshot, once an API server listens. */
   setApiBaseUrl(url: string | null): void;
+  /** The MLX runtime's state for the snapshot. */
+  setMlxRuntime(state: MlxRuntimeSnapshot | null): void;
+  /** Replaces the models beyond the sim catalog (local MLX models found after a scan). */
+  setExtraModels(models: CatalogModel[]): void;
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;
   /** Cancels a request by its id; false when no such request is in flight. */
   cancel(requestId: string): boolean;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
 import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk } from '../../shared/fast-synch-policy';
 import { GenerationParamsSchema } from '../../shared/runner-protocol';
-import type { FastSynchOverride, LaunchProgress, Snapshot, Warning } from '../../shared/snapshot';
+import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Snapshot, Warning } from '../../shared/snapshot';
 import { countPromptTokens } from '../../shared/token-count';
 import { createDispatcher, type DispatchMode } from './node/dispatcher';
 import { EventLog } from './node/event-log';
@@ -45,7 +45,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   mkdirSync(gpuDir, { recursive: true });
   const simTimeScale = options.simTimeScale ?? 1;
   const defaultFastSynch: FastSynchOverride = options.defaultFastSynch ?? 'auto';
-  const catalog = [...SIM_MODELS, ...(options.extraModels ?? [])];
+  let catalog = [...SIM_MODELS, ...(options.extraModels ?? [])];
   const dispatcher = createDispatcher(internals.dispatchMode ?? 'nonblocking');
   const eventLog = new EventLog();
   const instances = new Map<string, Instance>();
@@ -54,6 +54,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let seq = 0;
   let launch: LaunchProgress | null = null;
   let apiBaseUrl: string | null = null;
+  let mlxRuntime: MlxRuntimeSnapshot | null = null;
   let warnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
@@ -63,7 +64,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
   const runnerCommand =
     internals.runnerCommand ??
-    ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : null));
+    ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : (options.mlxSpawnSpec?.(model) ?? null)));
 
   function snapshot(): Snapshot {
     seq += 1;
@@ -77,6 +78,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       warnings: currentWarnings(),
       launch,
       rejectedInputs: { ...rejectedInputs },
+      mlx: mlxRuntime,
     };
   }
 
@@ -199,7 +201,14 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       instanceCounter += 1;
       const id = `${model.id.split('/').pop()}-${instanceCounter}`;
       const probe = runnerCommand(model, id);
-      if (!probe) throw new NodeError('model_not_found', `no runner available for ${model.id} (engine ${model.engine}) on this machine`, 400);
+      if (!probe) {
+        throw new NodeError(
+          'model_not_found',
+          `no runner available for ${model.id} (engine ${model.engine}) on this machine` +
+            (model.engine === 'mlx' ? ': the MLX runtime is missing (Set up MLX runtime, or set mlxPython in settings)' : ''),
+          400,
+        );
+      }
       const instance: Instance = new Instance(
         {
           id,
@@ -276,6 +285,17 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
     setApiBaseUrl(url) {
       apiBaseUrl = url;
+      changed();
+    },
+
+    setMlxRuntime(state) {
+      mlxRuntime = state;
+      changed();
+    },
+
+    setExtraModels(models) {
+      // Running instances keep their model object; only new launches see the new list.
+      catalog = [...SIM_MODELS, ...models.filter((m) => !SIM_MODELS.some((sim) => sim.id === m.id))];
       changed();
     },
 

@@ -10,6 +10,9 @@ import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } f
 import type { ApiRoute } from './api/route-types';
 import { loadOrCreateToken } from './auth-token';
 import { ensureDataDir } from './data-dir';
+import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
+import { MlxRuntimeService } from './mlx/mlx-runtime-service';
+import { mlxRoutes } from './mlx/mlx-routes';
 import { createNode } from './node';
 import type { ExobarNode } from './node-types';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
@@ -70,15 +73,20 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const dataDir = await ensureDataDir(options.dataDir);
   const { token } = await loadOrCreateToken(dataDir);
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;
+  const getSettings = options.getSettings ?? (() => settings);
+  const mlx = new MlxRuntimeService({ dataDir, getSettings });
   const node = createNode({
     dataDir,
     simTimeScale: options.simTimeScale,
     defaultFastSynch: settings.defaultFastSynch,
     version: packageVersion(),
+    mlxSpawnSpec: (model) => mlx.spawnSpec(model),
   });
-  const getSettings = options.getSettings ?? (() => settings);
+  mlx.attach(node);
+  // Looking for Python and scanning model folders takes a moment: the API does not wait.
+  void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings })];
+  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings }), ...mlxRoutes(mlx), ...diagnosticsRoutes({ dataDir, getSettings })];
   const server = createApiServer({
     node,
     token,

@@ -74,6 +74,14 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  setMlxRuntime(): void {
+    this.changed();
+  }
+
+  setExtraModels(): void {
+    this.changed();
+  }
+
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle {
     this.submitted.push(request);
     const instance = [...this.instances.values()].find((i) => i.model === request.model);

@@ -1,0 +1,117 @@
+/**
+ * The MLX engine wired into a real node: detection and the scan feed the catalog and
+ * the snapshot, and an MLX model launches through the supervisor like a sim model (the
+ * Python runner's deterministic test engine stands in for mlx-lm, which needs a Mac).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultSettings } from '../../../shared/api';
+import { makePrompt } from '../../../shared/token-count';
+import { createNode } from '../node';
+import type { MlxRuntimeStatus } from './detect-mlx-runtime';
+import { MlxRuntimeService } from './mlx-runtime-service';
+import type { LocalMlxModel } from './scan-local-models';
+import { MlxSetupError } from './setup-mlx-runtime';
+
+const GiB = 1024 ** 3;
+const available: MlxRuntimeStatus = { available: true, python: 'python3', version: '0.30.1', reason: 'mlx-lm 0.30.1', candidates: [] };
+const missing: MlxRuntimeStatus = { available: false, python: null, version: null, reason: 'no python with mlx-lm', candidates: [] };
+const localModel: LocalMlxModel = {
+  id: 'mlx/mlx-community/Llama-3.2-1B-Instruct-4bit',
+  name: 'Llama-3.2-1B-Instruct-4bit',
+  engine: 'mlx',
+  simulated: false,
+  memoryBytes: Math.round(0.8 * GiB),
+  sizeClass: 'small',
+  path: '/models/llama-3.2-1b-4bit',
+  repoId: 'mlx-community/Llama-3.2-1B-Instruct-4bit',
+  diskBytes: Math.round(0.7 * GiB),
+  source: 'hf-cache',
+};
+
+describe('MlxRuntimeService', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  function rig(options: Partial<ConstructorParameters<typeof MlxRuntimeService>[0]> = {}) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'exobar-mlx-'));
+    const service = new MlxRuntimeService({
+      dataDir,
+      getSettings: defaultSettings,
+      detect: async () => available,
+      scan: async () => [localModel],
+      runnerEngine: 'test',
+      testTimeScale: 0.05,
+      platform: 'darwin',
+      arch: 'arm64',
+      ...options,
+    });
+    const node = createNode({ dataDir, simTimeScale: 0.05, mlxSpawnSpec: (model) => service.spawnSpec(model) });
+    service.attach(node);
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    cleanups.push(() => node.shutdown());
+    return { service, node };
+  }
+
+  it('puts local MLX models in the catalog and launches one through the supervisor', async () => {
+    const { service, node } = rig();
+    await service.refresh();
+    expect(node.models().map((m) => m.id)).toContain(localModel.id);
+    expect(node.snapshot().mlx).toMatchObject({ available: true, supported: true, localModels: 1, python: 'python3' });
+
+    const instance = await node.createInstance({ model: localModel.id, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
+    await node.waitForReady(instance.id, 30_000);
+    const snap = node.snapshot().instances[0]!;
+    expect(snap).toMatchObject({ engine: 'mlx', simulated: false });
+    // The policy's decision reached the Python runner, which reported it back.
+    expect(snap.fastSynch).toMatchObject({ enabled: false, reported: false });
+    const handle = node.submit({ model: localModel.id, messages: makePrompt(30), maxTokens: 6 }, () => undefined);
+    expect(await handle.done).toMatchObject({ type: 'finished', usage: { completionTokens: 6 } });
+  });
+
+  it('keeps MLX models out of the catalog while the runtime is missing, and says why a launch cannot run', async () => {
+    const { service, node } = rig({ detect: async () => missing });
+    await service.refresh();
+    expect(node.models().some((m) => m.engine === 'mlx')).toBe(false);
+    expect(node.snapshot().mlx).toMatchObject({ available: false, reason: 'no python with mlx-lm' });
+    expect(service.spawnSpec(localModel)).toBeNull();
+  });
+
+  it('shows setup progress in the snapshot, then the runtime it installed', async () => {
+    let detected = missing;
+    const { service, node } = rig({
+      detect: async () => detected,
+      setup: async ({ onProgress }) => {
+        onProgress({ step: 'create-venv', message: 'Creating the virtual environment' });
+        onProgress({ step: 'install-mlx-lm', message: 'Installing mlx-lm', line: 'Collecting mlx-lm' });
+        expect(node.snapshot().mlx?.setup).toMatchObject({ state: 'running', step: 'install-mlx-lm', outputTail: ['Collecting mlx-lm'] });
+        detected = available;
+        return available;
+      },
+    });
+    await service.refresh();
+    await service.startSetup();
+    expect(node.snapshot().mlx).toMatchObject({ available: true, localModels: 1, setup: { state: 'done', error: null } });
+  });
+
+  it('reports a failed setup with the step and pip output', async () => {
+    const { service, node } = rig({
+      detect: async () => missing,
+      setup: async () => {
+        throw new MlxSetupError('install-mlx-lm', 'pip install mlx-lm failed (exit 1)', ['ERROR: No matching distribution found for mlx-lm']);
+      },
+    });
+    await service.startSetup();
+    expect(node.snapshot().mlx?.setup).toEqual({
+      state: 'failed',
+      step: 'install-mlx-lm',
+      message: 'Setup failed',
+      outputTail: ['ERROR: No matching distribution found for mlx-lm'],
+      error: 'pip install mlx-lm failed (exit 1)',
+    });
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The MLX engine as the running core sees it: whether a Python with mlx-lm is there,
+ * which local models it can serve, how to spawn a runner for one, and the "Set up MLX
+ * runtime" action with its progress. Its state goes into the node's snapshot, its
+ * models into the node's catalog.
+ */
+import type { Settings } from '../../../shared/api';
+import type { CatalogModel } from '../../../shared/catalog';
+import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
+import type { ExobarNode } from '../node-types';
+import type { SpawnSpec } from '../supervisor/spawn-spec';
+import { detectMlxRuntime, type MlxRuntimeStatus } from './detect-mlx-runtime';
+import { mlxRunnerCommand } from './mlx-runner-command';
+import { scanLocalModels, type LocalMlxModel } from './scan-local-models';
+import { MlxSetupError, setupMlxRuntime, type MlxSetupProgress } from './setup-mlx-runtime';
+
+const OUTPUT_TAIL_LINES = 12;
+
+export interface MlxRuntimeServiceOptions {
+  dataDir: string;
+  getSettings: () => Settings;
+  /** Replaceable for tests: detection, the model scan and the setup. */
+  detect?: typeof detectMlxRuntime;
+  scan?: () => Promise<LocalMlxModel[]>;
+  setup?: typeof setupMlxRuntime;
+  platform?: NodeJS.Platform;
+  arch?: string;
+  /** The runner's engine: `mlx` for real models; `test` (deterministic, stdlib only) in tests. */
+  runnerEngine?: 'mlx' | 'test';
+  /** The test engine's time scale. */
+  testTimeScale?: number;
+}
+
+export class MlxRuntimeService {
+  private status: MlxRuntimeStatus | null = null;
+  private models: LocalMlxModel[] = [];
+  private setupState: MlxRuntimeSnapshot['setup'] = null;
+  private setupRun: Promise<void> | null = null;
+  private node: ExobarNode | null = null;
+
+  constructor(private readonly options: MlxRuntimeServiceOptions) {}
+
+  /** Where MLX can run at all: macOS on Apple silicon. */
+  get supported(): boolean {
+    return (this.options.platform ?? process.platform) === 'darwin' && (this.options.arch ?? process.arch) === 'arm64';
+  }
+
+  /** Connects the node whose catalog and snapshot this service feeds. */
+  attach(node: ExobarNode): void {
+    this.node = node;
+    this.publish();
+  }
+
+  /** Looks for the runtime and the local models again; publishes the result. */
+  async refresh(): Promise<MlxRuntimeSnapshot> {
+    const detect = this.options.detect ?? detectMlxRuntime;
+    this.status = await detect({ dataDir: this.options.dataDir, settingsPython: this.options.getSettings().mlxPython });
+    this.models = this.status.available ? await (this.options.scan ?? (() => scanLocalModels()))() : [];
+    this.node?.setExtraModels(this.models);
+    return this.publish();
+  }
+
+  /**
+   * Starts "Set up MLX runtime" in the background (a venv with mlx-lm in the data
+   * directory); progress shows in the snapshot. A second call while it runs joins it.
+   */
+  startSetup(): Promise<void> {
+    this.setupRun ??= this.runSetup().finally(() => {
+      this.setupRun = null;
+    });
+    return this.setupRun;
+  }
+
+  /** The spawn spec of a runner for an MLX model; null when the runtime is missing. */
+  spawnSpec(model: CatalogModel): SpawnSpec | null {
+    if (model.engine !== 'mlx' || !model.path || !this.status?.available || !this.status.python) return null;
+    // fastSynch null: the node sets the policy's variables over this spec before spawning.
+    const engine = this.options.runnerEngine ?? 'mlx';
+    const command = mlxRunnerCommand({
+      python: this.status.python,
+      model: model.path,
+      fastSynch: null,
+      baseEnv: {},
+      engine,
+      ...(engine === 'test' && this.options.testTimeScale !== undefined ? { timeScale: this.options.testTimeScale } : {}),
+    });
+    const env = Object.fromEntries(Object.entries(command.env).filter((e): e is [string, string] => e[1] !== undefined));
+    return { command: command.command, args: command.args, env };
+  }
+
+  snapshot(): MlxRuntimeSnapshot {
+    return {
+      available: this.status?.available ?? false,
+      supported: this.supported,
+      python: this.status?.python ?? null,
+      version: this.status?.version ?? null,
+      reason: this.status?.reason ?? 'not checked yet',
+      localModels: this.models.length,
+      setup: this.setupState,
+    };
+  }
+
+  private async runSetup(): Promise<void> {
+    const outputTail: string[] = [];
+    const update = (progress: MlxSetupProgress) => {
+      if (progress.line) {
+        outputTail.push(progress.line);
+        if (outputTail.length > OUTPUT_TAIL_LINES) outputTail.shift();
+      }
+      this.setupState = { state: 'running', step: progress.step, message: progress.message, outputTail: [...outputTail], error: null };
+      this.publish();
+    };
+    this.setupState = { state: 'running', step: 'check-platform', message: 'Starting', outputTail: [], error: null };
+    this.publish();
+    try {
+      await (this.options.setup ?? setupMlxRuntime)({
+        dataDir: this.options.dataDir,
+        basePython: this.options.getSettings().mlxPython,
+        onProgress: update,
+        platform: this.options.platform,
+        arch: this.options.arch,
+      });
+      await this.refresh();
+      this.setupState = { state: 'done', step: 'done', message: 'MLX runtime ready', outputTail: [...outputTail], error: null };
+    } catch (error) {
+      const tail = error instanceof MlxSetupError && error.outputTail.length > 0 ? error.outputTail : outputTail;
+      const step = error instanceof MlxSetupError ? error.step : (this.setupState?.step ?? 'check-platform');
+      this.setupState = { state: 'failed', step, message: 'Setup failed', outputTail: tail.slice(-OUTPUT_TAIL_LINES), error: (error as Error).message };
+    }
+    this.publish();
+  }
+
+  private publish(): MlxRuntimeSnapshot {
+    const state = this.snapshot();
+    this.node?.setMlxRuntime(state);
+    return state;
+  }
+}
