@@ -34,6 +34,8 @@ export class FakeNode {
   cancel = vi.fn((_id: string) => true);
   setLaunchProgress = vi.fn();
   setApiBaseUrl = vi.fn();
+  setMlxRuntime = vi.fn();
+  setExtraModels = vi.fn();
   waitForReady = vi.fn(async () => undefined);
   submit = vi.fn();
   runnerLogs = vi.fn(() => null);
