@@ -50,8 +50,9 @@ export class PopoverWindow {
         devTools: options.devTools,
       },
     });
-    // Over full-screen apps too, as a menu-bar panel is.
-    this.window.setVisibleOnAllWorkspaces(true, { visibleOnFullScreen: true });
+    // Over full-screen apps too, as a menu-bar panel is. The app is already a UI element
+    // (LSUIElement, dock hidden): skip the process-type switch, which would flash a Dock icon.
+    this.window.setVisibleOnAllWorkspaces(true, { visibleOnFullScreen: true, skipTransformProcessType: true });
     this.window.on('blur', () => {
       if (this.pins === 0 && !this.window.webContents.isDevToolsOpened?.()) this.hide();
     });
