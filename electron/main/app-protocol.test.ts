@@ -5,12 +5,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { resolveAppRequest, serveAppRequest } from './app-protocol';
 import { CONTENT_SECURITY_POLICY } from './security';
 
-const root = mkdtempSync(join(tmpdir(), 'exobar-renderer-'));
-mkdirSync(join(root, 'assets'));
+// A renderer directory with a secret file beside it, which no app:// URL may reach.
+const scratch = mkdtempSync(join(tmpdir(), 'exobar-renderer-'));
+const root = join(scratch, 'renderer');
+mkdirSync(join(root, 'assets'), { recursive: true });
 writeFileSync(join(root, 'index.html'), '<!doctype html><title>exobar</title>');
 writeFileSync(join(root, 'assets', 'index-abc.js'), 'console.log(1)');
-writeFileSync(join(tmpdir(), 'exobar-secret.txt'), 'secret');
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+writeFileSync(join(scratch, 'exobar-secret.txt'), 'secret');
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('app:// protocol', () => {
   it('maps the root and asset paths into the renderer directory', () => {
