@@ -7,14 +7,14 @@
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPackageContents, pageAssets, pythonLocalImports } from '../../scripts/package-check/check-contents';
 import { packageContents } from '../../scripts/package-check/package-contents';
 import { serveAppRequest } from '../../electron/main/app-protocol';
-import { launchChromium } from '../e2e/browser';
+import { CHROMIUM_PATH, launchChromium } from '../e2e/browser';
 import { instance, snapshot, ttftSample, warning } from './snapshot-fixtures';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -85,7 +85,8 @@ describe('package contents from a real build', () => {
     expect(readFileSync(join(project, 'out/renderer/index.html'), 'utf8')).toMatch(/http-equiv="Content-Security-Policy"/);
   });
 
-  it('the page runs in Chromium under the app protocol\'s CSP, with a stand-in for window.exobar, without a single violation', async () => {
+  // Needs Debian's Chromium (CI installs it); elsewhere without it, skipped rather than failed.
+  it.skipIf(!existsSync(CHROMIUM_PATH) && !process.env.CI)('the page runs in Chromium under the app protocol\'s CSP, with a stand-in for window.exobar, without a single violation', async () => {
     // The app:// handler's answers (CSP header included), served over loopback HTTP for the browser.
     const rendererDir = join(project, 'out/renderer');
     const server: Server = createServer((req, res) => {
