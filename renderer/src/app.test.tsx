@@ -74,6 +74,19 @@ describe('app states', () => {
     await act(async () => {});
   });
 
+  it('says nothing more is needed once both models run', async () => {
+    const { bridge } = renderApp();
+    const running = safePairPlan();
+    bridge.getSafePairPlan.mockResolvedValue({
+      ...running,
+      models: running.models.map((m) => ({ ...m, alreadyRunning: true })),
+      memory: { requiredBytes: 0, freeBytes: 20 * 1024 ** 3, headroomBytes: 2 * 1024 ** 3 },
+    });
+    act(() => bridge.push(snapshot({ instances: [instance()] })));
+    await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (20.0 GB free)'));
+    expect((screen.getByRole('button', { name: 'Safe pair running' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
   it('shows a failed plan request in words', async () => {
     const { bridge } = renderApp();
     bridge.getSafePairPlan.mockRejectedValue(new Error('The server answered 500'));

@@ -85,8 +85,11 @@ export function SafeLaunchPanel() {
         <>
           <PlanTable plan={p} />
           <p className="small muted tabular" data-testid="plan-memory">
-            Memory: needs {formatBytes(p.memory.requiredBytes)} of {formatBytes(p.memory.freeBytes)} free
-            {p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''}
+            {p.memory.requiredBytes > 0
+              ? `Memory: needs ${formatBytes(p.memory.requiredBytes)} of ${formatBytes(p.memory.freeBytes)} free${
+                  p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''
+                }`
+              : `Memory: nothing more to load (${formatBytes(p.memory.freeBytes)} free)`}
           </p>
           {p.blockers.length > 0 && (
             <ul className="blockers" aria-label="Blockers">
