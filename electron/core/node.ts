@@ -255,7 +255,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
       const decision = decideFastSynch(instance.instanceType, update.fastSynch, defaultFastSynch);
       const candidate = { id: instance.id, model: instance.model.id, instanceType: instance.instanceType, fastSynch: decision.enabled };
-      if (!update.acknowledgeRisk && wouldCreateRingFastSynchRisk(placedExcept(instance.id), candidate)) {
+      // Turning fast synch off only lowers the risk: only turning it on needs the acknowledgement.
+      if (decision.enabled && !update.acknowledgeRisk && wouldCreateRingFastSynchRisk(placedExcept(instance.id), candidate)) {
         throw riskError(instance.model.id);
       }
       instance.override = update.fastSynch;

@@ -93,7 +93,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     host: options.host ?? DEFAULT_API_HOST,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
-    extraRoutes: [...coreRoutes, ...(options.extraRoutes?.({ node, settings, dataDir, logger }) ?? [])],
+    // The caller's routes come first, so a caller (a test) can stand in for a core route.
+    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger }) ?? []), ...coreRoutes],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
   });

@@ -112,9 +112,24 @@ describe('instances', () => {
     const warned = await rig.control('GET', '/api/state');
     expect(warned.body.warnings.map((w: { code: string }) => w.code)).toContain('two_ring_fast_synch');
 
+    const pids = async () => {
+      const state = await rig.control('GET', '/api/state');
+      return Object.fromEntries(state.body.instances.map((i: { id: string; runner: { pid: number } }) => [i.id, i.runner.pid]));
+    };
+    await rig.node.waitForReady(id);
+    const before = await pids();
+    // Turning fast synch off only lowers the risk: no acknowledgement asked.
     const changed = await rig.control('PATCH', `/api/instances/${id}`, { fastSynch: 'off', mode: 'cancel' });
     expect(changed.status).toBe(200);
     expect(changed.body.instance.fastSynch).toMatchObject({ override: 'off', enabled: false });
+    await rig.node.waitForReady(id);
+    const after = await pids();
+    // That runner was relaunched with the new environment; the other one was not touched.
+    expect(after[id]).not.toBe(before[id]);
+    expect(after[smallId]).toBe(before[smallId]);
+    const cleared = await rig.control('GET', '/api/state');
+    expect(cleared.body.warnings.map((w: { code: string }) => w.code)).not.toContain('two_ring_fast_synch');
+    expect(cleared.body.instances.find((i: { id: string }) => i.id === id).fastSynch.reported).toBe(false);
 
     const deleted = await rig.control('DELETE', `/api/instances/${id}`);
     expect(deleted.status).toBe(200);
