@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestEvent } from '../node-types';
+import { seededRandom } from '../../../shared/seeded-random';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, eventually, sleep, type NodeFixture } from '../../../test/support/node-fixture';
 
@@ -21,18 +22,6 @@ const MAX_TOKENS_WHEN_CANCELLED = 3000;
  * what was already in the pipe when the node counted (the runner runs ahead of the node).
  */
 const TOKENS_AFTER_CANCEL_LIMIT = 600;
-
-/** mulberry32: small, seedable, good enough to spread a schedule. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Trial {
   id: string;
@@ -54,7 +43,7 @@ describe('randomized schedule of submits and cancels', () => {
 
   it(`loses no cancellation and leaves no request unanswered over ${TRIALS} requests (seed ${SEED})`, async () => {
     const { node } = fixture;
-    const random = rng(SEED);
+    const random = seededRandom(SEED);
     const trials: Trial[] = [];
     const cancels: Promise<void>[] = [];
 

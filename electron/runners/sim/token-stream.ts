@@ -3,6 +3,7 @@
  * the same words, ids and natural length, so tests and benchmarks can compare runs.
  */
 import type { GenerationParams } from '../../../shared/runner-protocol';
+import { seededRandom } from '../../../shared/seeded-random';
 
 /** A natural (maxTokens: null) completion is this long, inclusive. */
 export const NATURAL_LENGTH_MIN = 16;
@@ -40,18 +41,6 @@ function hash32(text: string): number {
   return h >>> 0;
 }
 
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function seedText(params: Pick<GenerationParams, 'seed'>, commandId: string): string {
   return params.seed !== null ? `seed:${params.seed}` : `command:${commandId}`;
 }
@@ -62,14 +51,14 @@ function seedText(params: Pick<GenerationParams, 'seed'>, commandId: string): st
  */
 export function planCompletion(params: Pick<GenerationParams, 'seed' | 'maxTokens'>, commandId: string): CompletionPlan {
   if (params.maxTokens !== null) return { length: params.maxTokens, finishReason: 'length' };
-  const random = prng(hash32(`${seedText(params, commandId)}:length`));
+  const random = seededRandom(hash32(`${seedText(params, commandId)}:length`));
   const span = NATURAL_LENGTH_MAX - NATURAL_LENGTH_MIN + 1;
   return { length: NATURAL_LENGTH_MIN + Math.floor(random() * span), finishReason: 'stop' };
 }
 
 /** An endless deterministic token source for one request. */
 export function createTokenSource(params: Pick<GenerationParams, 'seed'>, commandId: string): () => SimToken {
-  const random = prng(hash32(seedText(params, commandId)));
+  const random = seededRandom(hash32(seedText(params, commandId)));
   let first = true;
   return () => {
     const index = Math.floor(random() * VOCABULARY.length);
