@@ -3,6 +3,7 @@ vi.mock('electron', () => import('../test/electron/fake-electron'));
 import { contextBridge, ipcRenderer } from 'electron';
 import { fake, FakeWebContents } from '../test/electron/fake-electron';
 import { snapshot } from '../test/electron/snapshot-fixtures';
+import { SIM_MODELS } from '../shared/catalog';
 import { IpcChannel } from '../shared/ipc-channels';
 import type { Snapshot } from '../shared/snapshot';
 import { registerIpcHandlers, type IpcBackend } from './main/ipc-handlers';
@@ -22,7 +23,21 @@ describe('preload', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]![0]).toBe('exobar');
     expect(Object.keys(calls[0]![1] as object).sort()).toEqual(
-      ['cancelRequest', 'createInstance', 'exportDiagnostics', 'getSafePairPlan', 'launchSafePair', 'stopAll', 'stopInstance', 'subscribeConnection', 'subscribeSnapshots', 'updateInstance'].sort(),
+      [
+        'cancelRequest',
+        'createInstance',
+        'exportDiagnostics',
+        'getSafePairPlan',
+        'launchSafePair',
+        'listModels',
+        'refreshMlxRuntime',
+        'setupMlxRuntime',
+        'stopAll',
+        'stopInstance',
+        'subscribeConnection',
+        'subscribeSnapshots',
+        'updateInstance',
+      ].sort(),
     );
   });
 
@@ -81,6 +96,9 @@ describe('preload', () => {
       stopAll: vi.fn(async () => undefined),
       cancelRequest: vi.fn(async () => undefined),
       exportDiagnostics: async () => ({ saved: false, location: null }),
+      setupMlxRuntime: vi.fn(async () => undefined),
+      refreshMlxRuntime: vi.fn(async () => undefined),
+      listModels: async () => [...SIM_MODELS],
     };
     registerIpcHandlers({ ipcMain: fake.ipcMain, backend, policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN }, onRefused: () => undefined });
     const bridge = createIpcBridge({
@@ -99,5 +117,20 @@ describe('preload', () => {
     expect(await bridge.exportDiagnostics()).toEqual({ saved: false, location: null });
     expect(backend.cancelRequest).toHaveBeenCalledWith('chatcmpl-9');
     await expect(bridge.createInstance({ model: '' })).rejects.toThrow(/argument 1 field model/);
+    await bridge.setupMlxRuntime();
+    await bridge.refreshMlxRuntime();
+    expect(backend.setupMlxRuntime).toHaveBeenCalledOnce();
+    expect(backend.refreshMlxRuntime).toHaveBeenCalledOnce();
+    const models = await bridge.listModels();
+    expect(models.map((m) => [m.id, m.engine, m.simulated])).toEqual([
+      ['sim/llama-3.2-1b', 'sim', true],
+      ['sim/llama-3.2-3b', 'sim', true],
+    ]);
+  });
+
+  it('a refused MLX setup rejects with the code and message from main', async () => {
+    fakeRenderer.invoke.mockResolvedValue({ ok: false, error: { code: 'mlx_unsupported', message: 'MLX runs only on macOS on Apple silicon' } });
+    await expect(createIpcBridge(ipcRenderer).setupMlxRuntime()).rejects.toMatchObject({ code: 'mlx_unsupported', message: 'MLX runs only on macOS on Apple silicon' });
+    expect(fakeRenderer.invoke).toHaveBeenCalledWith(IpcChannel.setupMlxRuntime);
   });
 });

@@ -50,6 +50,9 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
     stopAll: () => call(IpcChannel.stopAll),
     cancelRequest: (requestId) => call(IpcChannel.cancelRequest, requestId),
     exportDiagnostics: () => call(IpcChannel.exportDiagnostics),
+    setupMlxRuntime: () => call(IpcChannel.setupMlxRuntime),
+    refreshMlxRuntime: () => call(IpcChannel.refreshMlxRuntime),
+    listModels: () => call(IpcChannel.listModels),
   };
 }
 

@@ -4,6 +4,7 @@
  * events (renderer/bridge/http-bridge.ts, for `exobar serve` in a browser).
  */
 import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from './api';
+import type { CatalogModel } from './catalog';
 import type { Snapshot } from './snapshot';
 
 export type Unsubscribe = () => void;
@@ -28,4 +29,14 @@ export interface ExobarBridge {
   stopAll(): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
   exportDiagnostics(): Promise<DiagnosticsResult>;
+  /**
+   * Starts "Set up MLX runtime" (a virtual environment with mlx-lm in the data
+   * directory) and resolves once it has started; its progress is in the snapshot's
+   * `mlx.setup`. Rejects where MLX cannot run (not macOS on Apple silicon).
+   */
+  setupMlxRuntime(): Promise<void>;
+  /** Looks for the MLX runtime and the local MLX models again; the result is in the snapshot's `mlx`. */
+  refreshMlxRuntime(): Promise<void>;
+  /** The node's model catalog: the sim models and, where the MLX runtime is found, the local MLX models. */
+  listModels(): Promise<CatalogModel[]>;
 }

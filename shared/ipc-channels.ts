@@ -15,6 +15,9 @@ export const IpcChannel = {
   stopAll: 'exobar:stop-all',
   cancelRequest: 'exobar:cancel-request',
   exportDiagnostics: 'exobar:export-diagnostics',
+  setupMlxRuntime: 'exobar:setup-mlx-runtime',
+  refreshMlxRuntime: 'exobar:refresh-mlx-runtime',
+  listModels: 'exobar:list-models',
 } as const;
 
 export type IpcChannelName = (typeof IpcChannel)[keyof typeof IpcChannel];

@@ -51,6 +51,8 @@ export interface RunningCore {
   dataDir: string;
   settings: Settings;
   server: ApiServer;
+  /** The MLX engine: runtime detection, local models, "Set up MLX runtime" (the app's IPC calls it directly). */
+  mlx: MlxRuntimeService;
   /** Closes the API server and shuts the node down (every runner stopped). Idempotent. */
   stop(): Promise<void>;
 }
@@ -118,5 +120,5 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, stop };
 }

@@ -83,6 +83,9 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       }
     },
     exportDiagnostics,
+    setupMlxRuntime: async () => services.startMlxSetup(),
+    refreshMlxRuntime: () => services.refreshMlxRuntime(),
+    listModels: async () => node.models(),
   };
 
   const menu: TrayMenuActions = {

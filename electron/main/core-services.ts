@@ -1,11 +1,12 @@
 /**
  * The core's services the app's actions use, bound to one running core: the safe
- * pair (plan and launch) and the diagnostic bundle. Kept behind an interface so the
+ * pair (plan and launch), the diagnostic bundle and the MLX runtime's setup. Kept behind an interface so the
  * glue's tests can give fakes; the implementations are electron/core's, the same the
  * CLI and the API use.
  */
 import type { SafePairPlan, Settings } from '../../shared/api';
 import { writeDiagnosticBundle } from '../core/diagnostics';
+import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
 import { planSafePairForNode } from '../core/safe-pair/plan-for-node';
@@ -16,17 +17,30 @@ export interface CoreServices {
   launchSafePair(): Promise<void>;
   /** Writes the zip to `file`; resolves once it is complete on disk. */
   writeDiagnosticBundle(file: string): Promise<void>;
+  /**
+   * Starts "Set up MLX runtime" and returns at once (progress is in the snapshot's
+   * `mlx.setup`, as with `POST /api/mlx/setup`); throws `mlx_unsupported` where MLX cannot run.
+   */
+  startMlxSetup(): void;
+  /** Looks for the MLX runtime and the local models again. */
+  refreshMlxRuntime(): Promise<void>;
 }
+
+/** The MLX runtime service's part the app uses. */
+export type MlxRuntimeControl = Pick<MlxRuntimeService, 'supported' | 'startSetup' | 'refresh'>;
 
 export interface CoreServicesOptions {
   node: ExobarNode;
   dataDir: string;
   version: string;
   settings(): Settings;
+  mlx: MlxRuntimeControl;
+  /** Where a setup that failed to start is logged (its failures otherwise land in the snapshot). */
+  log?: { warn(obj: object, msg: string): void };
 }
 
 export function createCoreServices(options: CoreServicesOptions): CoreServices {
-  const { node, dataDir, version } = options;
+  const { node, dataDir, version, mlx } = options;
   const planSafePair = () => planSafePairForNode(node, options.settings());
   return {
     planSafePair,
@@ -35,6 +49,20 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
     },
     async writeDiagnosticBundle(file) {
       await writeDiagnosticBundle({ node, dataDir, settings: options.settings(), version }, file);
+    },
+    startMlxSetup() {
+      if (!mlx.supported) {
+        // The same refusal as POST /api/mlx/setup: MLX needs Metal on Apple silicon.
+        throw Object.assign(new Error('MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here'), {
+          code: 'mlx_unsupported',
+        });
+      }
+      // Not awaited: the setup (a venv and a pip install) takes minutes; the popover follows
+      // it through the snapshot. Its own failures are recorded there, not thrown.
+      mlx.startSetup().catch((error: unknown) => options.log?.warn({ err: error }, 'MLX runtime setup failed'));
+    },
+    async refreshMlxRuntime() {
+      await mlx.refresh();
     },
   };
 }

@@ -61,6 +61,18 @@ describe('app with the real core', () => {
     expect((await fetch(`${core.url}/api/launch/safe-pair`, auth)).status).toBe(200);
 
     const page = fake.windows[0]!.webContents;
+    // The catalog over IPC is the node's: the sim models, labelled simulated.
+    const models = (await fake.ipcMain.invoke(IpcChannel.listModels, page)) as { ok: boolean; value: Array<{ id: string; engine: string; simulated: boolean }> };
+    expect(models.value.filter((m) => m.engine === 'sim').map((m) => [m.id, m.simulated])).toEqual([
+      ['sim/llama-3.2-1b', true],
+      ['sim/llama-3.2-3b', true],
+    ]);
+    expect(await fake.ipcMain.invoke(IpcChannel.refreshMlxRuntime, page)).toEqual({ ok: true, value: null });
+    if (process.platform !== 'darwin' || process.arch !== 'arm64') {
+      // Where MLX cannot run, the setup is refused as by POST /api/mlx/setup (409 mlx_unsupported).
+      expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, page)).toMatchObject({ ok: false, error: { code: 'mlx_unsupported' } });
+      expect(core.node.snapshot().mlx).toMatchObject({ supported: false, available: false, setup: null });
+    }
     const created = (await fake.ipcMain.invoke(IpcChannel.createInstance, page, { model: 'sim/llama-3.2-1b' })) as { ok: boolean; value: { id: string } };
     expect(created.ok).toBe(true);
     await core.node.waitForReady(created.value.id, 30_000);

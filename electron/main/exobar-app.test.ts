@@ -30,6 +30,8 @@ function services(): CoreServices & Record<string, ReturnType<typeof vi.fn>> {
     planSafePair: vi.fn(async () => ({ models: [], memory: { requiredBytes: 0, freeBytes: 0, headroomBytes: 0 }, blockers: [], canRun: true })),
     launchSafePair: vi.fn(async () => undefined),
     writeDiagnosticBundle: vi.fn(async (file: string) => writeFileSync(file, 'zip')),
+    startMlxSetup: vi.fn(() => undefined),
+    refreshMlxRuntime: vi.fn(async () => undefined),
   };
 }
 
@@ -285,6 +287,44 @@ describe('IPC from the popover', () => {
     await pending;
     win.emit('blur');
     expect(win.isVisible()).toBe(false);
+  });
+});
+
+describe('MLX runtime and the catalog over IPC', () => {
+  it('lists the node\'s catalog and passes setup and refresh to the core services', async () => {
+    const { core, svc } = await start();
+    const page = fake.windows[0]!.webContents;
+    const models = (await fake.ipcMain.invoke(IpcChannel.listModels, page)) as { ok: true; value: Array<{ id: string; simulated: boolean }> };
+    expect(models.ok).toBe(true);
+    expect(models.value.map((m) => [m.id, m.simulated])).toEqual([
+      ['sim/llama-3.2-1b', true],
+      ['sim/llama-3.2-3b', true],
+    ]);
+    expect(core.fakeNode.models).toHaveBeenCalled();
+    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, page)).toEqual({ ok: true, value: null });
+    expect(svc.startMlxSetup).toHaveBeenCalledOnce();
+    expect(await fake.ipcMain.invoke(IpcChannel.refreshMlxRuntime, page)).toEqual({ ok: true, value: null });
+    expect(svc.refreshMlxRuntime).toHaveBeenCalledOnce();
+  });
+
+  it('with the real core services: refused off Apple silicon, started (not awaited) where supported', async () => {
+    const cores = fakeStartCore();
+    await startExobarApp({ mainDir: '/app/out/main', startCore: cores.startCore, logger: silent, handleSignals: false });
+    const { fakeMlx } = cores.started[0]!.core;
+    const page = fake.windows[0]!.webContents;
+    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, page)).toMatchObject({
+      ok: false,
+      error: { code: 'mlx_unsupported', message: expect.stringContaining('Apple silicon') },
+    });
+    expect(fakeMlx.startSetup).not.toHaveBeenCalled();
+
+    fakeMlx.supported = true;
+    // A setup takes minutes: the call answers as soon as it has started.
+    fakeMlx.startSetup.mockReturnValueOnce(new Promise(() => undefined));
+    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, page)).toEqual({ ok: true, value: null });
+    expect(fakeMlx.startSetup).toHaveBeenCalledOnce();
+    expect(await fake.ipcMain.invoke(IpcChannel.refreshMlxRuntime, page)).toEqual({ ok: true, value: null });
+    expect(fakeMlx.refresh).toHaveBeenCalledOnce();
   });
 });
 

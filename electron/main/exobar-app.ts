@@ -158,6 +158,8 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     dataDir: core.dataDir,
     version: app.getVersion(),
     settings: () => settings.get(),
+    mlx: core.mlx,
+    log,
   });
   const actions = createAppActions({
     node: core.node,

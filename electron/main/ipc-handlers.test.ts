@@ -3,6 +3,7 @@ vi.mock('electron', () => import('../../test/electron/fake-electron'));
 import { ipcMain } from 'electron';
 import { fake, FakeWebContents, FakeWebFrame } from '../../test/electron/fake-electron';
 import { snapshot } from '../../test/electron/snapshot-fixtures';
+import { SIM_MODELS } from '../../shared/catalog';
 import { IpcChannel } from '../../shared/ipc-channels';
 import { NodeError } from '../core/node-types';
 import { registerIpcHandlers, type IpcBackend } from './ipc-handlers';
@@ -20,6 +21,9 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     stopAll: vi.fn(async () => undefined),
     cancelRequest: vi.fn(async () => undefined),
     exportDiagnostics: vi.fn(async () => ({ saved: true, location: '/tmp/x.zip' })),
+    setupMlxRuntime: vi.fn(async () => undefined),
+    refreshMlxRuntime: vi.fn(async () => undefined),
+    listModels: vi.fn(async () => [...SIM_MODELS]),
   };
 }
 
@@ -96,6 +100,9 @@ describe('IPC handlers', () => {
     ['extra argument', IpcChannel.stopAll, ['now'], /Too big/],
     ['empty id', IpcChannel.cancelRequest, [''], /argument 1/],
     ['oversized id', IpcChannel.stopInstance, ['x'.repeat(500)], /argument 1/],
+    ['argument to the MLX setup', IpcChannel.setupMlxRuntime, [{ python: '/tmp/evil' }], /Too big/],
+    ['argument to the MLX refresh', IpcChannel.refreshMlxRuntime, ['now'], /Too big/],
+    ['argument to the model list', IpcChannel.listModels, [1], /Too big/],
   ])('refuses an invalid payload (%s) with a clear message, counted', async (_name, channel, args, message) => {
     const answer = (await fake.ipcMain.invoke(channel, window, ...args)) as { ok: false; error: { code: string; message: string } };
     expect(answer.ok).toBe(false);
@@ -104,6 +111,33 @@ describe('IPC handlers', () => {
     expect(answer.error.message).toContain(channel);
     expect(refused).toHaveLength(1);
     for (const fn of Object.values(b)) expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('the MLX channels: setup, refresh and the catalog reach the backend from the app\'s window only', async () => {
+    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, window)).toEqual({ ok: true, value: null });
+    expect(b.setupMlxRuntime).toHaveBeenCalledOnce();
+    expect(await fake.ipcMain.invoke(IpcChannel.refreshMlxRuntime, window)).toEqual({ ok: true, value: null });
+    expect(b.refreshMlxRuntime).toHaveBeenCalledOnce();
+    const models = (await fake.ipcMain.invoke(IpcChannel.listModels, window)) as { ok: true; value: Array<{ id: string }> };
+    expect(models.value.map((m) => m.id)).toEqual(SIM_MODELS.map((m) => m.id));
+
+    const stranger = new FakeWebContents(`${APP_ORIGIN}/index.html`);
+    for (const channel of [IpcChannel.setupMlxRuntime, IpcChannel.refreshMlxRuntime, IpcChannel.listModels]) {
+      expect(await fake.ipcMain.invoke(channel, stranger)).toMatchObject({ ok: false, error: { code: 'refused_sender' } });
+    }
+    expect(b.setupMlxRuntime).toHaveBeenCalledOnce();
+    expect(refused.map(([channel]) => channel)).toEqual([IpcChannel.setupMlxRuntime, IpcChannel.refreshMlxRuntime, IpcChannel.listModels]);
+  });
+
+  it('a setup refused off Apple silicon comes back with its code', async () => {
+    vi.mocked(b.setupMlxRuntime).mockRejectedValueOnce(
+      Object.assign(new Error('MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here'), { code: 'mlx_unsupported' }),
+    );
+    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, window)).toEqual({
+      ok: false,
+      error: { code: 'mlx_unsupported', message: 'MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here' },
+    });
+    expect(refused).toEqual([]);
   });
 
   it("passes the node's errors back with their code, not counted as refused", async () => {

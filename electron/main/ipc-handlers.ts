@@ -8,6 +8,7 @@
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
 import type { CreateInstanceRequestSchema, SafePairPlan, UpdateInstanceRequestSchema } from '../../shared/api';
 import type { DiagnosticsResult } from '../../shared/bridge';
+import type { CatalogModel } from '../../shared/catalog';
 import { IpcChannel } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
 import type { z } from 'zod';
@@ -25,6 +26,10 @@ export interface IpcBackend {
   stopAll(): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
   exportDiagnostics(): Promise<DiagnosticsResult>;
+  /** Starts "Set up MLX runtime"; resolves once started (progress is in the snapshot). */
+  setupMlxRuntime(): Promise<void>;
+  refreshMlxRuntime(): Promise<void>;
+  listModels(): Promise<CatalogModel[]>;
 }
 
 export interface IpcSenderPolicy {
@@ -89,6 +94,9 @@ const DISPATCH: Dispatch = {
   stopAll: (b) => b.stopAll(),
   cancelRequest: (b, [requestId]) => b.cancelRequest(requestId),
   exportDiagnostics: (b) => b.exportDiagnostics(),
+  setupMlxRuntime: (b) => b.setupMlxRuntime(),
+  refreshMlxRuntime: (b) => b.refreshMlxRuntime(),
+  listModels: (b) => b.listModels(),
 };
 
 /** Registers one handler per invoke channel; returns a function that removes them. */

@@ -23,6 +23,9 @@ export const IPC_PAYLOADS = {
   stopAll: z.tuple([]),
   cancelRequest: z.tuple([RequestId]),
   exportDiagnostics: z.tuple([]),
+  setupMlxRuntime: z.tuple([]),
+  refreshMlxRuntime: z.tuple([]),
+  listModels: z.tuple([]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple>;
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

@@ -2,6 +2,7 @@
 import { vi } from 'vitest';
 import { SIM_MODELS } from '../../shared/catalog';
 import type { Snapshot } from '../../shared/snapshot';
+import type { MlxRuntimeService } from '../../electron/core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../../electron/core/node-types';
 import type { RunningCore, StartCoreOptions } from '../../electron/core/start-core';
 import { instance, snapshot as makeSnapshot } from './snapshot-fixtures';
@@ -44,8 +45,24 @@ export class FakeNode {
   shutdown = vi.fn(async () => undefined);
 }
 
+/** The MLX runtime service's part the app uses; `supported` is false (not Apple silicon) unless a test sets it. */
+export class FakeMlx {
+  supported = false;
+  startSetup = vi.fn(async () => undefined);
+  refresh = vi.fn(async () => ({
+    available: false,
+    supported: this.supported,
+    python: null,
+    version: null,
+    reason: 'no python with mlx-lm found',
+    localModels: 0,
+    setup: null,
+  }));
+}
+
 export interface FakeCore extends RunningCore {
   fakeNode: FakeNode;
+  fakeMlx: FakeMlx;
   stopCalls: number;
   /** Makes stop() wait until `release()` is called. */
   holdStop(): { release(): void };
@@ -60,6 +77,7 @@ export function fakeStartCore() {
     const port = options.port === 0 ? 61234 : (options.port ?? 52416);
     const url = `http://${options.host}:${port}`;
     const node = new FakeNode(url);
+    const mlx = new FakeMlx();
     let hold: Promise<void> | null = null;
     const core: FakeCore = {
       node: node as unknown as ExobarNode,
@@ -71,6 +89,8 @@ export function fakeStartCore() {
       dataDir: options.dataDir,
       settings: options.settings!,
       server: {} as RunningCore['server'],
+      mlx: mlx as unknown as MlxRuntimeService,
+      fakeMlx: mlx,
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;

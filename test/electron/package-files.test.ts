@@ -122,6 +122,9 @@ describe('package contents from a real build', () => {
           stopAll: async () => undefined,
           cancelRequest: async () => undefined,
           exportDiagnostics: async () => ({ saved: false, location: null }),
+          setupMlxRuntime: async () => undefined,
+          refreshMlxRuntime: async () => undefined,
+          listModels: async () => [],
         };
       }, shown);
       const { port } = server.address() as AddressInfo;
