@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Snapshot } from '../../../shared/snapshot';
-import { instance, safePairPlan, snapshot } from '../test/fixtures';
+import { catalog, instance, mlxModel, mlxSetupRunning, safePairPlan, snapshot } from '../test/fixtures';
 import { BAD_TOKEN_MESSAGE, createHttpBridge, NO_TOKEN_MESSAGE } from './http-bridge';
 
 const encoder = new TextEncoder();
@@ -106,6 +106,20 @@ describe('http bridge: snapshot stream', () => {
     await vi.waitFor(() => expect(errors[0]).toMatch(/does not understand \(seq:/));
   });
 
+  it('takes the MLX state along with the snapshot, and refuses one of the wrong shape', async () => {
+    const stream = sseBody();
+    const { fetch } = fakeFetch(() => new Response(stream.body, { status: 200 }));
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 't', fetch, backoff: { initialMs: 1000, maxMs: 1000 } });
+    const errors: (string | null)[] = [];
+    const seen: Snapshot[] = [];
+    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    unsubs.push(bridge.subscribeSnapshots((s) => seen.push(s)));
+    stream.send(snapshot({ seq: 1, mlx: mlxSetupRunning() }));
+    await vi.waitFor(() => expect(seen.at(-1)?.mlx?.setup?.step).toBe('install-mlx-lm'));
+    stream.raw(`data: ${JSON.stringify({ ...snapshot({ seq: 2 }), mlx: { available: 'yes' } })}\n\n`);
+    await vi.waitFor(() => expect(errors[0]).toMatch(/does not understand \(mlx\.available:/));
+  });
+
   it('without a token makes no request and tells the user where to find one', () => {
     const { fetch, calls } = fakeFetch(() => json({}));
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: null, fetch });
@@ -181,5 +195,38 @@ describe('http bridge: actions', () => {
     const [blob, name] = saveFile.mock.calls[0] as [Blob, string];
     expect(name).toBe('exobar-diagnostics-x.zip');
     expect(new Uint8Array(await blob.arrayBuffer())).toEqual(zip);
+  });
+
+  it('starts the MLX setup (202), refreshes the runtime and lists the catalog, with the token', async () => {
+    const { fetch, calls } = fakeFetch((url) => {
+      if (url.endsWith('/api/mlx/setup')) return json(mlxSetupRunning(), 202);
+      if (url.endsWith('/api/mlx/refresh')) return json(mlxSetupRunning());
+      return json({ models: catalog([mlxModel()]) });
+    });
+    const bridge = createHttpBridge({ baseUrl: 'http://h:1', token: 'T', fetch });
+    await bridge.setupMlxRuntime();
+    await bridge.refreshMlxRuntime();
+    const models = await bridge.listModels();
+    expect(calls.map((c) => `${c.init.method ?? 'GET'} ${c.url.replace('http://h:1', '')}`)).toEqual(['POST /api/mlx/setup', 'POST /api/mlx/refresh', 'GET /api/models']);
+    expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
+    expect(models.map((m) => [m.id, m.engine, m.simulated])).toEqual([
+      ['sim/llama-3.2-1b', 'sim', true],
+      ['sim/llama-3.2-3b', 'sim', true],
+      ['mlx/mlx-community/Llama-3.2-3B-Instruct-4bit', 'mlx', false],
+    ]);
+  });
+
+  it('the MLX setup refused off Apple silicon (409) rejects with the server\'s words', async () => {
+    const { fetch } = fakeFetch(() =>
+      json({ error: { message: 'MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here', type: 'invalid_request_error', code: 'mlx_unsupported' } }, 409),
+    );
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch });
+    await expect(bridge.setupMlxRuntime()).rejects.toThrow('MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here');
+  });
+
+  it('refuses a model list it does not understand, saying what was wrong', async () => {
+    const { fetch } = fakeFetch(() => json({ models: [{ id: 'sim/x', name: 'X', engine: 'sim', simulated: 'yes', memoryBytes: 1, sizeClass: 'small' }] }));
+    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch });
+    await expect(bridge.listModels()).rejects.toThrow('The server sent a model list this page does not understand (models.0.simulated:');
   });
 });

@@ -2,11 +2,13 @@
  * The bridge for a browser talking to `exobar serve`: the control API under /api with
  * a bearer token, snapshots from `GET /api/events` (server-sent events read through
  * fetch so the token travels in a header, never in a URL), cancellation through the
- * OpenAI-style `POST /v1/cancel/{id}`.
+ * OpenAI-style `POST /v1/cancel/{id}`, the MLX runtime under /api/mlx.
  */
 import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from '../../../shared/api';
 import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
+import type { CatalogModel } from '../../../shared/catalog';
 import type { Snapshot } from '../../../shared/snapshot';
+import { parseCatalogAnswer } from './catalog-schema';
 import { parseSnapshot } from './snapshot-schema';
 import { SseParser } from './sse-parser';
 
@@ -232,6 +234,16 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       const fileName = fileNameFrom(response.headers.get('Content-Disposition')) ?? `exobar-diagnostics-${stamp}.zip`;
       saveFile(blob, fileName);
       return { saved: true, location: fileName };
+    },
+    async setupMlxRuntime() {
+      // 202: the setup runs on in the server; its progress comes in the snapshots' mlx.setup.
+      await request('POST', '/api/mlx/setup');
+    },
+    async refreshMlxRuntime() {
+      await request('POST', '/api/mlx/refresh');
+    },
+    async listModels(): Promise<CatalogModel[]> {
+      return parseCatalogAnswer(await json<unknown>('GET', '/api/models'));
     },
   };
 }

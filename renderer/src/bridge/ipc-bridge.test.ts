@@ -17,6 +17,16 @@ describe('ipc bridge', () => {
     await expect(bridge.updateInstance('i', { fastSynch: 'on' })).rejects.toThrow(/^acknowledgeRisk is required$/);
   });
 
+  it('passes the MLX calls and the catalog through, with clean error messages', async () => {
+    const api = new FakeBridge();
+    const bridge = createIpcBridge(api);
+    await bridge.refreshMlxRuntime();
+    expect(api.refreshMlxRuntime).toHaveBeenCalledOnce();
+    expect((await bridge.listModels()).map((m) => m.id)).toEqual(['sim/llama-3.2-1b', 'sim/llama-3.2-3b']);
+    api.setupMlxRuntime.mockRejectedValueOnce(new Error("Error invoking remote method 'exobar:setup-mlx-runtime': Error: MLX runs only on macOS on Apple silicon"));
+    await expect(bridge.setupMlxRuntime()).rejects.toThrow(/^MLX runs only on macOS on Apple silicon$/);
+  });
+
   it('says clearly when there is no preload object', () => {
     expect(() => createIpcBridge(undefined)).toThrow(/not running inside the exobar app/);
   });

@@ -33,5 +33,8 @@ export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): 
     stopAll: () => clean(() => api.stopAll()),
     cancelRequest: (requestId) => clean(() => api.cancelRequest(requestId)),
     exportDiagnostics: () => clean(() => api.exportDiagnostics()),
+    setupMlxRuntime: () => clean(() => api.setupMlxRuntime()),
+    refreshMlxRuntime: () => clean(() => api.refreshMlxRuntime()),
+    listModels: () => clean(() => api.listModels()),
   };
 }

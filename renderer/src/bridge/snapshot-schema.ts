@@ -68,6 +68,24 @@ const InstanceSchema = z.looseObject({
   counters: z.looseObject({ completed: z.number(), failed: z.number(), cancelled: z.number(), rejected: z.number() }),
 });
 
+const MlxRuntimeSchema = z.looseObject({
+  available: z.boolean(),
+  supported: z.boolean(),
+  python: z.string().nullable(),
+  version: z.string().nullable(),
+  reason: z.string(),
+  localModels: z.number(),
+  setup: z
+    .looseObject({
+      state: z.enum(['running', 'done', 'failed']),
+      step: z.string(),
+      message: z.string(),
+      outputTail: z.array(z.string()),
+      error: z.string().nullable(),
+    })
+    .nullable(),
+});
+
 export const SnapshotSchema = z.looseObject({
   seq: z.number(),
   at: ms,
@@ -94,6 +112,8 @@ export const SnapshotSchema = z.looseObject({
     })
     .nullable(),
   rejectedInputs: z.record(z.string(), z.number()),
+  // Optional: a server from before the MLX engine sends none.
+  mlx: MlxRuntimeSchema.nullable().optional(),
 });
 
 /** Parses a snapshot from JSON text; throws an Error that says what was wrong. */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeBridge } from '../test/fake-bridge';
-import { fastSynchOn, instance, instanceWithTtft, prefillingInstance, ringFastSynchWarning, snapshot, ttftSample } from '../test/fixtures';
+import { catalog, fastSynchOn, instance, mlxModel, instanceWithTtft, prefillingInstance, ringFastSynchWarning, snapshot, ttftSample } from '../test/fixtures';
 import { createExobarStore } from './exobar-store';
 
 describe('exobar store: mirroring', () => {
@@ -194,5 +194,46 @@ describe('exobar store: actions call the bridge', () => {
     await store.getState().actions.exportDiagnostics();
     expect(bridge.exportDiagnostics).toHaveBeenCalledOnce();
     expect(store.getState().notice?.message).toBe('Diagnostic bundle saved: exobar-diagnostics.zip');
+  });
+
+  it('loads the catalog into the store, and keeps the last list with the error in words when a reload fails', async () => {
+    const bridge = new FakeBridge();
+    const store = createExobarStore(bridge, { throttleMs: 0 });
+    expect(store.getState().models).toEqual({ status: 'idle', models: [], error: null });
+    const pending = store.getState().actions.loadModels();
+    expect(store.getState().models.status).toBe('loading');
+    await pending;
+    expect(store.getState().models.status).toBe('ready');
+    expect(store.getState().models.models.map((m) => m.id)).toEqual(['sim/llama-3.2-1b', 'sim/llama-3.2-3b']);
+    bridge.listModels.mockRejectedValueOnce(new Error('The server answered 500'));
+    await store.getState().actions.loadModels();
+    expect(store.getState().models).toMatchObject({ status: 'error', error: 'The server answered 500' });
+    expect(store.getState().models.models).toHaveLength(2);
+  });
+
+  it('starts the MLX setup once while it is being started, and a refusal becomes an error notice', async () => {
+    const bridge = new FakeBridge();
+    const store = createExobarStore(bridge, { throttleMs: 0 });
+    const a = store.getState().actions.setupMlxRuntime();
+    expect(store.getState().busy['mlx-setup']).toBe(true);
+    const b = store.getState().actions.setupMlxRuntime();
+    await Promise.all([a, b]);
+    expect(bridge.setupMlxRuntime).toHaveBeenCalledTimes(1);
+    expect(store.getState().busy['mlx-setup']).toBeUndefined();
+    expect(store.getState().notice).toBeNull();
+
+    bridge.setupMlxRuntime.mockRejectedValueOnce(new Error('MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here'));
+    await store.getState().actions.setupMlxRuntime();
+    expect(store.getState().notice).toMatchObject({ kind: 'error', message: expect.stringContaining('Apple silicon') });
+  });
+
+  it('refreshes the MLX runtime, then reloads the catalog with the local models it found', async () => {
+    const bridge = new FakeBridge();
+    const store = createExobarStore(bridge, { throttleMs: 0 });
+    bridge.listModels.mockResolvedValueOnce(catalog([mlxModel()]));
+    await store.getState().actions.refreshMlxRuntime();
+    expect(bridge.refreshMlxRuntime).toHaveBeenCalledOnce();
+    expect(bridge.refreshMlxRuntime.mock.invocationCallOrder[0]!).toBeLessThan(bridge.listModels.mock.invocationCallOrder[0]!);
+    expect(store.getState().models.models.map((m) => m.engine)).toEqual(['sim', 'sim', 'mlx']);
   });
 });

@@ -6,6 +6,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { SafePairPlan } from '../../../shared/api';
 import type { ExobarBridge } from '../../../shared/bridge';
+import type { CatalogModel } from '../../../shared/catalog';
 import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 import { copyText } from '../lib/clipboard';
 import { errorMessage } from '../lib/error-message';
@@ -27,6 +28,13 @@ export interface PlanState {
   error: string | null;
 }
 
+export interface ModelsState {
+  status: 'idle' | 'loading' | 'ready' | 'error';
+  /** The node's catalog: sim models, and local MLX models where the runtime is found. */
+  models: CatalogModel[];
+  error: string | null;
+}
+
 export interface ExobarActions {
   /** Fetches the safe pair's plan preview. */
   loadPlan(): Promise<void>;
@@ -38,6 +46,12 @@ export interface ExobarActions {
   fixWarning(warning: Warning): Promise<void>;
   exportDiagnostics(): Promise<void>;
   copyApiBaseUrl(): Promise<void>;
+  /** Fetches the model catalog. */
+  loadModels(): Promise<void>;
+  /** Starts "Set up MLX runtime"; its progress arrives in the snapshot's `mlx.setup`. */
+  setupMlxRuntime(): Promise<void>;
+  /** Looks for the MLX runtime and local models again, then reloads the catalog. */
+  refreshMlxRuntime(): Promise<void>;
   dismissNotice(): void;
 }
 
@@ -50,6 +64,7 @@ export interface ExobarState {
   /** Per instance id, the chart's bounded window of TTFT samples. */
   ttftHistory: Record<string, TtftSample[]>;
   plan: PlanState;
+  models: ModelsState;
   /** Actions in flight by key ("launch", "stop:<id>", "cancel:<requestId>", ...): their buttons are disabled. */
   busy: Record<string, true>;
   notice: Notice | null;
@@ -159,6 +174,24 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           await copy(url);
           return `Copied ${url}`;
         }),
+      async loadModels() {
+        set((s) => ({ models: { ...s.models, status: 'loading', error: null } }));
+        try {
+          const models = await bridge.listModels();
+          set({ models: { status: 'ready', models, error: null } });
+        } catch (error) {
+          // Keep the last list: a failed reload should not empty the panel.
+          set((s) => ({ models: { status: 'error', models: s.models.models, error: errorMessage(error) } }));
+        }
+      },
+      // The outcome (running, failed with pip's output, done) is shown from the snapshot,
+      // so only a refusal to start becomes a notice.
+      setupMlxRuntime: () => run('mlx-setup', () => bridge.setupMlxRuntime()),
+      refreshMlxRuntime: () =>
+        run('mlx-refresh', async () => {
+          await bridge.refreshMlxRuntime();
+          await get().actions.loadModels();
+        }),
       dismissNotice: () => set({ notice: null }),
     };
 
@@ -169,6 +202,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       connectionError: null,
       ttftHistory: {},
       plan: { status: 'idle', plan: null, error: null },
+      models: { status: 'idle', models: [], error: null },
       busy: {},
       notice: null,
       applied: 0,

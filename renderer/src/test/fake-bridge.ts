@@ -5,7 +5,7 @@
 import { vi } from 'vitest';
 import type { ExobarBridge } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
-import { safePairPlan } from './fixtures';
+import { catalog, safePairPlan } from './fixtures';
 
 export class FakeBridge implements ExobarBridge {
   private snapshotListeners = new Set<(s: Snapshot) => void>();
@@ -19,6 +19,9 @@ export class FakeBridge implements ExobarBridge {
   stopAll = vi.fn(async () => {});
   cancelRequest = vi.fn(async () => {});
   exportDiagnostics = vi.fn(async () => ({ saved: true, location: 'exobar-diagnostics.zip' }));
+  setupMlxRuntime = vi.fn(async () => {});
+  refreshMlxRuntime = vi.fn(async () => {});
+  listModels = vi.fn(async () => catalog());
 
   subscribeSnapshots(listener: (s: Snapshot) => void) {
     this.snapshotListeners.add(listener);

@@ -3,8 +3,9 @@
  * starting from a ready simulated ring instance with fast synch off.
  */
 import type { SafePairPlan } from '../../../shared/api';
+import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
-import type { InstanceSnapshot, Snapshot, TtftSample, Warning } from '../../../shared/snapshot';
+import type { InstanceSnapshot, MlxRuntimeSnapshot, Snapshot, TtftSample, Warning } from '../../../shared/snapshot';
 
 const GiB = 1024 ** 3;
 export const T0 = 1_700_000_000_000;
@@ -146,4 +147,75 @@ export function safePairPlan(overrides: Partial<SafePairPlan> = {}): SafePairPla
     canRun: true,
     ...overrides,
   };
+}
+
+/** A local MLX model as the core's scan lists it (id `mlx/<repo id>`, memory ≈ 1.2 × size on disk). */
+export function mlxModel(overrides: Partial<CatalogModel> = {}): CatalogModel {
+  return {
+    id: 'mlx/mlx-community/Llama-3.2-3B-Instruct-4bit',
+    name: 'Llama-3.2-3B-Instruct-4bit',
+    engine: 'mlx',
+    simulated: false,
+    memoryBytes: Math.round(2.16 * GiB),
+    sizeClass: 'medium',
+    path: '/Users/me/.cache/huggingface/hub/models--mlx-community--Llama-3.2-3B-Instruct-4bit/snapshots/abc',
+    ...overrides,
+  };
+}
+
+/** The node's catalog: the two sim models and, when given, local MLX models. */
+export function catalog(mlx: CatalogModel[] = []): CatalogModel[] {
+  return [...SIM_MODELS, ...mlx];
+}
+
+/** The MLX engine's state; by default a Mac with Apple silicon where no Python with mlx-lm was found. */
+export function mlxRuntime(overrides: Partial<MlxRuntimeSnapshot> = {}): MlxRuntimeSnapshot {
+  return {
+    available: false,
+    supported: true,
+    python: null,
+    version: null,
+    reason: 'No Python with mlx-lm found (python3: No module named mlx_lm). Use "Set up MLX runtime".',
+    localModels: 0,
+    setup: null,
+    ...overrides,
+  };
+}
+
+export function mlxAvailable(localModels = 2): MlxRuntimeSnapshot {
+  return mlxRuntime({
+    available: true,
+    python: '/Users/me/Library/Application Support/exobar/mlx-venv/bin/python',
+    version: '0.26.3',
+    reason: 'mlx-lm 0.26.3 found in /Users/me/Library/Application Support/exobar/mlx-venv/bin/python',
+    localModels,
+  });
+}
+
+export function mlxUnsupported(): MlxRuntimeSnapshot {
+  return mlxRuntime({ supported: false, reason: 'MLX runs only on macOS with Apple silicon; this is linux/x64. Simulated models still work.' });
+}
+
+export function mlxSetupRunning(): MlxRuntimeSnapshot {
+  return mlxRuntime({
+    setup: {
+      state: 'running',
+      step: 'install-mlx-lm',
+      message: 'Downloading mlx-0.29.1-cp312-cp312-macosx_15_0_arm64.whl (30.2 MB)',
+      outputTail: ['Collecting mlx-lm>=0.26', 'Collecting mlx>=0.29', 'Downloading mlx-0.29.1-cp312-cp312-macosx_15_0_arm64.whl (30.2 MB)'],
+      error: null,
+    },
+  });
+}
+
+export function mlxSetupFailed(): MlxRuntimeSnapshot {
+  return mlxRuntime({
+    setup: {
+      state: 'failed',
+      step: 'install-mlx-lm',
+      message: 'Setup failed',
+      outputTail: ['Collecting mlx-lm>=0.26', 'ERROR: Could not find a version that satisfies the requirement mlx>=0.29', 'ERROR: No matching distribution found for mlx>=0.29'],
+      error: '/data/mlx-venv/bin/python -m pip install mlx-lm>=0.26 failed (exit 1). Is this Python 3.10 or later on Apple silicon?',
+    },
+  });
 }
