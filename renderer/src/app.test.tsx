@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fastSynchOn, instance, prefillingInstance, ringFastSynchWarning, safePairPlan, snapshot, withStatus } from './test/fixtures';
+import { fastSynchOn, instance, mlxAvailable, mlxRuntime, prefillingInstance, ringFastSynchWarning, safePairPlan, snapshot, withStatus } from './test/fixtures';
 import { renderApp } from './test/render-app';
 
 afterEach(cleanup);
@@ -166,5 +166,30 @@ describe('footer actions', () => {
     expect(screen.getByTestId('api-url').textContent).toBe('Local API not running');
     expect((screen.getByRole('button', { name: 'Copy API URL' }) as HTMLButtonElement).disabled).toBe(true);
     await act(async () => {});
+  });
+});
+
+describe('models panel in the page', () => {
+  it('sits below the safe launch with and without running models', async () => {
+    const { push } = renderApp(snapshot());
+    const order = () => screen.getAllByRole('region').map((r) => r.getAttribute('aria-label')).filter((l) => l === 'Safe launch' || l === 'Models');
+    expect(order()).toEqual(['Safe launch', 'Models']);
+    push(snapshot({ seq: 2, instances: [instance()] }));
+    expect(order()).toEqual(['Safe launch', 'Models']);
+    await act(async () => {});
+  });
+
+  it('reloads the safe pair plan and the catalog when the MLX runtime becomes available with local models', async () => {
+    const { bridge, push } = renderApp(snapshot({ mlx: mlxRuntime() }));
+    await waitFor(() => expect(bridge.getSafePairPlan).toHaveBeenCalledTimes(1));
+    expect(bridge.listModels).toHaveBeenCalledTimes(1);
+    push(snapshot({ seq: 2, mlx: mlxAvailable(2) }));
+    await waitFor(() => expect(bridge.getSafePairPlan).toHaveBeenCalledTimes(2));
+    expect(bridge.listModels).toHaveBeenCalledTimes(2);
+    // Progress alone (same availability, same models) reloads nothing.
+    push(snapshot({ seq: 3, mlx: mlxAvailable(2) }));
+    await act(async () => {});
+    expect(bridge.getSafePairPlan).toHaveBeenCalledTimes(2);
+    expect(bridge.listModels).toHaveBeenCalledTimes(2);
   });
 });

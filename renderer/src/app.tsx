@@ -2,11 +2,13 @@
  * The popover's page. Which parts show depends on the connection and the snapshot:
  * connecting → a spinner; unreachable before any snapshot → the error and what to do;
  * nothing running → the empty state and the safe launch; otherwise one card per model.
+ * The model catalog and the MLX engine's setup sit below, collapsed.
  */
 import { AppFooter } from './components/app-footer';
 import { AppHeader } from './components/app-header';
 import { ConnectionError, EmptyState, LoadingState } from './components/connection-state';
 import { InstanceCard } from './components/instance-card';
+import { ModelsPanel } from './components/models-panel';
 import { NoticeBar } from './components/notice-bar';
 import { SafeLaunchPanel } from './components/safe-launch-panel';
 import { WarningBanners } from './components/warning-banner';
@@ -33,6 +35,7 @@ function Body() {
       <>
         <EmptyState />
         <SafeLaunchPanel />
+        <ModelsPanel />
       </>
     );
   }
@@ -40,6 +43,7 @@ function Body() {
     <>
       <InstanceCards />
       <SafeLaunchPanel />
+      <ModelsPanel />
     </>
   );
 }

@@ -63,10 +63,12 @@ export function SafeLaunchPanel() {
   // Reload the preview whenever the set of running models changes ("already running" flags, free memory).
   const instanceKey = useExobar((s) => s.snapshot.instances.map((i) => i.model).join(','));
   const received = useExobar((s) => s.received);
+  // ...and when the MLX runtime or local models appear: the pair may then be two real models.
+  const mlxKey = useExobar((s) => `${s.snapshot.mlx?.available ?? false}:${s.snapshot.mlx?.localModels ?? 0}`);
 
   useEffect(() => {
     if (received) void loadPlan();
-  }, [instanceKey, received, loadPlan]);
+  }, [instanceKey, mlxKey, received, loadPlan]);
 
   const p = plan.plan;
   const allRunning = p !== null && p.models.length > 0 && p.models.every((m) => m.alreadyRunning);

@@ -1,0 +1,96 @@
+import { useEffect, useId, useState } from 'react';
+import type { CatalogModel } from '../../../shared/catalog';
+import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
+import { formatBytes } from '../lib/format';
+import { useActions, useExobar } from '../store/store-context';
+import { MlxEngineStatus } from './mlx-engine-status';
+
+const ENGINE_LABEL: Record<string, string> = { sim: 'sim', mlx: 'MLX' };
+
+function ModelRow({ model, running }: { model: CatalogModel; running: boolean }) {
+  return (
+    <li className="model-row" data-testid="model-row" data-model={model.id}>
+      <div className="row">
+        <strong className="ellipsis" title={model.id}>
+          {model.name}
+        </strong>
+        {model.simulated && <span className="badge sim">simulated</span>}
+        {running && <span className="badge ok">running</span>}
+        <span className="spacer" />
+        <span className="badge" data-testid="model-engine">
+          {ENGINE_LABEL[model.engine] ?? model.engine}
+        </span>
+        <span className="muted small tabular" data-testid="model-memory" title="Memory once loaded">
+          {formatBytes(model.memoryBytes)}
+        </span>
+      </div>
+    </li>
+  );
+}
+
+/** The MLX state in a few words, for the collapsed header. */
+function mlxSummary(mlx: MlxRuntimeSnapshot | null): string {
+  if (!mlx) return 'MLX not checked yet';
+  if (mlx.setup?.state === 'running') return 'MLX setting up…';
+  if (mlx.available) return 'MLX available';
+  if (mlx.setup?.state === 'failed' && mlx.supported) return 'MLX setup failed';
+  return mlx.supported ? 'MLX not set up' : 'MLX unavailable here';
+}
+
+/**
+ * The model catalog (sim models, and the MLX models found on disk once the MLX runtime
+ * is there) with engine and memory, and the MLX engine's state with its setup.
+ * Collapsed by default: the popover's room belongs to the running models.
+ */
+export function ModelsPanel() {
+  const { loadModels } = useActions();
+  const [open, setOpen] = useState(false);
+  const bodyId = useId();
+  const models = useExobar((s) => s.models);
+  const mlx = useExobar((s) => s.snapshot.mlx ?? null);
+  const received = useExobar((s) => s.received);
+  const runningKey = useExobar((s) => s.snapshot.instances.map((i) => i.model).join('\n'));
+  // The catalog changes when the runtime appears or the scan finds other models: reload then.
+  const catalogKey = `${mlx?.available ?? false}:${mlx?.localModels ?? 0}`;
+
+  useEffect(() => {
+    if (received) void loadModels();
+  }, [received, catalogKey, loadModels]);
+
+  const running = new Set(runningKey ? runningKey.split('\n') : []);
+  const count = models.models.length;
+  const summary = `${count > 0 ? `${count === 1 ? '1 model' : `${count} models`} · ` : ''}${mlxSummary(mlx)}`;
+  return (
+    <section className="panel models-panel" aria-label="Models">
+      <h2>
+        <button type="button" className="panel-toggle" aria-expanded={open} aria-controls={bodyId} onClick={() => setOpen((o) => !o)}>
+          <span className="chevron" aria-hidden="true">
+            {open ? '▾' : '▸'}
+          </span>
+          <span>Models</span>
+          <span className="spacer" />
+          <span className="muted small" data-testid="models-summary">
+            {summary}
+          </span>
+        </button>
+      </h2>
+      {/* hidden, not unmounted: aria-controls always names an element. */}
+      <div id={bodyId} className="panel-body" hidden={!open}>
+          <MlxEngineStatus />
+          {models.status === 'error' && (
+            <p className="failure small" role="alert">
+              Could not get the model list: {models.error}
+            </p>
+          )}
+          {models.status === 'loading' && count === 0 && <p className="muted small">Loading models…</p>}
+          {count > 0 && (
+            <ul className="model-list" aria-label="Model catalog">
+              {models.models.map((m) => (
+                <ModelRow key={m.id} model={m} running={running.has(m.id)} />
+              ))}
+            </ul>
+          )}
+      </div>
+    </section>
+  );
+}
