@@ -67,6 +67,32 @@ describe('the page against exobar serve', () => {
     await shot('01-empty');
   });
 
+  it('lists the catalog in the Models panel with the MLX engine\'s state, from the real API', async () => {
+    const models = page.getByRole('region', { name: 'Models' });
+    const toggle = models.getByRole('button', { name: /^Models/ });
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await toggle.click();
+    const rows = models.getByTestId('model-row');
+    await rows.first().waitFor();
+    const sim = models.locator('[data-testid=model-row][data-model^="sim/"]');
+    expect(await sim.count()).toBe(2);
+    for (const text of await sim.allInnerTexts()) expect(text).toMatch(/simulated[\s\S]*sim[\s\S]*\d+\.\d GB/);
+    const engine = models.getByTestId('mlx-engine');
+    if (process.platform !== 'darwin' || process.arch !== 'arm64') {
+      // Off Apple silicon: the core's reason, and no setup to offer.
+      expect(await engine.getAttribute('data-state')).toBe('unavailable');
+      expect(await models.getByTestId('mlx-reason').innerText()).toContain('Apple silicon');
+      expect(await models.getByRole('button', { name: 'Set up MLX runtime' }).count()).toBe(0);
+    }
+    // "check again" goes to POST /api/mlx/refresh and comes back without an error notice.
+    await models.getByRole('button', { name: 'check again' }).click();
+    await models.getByRole('button', { name: 'check again' }).waitFor();
+    expect(await page.getByTestId('notice').count()).toBe(0);
+    await shot('01-models');
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+  });
+
   it('launches the safe pair from the UI and shows both runners ready with fast synch off', async () => {
     await page.getByRole('button', { name: 'Launch safe pair' }).click();
     for (const c of [card1b(), card3b()]) {
