@@ -1,5 +1,6 @@
 /** Small builders for snapshots in the glue's tests. */
 import type { RunnerStatus } from '../../shared/runner-protocol';
+import { instanceFixture } from '../support/instance-fixture';
 import { emptySnapshot, type InstanceSnapshot, type RequestSnapshot, type Snapshot, type TtftSample, type Warning } from '../../shared/snapshot';
 
 export function ttftSample(totalMs: number, at: number): TtftSample {
@@ -15,23 +16,13 @@ export function instance(
   overrides: Partial<Omit<InstanceSnapshot, 'runner'>> & { status?: RunnerStatus; restarts?: number; lastExit?: InstanceSnapshot['runner']['lastExit'] } = {},
 ): InstanceSnapshot {
   const { status, restarts, lastExit, ...rest } = overrides;
-  return {
+  return instanceFixture({
     id,
     model: `sim/${id}`,
     modelName: `Model ${id}`,
-    engine: 'sim',
-    simulated: true,
-    instanceType: 'ring',
     runner: { status: status ?? { kind: 'RunnerReady' }, pid: 100, restarts: restarts ?? 0, lastExit: lastExit ?? null, malformedLines: 0 },
-    fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: false },
-    queue: { capacity: 64, requests: [] },
-    prefill: null,
-    pendingCancels: [],
-    ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
-    tokensPerSecond: null,
-    counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
     ...rest,
-  };
+  });
 }
 
 export function warning(code: Warning['code'], instanceIds: string[]): Warning {

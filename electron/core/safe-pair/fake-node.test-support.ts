@@ -9,6 +9,7 @@ import type { RunnerStatus } from '../../../shared/runner-protocol';
 import { emptySnapshot, type FastSynchOverride, type InstanceSnapshot, type LaunchProgress, type Snapshot } from '../../../shared/snapshot';
 import { NodeError, type CreateInstanceOptions, type ExobarNode } from '../node-types';
 import type { SafePairNode } from './launch-safe-pair';
+import { instanceFixture } from '../../../test/support/instance-fixture';
 
 export interface FakeNodeOptions {
   defaultFastSynch?: FastSynchOverride;
@@ -141,7 +142,7 @@ export class FakeNode implements SafePairNode, Pick<ExobarNode, 'models'> {
 }
 
 function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ring' | 'jaccl', status: RunnerStatus): InstanceSnapshot {
-  return {
+  return instanceFixture({
     id,
     model: model.id,
     modelName: model.name,
@@ -150,11 +151,5 @@ function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ri
     instanceType,
     runner: { status, pid: 1000, restarts: 0, lastExit: null, malformedLines: 0 },
     fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: null },
-    queue: { capacity: 64, requests: [] },
-    prefill: null,
-    pendingCancels: [],
-    ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
-    tokensPerSecond: null,
-    counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
-  };
+  });
 }

@@ -5,6 +5,7 @@
 import type { SafePairPlan } from '../../../shared/api';
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
+import { instanceFixture } from '../../../test/support/instance-fixture';
 import type { InstanceSnapshot, MlxRuntimeSnapshot, Snapshot, TtftSample, Warning } from '../../../shared/snapshot';
 
 const GiB = 1024 ** 3;
@@ -27,23 +28,7 @@ export function ttftSample(n: number, overrides: Partial<TtftSample> = {}): Ttft
 }
 
 export function instance(overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
-  return {
-    id: 'inst-1b',
-    model: 'sim/llama-3.2-1b',
-    modelName: 'Llama 3.2 1B (simulated)',
-    engine: 'sim',
-    simulated: true,
-    instanceType: 'ring',
-    runner: { status: { kind: 'RunnerReady' }, pid: 4242, restarts: 0, lastExit: null, malformedLines: 0 },
-    fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: false },
-    queue: { capacity: 64, requests: [] },
-    prefill: null,
-    pendingCancels: [],
-    ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
-    tokensPerSecond: null,
-    counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
-    ...overrides,
-  };
+  return instanceFixture(overrides);
 }
 
 export function withStatus(status: RunnerStatus, overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {

@@ -4,6 +4,7 @@
  * and whatever log text a test wants to plant.
  */
 import type { InstanceSnapshot, Snapshot } from '../../../../shared/snapshot';
+import { instanceFixture } from '../../../../test/support/instance-fixture';
 import type { NodeEvent, RequestTimeline } from '../../node-types';
 import type { DiagnosticNode } from '../bundle-context';
 
@@ -11,23 +12,7 @@ export const SMALL = 'llama-3.2-1b-1';
 export const MEDIUM = 'llama-3.2-3b-2';
 
 function instance(id: string, model: string, extra: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
-  return {
-    id,
-    model,
-    modelName: model,
-    engine: 'sim',
-    simulated: true,
-    instanceType: 'ring',
-    runner: { status: { kind: 'RunnerReady' }, pid: 4242, restarts: 0, lastExit: null, malformedLines: 0 },
-    fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: false },
-    queue: { capacity: 64, requests: [] },
-    prefill: null,
-    pendingCancels: [],
-    ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
-    tokensPerSecond: null,
-    counters: { completed: 2, failed: 0, cancelled: 0, rejected: 0 },
-    ...extra,
-  };
+  return instanceFixture({ id, model, modelName: model, counters: { completed: 2, failed: 0, cancelled: 0, rejected: 0 }, ...extra });
 }
 
 export interface SyntheticNodeOptions {

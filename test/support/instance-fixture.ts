@@ -1,0 +1,26 @@
+/**
+ * One ready, simulated ring instance with fast synch off, as the snapshot carries it:
+ * the starting point of every test's hand-made instance (renderer cards, tray glue,
+ * diagnostics, the safe launch's fake node). Tests override what they are about.
+ */
+import type { InstanceSnapshot } from '../../shared/snapshot';
+
+export function instanceFixture(overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+  return {
+    id: 'inst-1b',
+    model: 'sim/llama-3.2-1b',
+    modelName: 'Llama 3.2 1B (simulated)',
+    engine: 'sim',
+    simulated: true,
+    instanceType: 'ring',
+    runner: { status: { kind: 'RunnerReady' }, pid: 4242, restarts: 0, lastExit: null, malformedLines: 0 },
+    fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: false },
+    queue: { capacity: 64, requests: [] },
+    prefill: null,
+    pendingCancels: [],
+    ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
+    tokensPerSecond: null,
+    counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
+    ...overrides,
+  };
+}
