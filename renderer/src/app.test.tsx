@@ -169,6 +169,19 @@ describe('footer actions', () => {
   });
 });
 
+describe('safe launch preview', () => {
+  it('reloads the plan when a running model changes its fast-synch value, and not on other updates', async () => {
+    const off = instance();
+    const { bridge, push } = renderApp(snapshot({ instances: [off] }));
+    await waitFor(() => expect(bridge.getSafePairPlan).toHaveBeenCalledTimes(1));
+    push(snapshot({ seq: 2, instances: [{ ...off, tokensPerSecond: 42 }] }));
+    await act(async () => {});
+    expect(bridge.getSafePairPlan).toHaveBeenCalledTimes(1);
+    push(snapshot({ seq: 3, instances: [{ ...off, fastSynch: { ...off.fastSynch, override: 'on', enabled: true, reason: 'forced on by user' } }] }));
+    await waitFor(() => expect(bridge.getSafePairPlan).toHaveBeenCalledTimes(2));
+  });
+});
+
 describe('models panel in the page', () => {
   it('sits below the safe launch with and without running models', async () => {
     const { push } = renderApp(snapshot());

@@ -60,8 +60,9 @@ export function SafeLaunchPanel() {
   const { loadPlan, launchSafePair } = useActions();
   const plan = useExobar((s) => s.plan);
   const launching = useExobar((s) => s.busy.launch === true || s.snapshot.launch?.state === 'running');
-  // Reload the preview whenever the set of running models changes ("already running" flags, free memory).
-  const instanceKey = useExobar((s) => s.snapshot.instances.map((i) => i.model).join(','));
+  // Reload the preview whenever the running models or their fast-synch values change
+  // ("already running" flags and their reasons, free memory).
+  const instanceKey = useExobar((s) => s.snapshot.instances.map((i) => `${i.model}:${i.fastSynch.enabled}`).join(','));
   const received = useExobar((s) => s.received);
   // ...and when the MLX runtime or local models appear: the pair may then be two real models.
   const mlxKey = useExobar((s) => `${s.snapshot.mlx?.available ?? false}:${s.snapshot.mlx?.localModels ?? 0}`);
