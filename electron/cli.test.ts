@@ -29,13 +29,17 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Processes in these process groups (the CLI's own, and each runner's: runners get their own group). */
+/**
+ * Live processes in these process groups (the CLI's own, and each runner's: runners get
+ * their own group). Zombies are left out: they have exited already, and reaping them is
+ * up to whichever init adopted them (in a container that may never happen).
+ */
 function processesInGroups(groups: number[]): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' });
+  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' });
   return out
     .split('\n')
     .map((line) => line.trim())
-    .filter((line) => line !== '' && groups.includes(Number(line.split(/\s+/)[1])));
+    .filter((line) => line !== '' && groups.includes(Number(line.split(/\s+/)[1])) && !line.split(/\s+/)[2]!.startsWith('Z'));
 }
 
 function captureIo(): CliIo & { lines: string[]; errors: string[] } {
