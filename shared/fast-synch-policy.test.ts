@@ -101,7 +101,9 @@ describe('sharedGpuWarnings', () => {
     ['two ring, all off (the policy default)', [ring('a', false), ring('b', false)], []],
     ['two ring, one on', [ring('a', false), ring('b', true)], [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] }]],
     ['two ring, both on', [ring('a', true), ring('b', true)], [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] }]],
-    ['one ring (off) and one JACCL (on)', [ring('a', false), jaccl('j')], []],
+    ['one ring (off) and one JACCL (on): the exo policy', [ring('a', false), jaccl('j')], []],
+    ['one ring forced on beside a JACCL (on): two processes spinning', [ring('a', true), jaccl('j')], [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] }]],
+    ['one ring forced on beside a JACCL forced off', [ring('a', true), jaccl('j', false)], []],
     ['one JACCL alone', [jaccl('j')], []],
     ['two JACCL', [jaccl('j1'), jaccl('j2')], [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }]],
     ['two JACCL, both forced off (never tested upstream either)', [jaccl('j1', false), jaccl('j2', false)], [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }]],
@@ -123,7 +125,10 @@ describe('sharedGpuWarnings', () => {
     [
       'three: one ring on and two JACCL',
       [ring('a', true), jaccl('j1'), jaccl('j2')],
-      [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }],
+      [
+        { code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] },
+        { code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] },
+      ],
     ],
     [
       'four: both situations at once',

@@ -74,6 +74,21 @@ export function sharedGpuWarnings(instances: readonly PlacedInstance[]): Warning
     });
   }
   const jaccl = instances.filter((i) => i.instanceType === 'jaccl');
+  const jacclWithFastSynch = jaccl.filter((i) => i.fastSynch);
+  // One ring runner forced on beside a JACCL runner (which keeps it on): still two
+  // processes spinning on one GPU, the hazard's condition, though no rule above names it.
+  if (ring.length === 1 && ringWithFastSynch.length === 1 && jacclWithFastSynch.length > 0) {
+    const forced = ringWithFastSynch[0]!;
+    warnings.push({
+      code: 'ring_fast_synch_beside_jaccl',
+      instanceIds: [forced.id],
+      title: `Fast synch is on for ring model ${forced.model} beside a JACCL model on the same GPU`,
+      risk:
+        'Two MLX processes with MLX_METAL_FAST_SYNCH=1 share the GPU: the GPU wait can spin forever, collapsing throughput ' +
+        'or wedging the GPU until the Mac is rebooted.',
+      fix: 'Relaunch the ring runner with fast synch off (MLX_METAL_FAST_SYNCH=0); the JACCL runner keeps it on for its collectives.',
+    });
+  }
   if (jaccl.length >= 2) {
     warnings.push({
       code: 'two_jaccl_shared_gpu',

@@ -112,7 +112,7 @@ export interface InstanceSnapshot {
   counters: { completed: number; failed: number; cancelled: number; rejected: number };
 }
 
-export type WarningCode = 'two_ring_fast_synch' | 'two_jaccl_shared_gpu' | 'fast_synch_mismatch';
+export type WarningCode = 'two_ring_fast_synch' | 'two_jaccl_shared_gpu' | 'ring_fast_synch_beside_jaccl' | 'fast_synch_mismatch';
 
 export interface Warning {
   code: WarningCode;

@@ -121,8 +121,8 @@ describe('shared-GPU warning banner', () => {
     const fix = within(banner).getByRole('button', { name: 'Relaunch 2 runners with fast synch off' });
     fireEvent.click(fix);
     await waitFor(() => expect(bridge.updateInstance).toHaveBeenCalledTimes(2));
-    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-1b', { fastSynch: 'off', mode: 'drain', acknowledgeRisk: true });
-    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-3b', { fastSynch: 'off', mode: 'drain', acknowledgeRisk: true });
+    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-1b', { fastSynch: 'off', mode: 'drain' });
+    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-3b', { fastSynch: 'off', mode: 'drain' });
     await waitFor(() => expect(screen.getByTestId('notice').textContent).toContain('with fast synch off'));
   });
 

@@ -150,7 +150,7 @@ describe('exobar store: actions call the bridge', () => {
     bridge.push(snapshot({ instances: [fastSynchOn(instance()), prefillingInstance()], warnings: [warning] }));
     await store.getState().actions.fixWarning(warning);
     expect(bridge.updateInstance).toHaveBeenCalledTimes(1);
-    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-1b', { fastSynch: 'off', mode: 'drain', acknowledgeRisk: true });
+    expect(bridge.updateInstance).toHaveBeenCalledWith('inst-1b', { fastSynch: 'off', mode: 'drain' });
     expect(store.getState().notice).toMatchObject({ kind: 'info' });
     expect(store.getState().notice?.message).toContain('Llama 3.2 1B');
   });

@@ -42,7 +42,7 @@ export interface ExobarActions {
   stopInstance(instanceId: string): Promise<void>;
   stopAll(): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
-  /** Applies a warning's fix; for two_ring_fast_synch, relaunches the affected runners with fast synch off. */
+  /** Applies a warning's fix; for the ring fast-synch warnings, relaunches the affected runners with fast synch off. */
   fixWarning(warning: Warning): Promise<void>;
   exportDiagnostics(): Promise<void>;
   copyApiBaseUrl(): Promise<void>;
@@ -91,7 +91,7 @@ export type ExobarStore = StoreApi<ExobarState> & {
 
 /** The warning codes whose fix the page can apply with one button. */
 export function canFixWarning(warning: Warning): boolean {
-  return warning.code === 'two_ring_fast_synch';
+  return warning.code === 'two_ring_fast_synch' || warning.code === 'ring_fast_synch_beside_jaccl';
 }
 
 /**
@@ -149,12 +149,8 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           const affected = get().snapshot.instances.filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
           // Drain, not cancel: requests already running finish before the runner relaunches
           // with MLX_METAL_FAST_SYNCH=0 (MLX reads it once per process, so a relaunch is needed).
-          // acknowledgeRisk: while the first runner relaunches, the other one still has fast
-          // synch on, and the node asks for the acknowledgement for any ring change made in
-          // that state; this change only lowers the risk the user is already in.
-          const results = await Promise.allSettled(
-            affected.map((i) => bridge.updateInstance(i.id, { fastSynch: 'off', mode: 'drain', acknowledgeRisk: true })),
-          );
+          // Turning fast synch off needs no risk acknowledgement: it only lowers the risk.
+          const results = await Promise.allSettled(affected.map((i) => bridge.updateInstance(i.id, { fastSynch: 'off', mode: 'drain' })));
           const failed = results.flatMap((r, n) => (r.status === 'rejected' ? [`${affected[n]?.modelName}: ${errorMessage(r.reason)}`] : []));
           if (failed.length > 0) throw new Error(`Could not relaunch ${failed.join('; ')}`);
           return affected.length === 0
