@@ -9,6 +9,8 @@ import type { Chunk } from '../../../shared/runner-protocol';
 import type { FastSynchOverride, InstanceSnapshot, InstanceType } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
+import { BusyIntervals } from './busy-intervals';
+import { buildInstanceSnapshot } from './instance-snapshot';
 import type { Dispatcher } from './dispatcher';
 import type { EventLog } from './event-log';
 import { NodeRequest } from './node-request';
@@ -32,12 +34,6 @@ export interface InstanceConfig {
   supervisor: Omit<SupervisorOptions, 'instanceId' | 'expectedFastSynch'>;
 }
 
-/** A runner was busy (had acknowledged work) from `start` to `end` (null: still busy). */
-interface BusyInterval {
-  start: number;
-  end: number | null;
-}
-
 const DOWN_CODES: Record<DownCause, NodeErrorCode> = {
   crashed: 'runner_crashed',
   stuck: 'runner_stuck',
@@ -58,7 +54,7 @@ export class Instance {
   /** Set when the runner is down for good (no restart coming). */
   fatalError: NodeError | null = null;
   readonly counters = { completed: 0, failed: 0, cancelled: 0, rejected: 0 };
-  readonly busyIntervals: BusyInterval[] = [];
+  private readonly busy = new BusyIntervals();
 
   private readonly queue: NodeRequest[] = [];
   private readonly requests = new Map<string, NodeRequest>();
@@ -192,49 +188,23 @@ export class Instance {
   }
 
   snapshot(now = performance.now()): InstanceSnapshot {
-    const s = this.supervisor;
-    const prefilling = this.live.find((r) => r.phase === 'prefilling' && r.prefillTotal > 0) ?? null;
-    return {
-      id: this.id,
-      model: this.model.id,
-      modelName: this.model.name,
-      engine: this.model.engine,
-      simulated: this.model.simulated,
-      instanceType: this.instanceType,
-      runner: {
-        status: s.runnerStatus,
-        pid: s.pid,
-        restarts: s.restarts,
-        lastExit: s.lastExit
-          ? { code: s.lastExit.exit?.code ?? null, signal: s.lastExit.exit?.signal ?? null, reason: s.lastExit.message, at: s.lastExit.at }
-          : null,
-        malformedLines: s.malformedLines,
-      },
-      fastSynch: {
+    return buildInstanceSnapshot(
+      {
+        id: this.id,
+        model: this.model,
+        instanceType: this.instanceType,
         override: this.override,
-        enabled: this.decision.enabled,
-        reason: this.decision.reason,
-        reported: s.reportedFastSynch,
+        decision: this.decision,
+        supervisor: this.supervisor,
+        queueCapacity: this.config.queueCapacity,
+        requests: this.live,
+        requestForTask: (taskId) => this.byTask.get(taskId),
+        ttft: this.ttft.snapshot(),
+        tokensPerSecond: this.tokenRate.perSecond(now),
+        counters: this.counters,
       },
-      queue: {
-        capacity: this.config.queueCapacity,
-        requests: this.live.map((r) => ({
-          id: r.id,
-          phase: r.phase,
-          ageMs: now - r.arrivedAt,
-          promptTokens: r.promptTokens,
-          completionTokens: r.completionTokens,
-        })),
-      },
-      prefill: prefilling ? prefillSnapshot(prefilling, now) : null,
-      pendingCancels: [...s.pendingCancels.values()].flatMap((c) => {
-        const request = this.byTask.get(c.taskId);
-        return request ? [{ requestId: request.id, state: c.state, ageMs: now - c.since }] : [];
-      }),
-      ttft: this.ttft.snapshot(),
-      tokensPerSecond: this.tokenRate.perSecond(now),
-      counters: { ...this.counters },
-    };
+      now,
+    );
   }
 
   private pump(): void {
@@ -289,7 +259,7 @@ export class Instance {
         const request = this.byTask.get(event.taskId);
         if (!request || request.ended) break;
         request.markAcknowledged(now);
-        this.markBusy(now);
+        this.busy.markBusy(now);
         this.log.record('request_acknowledged', { instanceId: this.id, requestId: request.id });
         break;
       }
@@ -412,7 +382,7 @@ export class Instance {
         },
       },
     );
-    if (request.acknowledgedAt !== null) this.markIdleIfDone(now);
+    if (request.acknowledgedAt !== null && !this.live.some((r) => r.acknowledgedAt !== null)) this.busy.markIdle(now);
     this.onRequestEnded(request);
     this.pump();
     this.changed();
@@ -423,33 +393,8 @@ export class Instance {
     if (index !== -1) this.queue.splice(index, 1);
   }
 
-  private markBusy(now: number): void {
-    const last = this.busyIntervals.at(-1);
-    if (last && last.end === null) return;
-    this.busyIntervals.push({ start: now, end: null });
-    if (this.busyIntervals.length > 500) this.busyIntervals.shift();
-  }
-
-  private markIdleIfDone(now: number): void {
-    const stillBusy = this.live.some((r) => r.acknowledgedAt !== null);
-    const last = this.busyIntervals.at(-1);
-    if (!stillBusy && last && last.end === null) last.end = now;
-  }
-
   /** Whether this instance's runner was busy at any moment in [from, to]. */
   wasBusyDuring(from: number, to: number): boolean {
-    return this.busyIntervals.some((b) => b.start <= to && (b.end === null || b.end >= from));
+    return this.busy.overlaps(from, to);
   }
-}
-
-function prefillSnapshot(request: NodeRequest, now: number) {
-  const elapsed = request.prefillEndAt !== null && request.acknowledgedAt !== null ? request.prefillEndAt - request.acknowledgedAt : 0;
-  const rate = elapsed > 0 ? request.prefillProcessed / elapsed : 0;
-  const left = request.prefillTotal - request.prefillProcessed;
-  return {
-    requestId: request.id,
-    processedTokens: request.prefillProcessed,
-    totalTokens: request.prefillTotal,
-    etaMs: rate > 0 ? Math.max(0, left / rate - (now - request.prefillEndAt!)) : null,
-  };
 }
