@@ -39,14 +39,21 @@ export function completionBody(handle: Ids, content: string, finishReason: ApiFi
   };
 }
 
-/** A content chunk; the first one also carries the role, as OpenAI's first delta does. */
-export function contentChunk(handle: Ids, text: string, first: boolean) {
+/** What every chunk of one stream carries. */
+function chunkEnvelope(handle: Ids) {
   return {
     id: handle.id,
     object: 'chat.completion.chunk' as const,
     created: handle.created,
     model: handle.model,
     system_fingerprint: null,
+  };
+}
+
+/** A content chunk; the first one also carries the role, as OpenAI's first delta does. */
+export function contentChunk(handle: Ids, text: string, first: boolean) {
+  return {
+    ...chunkEnvelope(handle),
     choices: [{ index: 0, delta: first ? { role: 'assistant' as const, content: text } : { content: text }, logprobs: null, finish_reason: null }],
   };
 }
@@ -54,11 +61,7 @@ export function contentChunk(handle: Ids, text: string, first: boolean) {
 /** The chunk that closes the choice; for a request that produced no token it also carries the role. */
 export function finishChunk(handle: Ids, finishReason: ApiFinishReason, noTokenYet: boolean) {
   return {
-    id: handle.id,
-    object: 'chat.completion.chunk' as const,
-    created: handle.created,
-    model: handle.model,
-    system_fingerprint: null,
+    ...chunkEnvelope(handle),
     choices: [{ index: 0, delta: noTokenYet ? { role: 'assistant' as const, content: '' } : {}, logprobs: null, finish_reason: finishReason }],
   };
 }
@@ -66,11 +69,7 @@ export function finishChunk(handle: Ids, finishReason: ApiFinishReason, noTokenY
 /** OpenAI's final usage chunk (`stream_options.include_usage`): no choices, only usage. */
 export function usageChunk(handle: Ids, usage: Usage) {
   return {
-    id: handle.id,
-    object: 'chat.completion.chunk' as const,
-    created: handle.created,
-    model: handle.model,
-    system_fingerprint: null,
+    ...chunkEnvelope(handle),
     choices: [],
     usage: openAiUsage(usage),
   };
