@@ -69,6 +69,19 @@ export const SettingsSchema = z.object({
    * its data directory from --data-dir instead.
    */
   dataDir: z.string().min(1).nullable().default(null),
+  /**
+   * Watchdog limits: the longest silence from a runner with work in progress before it
+   * counts as stuck, per phase. Prefill must exceed one 4096-token chunk of the slowest
+   * model on this Mac (with the GPU shared), or healthy runners get killed.
+   */
+  watchdog: z
+    .strictObject({
+      lifecycleMs: z.number().int().min(1000).max(3_600_000),
+      prefillMs: z.number().int().min(1000).max(3_600_000),
+      decodeMs: z.number().int().min(1000).max(3_600_000),
+    })
+    .partial()
+    .default({}),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

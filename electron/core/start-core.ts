@@ -81,6 +81,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     dataDir,
     simTimeScale: options.simTimeScale,
     defaultFastSynch: settings.defaultFastSynch,
+    watchdog: settings.watchdog,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
   });

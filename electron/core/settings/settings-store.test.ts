@@ -76,6 +76,17 @@ describe('loadSettings', () => {
   });
 });
 
+describe('watchdog limits in settings', () => {
+  it('takes any subset of the limits and refuses one too short to outlast a prefill chunk', async () => {
+    await writeFile(file(), JSON.stringify({ watchdog: { prefillMs: 90_000 } }));
+    expect((await loadSettings(dir, logger)).settings.watchdog).toEqual({ prefillMs: 90_000 });
+    await writeFile(file(), JSON.stringify({ watchdog: { decodeMs: 10 } }));
+    const refused = await loadSettings(dir, logger);
+    expect(refused.settings).toEqual(defaultSettings());
+    expect(refused.warning).toMatch(/decodeMs/);
+  });
+});
+
 describe('saveSettings', () => {
   it('writes atomically: no temp file left, private mode', async () => {
     await saveSettings(dir, defaultSettings());
