@@ -15,18 +15,11 @@ import { defaultSettings } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
 import { startExobarApp } from './exobar-app';
+import { processAlive } from '../../test/support/process-alive';
 
 const userData = mkdtempSync(join(tmpdir(), 'exobar-app-real-'));
 afterAll(() => rmSync(userData, { recursive: true, force: true }));
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -78,13 +71,13 @@ describe('app with the real core', () => {
     await core.node.waitForReady(created.value.id, 30_000);
     const snapshot = ((await fake.ipcMain.invoke(IpcChannel.getSnapshot, page)) as { value: Snapshot }).value;
     const pid = snapshot.instances[0]!.runner.pid!;
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
     // The tray follows: one model serving.
     await vi.waitFor(() => expect(fake.trays[0]!.title).toBe('1'));
 
     fake.app.quit();
     await vi.waitFor(() => expect(fake.app.exit).toHaveBeenCalledWith(0), { timeout: 20_000 });
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     expect(await accepts(core.port)).toBe(false);
   });
 });

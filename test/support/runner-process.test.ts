@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { useRunnerProcessCleanup } from './runner-cleanup';
 import { killAllRunnerProcesses, spawnRunner } from './runner-process';
+import { processAlive } from './process-alive';
 
 useRunnerProcessCleanup();
 
@@ -24,19 +24,6 @@ function fakeRunner() {
   return spawnRunner({ command: process.execPath, args: ['-e', FAKE_RUNNER], env: { ...process.env } });
 }
 
-/** Alive and not a zombie (in a container the reaper may be slow to collect orphans). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true; // No procfs (macOS): signal 0 succeeded.
-  }
-}
 
 describe('RunnerProcess', () => {
   it('parses stdout, keeps bad lines and stderr, and waits for messages and the exit', async () => {
@@ -65,9 +52,9 @@ describe('RunnerProcess', () => {
     await runner.waitFor((m) => m.type === 'Hello', 10_000);
     await expect.poll(() => /grandchild=(\d+)/.test(runner.stderr)).toBe(true);
     const grandchild = Number(/grandchild=(\d+)/.exec(runner.stderr)?.[1]);
-    expect(alive(grandchild)).toBe(true);
+    expect(processAlive(grandchild)).toBe(true);
     await killAllRunnerProcesses();
     expect(runner.exit).toEqual({ code: null, signal: 'SIGKILL' });
-    await expect.poll(() => alive(grandchild), { timeout: 2000 }).toBe(false);
+    await expect.poll(() => processAlive(grandchild), { timeout: 2000 }).toBe(false);
   });
 });

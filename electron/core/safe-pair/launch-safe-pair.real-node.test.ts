@@ -14,6 +14,7 @@ import { simSpawnSpec } from '../node/sim-spawn-spec';
 import type { ExobarNode } from '../node-types';
 import { launchSafePair } from './launch-safe-pair';
 import { planSafePairForNode } from './plan-for-node';
+import { processAlive } from '../../../test/support/process-alive';
 
 const GiB = 1024 ** 3;
 const SMALL = 'sim/llama-3.2-1b';
@@ -29,14 +30,6 @@ afterEach(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('launchSafePair with the real node', () => {
   it('gets two sim models ready with fast synch off, and a second launch changes nothing', async () => {
@@ -118,7 +111,7 @@ describe('launchSafePair with the real node', () => {
     expect(snap.instances.map((i) => [i.model, i.runner.status.kind])).toEqual([[SMALL, 'RunnerReady']]);
     const mediumPid = pids.get(MEDIUM);
     expect(mediumPid).toBeDefined();
-    expect(alive(mediumPid ?? -1)).toBe(false);
-    expect(alive(pids.get(SMALL) ?? -1)).toBe(true);
+    expect(processAlive(mediumPid ?? -1)).toBe(false);
+    expect(processAlive(pids.get(SMALL) ?? -1)).toBe(true);
   });
 });
