@@ -6,31 +6,24 @@
  * a clear error, counted, and never reaches the node.
  */
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
-import type { CreateInstanceRequestSchema, SafePairPlan, UpdateInstanceRequestSchema } from '../../shared/api';
-import type { DiagnosticsResult } from '../../shared/bridge';
-import type { CatalogModel } from '../../shared/catalog';
+import type { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
+import type { ExobarBridge } from '../../shared/bridge';
 import { IpcChannel } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
 import type { z } from 'zod';
 import { IPC_PAYLOADS, parseIpcArgs, type InvokeChannelKey } from './ipc-payloads';
 import type { IpcResult } from './ipc-result';
 
-/** What the renderer may ask of main; the app's actions implement it. */
-export interface IpcBackend {
+/**
+ * What the renderer may ask of main; the app's actions implement it. The bridge's
+ * actions, less its subscriptions (main pushes snapshots itself), plus the latest
+ * snapshot on request; payloads arrive already validated (the schemas' output types).
+ */
+export type IpcBackend = Omit<ExobarBridge, 'subscribeSnapshots' | 'subscribeConnection' | 'createInstance' | 'updateInstance'> & {
   getSnapshot(): Snapshot;
-  getSafePairPlan(): Promise<SafePairPlan>;
-  launchSafePair(): Promise<void>;
   createInstance(request: z.output<typeof CreateInstanceRequestSchema>): Promise<{ id: string }>;
   updateInstance(id: string, request: z.output<typeof UpdateInstanceRequestSchema>): Promise<void>;
-  stopInstance(id: string): Promise<void>;
-  stopAll(): Promise<void>;
-  cancelRequest(requestId: string): Promise<void>;
-  exportDiagnostics(): Promise<DiagnosticsResult>;
-  /** Starts "Set up MLX runtime"; resolves once started (progress is in the snapshot). */
-  setupMlxRuntime(): Promise<void>;
-  refreshMlxRuntime(): Promise<void>;
-  listModels(): Promise<CatalogModel[]>;
-}
+};
 
 export interface IpcSenderPolicy {
   /** The popover's webContents; null while it does not exist (then every message is refused). */
