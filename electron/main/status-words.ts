@@ -30,11 +30,6 @@ export function runnerStatusWords(status: RunnerStatus): string {
   }
 }
 
-/** A runner that can take requests now. */
-export function isServing(instance: InstanceSnapshot): boolean {
-  return instance.runner.status.kind === 'RunnerReady' || instance.runner.status.kind === 'RunnerRunning';
-}
-
 /** Requests waiting in the node's queue for this model (not yet written to the runner). */
 export function queuedCount(instance: InstanceSnapshot): number {
   return instance.queue.requests.filter((r) => r.phase === 'queued').length;

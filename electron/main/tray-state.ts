@@ -3,7 +3,8 @@
  * the short title beside it and the tooltip in words. Tested without Electron.
  */
 import type { InstanceSnapshot, Snapshot, TtftSample } from '../../shared/snapshot';
-import { formatSeconds, isServing, plural, runnerStatusWords } from './status-words';
+import { isServing } from '../../shared/instance-state';
+import { formatSeconds, plural, runnerStatusWords } from './status-words';
 
 export const TRAY_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
 export type TrayState = (typeof TRAY_STATES)[number];

@@ -4,7 +4,8 @@
  */
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
-import { fastSynchMismatch, isServing } from './runner-status';
+import { isServing } from '../../../shared/instance-state';
+import { fastSynchMismatch } from './runner-status';
 
 export interface OverallState {
   level: 'ok' | 'warning' | 'failed' | 'connecting';

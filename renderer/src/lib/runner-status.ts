@@ -26,11 +26,6 @@ export function runnerTone(status: RunnerStatus): Tone {
   }
 }
 
-/** True when the runner can take requests (exo's RunnerReady or RunnerRunning). */
-export function isServing(instance: InstanceSnapshot): boolean {
-  return instance.runner.status.kind === 'RunnerReady' || instance.runner.status.kind === 'RunnerRunning';
-}
-
 /** The fast-synch value the runner reported differs from the policy's (a launch bug worth showing). */
 export function fastSynchMismatch(instance: InstanceSnapshot): boolean {
   return instance.fastSynch.reported !== null && instance.fastSynch.reported !== instance.fastSynch.enabled;
