@@ -57,9 +57,11 @@ describe('chat completions with the official client', () => {
     });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
+    // First the role with empty content, as OpenAI's stream opens; then the tokens.
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
     const content = chunks.filter((c) => c.choices[0]?.delta.content);
     expect(content).toHaveLength(5);
-    expect(content[0]!.choices[0]!.delta.role).toBe('assistant');
+    expect(content.every((c) => c.choices[0]!.delta.role === undefined)).toBe(true);
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
     const finish = chunks.find((c) => c.choices[0]?.finish_reason);
@@ -85,8 +87,12 @@ describe('chat completions with the official client', () => {
       { processed_tokens: 8192, total_tokens: 9000 },
       { processed_tokens: 9000, total_tokens: 9000 },
     ]);
+    // The role chunk opens the stream before the prefill; the first token comes after it.
     const firstData = lines.findIndex((l) => l.startsWith('data: '));
-    expect(lines.findIndex((l) => l.startsWith(': prefill_progress '))).toBeLessThan(firstData);
+    expect(JSON.parse(lines[firstData]!.slice('data: '.length)).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(firstData).toBeLessThan(lines.findIndex((l) => l.startsWith(': prefill_progress ')));
+    const firstContent = lines.findIndex((l) => l.startsWith('data: {') && JSON.parse(l.slice('data: '.length)).choices[0]?.delta.content);
+    expect(lines.findLastIndex((l) => l.startsWith(': prefill_progress '))).toBeLessThan(firstContent);
     const stats = lines.find((l) => l.startsWith(': generation_stats '));
     expect(JSON.parse(stats!.slice(': generation_stats '.length))).toMatchObject({ prompt_tokens: 9000, generation_tokens: 2 });
     expect(lines.at(-1)).toBe('data: [DONE]');
