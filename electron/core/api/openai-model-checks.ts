@@ -25,7 +25,8 @@ export function refuseForModel(request: SubmitRequest, model: CatalogModel | und
 /**
  * OpenAI's `context_length_exceeded`: the prompt alone, or the prompt plus the requested
  * completion, does not fit. Prompt tokens are counted as the node counts them
- * (shared/token-count.ts).
+ * (shared/token-count.ts): exact for the sim; for an MLX model a lower bound of its
+ * tokenizer's count (every word is at least one token), so nothing that fits is refused.
  */
 function refuseOverContext(request: SubmitRequest, contextLength: number): ApiError | null {
   const promptTokens = countPromptTokens(request.messages);
