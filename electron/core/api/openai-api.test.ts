@@ -1,7 +1,9 @@
 /**
  * The OpenAI-compatible API with the official `openai` client against the real node
  * and sim runner processes: whole and streamed completions, exo's prefill_progress
- * comments, cancellation by abort and by /v1/cancel/{id}, and the error answers.
+ * comments, stop sequences and seed, the completion id from the first moment (the first
+ * chunk and x-request-id), cancellation by abort and by /v1/cancel/{id}, and the error
+ * answers. The refused inputs are in openai-refusals.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
