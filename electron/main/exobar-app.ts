@@ -201,6 +201,8 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
 
   // Alerts macOS did not show: a banner in the popover and a badge on the tray title.
   const showAlerts = () => {
+    // An alert that arrives while the popover is open is seen in its banner: no badge.
+    if (popover?.isVisible()) notifier.markSeen();
     popover?.send(ALERTS_CHANNEL, notifier.alerts());
     tray?.setBadge(notifier.unseen());
   };

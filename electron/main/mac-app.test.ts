@@ -165,6 +165,15 @@ describe('alerts are never lost', () => {
     await vi.waitFor(() => expect(alertsSent().map((a) => a.title)).toEqual(['A failed']));
   });
 
+  it('an alert that arrives while the popover is open gets a banner but no badge', async () => {
+    Notification.failWith = 'Notifications are not allowed for this application';
+    const { core } = await startApp();
+    openFromMenu();
+    core.fakeNode.publish({ instances: [instance('a', { modelName: 'A', status: { kind: 'RunnerFailed', errorMessage: 'boom' } })] });
+    await vi.waitFor(() => expect(alertsSent().map((a) => a.title)).toEqual(['A failed']));
+    expect(tray().title).not.toMatch(/⚠/);
+  });
+
   it('a delivered notification makes no banner', async () => {
     const { core } = await startApp();
     core.fakeNode.publish({ instances: [instance('a', { modelName: 'A', status: { kind: 'RunnerFailed', errorMessage: 'boom' } })] });
