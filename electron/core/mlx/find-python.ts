@@ -9,7 +9,9 @@
  *   2. Homebrew on Apple silicon (/opt/homebrew/bin), then /usr/local/bin (Intel
  *      Homebrew, and where the python.org installer links python3);
  *   3. the python.org framework (/Library/Frameworks/Python.framework), newest first;
- *   4. `python3` in the login shell's PATH (pyenv, conda, asdf...), read once per process;
+ *   4. `python3` in the login shell's PATH (what .zprofile sets: `brew shellenv`,
+ *      `pyenv init --path`), read once per process; not interactive-only settings
+ *      (an interactive shell may prompt or hang);
  *   5. Apple's /usr/bin/python3, only when `xcode-select -p` says developer tools are
  *      installed (then it is a real Python, not the stub).
  *
