@@ -181,7 +181,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   });
 
   tray = new TrayController(paths.trayImagesDir, actions.menu, {
-    startAtLogin: () => login.enabled(),
+    startAtLogin: () => login.read(),
     // A click on the icon opens the menu: the popover gives way.
     onOpen: () => popover?.hide(),
     warn: (message) => log.warn({}, message),

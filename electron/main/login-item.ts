@@ -8,8 +8,10 @@
 import type { App } from 'electron';
 
 export interface LoginItem {
-  /** Whether exobar starts at login, as far as the system says. */
+  /** Whether exobar starts at login, as last read (snapshots come ten times a second: no system call each). */
   enabled(): boolean;
+  /** Asks the system again (each time the menu opens), and remembers the answer. */
+  read(): boolean;
   /** Registers or removes the login item; throws, in words, when macOS did not do it. */
   set(enabled: boolean): void;
 }
@@ -31,12 +33,15 @@ export function loginItemProblem(status: string | undefined): string {
  * no login item is registered (development).
  */
 export function loginItem(app: Pick<App, 'isPackaged' | 'getLoginItemSettings' | 'setLoginItemSettings'>, saved: () => boolean): LoginItem {
-  if (!app.isPackaged) return { enabled: saved, set: () => undefined };
+  if (!app.isPackaged) return { enabled: saved, read: saved, set: () => undefined };
+  let last = app.getLoginItemSettings().openAtLogin;
   return {
-    enabled: () => app.getLoginItemSettings().openAtLogin,
+    enabled: () => last,
+    read: () => (last = app.getLoginItemSettings().openAtLogin),
     set(enabled) {
       app.setLoginItemSettings({ openAtLogin: enabled });
       const after = app.getLoginItemSettings();
+      last = after.openAtLogin;
       if (after.openAtLogin !== enabled) throw new Error(loginItemProblem((after as { status?: string }).status));
     },
   };

@@ -232,6 +232,16 @@ describe('start at login', () => {
     expect(fake.app.setLoginItemSettings).not.toHaveBeenCalled();
   });
 
+  it('asks macOS when the menu opens, not on every snapshot', async () => {
+    fake.app.isPackaged = true;
+    const { core } = await startApp();
+    const reads = fake.app.getLoginItemSettings.mock.calls.length;
+    for (let seq = 0; seq < 5; seq++) core.fakeNode.publish({ instances: [instance('a')] });
+    expect(fake.app.getLoginItemSettings.mock.calls.length).toBe(reads);
+    tray().clickIcon();
+    expect(fake.app.getLoginItemSettings.mock.calls.length).toBe(reads + 1);
+  });
+
   it('writes once when the user changes it', async () => {
     fake.app.isPackaged = true;
     await startApp();
