@@ -1,6 +1,6 @@
 /**
  * electron-vite builds the three parts of the app into out/:
- *   out/main/index.js          main process (ESM; package.json is "type": "module")
+ *   out/main/index.js          main process (ESM; package.json is "type": "module"), its npm dependencies bundled in
  *   out/main/sim-runner.cjs    the sim runner, self-contained (see scripts/vite-plugin-sim-runner.ts)
  *   out/preload/index.cjs      preload (CommonJS: sandboxed preloads cannot be ES modules)
  *   out/renderer/index.html    the React app
@@ -21,6 +21,10 @@ export default defineConfig({
   main: {
     build: {
       outDir: resolve(out, 'main'),
+      // pino, zod and yazl are bundled into index.js (only Node built-ins and electron stay
+      // imports): nothing is loaded from node_modules inside the archive, and electron-builder
+      // packs no node_modules (electron-builder.yml).
+      externalizeDeps: false,
       rolldownOptions: { input: { index: resolve(root, 'electron/main/index.ts') } },
     },
     plugins: [simRunnerBundle({ root, outDir: resolve(out, 'main') })],

@@ -4,7 +4,7 @@ import { contextBridge, ipcRenderer } from 'electron';
 import { fake, FakeWebContents } from '../test/electron/fake-electron';
 import { snapshot } from '../test/electron/snapshot-fixtures';
 import { SIM_MODELS } from '../shared/catalog';
-import { IpcChannel } from '../shared/ipc-channels';
+import { ALERTS_CHANNEL, IpcChannel } from '../shared/ipc-channels';
 import type { Snapshot } from '../shared/snapshot';
 import { registerIpcHandlers, type IpcBackend } from './main/ipc-handlers';
 import { createIpcBridge } from './preload';
@@ -34,6 +34,7 @@ describe('preload', () => {
         'setupMlxRuntime',
         'stopAll',
         'stopInstance',
+        'subscribeAlerts',
         'subscribeConnection',
         'subscribeSnapshots',
         'updateInstance',
@@ -75,6 +76,18 @@ describe('preload', () => {
     fakeRenderer.invoke.mockResolvedValue({ ok: false, error: { code: 'invalid_payload', message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small' } });
     const bridge = createIpcBridge(ipcRenderer);
     await expect(bridge.stopInstance('')).rejects.toMatchObject({ message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small', code: 'invalid_payload' });
+  });
+
+  it('alerts main pushed before the page subscribed are delivered on subscribe, then each new list', () => {
+    const bridge = createIpcBridge(ipcRenderer);
+    const failed = { id: 1, title: 'A failed', body: 'boom', at: 1 };
+    fakeRenderer.emit(ALERTS_CHANNEL, {}, [failed]);
+    const seen: unknown[] = [];
+    const unsubscribe = bridge.subscribeAlerts!((alerts) => seen.push(alerts.map((a) => a.id)));
+    fakeRenderer.emit(ALERTS_CHANNEL, {}, [failed, { ...failed, id: 2 }]);
+    unsubscribe();
+    fakeRenderer.emit(ALERTS_CHANNEL, {}, []);
+    expect(seen).toEqual([[1], [1, 2]]);
   });
 
   it('reports no connection trouble (main is in the same app)', () => {

@@ -7,8 +7,8 @@
  * Runs sandboxed, so it is bundled as CommonJS and may only require 'electron'.
  */
 import { contextBridge, ipcRenderer, type IpcRenderer, type IpcRendererEvent } from 'electron';
-import type { ExobarBridge } from '../shared/bridge';
-import { IpcChannel } from '../shared/ipc-channels';
+import type { AppAlert, ExobarBridge } from '../shared/bridge';
+import { ALERTS_CHANNEL, IpcChannel } from '../shared/ipc-channels';
 import type { Snapshot } from '../shared/snapshot';
 import { unwrapIpcResult, type IpcResult } from './main/ipc-result';
 
@@ -17,6 +17,14 @@ type RendererIpc = Pick<IpcRenderer, 'invoke' | 'on' | 'removeListener'>;
 /** Builds the bridge over an ipcRenderer (a fake one in tests). */
 export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
   const call = async <T>(channel: string, ...args: unknown[]): Promise<T> => unwrapIpcResult((await ipc.invoke(channel, ...args)) as IpcResult<T>);
+  // Main pushes the undelivered alerts when the page has loaded and on every change; the
+  // latest is kept from the start, so a subscriber that comes later still gets it.
+  let alerts: AppAlert[] = [];
+  const alertListeners = new Set<(alerts: AppAlert[]) => void>();
+  ipc.on(ALERTS_CHANNEL, (_event: IpcRendererEvent, pushed: AppAlert[]) => {
+    alerts = Array.isArray(pushed) ? pushed : [];
+    for (const listener of alertListeners) listener(alerts);
+  });
 
   return {
     subscribeSnapshots(listener) {
@@ -41,6 +49,11 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
       // Main is in the same app: there is no connection to lose.
       listener(null);
       return () => undefined;
+    },
+    subscribeAlerts(listener) {
+      alertListeners.add(listener);
+      listener(alerts);
+      return () => alertListeners.delete(listener);
     },
     getSafePairPlan: () => call(IpcChannel.getSafePairPlan),
     launchSafePair: () => call(IpcChannel.launchSafePair),

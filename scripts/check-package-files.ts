@@ -25,11 +25,11 @@ export function formatListing(projectDir: string, contents: PackageContents, pro
     `${contents.configFile}: valid for electron-builder ${contents.builderVersion}`,
     `app.asar (${contents.asar.length} files, ${kib(projectDir, contents.asar)}):`,
     ...contents.asar.map((f) => `  ${f}${contents.unpacked.includes(f) ? '   [unpacked to app.asar.unpacked]' : ''}`),
-    `  + node_modules of: ${contents.dependencies.included.join(', ')}${contents.dependencies.excluded.length ? ` (left out: ${contents.dependencies.excluded.join(', ')})` : ''}`,
+    `  + node_modules of: ${contents.dependencies.included.join(', ') || 'none (main bundles its dependencies)'}${contents.dependencies.excluded.length ? ` (left out: ${contents.dependencies.excluded.join(', ')})` : ''}`,
     `Contents/Resources (${contents.resources.length} files from extraResources):`,
     ...contents.resources.map((f) => `  ${f}`),
   ];
-  if (problems.length === 0) lines.push('OK: main, preload, renderer and its assets, sim runner (unpacked), MLX runner, tray images, icon, entitlements, LSUIElement');
+  if (problems.length === 0) lines.push('OK: main (dependencies bundled), preload, renderer and its assets, sim runner (unpacked), MLX runner, tray images, icon, entitlements (allow-jit only), fuses (ad-hoc signature reset), LSUIElement');
   else lines.push(`${problems.length} problem${problems.length > 1 ? 's' : ''}:`, ...problems.map((p) => `  - ${p}`));
   return lines.join('\n');
 }

@@ -16,11 +16,29 @@ export interface DiagnosticsResult {
   location: string | null;
 }
 
+/**
+ * An alert the app could not show as a notification (macOS refuses notifications to
+ * unsigned apps and to apps the user has not allowed): the popover shows it as a banner.
+ */
+export interface AppAlert {
+  /** Unique within the app's run; the page dismisses by id. */
+  id: number;
+  title: string;
+  body: string;
+  /** Epoch milliseconds. */
+  at: number;
+}
+
 export interface ExobarBridge {
   /** Calls `listener` with every new snapshot, starting with the latest one. */
   subscribeSnapshots(listener: (snapshot: Snapshot) => void): Unsubscribe;
   /** Connection trouble (lost server, bad token) in words, or null when fine. */
   subscribeConnection(listener: (error: string | null) => void): Unsubscribe;
+  /**
+   * The app's undelivered alerts (all of them on each change); only the Mac app has
+   * them (a browser has no notifications from exobar to lose).
+   */
+  subscribeAlerts?(listener: (alerts: AppAlert[]) => void): Unsubscribe;
   getSafePairPlan(): Promise<SafePairPlan>;
   launchSafePair(): Promise<void>;
   createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;

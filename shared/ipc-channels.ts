@@ -20,4 +20,10 @@ export const IpcChannel = {
   listModels: 'exobar:list-models',
 } as const;
 
+/**
+ * main -> renderer, push only: the alerts macOS did not show as notifications
+ * (AppAlert[], all of them), sent on every change and when the page has loaded.
+ */
+export const ALERTS_CHANNEL = 'exobar:alerts';
+
 export type IpcChannelName = (typeof IpcChannel)[keyof typeof IpcChannel];

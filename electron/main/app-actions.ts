@@ -3,7 +3,7 @@
  * so both do exactly the same thing. Main owns the state; these are named calls on it.
  */
 import { join } from 'node:path';
-import { app, clipboard, dialog } from 'electron';
+import { app, clipboard, dialog, type BrowserWindow, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { DiagnosticsResult } from '../../shared/bridge';
 import type { Snapshot } from '../../shared/snapshot';
@@ -22,7 +22,12 @@ export interface AppActionsOptions {
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /** Registers (or removes) the app as a login item. */
   applyStartAtLogin(enabled: boolean): void;
-  popover: { show(): void; pinWhile<T>(work: () => Promise<T>): Promise<T> };
+  popover: {
+    show(): void;
+    pinWhile<T>(work: () => Promise<T>): Promise<T>;
+    /** The window a dialog is parented to (a sheet on the popover); null brings the app to the front instead. */
+    dialogParent?(): BrowserWindow | null;
+  };
   notify(title: string, body: string): void;
   /** Called after a change the tray must show at once (a setting). */
   refresh(): void;
@@ -49,12 +54,17 @@ export function createAppActions(options: AppActionsOptions): AppActions {
 
   const exportDiagnostics = (): Promise<DiagnosticsResult> =>
     popover.pinWhile(async () => {
-      const choice = await dialog.showSaveDialog({
+      const saveOptions: SaveDialogOptions = {
         title: 'Export diagnostic bundle',
         defaultPath: join(app.getPath('downloads'), diagnosticBundleFileName()),
         filters: [{ name: 'Zip archive', extensions: ['zip'] }],
         properties: ['createDirectory', 'showOverwriteConfirmation'],
-      });
+      };
+      // A sheet on the popover; from the tray menu (no popover) the app comes to the front first,
+      // or the dialog would open behind the other apps' windows.
+      const parent = popover.dialogParent?.() ?? null;
+      if (!parent) app.focus({ steal: true });
+      const choice = await (parent ? dialog.showSaveDialog(parent, saveOptions) : dialog.showSaveDialog(saveOptions));
       if (choice.canceled || !choice.filePath) return { saved: false, location: null };
       await services.writeDiagnosticBundle(choice.filePath);
       log.info({ file: choice.filePath }, 'diagnostic bundle written');

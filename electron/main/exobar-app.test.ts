@@ -1,20 +1,18 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 vi.mock('electron', () => import('../../test/electron/fake-electron'));
 import { clipboard, dialog, fake, FakeWebContents, Notification, protocol, session } from '../../test/electron/fake-electron';
-import { fakeStartCore, type FakeCore } from '../../test/electron/fake-core';
+import { fakeStartCore } from '../../test/electron/fake-core';
+import { flush, menuItem, recordingServices, silent, startApp } from '../../test/electron/app-harness';
 import { instance, warning } from '../../test/electron/snapshot-fixtures';
 import { defaultSettings } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';
-import type { CoreServices } from './core-services';
-import { startExobarApp, type ExobarAppOptions } from './exobar-app';
+import { startExobarApp } from './exobar-app';
 import { MENU_LABELS } from './tray-menu';
 
 let userData: string;
-const silent = pino({ level: 'silent' });
 
 beforeEach(() => {
   fake.reset();
@@ -25,39 +23,8 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(userData, { recursive: true, force: true }));
 
-function services(): CoreServices & Record<string, ReturnType<typeof vi.fn>> {
-  return {
-    planSafePair: vi.fn(async () => ({ models: [], memory: { requiredBytes: 0, freeBytes: 0, headroomBytes: 0 }, blockers: [], canRun: true })),
-    launchSafePair: vi.fn(async () => undefined),
-    writeDiagnosticBundle: vi.fn(async (file: string) => writeFileSync(file, 'zip')),
-    startMlxSetup: vi.fn(() => undefined),
-    refreshMlxRuntime: vi.fn(async () => undefined),
-  };
-}
-
-async function start(extra: Partial<ExobarAppOptions> = {}) {
-  const cores = fakeStartCore();
-  const svc = services();
-  const exobar = await startExobarApp({
-    mainDir: '/app/out/main',
-    startCore: cores.startCore,
-    createServices: () => svc,
-    logger: silent,
-    handleSignals: false,
-    stopDeadlineMs: 200,
-    ...extra,
-  });
-  const core = cores.started.at(-1)?.core as FakeCore;
-  return { exobar: exobar!, core, cores, svc };
-}
-
-const menuItem = (label: string) => {
-  const item = fake.trays[0]!.menu!.items.find((i) => typeof i.label === 'string' && i.label.startsWith(label));
-  if (!item) throw new Error(`no menu item ${label}`);
-  return item as { label: string; click: (item: { checked?: boolean }) => void; checked?: boolean; enabled?: boolean };
-};
-
-const flush = () => new Promise((r) => setTimeout(r, 10));
+const services = recordingServices;
+const start = startApp;
 
 describe('app start-up', () => {
   it('takes the single-instance lock, registers app:// before ready, hides the dock, hardens the session', async () => {
@@ -162,7 +129,7 @@ describe('settings in the app', () => {
   it('Start at login: the menu checkbox saves the setting and registers the login item (packaged app)', async () => {
     fake.app.isPackaged = true;
     const { exobar } = await start({ logger: silent });
-    expect(fake.app.setLoginItemSettings).toHaveBeenLastCalledWith({ openAtLogin: false });
+    expect(fake.app.setLoginItemSettings).not.toHaveBeenCalled();
     menuItem(MENU_LABELS.startAtLogin).click({ checked: true });
     await vi.waitFor(() => expect(fake.app.setLoginItemSettings).toHaveBeenLastCalledWith({ openAtLogin: true }));
     expect(JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8')).startAtLogin).toBe(true);
@@ -188,7 +155,7 @@ describe('snapshots, tray and notifications', () => {
     const tray = fake.trays[0]!;
     expect(tray.title).toBe('1 · 0.38s');
     expect((tray.image as { path: string }).path).toMatch(/tray-servingTemplate\.png$/);
-    expect(menuItem('Llama 3.2 1B (simulated)').label).toBe('Llama 3.2 1B (simulated) — Ready · queue 0');
+    expect(menuItem('Llama 3.2 1B (simulated)').label).toBe('Llama 3.2 1B (simulated) — Ready');
   });
 
   it('rebuilds the native menu only when it reads differently', async () => {

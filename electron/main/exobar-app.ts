@@ -4,21 +4,23 @@
  * the IPC handlers, notifications, and a quit that stops every runner first.
  */
 import { join } from 'node:path';
-import { app, dialog, ipcMain, protocol, session, shell } from 'electron';
+import { app, dialog, ipcMain, Menu, protocol, session, shell } from 'electron';
 import pino, { type Logger } from 'pino';
 import type { Settings } from '../../shared/api';
-import { IpcChannel } from '../../shared/ipc-channels';
+import { ALERTS_CHANNEL, IpcChannel } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticsRoutes } from '../core/diagnostics/diagnostics-routes';
 import { SettingsStore } from '../core/settings/settings-store';
 import { startCore as realStartCore, type RunningCore, type StartCoreOptions } from '../core/start-core';
 import { AlertNotifier } from './alert-notifier';
+import { applicationMenuTemplate } from './app-menu';
 import { createAppActions, type AppActions } from './app-actions';
 import { appPaths, runnerEnvironment, type AppLocation } from './app-paths';
 import { handleAppProtocol, registerAppScheme } from './app-protocol';
 import { installCleanQuit, killRunnerGroups, type QuitState } from './clean-quit';
 import { createCoreServices, type CoreServices } from './core-services';
 import { registerIpcHandlers } from './ipc-handlers';
+import { loginItem } from './login-item';
 import { PopoverWindow } from './popover-window';
 import { APP_ORIGIN, APP_START_URL, hardenSession, hardenWebContents } from './security';
 import { TrayController } from './tray-controller';
@@ -80,6 +82,8 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   const log = options.logger ?? defaultLogger(app.isPackaged);
   // No dock icon (LSUIElement does the same for the packaged app, from its first frame).
   app.dock?.hide();
+  // Not Electron's default menu, whose Close Window (Cmd+W) would destroy the popover.
+  Menu.setApplicationMenu(Menu.buildFromTemplate(applicationMenuTemplate()));
 
   const location: AppLocation = { mainDir: options.mainDir, appPath: app.getAppPath(), resourcesPath: process.resourcesPath ?? app.getAppPath(), isPackaged: app.isPackaged };
   const paths = appPaths(location);
@@ -145,11 +149,9 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   });
   if (options.handleSignals ?? true) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
 
-  const applyStartAtLogin = (enabled: boolean) => {
-    // In development the login item would be the bare Electron binary: only the packaged app registers.
-    if (app.isPackaged) app.setLoginItemSettings({ openAtLogin: enabled });
-  };
-  applyStartAtLogin(current.startAtLogin);
+  // The system's login item is the truth; nothing is written at start-up (that would undo
+  // a change the user made in System Settings).
+  const login = loginItem(app, () => settings.get().startAtLogin);
 
   let tray: TrayController | null = null;
   let lastSnapshot: Snapshot | null = null;
@@ -167,16 +169,47 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     apiBaseUrl: `${core.url}/v1`,
     settings: () => settings.get(),
     updateSettings: (patch) => settings.update(patch),
-    applyStartAtLogin,
-    popover: { show: () => popover?.show(), pinWhile: (work) => (popover ? popover.pinWhile(work) : work()) },
+    applyStartAtLogin: (enabled) => login.set(enabled),
+    popover: {
+      show: () => popover?.show(),
+      pinWhile: (work) => (popover ? popover.pinWhile(work) : work()),
+      dialogParent: () => popover?.dialogParent() ?? null,
+    },
     notify: (title, body) => notifier.notify(title, body),
-    refresh: () => lastSnapshot && tray?.update(lastSnapshot, settings.get()),
+    refresh: () => lastSnapshot && tray?.update(lastSnapshot, { startAtLogin: login.enabled() }),
     log,
   });
 
-  tray = new TrayController(paths.trayImagesDir, actions.menu);
-  popover = new PopoverWindow({ preload: paths.preload, url: APP_START_URL, anchor: () => tray.bounds(), devTools: !app.isPackaged });
+  tray = new TrayController(paths.trayImagesDir, actions.menu, {
+    startAtLogin: () => login.read(),
+    // A click on the icon opens the menu: the popover gives way.
+    onOpen: () => popover?.hide(),
+    warn: (message) => log.warn({}, message),
+  });
+  popover = new PopoverWindow({
+    preload: paths.preload,
+    url: APP_START_URL,
+    anchor: () => tray.bounds(),
+    devTools: !app.isPackaged,
+    quitting: () => quit.state() !== 'running',
+  });
+  // Launching exobar again: a second process on other platforms, `activate` when macOS
+  // reopens the running app from Finder, Spotlight or Launchpad (the only way in when the
+  // icon is hidden behind the notch).
   app.on('second-instance', () => popover?.show());
+  app.on('activate', () => popover?.show());
+
+  // Alerts macOS did not show: a banner in the popover and a badge on the tray title.
+  const showAlerts = () => {
+    // An alert that arrives while the popover is open is seen in its banner: no badge.
+    if (popover?.isVisible()) notifier.markSeen();
+    popover?.send(ALERTS_CHANNEL, notifier.alerts());
+    tray?.setBadge(notifier.unseen());
+  };
+  notifier.onChange(showAlerts);
+  popover.window.on('show', () => notifier.markSeen());
+  popover.window.webContents.on('did-finish-load', showAlerts);
+  showAlerts();
 
   registerIpcHandlers({
     ipcMain,
@@ -191,7 +224,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
 
   const show = (snapshot: Snapshot) => {
     lastSnapshot = snapshot;
-    tray?.update(snapshot, settings.get());
+    tray?.update(snapshot, { startAtLogin: login.enabled() });
     popover?.send(IpcChannel.snapshot, snapshot);
     notifier.observe(snapshot);
   };

@@ -25,7 +25,7 @@ const click = (item: MenuItemConstructorOptions, checked = false) =>
   item.click?.({ checked } as MenuItem, undefined, {} as Electron.KeyboardEvent);
 
 describe('tray menu', () => {
-  it('lists each model with status and queue length, then the entries in order', () => {
+  it('lists each model with its status (no counts that change with every request), then the entries in order', () => {
     const a = instance('a', { modelName: 'Llama 3.2 1B (simulated)' });
     const b = instance('b', {
       modelName: 'Llama 3.2 3B (simulated)',
@@ -35,8 +35,8 @@ describe('tray menu', () => {
     const menu = buildTrayMenu(snapshot({ instances: [a, b] }), { startAtLogin: false }, actions());
     const labels = menu.map((m) => (m.type === 'separator' ? '—' : m.label));
     expect(labels).toEqual([
-      'Llama 3.2 1B (simulated) — Ready · queue 0',
-      'Llama 3.2 3B (simulated) — Running · queue 1 · 2 in flight',
+      'Llama 3.2 1B (simulated) — Ready',
+      'Llama 3.2 3B (simulated) — Running',
       '—',
       MENU_LABELS.launchSafePair,
       MENU_LABELS.stopAll,
@@ -57,12 +57,12 @@ describe('tray menu', () => {
     expect(byId(menu, 'stop-all').enabled).toBe(false);
   });
 
-  it('shows loading progress and failures in the model line', () => {
+  it('shows loading (without the layer count, which changes all the time) and failures in the model line', () => {
     const loading = instance('a', { modelName: 'A', status: { kind: 'RunnerLoading', layersLoaded: 12, totalLayers: 28 } });
     const failed = instance('b', { modelName: 'B', status: { kind: 'RunnerFailed', errorMessage: 'GPU wedged' } });
     const menu = buildTrayMenu(snapshot({ instances: [loading, failed] }), { startAtLogin: false }, actions());
-    expect(byId(menu, 'instance:a').label).toBe('A — Loading 12/28 layers · queue 0');
-    expect(byId(menu, 'instance:b').label).toBe('B — Failed: GPU wedged · queue 0');
+    expect(byId(menu, 'instance:a').label).toBe('A — Loading');
+    expect(byId(menu, 'instance:b').label).toBe('B — Failed: GPU wedged');
   });
 
   it('each entry calls its action', () => {
@@ -83,7 +83,7 @@ describe('tray menu', () => {
     expect(act.quit).toHaveBeenCalledOnce();
   });
 
-  it('Start at login is a checkbox reflecting settings; a click passes the new state', () => {
+  it('Start at login is a checkbox reflecting the login item; a click passes the new state', () => {
     const act = actions();
     const item = byId(buildTrayMenu(snapshot(), { startAtLogin: true }, act), 'start-at-login');
     expect(item).toMatchObject({ type: 'checkbox', checked: true });
@@ -91,10 +91,12 @@ describe('tray menu', () => {
     expect(act.setStartAtLogin).toHaveBeenCalledWith(false);
   });
 
-  it('disables Launch safe pair while a launch runs, showing its step', () => {
-    const launch = { state: 'running' as const, step: 'Loading sim/llama-3.2-3b (12/28 layers)', models: [], current: 0, error: null, startedAt: 0 };
+  it('disables Launch safe pair while a launch runs, saying which model (not which layer) it is at', () => {
+    const launch = { state: 'running' as const, step: 'Loading sim/llama-3.2-3b (12/28 layers)', models: ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'], current: 1, error: null, startedAt: 0 };
     const item = byId(buildTrayMenu(snapshot({ launch }), { startAtLogin: false }, actions()), 'launch-safe-pair');
-    expect(item).toMatchObject({ enabled: false, label: 'Launching safe pair: Loading sim/llama-3.2-3b (12/28 layers)' });
+    expect(item).toMatchObject({ enabled: false, label: 'Launching safe pair (model 2 of 2)…' });
+    const later = byId(buildTrayMenu(snapshot({ launch: { ...launch, step: 'Loading sim/llama-3.2-3b (13/28 layers)' } }), { startAtLogin: false }, actions()), 'launch-safe-pair');
+    expect(later.label).toBe(item.label);
   });
 
   it('disables Copy API URL when no API server runs', () => {

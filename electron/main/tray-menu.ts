@@ -1,12 +1,12 @@
 /**
- * The tray's menu as a pure function of the snapshot and settings: Electron's menu
+ * The tray's menu as a pure function of the snapshot and the login item: Electron's menu
  * template (plain objects), so it is tested without Electron. Clicks call the named
  * actions; main owns the state, the menu only reflects it (as in Kap).
  */
 import type { MenuItemConstructorOptions } from 'electron';
 import type { Settings } from '../../shared/api';
-import type { InstanceSnapshot, Snapshot } from '../../shared/snapshot';
-import { inFlightCount, queuedCount, runnerStatusWords } from './status-words';
+import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
+import { runnerStatusWords } from './status-words';
 
 /** What the menu's entries do. */
 export interface TrayMenuActions {
@@ -29,12 +29,22 @@ export const MENU_LABELS = {
   quit: 'Quit exobar',
 } as const;
 
-/** "Llama 3.2 3B (simulated) — Running · queue 1 · 2 in flight" */
+/** The start-at-login checkbox's id (its state is refreshed in place when the menu opens). */
+export const START_AT_LOGIN_ID = 'start-at-login';
+
+/**
+ * "Llama 3.2 3B (simulated) — Running": the name and the runner's status, nothing that
+ * changes with every request (queue lengths and requests in flight are in the popover),
+ * so streaming never rebuilds the menu. Loading shows as "Loading", without the layer count.
+ */
 export function instanceMenuLabel(instance: InstanceSnapshot): string {
-  const inFlight = inFlightCount(instance);
-  const parts = [runnerStatusWords(instance.runner.status), `queue ${queuedCount(instance)}`];
-  if (inFlight > 0) parts.push(`${inFlight} in flight`);
-  return `${instance.modelName} — ${parts.join(' · ')}`;
+  const status = instance.runner.status.kind === 'RunnerLoading' ? 'Loading' : runnerStatusWords(instance.runner.status);
+  return `${instance.modelName} — ${status}`;
+}
+
+/** "Launching safe pair (model 2 of 2)…": changes once per model, not once per layer. */
+export function launchingLabel(launch: Pick<LaunchProgress, 'models' | 'current'>): string {
+  return launch.models.length > 0 ? `Launching safe pair (model ${launch.current + 1} of ${launch.models.length})…` : 'Launching safe pair…';
 }
 
 /** Builds the menu template: models, then the actions, then the app entries. */
@@ -55,7 +65,8 @@ export function buildTrayMenu(snapshot: Snapshot, settings: Pick<Settings, 'star
     { type: 'separator' },
     {
       id: 'launch-safe-pair',
-      label: launching ? `Launching safe pair: ${snapshot.launch?.step ?? ''}` : MENU_LABELS.launchSafePair,
+      // The step ("Loading … (12/28 layers)") changes with every layer: it is in the popover, not here.
+      label: launching ? launchingLabel(snapshot.launch!) : MENU_LABELS.launchSafePair,
       enabled: !launching,
       click: () => actions.launchSafePair(),
     },
@@ -72,7 +83,7 @@ export function buildTrayMenu(snapshot: Snapshot, settings: Pick<Settings, 'star
     },
     { type: 'separator' },
     {
-      id: 'start-at-login',
+      id: START_AT_LOGIN_ID,
       label: MENU_LABELS.startAtLogin,
       type: 'checkbox',
       checked: settings.startAtLogin,

@@ -5,6 +5,24 @@ import { renderApp } from './test/render-app';
 
 afterEach(cleanup);
 
+describe('alerts the Mac app could not notify', () => {
+  it('shows each as a banner until dismissed; pushing the list again does not bring a dismissed one back', async () => {
+    const { bridge } = renderApp(snapshot());
+    const failed = { id: 1, title: 'A failed', body: 'Metal out of memory — exited (exit code 1)', at: 1 };
+    const port = { id: 2, title: 'Port 52416 is in use', body: 'The local API listens on http://127.0.0.1:60001 instead.', at: 2 };
+    act(() => bridge.alerts([failed, port]));
+    expect(screen.getAllByTestId('app-alert').map((a) => a.textContent)).toEqual([
+      expect.stringContaining('A failed Metal out of memory'),
+      expect.stringContaining('Port 52416 is in use'),
+    ]);
+    fireEvent.click(screen.getByRole('button', { name: 'Dismiss A failed' }));
+    expect(screen.getAllByTestId('app-alert').map((a) => a.textContent)).toEqual([expect.stringContaining('Port 52416 is in use')]);
+    act(() => bridge.alerts([failed, port]));
+    expect(screen.getAllByTestId('app-alert')).toHaveLength(1);
+    await act(async () => {});
+  });
+});
+
 describe('app states', () => {
   it('shows "connecting" until the first snapshot arrives', async () => {
     const { push } = renderApp();

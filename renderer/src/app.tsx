@@ -4,6 +4,7 @@
  * nothing running → the empty state and the safe launch; otherwise one card per model.
  * The model catalog and the MLX engine's setup sit below, collapsed.
  */
+import { AppAlerts } from './components/app-alerts';
 import { AppFooter } from './components/app-footer';
 import { AppHeader } from './components/app-header';
 import { ConnectionError, EmptyState, LoadingState } from './components/connection-state';
@@ -56,6 +57,7 @@ export function App() {
       <AppHeader />
       <main className="content">
         <ConnectionError />
+        <AppAlerts />
         <NoticeBar />
         <WarningBanners />
         <Body />

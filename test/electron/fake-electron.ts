@@ -5,8 +5,19 @@
  *
  *   vi.mock('electron', () => import('../../test/electron/fake-electron'));
  *   import { fake } from '../../test/electron/fake-electron';   // state + reset()
+ *
+ * It follows real Electron (45, macOS) where the glue's defects would hide: a
+ * notification can fail (UNUserNotificationCenter refuses unsigned apps, and says so
+ * only through a `failed` event); opening the running app from Finder sends `activate`,
+ * not `second-instance`; registering a login item can fail or need approval, and the
+ * user can change it in System Settings; clicking another menu-bar item sends the app
+ * `did-resign-active` but the window no `blur`; `nativeImage.createFromPath` answers
+ * an empty image for a file that is not there; `close` (Cmd+W) destroys a window unless
+ * a listener prevents it; and an open tray menu is a state that swapping the menu breaks.
  */
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { vi } from 'vitest';
 
 type Listener = (...args: never[]) => unknown;
@@ -64,11 +75,15 @@ export class BrowserWindow extends Emitter {
     this.bounds.height = options.height ?? 600;
     BrowserWindow.instances.push(this);
   }
+  /** Loads, then (as Electron does once the page is there) emits `did-finish-load` on the webContents. */
   loadURL = vi.fn(async (url: string) => {
     this.loadedUrl = url;
     this.webContents.mainFrame.url = url;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!this.webContents.destroyed) this.webContents.emit('did-finish-load');
   });
   show = vi.fn(() => {
+    if (this.destroyed) throw new TypeError('Object has been destroyed');
     this.visible = true;
     this.emit('show');
   });
@@ -84,10 +99,18 @@ export class BrowserWindow extends Emitter {
     return this.destroyed;
   }
   destroy() {
+    if (this.destroyed) return;
     this.destroyed = true;
+    this.visible = false;
     this.webContents.destroyed = true;
     this.emit('closed');
   }
+  /** Like Electron: `close` is cancellable; unless a listener prevents it, the window is destroyed. */
+  close = vi.fn(() => {
+    if (this.destroyed) return;
+    if (this.fire('close').defaultPrevented) return;
+    this.destroy();
+  });
   getSize() {
     return [this.bounds.width, this.bounds.height];
   }
@@ -104,6 +127,10 @@ export class Tray extends Emitter {
   title = '';
   tooltip = '';
   menu: Menu | null = null;
+  /** The context menu on screen (opened by a click on the icon), or null. */
+  openMenu: Menu | null = null;
+  /** Menus swapped in while one was open: real Electron closes or freezes the open one. */
+  swapsWhileOpen = 0;
   bounds = { x: 1000, y: 0, width: 24, height: 24 };
   destroyed = false;
   constructor(image: unknown) {
@@ -121,9 +148,37 @@ export class Tray extends Emitter {
     this.tooltip = tooltip;
   });
   setContextMenu = vi.fn((menu: Menu | null) => {
+    if (this.openMenu) {
+      this.swapsWhileOpen++;
+      this.closeMenu();
+    }
     this.menu = menu;
   });
   popUpContextMenu = vi.fn();
+  /** A click on the icon: `click`, then the context menu opens (`menu-will-show`) and stays open. */
+  clickIcon() {
+    this.fire('click', this.bounds, { x: this.bounds.x + 5, y: 5 });
+    if (this.menu && !this.openMenu) {
+      this.openMenu = this.menu;
+      this.menu.fire('menu-will-show');
+    }
+  }
+  /** The open menu closes (Escape, a click elsewhere, or an item chosen: its click comes after this). */
+  closeMenu() {
+    const open = this.openMenu;
+    if (!open) return;
+    this.openMenu = null;
+    open.fire('menu-will-close');
+  }
+  /** Chooses an item of the open menu by label prefix: the menu closes, then the item's click runs. */
+  choose(label: string, checked?: boolean) {
+    const open = this.openMenu;
+    if (!open) throw new Error('fake tray: no menu is open');
+    const item = open.items.find((i) => typeof i.label === 'string' && i.label.startsWith(label)) as { click?: (item: { checked?: boolean }) => void } | undefined;
+    if (!item) throw new Error(`fake tray: no item ${label}`);
+    this.closeMenu();
+    item.click?.({ checked });
+  }
   getBounds() {
     return this.bounds;
   }
@@ -135,9 +190,22 @@ export class Tray extends Emitter {
   }
 }
 
-export class Menu {
-  constructor(public readonly items: Array<Record<string, unknown>>) {}
-  static buildFromTemplate = vi.fn((template: Array<Record<string, unknown>>) => new Menu(template));
+export class Menu extends Emitter {
+  static applicationMenu: Menu | null = null;
+  constructor(public readonly items: Array<Record<string, unknown>>) {
+    super();
+  }
+  static buildFromTemplate = vi.fn((template: Array<Record<string, unknown>>) => new Menu(template.map((item) => ({ ...item }))));
+  /** The item with this id; its `checked` can be changed in place, as on Electron's MenuItem. */
+  getMenuItemById(id: string): Record<string, unknown> | null {
+    return this.items.find((item) => item.id === id) ?? null;
+  }
+  static setApplicationMenu = vi.fn((menu: Menu | null) => {
+    Menu.applicationMenu = menu;
+  });
+  static getApplicationMenu() {
+    return Menu.applicationMenu;
+  }
 }
 
 export class FakeNativeImage {
@@ -146,8 +214,9 @@ export class FakeNativeImage {
   setTemplateImage(flag: boolean) {
     this.template = flag;
   }
+  /** Like Electron: an image read from a path that is not there is empty (no error is thrown). */
   isEmpty() {
-    return false;
+    return this.path === '' || !existsSync(this.path);
   }
 }
 
@@ -159,6 +228,11 @@ export const nativeImage = {
 export class Notification extends Emitter {
   static shown: Notification[] = [];
   static supported = true;
+  /**
+   * When set, every notification fails after show() with this error, as macOS does for an
+   * unsigned or ad-hoc signed app or one the user denied (isSupported() stays true).
+   */
+  static failWith: string | null = null;
   static isSupported() {
     return Notification.supported;
   }
@@ -167,6 +241,8 @@ export class Notification extends Emitter {
   }
   show() {
     Notification.shown.push(this);
+    const error = Notification.failWith;
+    if (error) setImmediate(() => this.fire('failed', error));
   }
 }
 
@@ -189,22 +265,36 @@ class FakeIpcMain extends Emitter {
   }
 }
 
+/** The repository root: the app path in development (build/tray is there). */
+const REPO_ROOT = join(import.meta.dirname, '..', '..');
+
+type LoginItemStatus = 'not-registered' | 'enabled' | 'requires-approval' | 'not-found';
+
 class FakeApp extends Emitter {
   /** Back to a fresh, not-ready app with no listeners. */
   resetState() {
     this.removeAllListeners();
     this.isPackaged = false;
     this.ready = false;
+    this.active = false;
     this.singleInstanceLock = true;
-    this.loginItem = { openAtLogin: false };
-    this.paths = { userData: '/tmp/exobar-fake-user-data', downloads: '/tmp/exobar-fake-downloads' };
+    this.loginItem = { openAtLogin: false, status: 'not-registered' };
+    this.loginItemProblem = null;
+    this.appPath = REPO_ROOT;
+    this.paths = { userData: '/tmp/exobar-fake-user-data', downloads: '/tmp/exobar-fake-downloads', logs: '/tmp/exobar-fake-logs' };
     this.exitCode = null;
   }
   isPackaged = false;
   ready = false;
+  /** Whether the app is the active one (menu bar, keyboard focus). */
+  active = false;
   singleInstanceLock = true;
-  loginItem = { openAtLogin: false };
-  paths: Record<string, string> = { userData: '/tmp/exobar-fake-user-data', downloads: '/tmp/exobar-fake-downloads' };
+  /** The login item as macOS has it (SMAppService on macOS 13+). */
+  loginItem: { openAtLogin: boolean; status: LoginItemStatus } = { openAtLogin: false, status: 'not-registered' };
+  /** When set, registering the login item does not enable it (needs approval in System Settings, or the app is not found). */
+  loginItemProblem: Exclude<LoginItemStatus, 'enabled' | 'not-registered'> | null = null;
+  appPath = REPO_ROOT;
+  paths: Record<string, string> = { userData: '/tmp/exobar-fake-user-data', downloads: '/tmp/exobar-fake-downloads', logs: '/tmp/exobar-fake-logs' };
   exitCode: number | null = null;
   readonly dock = { hide: vi.fn(), show: vi.fn() };
   whenReady = vi.fn(async () => {
@@ -219,12 +309,32 @@ class FakeApp extends Emitter {
     if (!path) throw new Error(`fake app: no path ${name}`);
     return path;
   });
-  getAppPath = vi.fn(() => '/tmp/exobar-fake-app');
+  getAppPath = vi.fn(() => this.appPath);
   getVersion = vi.fn(() => '0.1.0');
   setLoginItemSettings = vi.fn((settings: { openAtLogin: boolean }) => {
-    this.loginItem = { openAtLogin: settings.openAtLogin };
+    if (!settings.openAtLogin) this.loginItem = { openAtLogin: false, status: 'not-registered' };
+    else if (this.loginItemProblem) this.loginItem = { openAtLogin: false, status: this.loginItemProblem };
+    else this.loginItem = { openAtLogin: true, status: 'enabled' };
   });
-  getLoginItemSettings = vi.fn(() => ({ ...this.loginItem }));
+  getLoginItemSettings = vi.fn(() => ({ ...this.loginItem, openAsHidden: false, wasOpenedAtLogin: false, wasOpenedAsHidden: false, restoreState: false }));
+  /** The user switches the login item in System Settings > General > Login Items. */
+  toggleLoginItemInSystemSettings(enabled: boolean) {
+    this.loginItem = enabled ? { openAtLogin: true, status: 'enabled' } : { openAtLogin: false, status: 'not-registered' };
+  }
+  /** Opening exobar again from Finder, Spotlight or Launchpad while it runs: macOS reopens the running app. */
+  relaunchFromFinder() {
+    this.active = true;
+    this.fire('activate', BrowserWindow.instances.some((w) => w.isVisible()));
+  }
+  /**
+   * A click on another app's menu-bar item while exobar is active: that app becomes active
+   * and exobar resigns; its windows get no `blur` (the popover would stay up).
+   */
+  clickOtherMenuBarItem() {
+    if (!this.active) return;
+    this.active = false;
+    this.fire('did-resign-active');
+  }
   /** Like Electron: emits before-quit (cancellable), then will-quit, then "exits". */
   quit = vi.fn(() => {
     if (this.fire('before-quit').defaultPrevented) return;
@@ -234,7 +344,13 @@ class FakeApp extends Emitter {
   exit = vi.fn((code = 0) => {
     this.exitCode = code;
   });
-  focus = vi.fn();
+  /** Like Electron on macOS: only `steal` makes the app active while another app is (plain focus is a polite request). */
+  focus = vi.fn((options?: { steal?: boolean }) => {
+    if (!this.active && options?.steal) {
+      this.active = true;
+      this.fire('did-become-active');
+    }
+  });
 }
 
 const handlers: Record<string, Listener> = {};
@@ -285,6 +401,8 @@ export const fake = {
     Tray.instances.length = 0;
     Notification.shown.length = 0;
     Notification.supported = true;
+    Notification.failWith = null;
+    Menu.applicationMenu = null;
     ipcRenderer.removeAllListeners();
     vi.clearAllMocks();
   },

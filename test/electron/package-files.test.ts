@@ -7,11 +7,12 @@
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isBuiltin } from 'node:module';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPackageContents, pageAssets, pythonLocalImports } from '../../scripts/package-check/check-contents';
+import { checkPackageContents, mainBundleImports, pageAssets, pythonLocalImports } from '../../scripts/package-check/check-contents';
 import { packageContents } from '../../scripts/package-check/package-contents';
 import { serveAppRequest } from '../../electron/main/app-protocol';
 import { CHROMIUM_PATH, launchChromium } from '../e2e/browser';
@@ -71,7 +72,15 @@ describe('package contents from a real build', () => {
     // Only what the app runs: no sources, tests, maps or Python caches.
     expect(contents.asar.filter((f) => !f.startsWith('out/') && f !== 'package.json')).toEqual([]);
     expect(contents.resources.filter((f) => /tests\/|__pycache__|\.ts$/.test(f))).toEqual([]);
-    expect(contents.dependencies).toEqual({ included: ['pino', 'yazl', 'zod'], excluded: ['tsx'] });
+    // The main process's npm dependencies are bundled into out/main/index.js: no node_modules in the archive.
+    expect(contents.dependencies).toEqual({ included: [], excluded: ['pino', 'tsx', 'yazl', 'zod'] });
+    expect(contents.asar.filter((f) => f.startsWith('node_modules/'))).toEqual([]);
+  });
+
+  it('the main bundle loads nothing but Node built-ins and electron', () => {
+    const main = readFileSync(join(project, 'out/main/index.js'), 'utf8');
+    expect(mainBundleImports(main).filter((m) => !m.startsWith('node:'))).toEqual(expect.arrayContaining(['electron']));
+    expect(mainBundleImports(main).filter((m) => !m.startsWith('node:') && !isBuiltin(m) && m !== 'electron')).toEqual([]);
   });
 
   it('the preload is CommonJS requiring nothing but electron (sandboxed preloads cannot do more)', () => {
@@ -179,6 +188,32 @@ describe('package check finds what is missing', () => {
     expect(problems).toContain('MLX runner: runners/mlx/exobar_mlx/cli.py imports exobar_mlx.test_engine, which is not in Resources');
   });
 
+  it('fuses and entitlements that would break an unsigned build or widen what the app may do', async () => {
+    const project = stage(
+      'fuses',
+      (out) => {
+        syntheticOut(out);
+        writeFileSync(join(out, 'main/index.js'), 'import pino from "pino";\nimport { app } from "electron";\nimport { join } from "node:path";\nconst z = require("zod");\n');
+        const plist = readFileSync(join(root, 'build/entitlements.mac.plist'), 'utf8');
+        writeFileSync(join(out, '..', 'old.plist'), plist.replace('</dict>', '<key>com.apple.security.cs.allow-unsigned-executable-memory</key>\n<true/>\n</dict>'));
+      },
+      (yml) =>
+        yml
+          .replace('  resetAdHocDarwinSignature: true\n', '')
+          .replace('  runAsNode: true\n', '  runAsNode: true\n  enableCookieEncryption: true\n')
+          .replace('enableNodeOptionsEnvironmentVariable: false', 'enableNodeOptionsEnvironmentVariable: true')
+          .replace('entitlementsInherit: build/entitlements.mac.inherit.plist', 'entitlementsInherit: old.plist'),
+    );
+    const problems = checkPackageContents({ projectDir: project, contents: await packageContents(project) });
+    expect(problems).toEqual([
+      'mac.entitlementsInherit (old.plist) grants com.apple.security.cs.allow-unsigned-executable-memory, which nothing in the app needs (only com.apple.security.cs.allow-jit)',
+      'electronFuses.resetAdHocDarwinSignature must be true: flipping fuses breaks the signature, and an unsigned build is killed at launch on Apple silicon',
+      'electronFuses.enableNodeOptionsEnvironmentVariable must be false',
+      'electronFuses.enableCookieEncryption must be off: the app keeps no cookies, and it asks for the Keychain in unsigned builds',
+      'out/main/index.js loads pino, zod from node_modules: bundle them (electron.vite.config.ts, main.build.externalizeDeps: false)',
+    ]);
+  });
+
   it('a config electron-builder would refuse', async () => {
     const project = stage('invalid', syntheticOut, (yml) => yml.replace('  hardenedRuntime: true', '  hardenedRuntime: true\n  lsUiElement: true'));
     await expect(packageContents(project)).rejects.toThrow(/Invalid configuration object/);
@@ -189,6 +224,11 @@ describe('helpers', () => {
   it('pageAssets reads the scripts and stylesheets a built page loads', () => {
     const html = '<link rel="icon" href="data:,"><script type="module" crossorigin src="./assets/index-x.js"></script><link rel="stylesheet" crossorigin href="./assets/index-y.css">';
     expect(pageAssets(html)).toEqual(['assets/index-x.js', 'assets/index-y.css']);
+  });
+
+  it('mainBundleImports reads static imports, dynamic imports and requires', () => {
+    const source = 'import a, { b } from "node:fs";\nimport "electron";\nexport { c } from \'./chunk.js\';\nconst d = await import("pino");\nvar e = __require("events");\nrequire(\'zod\');\n/**\n * const x = require(\'not-code\')\n */\n// import("nor-this")\n';
+    expect(mainBundleImports(source).sort()).toEqual(['./chunk.js', 'electron', 'events', 'node:fs', 'pino', 'zod']);
   });
 
   it('pythonLocalImports finds the package-relative imports', () => {

@@ -17,7 +17,15 @@ function fakeRun(table: Record<string, CommandResult | object>): RunCommand & { 
 }
 
 const good = (python: string, mlxLm = '0.32.2') => ({ python, pythonVersion: '3.12.4', ok: true, mlx: '0.32.4', mlxLm });
-const mac = { platform: 'darwin' as const, arch: 'arm64', dataDir: '/data' };
+/** A Mac's files (`find` stands in for the file system), started from Finder: the system PATH. */
+const onMac = (files: string[], loginPath: string | null = null) => ({
+  exists: (p: string) => files.includes(p),
+  list: () => [],
+  realpath: (p: string) => p,
+  loginPath: async () => loginPath,
+});
+const SYSTEM_PATH = { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' };
+const mac = { platform: 'darwin' as const, arch: 'arm64', dataDir: '/data', env: SYSTEM_PATH, find: onMac([]) };
 
 describe('detectMlxRuntime', () => {
   it('is unavailable off Apple silicon without running anything', async () => {
@@ -30,18 +38,43 @@ describe('detectMlxRuntime', () => {
     expect(run.calls).toEqual([]);
   });
 
-  it('prefers the venv in the data directory, then python3 on PATH', async () => {
+  it('prefers the venv in the data directory, then the Python it finds on the Mac, and says which and why', async () => {
     const venv = mlxVenvPython('/data');
     expect(venv).toBe('/data/mlx-venv/bin/python3');
-    const run = fakeRun({ [venv]: good('/data/mlx-venv/bin/python3'), python3: good('/usr/bin/python3') });
-    expect(await detectMlxRuntime({ ...mac, run })).toMatchObject({ available: true, python: venv, version: '0.32.2' });
-    const noVenv = fakeRun({ python3: good('/opt/homebrew/bin/python3') });
-    const status = await detectMlxRuntime({ ...mac, run: noVenv });
-    expect(status).toMatchObject({ available: true, python: '/opt/homebrew/bin/python3' });
-    expect(status.candidates).toEqual([
-      { python: venv, problem: 'could not run it (ENOENT)' },
-      { python: 'python3', problem: null },
-    ]);
+    const brew = '/opt/homebrew/bin/python3';
+    const run = fakeRun({ [venv]: good(venv), [brew]: good('/opt/homebrew/opt/python@3.12/bin/python3.12') });
+    const withVenv = await detectMlxRuntime({ ...mac, run, find: onMac([venv, brew]) });
+    expect(withVenv).toMatchObject({ available: true, python: venv, version: '0.32.2' });
+    expect(withVenv.reason).toBe(`mlx-lm 0.32.2 found in ${venv}, chosen as the venv "Set up MLX runtime" made`);
+    const status = await detectMlxRuntime({ ...mac, run, find: onMac([brew]) });
+    expect(status).toMatchObject({ available: true, python: '/opt/homebrew/opt/python@3.12/bin/python3.12' });
+    expect(status.reason).toBe('mlx-lm 0.32.2 found in /opt/homebrew/opt/python@3.12/bin/python3.12 via /opt/homebrew/bin/python3, chosen as Homebrew');
+    expect(status.candidates).toEqual([{ python: brew, why: 'Homebrew', problem: null }]);
+  });
+
+  it('started from Finder (system PATH): finds Homebrew\'s Python, and never runs python3 or /usr/bin/python3 without developer tools', async () => {
+    const brew = '/opt/homebrew/bin/python3';
+    const run = fakeRun({ [brew]: good(brew), python3: good('/usr/bin/python3'), '/usr/bin/python3': good('/usr/bin/python3') });
+    const xcodeSelect = Object.assign(
+      (async (command, args, options) => (command === '/usr/bin/xcode-select' ? { code: 2, stdout: '', stderr: 'no developer tools' } : run(command, args, options))) as RunCommand,
+      { calls: run.calls },
+    );
+    const status = await detectMlxRuntime({ ...mac, run: xcodeSelect, find: onMac(['/usr/bin/python3', brew]) });
+    expect(status).toMatchObject({ available: true, python: brew });
+    expect(status.reason).toContain('chosen as Homebrew');
+    expect(run.calls).toEqual([brew]);
+
+    const none = await detectMlxRuntime({ ...mac, run: xcodeSelect, find: onMac(['/usr/bin/python3']) });
+    expect(none.available).toBe(false);
+    expect(none.reason).toContain('/usr/bin/python3 was not tried: without the Command Line Tools');
+    expect(run.calls).toEqual([brew]);
+  });
+
+  it('finds a Python on the login shell\'s PATH (pyenv, conda) when nothing else has mlx-lm', async () => {
+    const shim = '/Users/me/.pyenv/shims/python3';
+    const run = fakeRun({ [shim]: good('/Users/me/.pyenv/versions/3.12.4/bin/python3') });
+    const status = await detectMlxRuntime({ ...mac, run, find: onMac([shim], '/Users/me/.pyenv/shims:/usr/bin:/bin') });
+    expect(status.reason).toContain("chosen as python3 on your login shell's PATH (/Users/me/.pyenv/shims)");
   });
 
   it('uses only the settings path when one is set, and says why it fails', async () => {
@@ -59,9 +92,9 @@ describe('detectMlxRuntime', () => {
   it('rejects an old Python, an old mlx-lm and garbage output', async () => {
     const run = fakeRun({
       [mlxVenvPython('/data')]: { python: 'x', pythonVersion: '3.9.6', ok: true, mlxLm: '0.32.0' },
-      python3: good('/usr/bin/python3', '0.28.1'),
+      '/usr/local/bin/python3': good('/usr/local/bin/python3', '0.28.1'),
     });
-    const status = await detectMlxRuntime({ ...mac, run });
+    const status = await detectMlxRuntime({ ...mac, run, find: onMac([mlxVenvPython('/data'), '/usr/local/bin/python3']) });
     expect(status.available).toBe(false);
     expect(status.candidates.map((c) => c.problem)).toEqual([
       'Python 3.9.6 is too old (the runner needs 3.10.0 or later)',

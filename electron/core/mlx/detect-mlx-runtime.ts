@@ -4,11 +4,16 @@
  *
  * Where it looks, in order: the `mlxPython` path from settings (when set, only that
  * one: an explicit choice that does not work is reported, not silently replaced), else
- * the venv exobar's "Set up MLX runtime" creates in the data directory, else `python3`
- * on PATH. Each candidate is run with a tiny import check, never imported into Node.
+ * the venv exobar's "Set up MLX runtime" creates in the data directory, else where
+ * Python really is on a Mac (find-python.ts: PATH, Homebrew, python.org, the login
+ * shell's PATH; Apple's python3 only with developer tools installed). Each candidate
+ * is run with a tiny import check, never imported into Node. The reason says which
+ * Python was chosen and why, for the Models panel.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { pythonCandidates, type FindPythonOptions, type PythonCandidate } from './find-python';
 import { runCommand, type RunCommand } from './run-command';
 
 /** The oldest mlx-lm whose BatchGenerator accepts prefilled caches (the runner's mlx engine needs it). */
@@ -25,8 +30,8 @@ export interface MlxRuntimeStatus {
   version: string | null;
   /** Why it is (un)available, in words for the UI. */
   reason: string;
-  /** Every candidate tried and what was wrong with it (diagnostics). */
-  candidates: { python: string; problem: string | null }[];
+  /** Every candidate tried, why it was tried, and what was wrong with it (diagnostics). */
+  candidates: { python: string; why?: string; problem: string | null }[];
 }
 
 export interface DetectMlxRuntimeOptions {
@@ -38,6 +43,8 @@ export interface DetectMlxRuntimeOptions {
   run?: RunCommand;
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Where to look beyond settings and the venv (tests inject a file system). */
+  find?: Omit<FindPythonOptions, 'run' | 'env' | 'onSkip'>;
 }
 
 /** The venv's interpreter inside a data directory. */
@@ -104,6 +111,13 @@ async function probe(python: string, run: RunCommand, timeoutMs: number, env?: N
   return { ok: true, python: p.python, version };
 }
 
+/** The venv first (it exists once "Set up MLX runtime" ran), then what find-python.ts finds. */
+async function* discovered(dataDir: string, find: FindPythonOptions): AsyncGenerator<PythonCandidate> {
+  const venv = mlxVenvPython(dataDir);
+  if ((find.exists ?? existsSync)(venv)) yield { python: venv, why: 'the venv "Set up MLX runtime" made' };
+  yield* pythonCandidates(find);
+}
+
 /**
  * Detects the MLX runtime. Never throws: every problem becomes `available: false`
  * with a reason the UI can show next to "Set up MLX runtime".
@@ -125,24 +139,30 @@ export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promis
   const run = options.run ?? runCommand;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const explicit = options.settingsPython?.trim() || null;
-  const candidates = explicit ? [explicit] : [mlxVenvPython(options.dataDir), 'python3'];
+  const skipped: string[] = [];
+  const candidates = explicit
+    ? [{ python: explicit, why: 'set in settings (mlxPython)' }]
+    : discovered(options.dataDir, { ...options.find, run, env: options.env, onSkip: (note) => skipped.push(note) });
   const tried: MlxRuntimeStatus['candidates'] = [];
-  for (const python of candidates) {
+  for await (const { python, why } of candidates) {
     const result = await probe(python, run, timeoutMs, options.env);
     if (result.ok) {
-      tried.push({ python, problem: null });
+      tried.push({ python, why, problem: null });
+      const via = python === result.python ? '' : ` via ${python}`;
       return {
         available: true,
         python: result.python,
         version: result.version,
-        reason: `mlx-lm ${result.version} found in ${result.python}`,
+        reason: `mlx-lm ${result.version} found in ${result.python}${via}, chosen as ${why}`,
         candidates: tried,
       };
     }
-    tried.push({ python, problem: result.problem });
+    tried.push({ python, why, problem: result.problem });
   }
-  const reason = explicit
-    ? `The Python set in settings (${explicit}) cannot run MLX: ${tried[0]!.problem}.`
-    : `No Python with mlx-lm found (${tried.map((t) => `${t.python}: ${t.problem}`).join('; ')}). Use "Set up MLX runtime".`;
+  if (explicit) {
+    return { available: false, python: null, version: null, reason: `The Python set in settings (${explicit}) cannot run MLX: ${tried[0]!.problem}.`, candidates: tried };
+  }
+  const looked = tried.length > 0 ? tried.map((t) => `${t.python} (${t.why}): ${t.problem}`).join('; ') : 'no Python 3 in Homebrew, /usr/local/bin, python.org or your login shell\'s PATH';
+  const reason = `No Python with mlx-lm found (${[looked, ...skipped].join('; ')}). Use "Set up MLX runtime", or set mlxPython in settings.`;
   return { available: false, python: null, version: null, reason, candidates: tried };
 }

@@ -43,6 +43,7 @@ async function setup(script: Script = {}, extra: Partial<Parameters<typeof setup
     run: f.run,
     stream: f.stream,
     exists: () => false,
+    findBasePython: async () => null,
     ...extra,
   });
   return { promise, events, commands: f.commands };
@@ -68,6 +69,12 @@ describe('setupMlxRuntime', () => {
       'Collecting mlx-lm>=0.30.0',
       'Successfully installed mlx-0.32.4 mlx-lm-0.32.2',
     ]);
+  });
+
+  it('without a Python in settings, creates the venv with the one found on the Mac (not a bare python3)', async () => {
+    const { promise, commands } = await setup({}, { findBasePython: async () => '/opt/homebrew/bin/python3' });
+    await promise;
+    expect(commands.slice(0, 2)).toEqual(['/opt/homebrew/bin/python3 -c', '/opt/homebrew/bin/python3 -m venv /data/mlx-venv']);
   });
 
   it('reuses an existing venv and uses the Python from settings', async () => {

@@ -9,6 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { findVenvBasePython } from './find-python';
 import { detectMlxRuntime, MIN_MLX_LM_VERSION, MLX_VENV_DIR, mlxVenvPython, type MlxRuntimeStatus } from './detect-mlx-runtime';
 import { runCommand, streamCommand, type RunCommand, type StreamCommand } from './run-command';
 
@@ -37,8 +38,10 @@ export class MlxSetupError extends Error {
 
 export interface SetupMlxRuntimeOptions {
   dataDir: string;
-  /** The Python that creates the venv (settings.mlxPython, else python3 on PATH). */
+  /** The Python that creates the venv (settings.mlxPython); else the first Python 3.10+ find-python.ts finds. */
   basePython?: string | null;
+  /** Finds the Python to create the venv with when settings name none (tests replace it). */
+  findBasePython?: () => Promise<string | null>;
   onProgress: (progress: MlxSetupProgress) => void;
   /** What pip installs; default mlx-lm at the version the runner needs. */
   packageSpec?: string;
@@ -64,7 +67,9 @@ export async function setupMlxRuntime(options: SetupMlxRuntimeOptions): Promise<
   const run = options.run ?? runCommand;
   const stream = options.stream ?? streamCommand;
   const exists = options.exists ?? existsSync;
-  const basePython = options.basePython?.trim() || 'python3';
+  // Not a bare `python3`: from Finder that is Apple's (too old) or the developer tools' install stub.
+  const findBase = options.findBasePython ?? (async () => (await findVenvBasePython({ run, env: options.env }))?.python ?? null);
+  const basePython = options.basePython?.trim() || (await findBase()) || 'python3';
   const packageSpec = options.packageSpec ?? `mlx-lm>=${MIN_MLX_LM_VERSION}`;
   const venvDir = join(options.dataDir, MLX_VENV_DIR);
   const venvPython = mlxVenvPython(options.dataDir);

@@ -25,6 +25,7 @@ export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): 
   return {
     subscribeSnapshots: (listener) => api.subscribeSnapshots(listener),
     subscribeConnection: (listener) => api.subscribeConnection(listener),
+    subscribeAlerts: (listener) => api.subscribeAlerts?.(listener) ?? (() => undefined),
     getSafePairPlan: () => clean(() => api.getSafePairPlan()),
     launchSafePair: () => clean(() => api.launchSafePair()),
     createInstance: (request) => clean(() => api.createInstance(request)),

@@ -58,6 +58,15 @@ function SetupFailed({ setup, onRetry, starting }: { setup: Setup; onRetry: () =
  * where the Mac can run it but no such Python was found, one button sets up a private
  * venv with mlx-lm; its progress and pip's output come in the snapshot.
  */
+/**
+ * "chosen as Homebrew": why this Python, from the core's reason ("mlx-lm … found in …,
+ * chosen as …"); null for a reason without it (an older core).
+ */
+function pythonChoice(reason: string): string | null {
+  const at = reason.lastIndexOf(', chosen as ');
+  return at < 0 ? null : reason.slice(at + 2);
+}
+
 export function MlxEngineStatus() {
   const { setupMlxRuntime, refreshMlxRuntime } = useActions();
   const mlx = useExobar((s) => s.snapshot.mlx ?? null);
@@ -103,6 +112,11 @@ export function MlxEngineStatus() {
         <div className="small muted ellipsis" data-testid="mlx-python" title={mlx.python ?? undefined}>
           {mlx.python}
         </div>
+        {pythonChoice(mlx.reason) && (
+          <div className="small muted" data-testid="mlx-choice" title={mlx.reason}>
+            {pythonChoice(mlx.reason)}
+          </div>
+        )}
         {mlx.localModels === 0 && (
           <p className="small muted">No MLX model found on disk: models in the Hugging Face cache or in ~/.exo/models appear here.</p>
         )}

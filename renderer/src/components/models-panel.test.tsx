@@ -71,6 +71,8 @@ describe('models panel', () => {
     expect(engine().textContent).toContain('mlx-lm 0.26.3');
     expect(screen.getByTestId('mlx-local-models').textContent).toBe('2 local models');
     expect(screen.getByTestId('mlx-python').textContent).toBe('/Users/me/Library/Application Support/exobar/mlx-venv/bin/python');
+    // Which Python was chosen, and why (the app started from Finder does not see the terminal's PATH).
+    expect(screen.getByTestId('mlx-choice').textContent).toBe('chosen as the venv "Set up MLX runtime" made');
     expect(setupButton()).toBeNull();
     expect(screen.getByTestId('models-summary').textContent).toContain('MLX available');
   });

@@ -5,7 +5,7 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { SafePairPlan } from '../../../shared/api';
-import type { ExobarBridge } from '../../../shared/bridge';
+import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
 import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 import { copyText } from '../lib/clipboard';
@@ -53,6 +53,8 @@ export interface ExobarActions {
   /** Looks for the MLX runtime and local models again, then reloads the catalog. */
   refreshMlxRuntime(): Promise<void>;
   dismissNotice(): void;
+  /** Hides one of the app's undelivered alerts (it does not come back). */
+  dismissAlert(id: number): void;
 }
 
 export interface ExobarState {
@@ -68,6 +70,8 @@ export interface ExobarState {
   /** Actions in flight by key ("launch", "stop:<id>", "cancel:<requestId>", ...): their buttons are disabled. */
   busy: Record<string, true>;
   notice: Notice | null;
+  /** Alerts the Mac app could not show as notifications, not yet dismissed here. */
+  alerts: AppAlert[];
   /** How many snapshots were applied to the page (each apply is at most one render). */
   applied: number;
   /** Date.now() when the current snapshot was applied: live ages count on from here. */
@@ -104,6 +108,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
   const ttftWindow = options.ttftWindow ?? TTFT_WINDOW;
   const now = (): number => options.timers?.now() ?? Date.now();
   let noticeId = 0;
+  const dismissedAlerts = new Set<number>();
 
   const store = createStore<ExobarState>()((set, get) => {
     const notify = (kind: Notice['kind'], message: string): void => set({ notice: { kind, message, id: ++noticeId } });
@@ -189,6 +194,10 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           await get().actions.loadModels();
         }),
       dismissNotice: () => set({ notice: null }),
+      dismissAlert: (id) => {
+        dismissedAlerts.add(id);
+        set((s) => ({ alerts: s.alerts.filter((a) => a.id !== id) }));
+      },
     };
 
     return {
@@ -201,6 +210,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       models: { status: 'idle', models: [], error: null },
       busy: {},
       notice: null,
+      alerts: [],
       applied: 0,
       receivedAt: 0,
       actions,
@@ -237,10 +247,13 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
     }
   });
 
+  const unsubscribeAlerts = bridge.subscribeAlerts?.((alerts) => store.setState({ alerts: alerts.filter((a) => !dismissedAlerts.has(a.id)) })) ?? (() => undefined);
+
   return Object.assign(store, {
     dispose() {
       unsubscribeSnapshots();
       unsubscribeConnection();
+      unsubscribeAlerts();
       coalescer.dispose();
     },
   });

@@ -3,13 +3,14 @@
  * which actions the page called.
  */
 import { vi } from 'vitest';
-import type { ExobarBridge } from '../../../shared/bridge';
+import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
 import { catalog, safePairPlan } from './fixtures';
 
 export class FakeBridge implements ExobarBridge {
   private snapshotListeners = new Set<(s: Snapshot) => void>();
   private connectionListeners = new Set<(e: string | null) => void>();
+  private alertListeners = new Set<(a: AppAlert[]) => void>();
 
   getSafePairPlan = vi.fn(async () => safePairPlan());
   launchSafePair = vi.fn(async () => {});
@@ -31,6 +32,16 @@ export class FakeBridge implements ExobarBridge {
   subscribeConnection(listener: (e: string | null) => void) {
     this.connectionListeners.add(listener);
     return () => this.connectionListeners.delete(listener);
+  }
+
+  subscribeAlerts(listener: (a: AppAlert[]) => void) {
+    this.alertListeners.add(listener);
+    return () => this.alertListeners.delete(listener);
+  }
+
+  /** The Mac app pushes its undelivered alerts (all of them). */
+  alerts(alerts: AppAlert[]): void {
+    for (const l of this.alertListeners) l(alerts);
   }
 
   push(snapshot: Snapshot): void {

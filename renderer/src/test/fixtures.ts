@@ -172,7 +172,7 @@ export function mlxAvailable(localModels = 2): MlxRuntimeSnapshot {
     available: true,
     python: '/Users/me/Library/Application Support/exobar/mlx-venv/bin/python',
     version: '0.26.3',
-    reason: 'mlx-lm 0.26.3 found in /Users/me/Library/Application Support/exobar/mlx-venv/bin/python',
+    reason: 'mlx-lm 0.26.3 found in /Users/me/Library/Application Support/exobar/mlx-venv/bin/python, chosen as the venv "Set up MLX runtime" made',
     localModels,
   });
 }
