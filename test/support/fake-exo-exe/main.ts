@@ -14,12 +14,13 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMinimalExoApi, type CreateExoApiHandler, type ExoApiHandler, type FakeExoApiContext } from './api';
-import { exoHomeOf, FakeExoUsageError, parseFakeExoOptions, type FakeExoOptions } from './options';
+import { exoHomeDir } from '../../../electron/core/exo-process/exo-home';
+import { FakeExoUsageError, parseFakeExoOptions, type FakeExoOptions } from './options';
 import { acquirePidfile } from './pidfile';
 
 const RUNNER_SCRIPT = fileURLToPath(new URL('./runner.mjs', import.meta.url));
 
-const exoHome = exoHomeOf(process.env);
+const exoHome = exoHomeDir(process.env);
 const pidfilePath = join(exoHome, 'exo.pid');
 let releasePidfile: () => void = () => undefined;
 try {

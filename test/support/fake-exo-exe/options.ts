@@ -3,9 +3,8 @@
  * exo 0.3.70 reads them, /work/shared/exo/README.md §6) plus the FAKE_EXO_* knobs a
  * test sets to make it misbehave.
  */
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { exoHomeDir } from '../../../electron/core/exo-process/exo-home';
 
 export interface FakeExoOptions {
   apiPort: number;
@@ -52,11 +51,6 @@ function intEnv(env: NodeJS.ProcessEnv, name: string): number | null {
   return value;
 }
 
-/** `~/.exo` as exo computes it: `Path.home() / EXO_HOME`. */
-export function exoHomeOf(env: NodeJS.ProcessEnv): string {
-  return resolve(env.HOME ?? homedir(), env.EXO_HOME ?? '.exo');
-}
-
 /** Parses argv (without node and the script) and the environment. */
 export function parseFakeExoOptions(argv: string[], env: NodeJS.ProcessEnv): FakeExoOptions {
   let values;
@@ -94,7 +88,7 @@ export function parseFakeExoOptions(argv: string[], env: NodeJS.ProcessEnv): Fak
     verbosity: values.quiet ? -1 : (values.verbose?.length ?? 0),
     fastSynchFlag: values['fast-synch'] ? true : values['no-fast-synch'] ? false : null,
     noApi: values['no-api'] ?? false,
-    exoHome: exoHomeOf(env),
+    exoHome: exoHomeDir(env),
     knobs: {
       ignoreSigint: env.FAKE_EXO_IGNORE_SIGINT === '1',
       exitDuringStart: intEnv(env, 'FAKE_EXO_EXIT_DURING_START'),

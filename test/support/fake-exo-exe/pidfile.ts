@@ -1,29 +1,17 @@
 /**
  * exo's pidfile (`~/.exo/exo.pid`), held the way exo's flock holds it: while the
  * holder lives. Node has no flock, so "held" means the file names a live process
- * other than this one; a holder that died (even by SIGKILL) holds nothing, as the
- * kernel releases a flock when its process dies.
+ * other than this one (exobar's own reading, electron/core/exo-process/exo-home.ts);
+ * a holder that died, even by SIGKILL, holds nothing, as with a flock.
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { processAlive } from '../process-alive';
-
-/** The pid holding the pidfile, or null when it is free. */
-export function pidfileHolder(path: string): number | null {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-  const pid = Number(text.trim());
-  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid) ? pid : null;
-}
+import { pidfileHolder } from '../../../electron/core/exo-process/exo-home';
 
 /**
  * Takes the pidfile, or throws with exo's message ("Failed to acquire EXO pidfile at
- * <path>: ..."; the text after the colon is exo's Rust binding's and is not known,
- * so this one is the fake's own words).
+ * <path>: ..."; the text after the colon comes from exo's Rust binding and is not
+ * known, so this one is the fake's own words). Returns the release function.
  */
 export function acquirePidfile(path: string): () => void {
   const holder = pidfileHolder(path);
