@@ -18,7 +18,7 @@ import { ExoLogs, type ExoLogBundleFile, type ExoLogsOptions } from './exo-logs'
 import { classifyExoLine, lastFastSynchLine } from './exo-output';
 import { stopLeftovers, wedgedReason, type LeftoverResult } from './leftover-runners';
 import { portInUse } from './port-check';
-import { descendants, sendSignal } from './process-identity';
+import { descendants, groupMembers, sendSignal } from './process-identity';
 import { waitForExoApi } from './readiness';
 
 /** exo's default API port. */
@@ -473,7 +473,7 @@ export class ExoProcessManager {
       return this.startFailed('command_not_found', words, automatic);
     }
     if (this.expectingExit) return;
-    const leftovers = await this.stopRecordedRunners();
+    const leftovers = await this.stopRecordedRunners(this.child?.pid);
     const wedged = wedgedReason(leftovers);
     if (wedged) return this.needsAttention(`exo exited during start (${describeExit(exit)}) and ${wedged}`);
     if (this.seen.pidfileHeld) {
@@ -494,7 +494,7 @@ export class ExoProcessManager {
     const ranFor = this.current.readyAt === null ? 0 : this.now() - this.current.readyAt;
     const reason = `exo exited on its own (${describeExit(exit)})`;
     this.update({ status: 'crashed', failure: 'crashed', reason, pid: null, progress: null, exit: { code: exit.code, signal: exit.signal, at: this.now() } });
-    const leftovers = await this.stopRecordedRunners();
+    const leftovers = await this.stopRecordedRunners(this.child?.pid);
     const wedged = wedgedReason(leftovers);
     if (wedged) return this.needsAttention(`${reason} and ${wedged}`);
     // A long healthy run forgives earlier crashes.
@@ -550,7 +550,12 @@ export class ExoProcessManager {
     for (const child of await descendants(pid)) this.records.set(child.pid, child.startTime);
   }
 
-  private async stopRecordedRunners(): Promise<LeftoverResult[]> {
+  /**
+   * Stops what exo left behind: its descendants recorded while it ran, plus the members
+   * of its process group now (a runner spawned after the last recording).
+   */
+  private async stopRecordedRunners(exoPid: number | undefined): Promise<LeftoverResult[]> {
+    if (exoPid !== undefined) for (const member of await groupMembers(exoPid)) this.records.set(member.pid, member.startTime);
     const records = [...this.records].map(([pid, startTime]) => ({ pid, startTime }));
     if (records.length === 0) return [];
     this.update({ progress: `stopping runners exo left behind (${records.length} recorded)` });
@@ -599,7 +604,7 @@ export class ExoProcessManager {
     this.stopScanning();
     const exit = this.childAlive ? null : await this.childExit;
     this.update({ pid: null, exit: exit ? { code: exit.code, signal: exit.signal, at: this.now() } : this.current.exit });
-    const leftovers = await this.stopRecordedRunners();
+    const leftovers = await this.stopRecordedRunners(this.child?.pid);
     const wedged = wedgedReason(leftovers);
     if (this.childAlive) return this.needsAttention(`exo (pid ${pid}) is still alive after SIGKILL`);
     if (wedged) return this.needsAttention(`exo stopped (${how}) and ${wedged}`);

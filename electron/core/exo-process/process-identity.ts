@@ -17,6 +17,8 @@ export interface ProcessIdentity {
 
 interface ProcInfo {
   ppid: number;
+  /** Process group id. */
+  pgid: number;
   startTime: string;
   zombie: boolean;
 }
@@ -26,11 +28,12 @@ export function parseProcStat(text: string): ProcInfo | null {
   const close = text.lastIndexOf(')');
   if (close === -1) return null;
   const fields = text.slice(close + 2).trim().split(/\s+/);
-  // fields[0] is field 3 (state), fields[1] field 4 (ppid), fields[19] field 22 (starttime).
+  // fields[0] is field 3 (state), [1] field 4 (ppid), [2] field 5 (pgrp), [19] field 22 (starttime).
   const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
   const startTime = fields[19];
-  if (!Number.isInteger(ppid) || startTime === undefined) return null;
-  return { ppid, startTime, zombie: fields[0] === 'Z' || fields[0] === 'X' };
+  if (!Number.isInteger(ppid) || !Number.isInteger(pgid) || startTime === undefined) return null;
+  return { ppid, pgid, startTime, zombie: fields[0] === 'Z' || fields[0] === 'X' };
 }
 
 async function procInfo(pid: number): Promise<ProcInfo | null> {
@@ -62,9 +65,11 @@ export async function processStartTime(pid: number): Promise<string | null> {
   }
 }
 
-/** Every live descendant of `rootPid` (children, grandchildren, ...), with start times. */
-export async function descendants(rootPid: number): Promise<ProcessIdentity[]> {
-  const table: Array<{ pid: number; ppid: number; startTime: string }> = [];
+type ProcessRow = ProcessIdentity & { ppid: number; pgid: number };
+
+/** Every live (non-zombie) process of this user's view of the system. */
+async function processTable(): Promise<ProcessRow[]> {
+  const table: ProcessRow[] = [];
   if (hasProc) {
     const entries = await readdir('/proc').catch(() => [] as string[]);
     await Promise.all(
@@ -72,16 +77,22 @@ export async function descendants(rootPid: number): Promise<ProcessIdentity[]> {
         .filter((e) => /^\d+$/.test(e))
         .map(async (e) => {
           const info = await procInfo(Number(e));
-          if (info && !info.zombie) table.push({ pid: Number(e), ppid: info.ppid, startTime: info.startTime });
+          if (info && !info.zombie) table.push({ pid: Number(e), ppid: info.ppid, pgid: info.pgid, startTime: info.startTime });
         }),
     );
-  } else {
-    const { stdout } = await run('ps', ['-A', '-o', 'pid=,ppid=,stat=,lstart=']).catch(() => ({ stdout: '' }));
-    for (const line of stdout.split('\n')) {
-      const match = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.+?)\s*$/.exec(line);
-      if (match && !match[3]!.startsWith('Z')) table.push({ pid: Number(match[1]), ppid: Number(match[2]), startTime: match[4]! });
-    }
+    return table;
   }
+  const { stdout } = await run('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,lstart=']).catch(() => ({ stdout: '' }));
+  for (const line of stdout.split('\n')) {
+    const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.+?)\s*$/.exec(line);
+    if (match && !match[4]!.startsWith('Z')) table.push({ pid: Number(match[1]), ppid: Number(match[2]), pgid: Number(match[3]), startTime: match[5]! });
+  }
+  return table;
+}
+
+/** Every live descendant of `rootPid` (children, grandchildren, ...), with start times. */
+export async function descendants(rootPid: number): Promise<ProcessIdentity[]> {
+  const table = await processTable();
   const found: ProcessIdentity[] = [];
   const frontier = [rootPid];
   const seen = new Set(frontier);
@@ -95,6 +106,16 @@ export async function descendants(rootPid: number): Promise<ProcessIdentity[]> {
     }
   }
   return found;
+}
+
+/**
+ * The members of process group `pgid` other than its leader. exobar starts exo as a
+ * group leader, and exo's runners stay in its group even when orphaned, so this finds
+ * a runner spawned between two recordings. The kernel never hands out a pid that is
+ * still some group's id, so while members remain the group is exo's.
+ */
+export async function groupMembers(pgid: number): Promise<ProcessIdentity[]> {
+  return (await processTable()).filter((row) => row.pgid === pgid && row.pid !== pgid).map((row) => ({ pid: row.pid, startTime: row.startTime }));
 }
 
 /** True when the process named by `identity` still runs: same pid, same start time. */

@@ -4,7 +4,7 @@
  * cleanup that leaves no process of a fake exo's tree behind.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +55,22 @@ export function receivedEnv(pid: number, home: string): Record<string, string> {
     return env;
   }
   return JSON.parse(readFileSync(join(home, '.exo', 'fake-exo-env.json'), 'utf8')) as Record<string, string>;
+}
+
+/**
+ * Live processes started with HOME=`home`: a fake exo of this test and everything it
+ * spawned, orphans included (Linux; the tests' own way to find them, never exobar's).
+ */
+export function processesWithHome(home: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`) && processAlive(Number(entry))) found.push(Number(entry));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
 }
 
 /** A process that only sleeps (a stand-in for "some other process" holding a pid). */

@@ -7,7 +7,7 @@ import { afterEach } from 'vitest';
 import type { ExoProcessState } from '../../../shared/exo-process';
 import { ExoProcessManager, type ExoProcessManagerOptions } from '../../../electron/core/exo-process/exo-process-manager';
 import { descendants } from '../../../electron/core/exo-process/process-identity';
-import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, type FakeExoDirs } from './harness';
+import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
 
 export interface ManagerFixture {
   manager: ExoProcessManager;
@@ -64,7 +64,8 @@ export async function fakeExoManager(env: Record<string, string> = {}, options: 
 afterEach(async () => {
   for (const { manager, dirs, pids } of live.splice(0)) {
     await manager.shutdown().catch(() => undefined);
-    killAll(pids);
+    // Whatever happened in the test, nothing of this fake exo's tree outlives it (orphans included).
+    killAll([...pids, ...(process.platform === 'linux' ? processesWithHome(dirs.home) : [])]);
     dirs.remove();
   }
 });

@@ -5,12 +5,7 @@
 // argv: <exo.log path> <runner index>. FAKE_EXO_RUNNER_IGNORE_SIGTERM=1 makes it stubborn.
 import { appendFileSync } from 'node:fs';
 
-const [logFile, index] = process.argv.slice(2);
-const flag = process.env.EXO_FAST_SYNCH === 'false' ? 0 : 1;
-const line = `[ ${new Date().toISOString().slice(11, 23)} | INFO     ] runner ${index} pid=${process.pid}: Fast synch flag: ${flag}\n`;
-process.stderr.write(line);
-if (logFile) appendFileSync(logFile, line);
-
+// Signal handlers first: the log line below tells a test the runner is fully up.
 const stubborn = process.env.FAKE_EXO_RUNNER_IGNORE_SIGTERM === '1';
 process.on('SIGTERM', () => {
   if (!stubborn) process.exit(0);
@@ -18,4 +13,10 @@ process.on('SIGTERM', () => {
 process.on('SIGINT', () => {
   if (!stubborn) process.exit(0);
 });
+const [logFile, index] = process.argv.slice(2);
+const flag = process.env.EXO_FAST_SYNCH === 'false' ? 0 : 1;
+const line = `[ ${new Date().toISOString().slice(11, 23)} | INFO     ] runner ${index} pid=${process.pid}: Fast synch flag: ${flag}\n`;
+process.stderr.write(line);
+if (logFile) appendFileSync(logFile, line);
+
 setInterval(() => undefined, 60_000);
