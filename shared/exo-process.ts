@@ -105,3 +105,30 @@ export const ExoProcessStateSchema = z.object({
   restartNeeded: ExoRestartNeededSchema.nullable(),
 });
 export type ExoProcessState = z.infer<typeof ExoProcessStateSchema>;
+
+/**
+ * The warning for a fast-synch value exo did not take (its "FAST_SYNCH forced ON|OFF"
+ * line says the other value: a wrapper script, an old exo, a flag in the way). Shaped
+ * like the snapshot's Warning; the code `exo_fast_synch_mismatch` joins WarningCode
+ * when the snapshot carries `exoProcess`.
+ */
+export function exoFastSynchMismatchWarning(state: Pick<ExoProcessState, 'fastSynch'>): {
+  code: 'exo_fast_synch_mismatch';
+  instanceIds: string[];
+  title: string;
+  risk: string;
+  fix: string;
+} | null {
+  const fast = state.fastSynch;
+  if (!fast?.mismatch || fast.observed === null) return null;
+  const word = (on: boolean): string => (on ? 'on' : 'off');
+  return {
+    code: 'exo_fast_synch_mismatch',
+    instanceIds: [],
+    title: `exo runs with fast synch ${word(fast.observed)}, but exobar started it with fast synch ${word(fast.enabled)}`,
+    risk: fast.observed
+      ? 'With fast synch on, two ring models on this GPU can spin forever: throughput collapses or the GPU stays wedged until reboot.'
+      : 'JACCL instances on this Mac run with fast synch off, so their collectives are slower.',
+    fix: `Check exo.command and exo.args for a wrapper or flag that sets fast synch, then restart exo from exobar (exobar wants ${word(fast.enabled)}: ${fast.reason}).`,
+  };
+}
