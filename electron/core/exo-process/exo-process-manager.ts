@@ -145,6 +145,8 @@ export class ExoProcessManager {
   /** Output signals of the current start (pidfile held, port taken) and its fast-synch line. */
   private seen = { pidfileHeld: false, portTaken: false, fastSynch: null as boolean | null };
   private lock: Promise<unknown> = Promise.resolve();
+  /** Set by shutdown(): nothing starts any more. */
+  private closed = false;
 
   constructor(private readonly options: ExoProcessManagerOptions) {
     this.timing = { ...DEFAULT_EXO_TIMING, ...options.timing };
@@ -199,7 +201,7 @@ export class ExoProcessManager {
   async start(plan?: ExoFastSynchPlan): Promise<ExoProcessState> {
     const decision = plan ? this.decide(plan) : (this.decision ?? this.decide(EMPTY_PLAN));
     return this.serial(async () => {
-      if (this.childAlive) return this.state();
+      if (this.childAlive || this.closed) return this.state();
       this.cancelRestart();
       this.decision = decision;
       this.update({ restarts: { count: 0, max: this.policy.maxRestarts, nextAt: null } });
@@ -276,8 +278,11 @@ export class ExoProcessManager {
 
   /** For quitting exobar: stops the exo exobar started, never one it only attached to (or that someone else started). */
   async shutdown(): Promise<void> {
+    this.closed = true;
     this.cancelRestart();
-    if (this.childAlive) await this.stop();
+    this.launchAbort?.abort(new Error('shutdown'));
+    // After whatever is under way (a start, a crash restart): stopNow signals only a process exobar spawned.
+    await this.serial(() => this.stopNow());
     this.stopScanning();
     await this.logs.close();
   }
@@ -390,6 +395,10 @@ export class ExoProcessManager {
       return this.startFailed('pidfile_held', `Another exo (pid ${holder}) holds ${pidfile}: only one exo runs per user; attach to it, or stop it first`, automatic);
     }
 
+    if (this.closed) {
+      this.update({ status: 'stopped', reason: 'exobar is quitting', progress: null });
+      return;
+    }
     const home = exoHomeDir(exo.env);
     mkdirSync(home, { recursive: true });
     this.logs.note(`starting: ${[exo.command, ...exo.args].join(' ')} (EXO_FAST_SYNCH=${exo.env.EXO_FAST_SYNCH})`);
@@ -434,6 +443,7 @@ export class ExoProcessManager {
     if (outcome === null) {
       if (this.expectingExit || (abort.signal.reason instanceof Error && abort.signal.reason.message !== 'timeout')) return; // stopped by exobar
       await this.stopNow();
+      if (this.current.status === 'needs_attention') return;
       return this.startFailed('not_ready', `exo's API did not answer on port ${this.apiPort} within ${seconds(this.timing.readyTimeoutMs)}; it was stopped`, automatic);
     }
 

@@ -61,6 +61,17 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
     expect(state.nodeId).toMatch(/^[0-9a-f]{32}$/);
   });
 
+  it('a stop while exo is starting calls the start off and stops exo', async () => {
+    const { manager, states } = await fakeExoManager({ FAKE_EXO_BIND_DELAY_MS: '3000' });
+    const started = manager.start();
+    await waitUntil(() => states.some((s) => s.pid !== null), 'exo spawned');
+    const pid = manager.state().pid!;
+    const stopped = await manager.stop();
+    await started;
+    expect(stopped).toMatchObject({ status: 'stopped', readyAt: null, ownsProcess: false });
+    expect(processAlive(pid)).toBe(false);
+  });
+
   it('says when the command is not found', async () => {
     const { manager } = await fakeExoManager();
     const fixture = manager as unknown as { options: { settings: { command: string } } };

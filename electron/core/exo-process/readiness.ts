@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 const NodeIdSchema = z.string().min(1).max(200);
-const StateSchema = z.looseObject({ topology: z.unknown() });
+const StateSchema = z.looseObject({ topology: z.looseObject({ nodes: z.array(z.unknown()) }) });
 
 export interface ReadinessOptions {
   port: number;
