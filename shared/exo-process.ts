@@ -89,6 +89,7 @@ export const ExoProcessStateSchema = z.object({
   /** Start-up progress in words ("waiting for /node_id"), null once running. */
   progress: z.string().nullable(),
   fastSynch: ExoProcessFastSynchSchema.nullable(),
+  /** How the last exo process ended (kept through a restart); null until one ended. */
   exit: ExoProcessExitSchema.nullable(),
   failure: ExoProcessFailureSchema.nullable(),
   /** Why the status is what it is, in words, with what to do. */

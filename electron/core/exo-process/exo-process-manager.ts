@@ -378,7 +378,7 @@ export class ExoProcessManager {
       startedAt: null,
       readyAt: null,
       nodeId: null,
-      exit: null,
+      // `exit` stays: after a crash restart the views still show how the last run ended.
       failure: null,
       reason: exo.dropped.length > 0 ? `exobar sets the API port and fast synch itself; ignored from exo.args: ${exo.dropped.join(' ')}` : null,
       progress: `checking that port ${this.apiPort} is free`,
@@ -470,7 +470,7 @@ export class ExoProcessManager {
 
   private async exitedDuringStart(exit: ChildExit, automatic: boolean): Promise<void> {
     this.stopScanning();
-    this.update({ pid: null, exit: exit.spawnError ? null : { code: exit.code, signal: exit.signal, at: this.now() } });
+    this.update({ pid: null, exit: exit.spawnError ? this.current.exit : { code: exit.code, signal: exit.signal, at: this.now() } });
     const command = this.current.command?.[0] ?? 'exo';
     if (exit.spawnError) {
       const code = exit.spawnError.code;

@@ -1,10 +1,11 @@
 /**
  * An ExoProcessManager driving the fake exo command, with short timings, a private
- * HOME/data directory and port, every state it went through, and every pid of the
- * fake's tree it saw (killed after the test whatever happened).
+ * HOME/data directory and port, every state it went through (each checked against
+ * the snapshot schema), and every pid of the fake's tree it saw (killed after the
+ * test whatever happened).
  */
 import { afterEach } from 'vitest';
-import type { ExoProcessState } from '../../../shared/exo-process';
+import { ExoProcessStateSchema, type ExoProcessState } from '../../../shared/exo-process';
 import { ExoProcessManager, type ExoProcessManagerOptions } from '../../../electron/core/exo-process/exo-process-manager';
 import { descendants } from '../../../electron/core/exo-process/process-identity';
 import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
@@ -47,7 +48,8 @@ export async function fakeExoManager(env: Record<string, string> = {}, options: 
   const pids = new Set<number>();
   const states: ExoProcessState[] = [];
   manager.subscribe((state) => {
-    states.push(state);
+    // Every state the manager publishes must meet the snapshot's contract.
+    states.push(ExoProcessStateSchema.parse(state));
     if (state.pid !== null) pids.add(state.pid);
   });
   live.push({ manager, dirs, pids });
