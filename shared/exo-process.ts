@@ -5,6 +5,7 @@
  * state (starting, running, stopping, crashed) and why. Rules: docs/exo-process.md.
  */
 import { z } from 'zod';
+import type { ExoFastSynch } from './exo-snapshot';
 
 const epochMs = z.number().finite();
 
@@ -132,4 +133,17 @@ export function exoFastSynchMismatchWarning(state: Pick<ExoProcessState, 'fastSy
       : 'JACCL instances on this Mac run with fast synch off, so their collectives are slower.',
     fix: `Check exo.command and exo.args for a wrapper or flag that sets fast synch, then restart exo from exobar (exobar wants ${word(fast.enabled)}: ${fast.reason}).`,
   };
+}
+
+/**
+ * This Mac's fast synch for its node in the exo section, when exobar runs its exo:
+ * the value exobar set (`source: 'exobar'`), or, when exo's own line said otherwise,
+ * that value (`source: 'exo_log'`): the shared-GPU warnings must judge what runs.
+ * Null when exobar does not run this Mac's exo.
+ */
+export function thisMacFastSynch(state: Pick<ExoProcessState, 'fastSynch' | 'ownsProcess'>): ExoFastSynch | null {
+  const fast = state.fastSynch;
+  if (!state.ownsProcess || !fast) return null;
+  if (fast.mismatch && fast.observed !== null) return { enabled: fast.observed, source: 'exo_log' };
+  return { enabled: fast.enabled, source: 'exobar' };
 }
