@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideExoFastSynch, type ExoPlannedInstance } from './exo-fast-synch';
+import { decideExoFastSynch, ExoFastSynchPlanSchema, ExoRestartRequestSchema, type ExoPlannedInstance } from './exo-fast-synch';
 
 const ring = (id: string, nodeCount = 2): ExoPlannedInstance => ({ id, model: `m-${id}`, instanceType: 'ring', nodeCount });
 const jaccl = (id: string, nodeCount = 2): ExoPlannedInstance => ({ id, model: `m-${id}`, instanceType: 'jaccl', nodeCount });
@@ -28,5 +28,14 @@ describe('decideExoFastSynch', () => {
     const decision = decideExoFastSynch({ instances: [ring('a'), ring('b', 1)], override: 'on', acknowledgeRisk: false });
     expect(decision).toMatchObject({ ok: false, code: 'fast_synch_shared_gpu' });
     if (!decision.ok) expect(decision.message).toMatch(/2 ring instances.*acknowledgeRisk/);
+  });
+});
+
+describe('request schemas', () => {
+  it('fill the defaults, and refuse unknown fields and bad kinds', () => {
+    expect(ExoFastSynchPlanSchema.parse({ instances: [ring('a')] })).toEqual({ instances: [ring('a')], override: 'auto', acknowledgeRisk: false });
+    expect(ExoRestartRequestSchema.parse({})).toEqual({ consent: false, spanningInstances: [] });
+    expect(ExoFastSynchPlanSchema.safeParse({ instances: [{ ...ring('a'), instanceType: 'tensor' }] }).success).toBe(false);
+    expect(ExoRestartRequestSchema.safeParse({ consent: true, force: true }).success).toBe(false);
   });
 });

@@ -8,6 +8,8 @@
  * off, the safe side, and JACCL runs slower. The operator may force a value, with the
  * same `acknowledgeRisk` gate as a local launch (shared/fast-synch-policy.ts).
  */
+import { z } from 'zod';
+import { FastSynchOverrideSchema, InstanceTypeSchema } from './api';
 import { sharedGpuWarnings, type PlacedInstance } from './fast-synch-policy';
 import type { FastSynchOverride, InstanceType } from './snapshot';
 
@@ -28,6 +30,23 @@ export interface ExoFastSynchPlan {
   /** Needed to force fast synch on while two ring instances share this GPU. */
   acknowledgeRisk: boolean;
 }
+
+/** The plan as a request carries it (control API, IPC): validated at the boundary. */
+export const ExoFastSynchPlanSchema = z.strictObject({
+  instances: z
+    .array(z.strictObject({ id: z.string().min(1).max(200), model: z.string().min(1).max(300), instanceType: InstanceTypeSchema, nodeCount: z.number().int().min(1).max(64) }))
+    .max(64),
+  override: FastSynchOverrideSchema.default('auto'),
+  acknowledgeRisk: z.boolean().default(false),
+});
+
+/** A restart of this Mac's exo as a request carries it: nothing happens without `consent: true`. */
+export const ExoRestartRequestSchema = z.strictObject({
+  consent: z.boolean().default(false),
+  plan: ExoFastSynchPlanSchema.optional(),
+  /** The instances exo runs with a shard on this Mac (named in the words a refusal gives). */
+  spanningInstances: z.array(z.strictObject({ id: z.string().min(1), model: z.string().min(1) })).max(64).default([]),
+});
 
 export type ExoFastSynchDecision =
   | { ok: true; enabled: boolean; reason: string }
