@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../../test/support/process-alive';
 import { killAll, waitUntil } from '../../../test/support/fake-exo-exe/harness';
 import { stopLeftovers, wedgedReason } from './leftover-runners';
-import { descendants, parseProcStat, processStartTime } from './process-identity';
+import { descendants, parseProcStat, parsePsTable, processStartTime } from './process-identity';
 
 const spawned: number[] = [];
 afterEach(() => killAll(spawned.splice(0)));
@@ -54,6 +54,14 @@ describe('process identity', () => {
   it('parses /proc stat lines whose name holds spaces and parentheses', () => {
     const line = '4242 (exo (runner) 1) S 4200 4200 4200 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 3 0 987654 1000 10 0 0';
     expect(parseProcStat(line)).toEqual({ ppid: 4200, pgid: 4200, startTime: '987654', zombie: false });
+  });
+
+  it("parses macOS ps rows, start time as ps prints it, zombies left out", () => {
+    const out = ['  501   1   501 Ss   Mon Nov 30 19:26:27 2026', ' 4242 501   501 S+   Mon Nov 30 19:27:01 2026', ' 4243 501   501 Z    Mon Nov 30 19:27:02 2026', ''].join('\n');
+    expect(parsePsTable(out)).toEqual([
+      { pid: 501, ppid: 1, pgid: 501, startTime: 'Mon Nov 30 19:26:27 2026' },
+      { pid: 4242, ppid: 501, pgid: 501, startTime: 'Mon Nov 30 19:27:01 2026' },
+    ]);
   });
 
   it('finds grandchildren among the descendants', async () => {

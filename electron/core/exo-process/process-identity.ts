@@ -65,7 +65,7 @@ export async function processStartTime(pid: number): Promise<string | null> {
   }
 }
 
-type ProcessRow = ProcessIdentity & { ppid: number; pgid: number };
+export type ProcessRow = ProcessIdentity & { ppid: number; pgid: number };
 
 /** Every live (non-zombie) process of this user's view of the system. */
 async function processTable(): Promise<ProcessRow[]> {
@@ -83,6 +83,12 @@ async function processTable(): Promise<ProcessRow[]> {
     return table;
   }
   const { stdout } = await run('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,lstart=']).catch(() => ({ stdout: '' }));
+  return parsePsTable(stdout);
+}
+
+/** Parses `ps -A -o pid=,ppid=,pgid=,stat=,lstart=` (macOS), zombies left out. */
+export function parsePsTable(stdout: string): ProcessRow[] {
+  const table: ProcessRow[] = [];
   for (const line of stdout.split('\n')) {
     const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.+?)\s*$/.exec(line);
     if (match && !match[4]!.startsWith('Z')) table.push({ pid: Number(match[1]), ppid: Number(match[2]), pgid: Number(match[3]), startTime: match[5]! });
