@@ -82,6 +82,18 @@ export const SettingsSchema = z.object({
     })
     .partial()
     .default({}),
+  /**
+   * This Mac's exo when exobar starts it (docs/exo-process.md): the command (`exo`, a
+   * path such as EXO.app/Contents/Resources/exo/exo, or a wrapper), extra arguments and
+   * extra environment. exobar sets `--api-port` and fast synch itself.
+   */
+  exo: z
+    .strictObject({
+      command: z.string().min(1).default('exo'),
+      args: z.array(z.string()).max(100).default([]),
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
+    })
+    .default({ command: 'exo', args: [], env: {} }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

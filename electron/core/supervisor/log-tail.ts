@@ -4,7 +4,7 @@
  * file reaches its cap it is rotated once to `<name>.1`, so disk use stays at most
  * twice the cap however long the runner lives.
  */
-import { createWriteStream, mkdirSync, renameSync, statSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, openSync, renameSync, statSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 
 export interface LogTailOptions {
@@ -63,11 +63,7 @@ export class LogTail {
     } catch {
       this.fileBytes = 0;
     }
-    this.file = createWriteStream(path, { flags: 'a' });
-    this.file.on('error', () => {
-      // A full disk must not take the runner down: keep the in-memory tail only.
-      this.file = null;
-    });
+    this.attach(path, 'a');
   }
 
   private rotate(): void {
@@ -80,9 +76,31 @@ export class LogTail {
       // Nothing to rotate: start the file anew all the same.
     }
     this.fileBytes = 0;
-    this.file = createWriteStream(path, { flags: 'w' });
-    this.file.on('error', () => {
-      this.file = null;
+    this.attach(path, 'w');
+  }
+
+  private attach(path: string, flags: 'a' | 'w'): void {
+    const stream = openStream(path, flags);
+    this.file = stream;
+    stream?.on('error', () => {
+      // A full disk must not take the runner down: keep the in-memory tail only.
+      if (this.file === stream) this.file = null;
     });
   }
+}
+
+/**
+ * A write stream on a file opened now, not on the next tick: a rotation right after
+ * (a burst of output) then renames a file that exists, and the old stream's pending
+ * writes follow its descriptor into `<name>.1` instead of racing the new file.
+ * Null when the file cannot be opened.
+ */
+function openStream(path: string, flags: 'a' | 'w'): WriteStream | null {
+  let fd: number;
+  try {
+    fd = openSync(path, flags);
+  } catch {
+    return null;
+  }
+  return createWriteStream(path, { fd });
 }

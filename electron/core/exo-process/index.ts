@@ -1,0 +1,19 @@
+/**
+ * This Mac's exo run by exobar: the API the rest of the core uses. See
+ * docs/exo-process.md for the rules and shared/exo-process.ts for the state.
+ */
+export {
+  DEFAULT_EXO_API_PORT,
+  DEFAULT_EXO_TIMING,
+  ExoProcessError,
+  ExoProcessManager,
+  type ExoFastSynchCheck,
+  type ExoProcessManagerOptions,
+  type ExoRestartRequest,
+  type ExoTiming,
+  type SpanningInstance,
+} from './exo-process-manager';
+export { DEFAULT_CRASH_POLICY, type ExoCrashPolicy } from './backoff';
+export { DEFAULT_EXO_SETTINGS, type ExoProcessSettings } from './exo-command';
+export { exoLogDir, type ExoLogBundleFile } from './exo-logs';
+export { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeSettings, startServeExo, type ExoServeFlags, type ServeExoOptions } from './cli-options';

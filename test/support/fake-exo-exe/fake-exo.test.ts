@@ -1,0 +1,70 @@
+/** The fake exo behaves as exo does where exobar depends on it. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, waitUntil, type FakeExoDirs } from './harness';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function dirs(): FakeExoDirs {
+  const d = makeFakeExoDirs();
+  cleanups.push(() => {
+    killAll(processesWithHome(d.home));
+    d.remove();
+  });
+  return d;
+}
+
+function run(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
+  const child = spawn(FAKE_EXO_COMMAND, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, output: () => text, exit };
+}
+
+describe('fake exo', () => {
+  it("rejects flags exo's argparse rejects, with exit code 2", async () => {
+    const d = dirs();
+    const both = run(['--fast-synch', '--no-fast-synch'], { HOME: d.home });
+    expect(await both.exit).toBe(2);
+    expect(both.output()).toMatch(/EXO: error: argument --no-fast-synch: not allowed with argument --fast-synch/);
+    const unknown = run(['--bogus'], { HOME: d.home });
+    expect(await unknown.exit).toBe(2);
+  });
+
+  it('keeps its files under $HOME/$EXO_HOME and exits 1 on a second signal during its shutdown', async () => {
+    const d = dirs();
+    const port = await freePort();
+    const exo = run(['--api-port', String(port)], { HOME: d.home, EXO_HOME: 'exo-data', FAKE_EXO_SHUTDOWN_MS: '5000', FAKE_EXO_RUNNERS: '0' });
+    await waitUntil(() => exo.output().includes('Running on'), 'the API');
+    expect(existsSync(join(d.home, 'exo-data', 'exo.pid'))).toBe(true);
+    exo.child.kill('SIGINT');
+    await waitUntil(() => exo.output().includes('shutting down'), 'the shutdown');
+    exo.child.kill('SIGTERM');
+    expect(await exo.exit).toBe(1);
+    expect(exo.output()).toMatch(/Received SIGTERM again: exiting now/);
+  });
+
+  it('serves a mounted API module instead of the built-in one', async () => {
+    const d = dirs();
+    mkdirSync(d.dataDir, { recursive: true });
+    const module = join(d.dataDir, 'api.mjs');
+    writeFileSync(
+      module,
+      "export function createExoApiHandler(context) { return (req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ path: req.url, nodeId: context.nodeId, port: context.apiPort })); }; }\n",
+    );
+    const port = await freePort();
+    const exo = run(['--api-port', String(port)], { HOME: d.home, FAKE_EXO_API_MODULE: module, FAKE_EXO_RUNNERS: '0' });
+    cleanups.push(() => killAll([exo.child.pid!]));
+    await waitUntil(() => exo.output().includes('Running on'), 'the API');
+    const body = (await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { path: string; nodeId: string; port: number };
+    expect(body).toMatchObject({ path: '/v1/models', port });
+    expect(body.nodeId).toMatch(/^[0-9a-f]{32}$/);
+  });
+});

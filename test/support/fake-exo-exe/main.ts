@@ -1,0 +1,176 @@
+/**
+ * The fake exo process, in exo 0.3.70's order (src/exo/main.py): take the pidfile
+ * (a second exo prints exo's message and exits 1), parse the flags, log to stderr and
+ * `~/.exo/exo_log/exo.log`, log "FAST_SYNCH forced ON|OFF" for --fast-synch /
+ * --no-fast-synch and set EXO_FAST_SYNCH for the runners, print the banner *before*
+ * binding the API, serve it, spawn runner children (each logs "Fast synch flag: N"),
+ * and stop gracefully on SIGINT/SIGTERM (a second signal exits 1 at once).
+ * FAKE_EXO_* variables make it misbehave (options.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createMinimalExoApi, type CreateExoApiHandler, type ExoApiHandler, type FakeExoApiContext } from './api';
+import { exoHomeDir } from '../../../electron/core/exo-process/exo-home';
+import { FakeExoUsageError, parseFakeExoOptions, type FakeExoOptions } from './options';
+import { acquirePidfile } from './pidfile';
+
+const RUNNER_SCRIPT = fileURLToPath(new URL('./runner.mjs', import.meta.url));
+
+const exoHome = exoHomeDir(process.env);
+const pidfilePath = join(exoHome, 'exo.pid');
+let releasePidfile: () => void = () => undefined;
+try {
+  releasePidfile = acquirePidfile(pidfilePath);
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
+
+let options: FakeExoOptions;
+try {
+  options = parseFakeExoOptions(process.argv.slice(2), process.env);
+} catch (error) {
+  if (!(error instanceof FakeExoUsageError)) throw error;
+  releasePidfile();
+  process.stderr.write(`usage: EXO [-h] [-q] [-v] [-m] [--no-api] [--api-port API_PORT] [--fast-synch | --no-fast-synch]\nEXO: error: ${error.message}\n`);
+  process.exit(2);
+}
+const { knobs } = options;
+
+// exo's log: stderr and exo_log/exo.log, the previous file rotated away at each start.
+const logDir = join(exoHome, 'exo_log');
+const logFile = join(logDir, 'exo.log');
+mkdirSync(join(logDir, 'runner_log'), { recursive: true });
+try {
+  renameSync(logFile, `${logFile}.1`);
+} catch {
+  // First start: nothing to rotate.
+}
+function log(level: 'INFO' | 'WARNING' | 'ERROR' | 'CRITICAL', message: string): void {
+  const line = `[ ${new Date().toISOString().slice(11, 23)} | ${level.padEnd(8)} ] ${message}\n`;
+  process.stderr.write(line);
+  appendFileSync(logFile, line);
+}
+
+function exitNow(code: number): never {
+  releasePidfile();
+  process.exit(code);
+}
+
+log('INFO', '========================================');
+log('INFO', `Starting EXO | pid=${process.pid}`);
+log('INFO', '========================================');
+// What the environment was when exo started, for tests on systems without /proc/<pid>/environ.
+writeFileSync(join(exoHome, 'fake-exo-env.json'), JSON.stringify(process.env));
+
+if (options.fastSynchFlag !== null) process.env.EXO_FAST_SYNCH = options.fastSynchFlag ? 'true' : 'false';
+const fastSynchLine = knobs.logFastSynch ?? (options.fastSynchFlag === null ? null : options.fastSynchFlag ? 'on' : 'off');
+if (fastSynchLine !== null) log('INFO', `FAST_SYNCH forced ${fastSynchLine.toUpperCase()}`);
+
+const nodeId = randomBytes(16).toString('hex');
+const runners = new Set<ChildProcess>();
+let server: Server | null = null;
+
+// exo prints its banner before the API binds: it is not a readiness signal.
+process.stderr.write(`\n${'='.repeat(60)}\n  Dashboard & API Ready\n  http://localhost:${options.apiPort}\n${'='.repeat(60)}\n\n`);
+
+let signals = 0;
+function onSignal(signal: NodeJS.Signals): void {
+  if (signal === 'SIGINT' && knobs.ignoreSigint) {
+    log('INFO', 'Received SIGINT (ignored)');
+    return;
+  }
+  signals += 1;
+  if (signals > 1) {
+    log('WARNING', `Received ${signal} again: exiting now`);
+    exitNow(1);
+  }
+  log('INFO', `Received ${signal}: shutting down`);
+  void shutdown();
+}
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+async function shutdown(): Promise<void> {
+  // Runners get SIGTERM; one that ignores it is left behind, as a real runner stuck in a GPU wait is.
+  await Promise.all(
+    [...runners].map(async (child) => {
+      child.kill('SIGTERM');
+      if (!(await waitForExit(child, 1000))) log('WARNING', `runner pid=${child.pid} did not stop; leaving it`);
+    }),
+  );
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await new Promise((resolve) => setTimeout(resolve, knobs.shutdownMs));
+  log('INFO', 'EXO Shutdown complete');
+  exitNow(0);
+}
+
+function spawnRunner(index: number): void {
+  const stdout = openSync(join(logDir, 'runner_log', 'stdout.log'), 'a');
+  const stderr = openSync(join(logDir, 'runner_log', 'stderr.log'), 'a');
+  const child = spawn(process.execPath, [RUNNER_SCRIPT, logFile, String(index)], {
+    env: { ...process.env, FAKE_EXO_RUNNER_IGNORE_SIGTERM: knobs.stubbornChild && index === 0 ? '1' : '0' },
+    stdio: ['ignore', stdout, stderr],
+  });
+  runners.add(child);
+  child.on('exit', () => runners.delete(child));
+  log('INFO', `Spawned runner ${index} pid=${child.pid}`);
+}
+
+async function apiHandler(context: FakeExoApiContext): Promise<ExoApiHandler> {
+  if (knobs.apiModule === null) return createMinimalExoApi(context);
+  const mod = (await import(pathToFileURL(knobs.apiModule).href)) as { createExoApiHandler?: CreateExoApiHandler };
+  if (typeof mod.createExoApiHandler !== 'function') throw new Error(`${knobs.apiModule} exports no createExoApiHandler`);
+  return mod.createExoApiHandler(context);
+}
+
+async function start(): Promise<void> {
+  if (knobs.exitDuringStart !== null) {
+    log('CRITICAL', 'EXO terminated due to unhandled exception');
+    exitNow(knobs.exitDuringStart);
+  }
+  await new Promise((resolve) => setTimeout(resolve, knobs.bindDelayMs));
+  if (!options.noApi) {
+    const context: FakeExoApiContext = { nodeId, apiPort: options.apiPort, runnerPids: () => [...runners].flatMap((c) => (c.pid ? [c.pid] : [])) };
+    const handler = await apiHandler(context);
+    const listening = createServer(handler);
+    await new Promise<void>((resolve) => {
+      listening.once('error', (error: NodeJS.ErrnoException) => {
+        // Hypercorn's words for a port in use (errno 98 on Linux, 48 on macOS).
+        const errno = error.code === 'EADDRINUSE' ? 98 : 1;
+        log('ERROR', `[Errno ${errno}] error while attempting to bind on address ('0.0.0.0', ${options.apiPort}): address already in use`);
+        log('CRITICAL', 'EXO terminated due to unhandled exception');
+        exitNow(1);
+      });
+      // The fake binds loopback only (tests must not open ports to the network); exo binds 0.0.0.0.
+      listening.listen(options.apiPort, '127.0.0.1', () => resolve());
+    });
+    server = listening;
+    log('INFO', `Running on http://0.0.0.0:${options.apiPort} (CTRL + C to quit)`);
+  }
+  for (let i = 0; i < knobs.runners; i += 1) spawnRunner(i);
+  if (knobs.exitAfterMs !== null) {
+    setTimeout(() => {
+      // A crash: the runners are not stopped, they are orphaned as exo's would be.
+      log('CRITICAL', 'EXO terminated due to unhandled exception');
+      exitNow(knobs.exitCode);
+    }, knobs.exitAfterMs);
+  }
+}
+
+void start();
