@@ -11,6 +11,8 @@ The families are the cache classes the runner must handle:
   the sliding layers), shorter than the test prompts.
 - ``lfm2``: LFM2, a hybrid of short convolutions (ArraysCache) and attention.
 - ``llama4``: Llama 4 text with chunked attention (ChunkedKVCache, which has no merge).
+- ``mamba2``: a pure state-space model (ArraysCache only), linear in the prompt: the
+  conformance suite's long prompts run on it.
 
 The tokenizer counts tokens the way shared/token-count.ts does (one per whitespace
 separated word, 4 template tokens per message, 3 for the generation prompt), so a
@@ -37,7 +39,7 @@ from typing import Dict, List, Optional
 REPO_ROOT = Path(__file__).resolve().parents[4]
 DEFAULT_OUT = REPO_ROOT / ".exobar-data" / "tiny-mlx-models"
 #: Bumped when a model's recipe changes, so cached models are rebuilt.
-RECIPE = 5
+RECIPE = 6
 #: The sliding window of the gemma3 model and the attention chunk of llama4, in tokens.
 WINDOW = 32
 SEED = 1234
@@ -89,6 +91,26 @@ FAMILIES: Dict[str, dict] = {
         "block_auto_adjust_ff_dim": False,
         "full_attn_idxs": [1, 3],
         "tie_word_embeddings": True,
+    },
+    # A pure state-space model (ArraysCache only): prefill cost grows linearly with the
+    # prompt, so the conformance suite's 14k-token prompts take seconds on a CPU.
+    "mamba2": {
+        "model_type": "mamba2",
+        "num_heads": 8,
+        "head_dim": 16,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "state_size": 16,
+        "num_hidden_layers": 4,
+        "layer_norm_epsilon": 1e-5,
+        "conv_kernel": 4,
+        "n_groups": 1,
+        "use_bias": False,
+        "use_conv_bias": True,
+        "tie_word_embeddings": False,
+        "time_step_limit": [0.0, 1000.0],
+        "time_step_rank": 8,
+        "max_position_embeddings": 65536,
     },
     "llama4": {
         "model_type": "llama4",
@@ -176,7 +198,7 @@ def build(family: str, out: Path = DEFAULT_OUT) -> Path:
     model = model_class(args_class.from_dict(config))
     weights = dict(tree_flatten(model.parameters()))
     key = _output_weight_key(weights)
-    embed_key = next(k for k in weights if k.endswith("embed_tokens.weight"))
+    embed_key = next(k for k in weights if k.endswith(("embed_tokens.weight", "embeddings.weight")))
     if key == embed_key:
         # Tied output: logits are the embeddings' similarity to the hidden state, which
         # favours repeating the input token; louder blocks make the context decide.
