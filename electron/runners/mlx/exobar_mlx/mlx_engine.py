@@ -12,7 +12,7 @@ runner wants it for every cache type:
   and no token is thrown away, so it is right for KVCache, RotatingKVCache (sliding
   windows), ChunkedKVCache and ArraysCache (state-space/hybrid) alike.
 - Only the last prompt token goes to BatchGenerator with the filled cache: its first
-  next() computes the first token, the second returns it.
+  next(), taken at once, computes the first token; the next decode step returns it.
 - Caches that cannot be merged into a batch (cache_batching.py) are decoded one
   request at a time by the engine's own loop (sequential_decoder.py).
 - Failures stay with their request: an exception or out-of-memory in one request's
@@ -146,6 +146,8 @@ class MlxEngine(Engine):
         self._eos: frozenset = frozenset()
         self._decoding: Dict[str, _Decoding] = {}
         self._by_uid: Dict[int, str] = {}
+        #: Tokens from a next() taken during an admission, for the next decode_step.
+        self._held: List[GeneratedToken] = []
 
     # ------------------------------------------------------------------ lifecycle
     def load(self, on_progress: LoadProgress) -> None:
@@ -233,6 +235,7 @@ class MlxEngine(Engine):
         self._sequential = None
         self._decoding.clear()
         self._by_uid.clear()
+        self._held.clear()
         self.model = None
         self.tokenizer = None
         gc.collect()
@@ -287,7 +290,7 @@ class MlxEngine(Engine):
 
     def fill_cache(self, tokens: List[int], on_chunk: PrefillProgress) -> List[Any]:
         """A fresh prompt cache holding `tokens`, filled chunk by chunk (generate_step's
-        arithmetic); on_chunk(processed, len(tokens) + 1) after each chunk."""
+        arithmetic); on_chunk(processed, len(tokens) + 1) after each chunk but the last."""
         api = self._require()
         mx = api.mx
         cache = api.make_prompt_cache(self.model)
@@ -300,7 +303,10 @@ class MlxEngine(Engine):
                 mx.eval([c.state for c in cache])
             done += len(piece)
             mx.clear_cache()
-            on_chunk(done, total)  # may raise PrefillCancelled: the cache is dropped
+            if done < len(tokens):
+                # The last chunk's boundary is reported by the caller as the whole prompt
+                # (the last token goes with it), as the protocol's progress ends at the total.
+                on_chunk(done, total)  # may raise PrefillCancelled: the cache is dropped
         return cache
 
     def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
@@ -328,6 +334,13 @@ class MlxEngine(Engine):
         self._decoding[request.request_id] = _Decoding(
             uid=uid, max_tokens=request.max_tokens, eos=self._eos, detokenize=self._new_detokenizer(), sampler=sampler
         )
+        if self._gen is not None:
+            # BatchGenerator computes a new request's first token on the next() after
+            # insert and returns it on the one after. Taking that first next() now puts
+            # the first token in this admission's decode step, not behind the next
+            # admitted prompt's prefill; the other requests' tokens it returns are
+            # handed out by the next decode_step.
+            self._held.extend(self._advance())
 
     def _new_detokenizer(self) -> Callable[[Optional[int], bool], str]:
         """A per-request (token, last) -> new text function (mlx-lm hands out a fresh
@@ -346,6 +359,11 @@ class MlxEngine(Engine):
 
     def decode_step(self) -> List[GeneratedToken]:
         self._require()
+        held, self._held = self._held, []
+        return held + self._advance()
+
+    def _advance(self) -> List[GeneratedToken]:
+        """One next() of the decoder, as tokens (or errors) per request."""
         try:
             responses = self._sequential.next() if self._sequential is not None else self._gen.next()[1]
         except Exception as err:
@@ -382,6 +400,7 @@ class MlxEngine(Engine):
         message = f"decode step failed: {_describe_failure(err)}"
         log.error("%s (%d requests end with it)", message, len(self._decoding))
         failed = [GeneratedToken(request_id, -1, "", None, error=message) for request_id in self._decoding]
+        self._held = [t for t in self._held if t.request_id not in self._decoding]
         self._decoding.clear()
         self._by_uid.clear()
         gen, self._gen = self._gen, None

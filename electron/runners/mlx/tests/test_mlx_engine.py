@@ -59,7 +59,7 @@ class MlxEngineTest(unittest.TestCase):
         self.assertEqual(request.prompt_tokens, 10)
         seen = []
         engine.prefill(request, lambda processed, total: seen.append((processed, total)))
-        self.assertEqual(seen, [(4, 10), (8, 10), (9, 10), (10, 10)])
+        self.assertEqual(seen, [(4, 10), (8, 10), (10, 10)])
         self.assertEqual(self.api.model.calls, [request.payload[0:4], request.payload[4:8], request.payload[8:9]])
         entry = FakeBatchGenerator.instances[-1].inserted[-1]
         self.assertEqual(entry["prompt"], request.payload[-1:])
@@ -111,12 +111,11 @@ class MlxEngineTest(unittest.TestCase):
         self.assertEqual(seen, [(1, 1)])
         self.assertEqual(self.api.model.calls, [])
 
-    def test_first_token_on_the_second_step_then_eos_stops_it(self):
+    def test_first_token_in_the_admissions_step_then_eos_stops_it(self):
         engine = self.loaded()
-        engine.prefill(engine.prepare("t1", "c1", params(max_tokens=10), 64), lambda *_: None)
         gen = FakeBatchGenerator.instances[-1]
         gen.script[0] = [11, 12, 2]
-        self.assertEqual(engine.decode_step(), [])  # the first token is computed here
+        engine.prefill(engine.prepare("t1", "c1", params(max_tokens=10), 64), lambda *_: None)
         steps = [engine.decode_step() for _ in range(3)]
         self.assertEqual([s[0].text for s in steps], ["<11>", "<12>", ""])
         self.assertEqual([s[0].finish_reason for s in steps], [None, None, "stop"])
@@ -127,10 +126,10 @@ class MlxEngineTest(unittest.TestCase):
         engine = self.loaded()
         engine.prefill(engine.prepare("t1", "c1", params(max_tokens=2), 64), lambda *_: None)
         engine.prefill(engine.prepare("t2", "c2", params(max_tokens=3), 64), lambda *_: None)
-        engine.decode_step()
         first, second = engine.decode_step(), engine.decode_step()
-        self.assertEqual([(t.request_id, t.finish_reason) for t in first], [("t1", None), ("t2", None)])
-        self.assertEqual([(t.request_id, t.finish_reason) for t in second], [("t1", "length"), ("t2", None)])
+        # t1's token from the next() taken when t2 was admitted comes first
+        self.assertEqual([(t.request_id, t.finish_reason) for t in first], [("t1", None), ("t1", "length"), ("t2", None)])
+        self.assertEqual([(t.request_id, t.finish_reason) for t in second], [("t2", None)])
 
     def test_remove_cancels_in_the_generator(self):
         engine = self.loaded()
@@ -144,6 +143,7 @@ class MlxEngineTest(unittest.TestCase):
         engine = self.loaded()
         engine.prefill(engine.prepare("a", "ca", params(max_tokens=5, temperature=0.5, seed=1), 64), lambda *_: None)
         engine.prefill(engine.prepare("b", "cb", params(max_tokens=5, temperature=0.5, seed=2), 64), lambda *_: None)
+        engine.decode_step()
         engine.decode_step()
 
         def boom(_logprobs):
@@ -167,7 +167,6 @@ class MlxEngineTest(unittest.TestCase):
         self.assertTrue(old.closed)
         self.assertIsNot(FakeBatchGenerator.instances[-1], old)
         engine.prefill(engine.prepare("b", "cb", params(max_tokens=1), 64), lambda *_: None)
-        engine.decode_step()
         self.assertEqual([(t.request_id, t.finish_reason) for t in engine.decode_step()], [("b", "length")])
 
     def test_chunked_caches_are_served_one_at_a_time(self):
