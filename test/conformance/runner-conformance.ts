@@ -71,6 +71,12 @@ export interface RunnerConformanceProfile {
   generationTimeoutMs?: number;
   /** Silence that counts as hung after the hang prompt, ms (default 1000). */
   hangSilenceMs?: number;
+  /**
+   * How a request with `maxTokens: null` ends (default `stop`: the model ends on its own).
+   * A random-weight model may never pick its end-of-turn token: `{ length: n }` then
+   * expects the runner's default cap of n tokens (its --default-max-tokens).
+   */
+  naturalEnd?: 'stop' | { length: number };
 }
 
 type Received = ReceivedMessage;
@@ -279,7 +285,9 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         await runner.waitFor(isStatus('natural', 'Complete'), generationTimeout);
         const naturalTokens = chunks(runner, 'cmd-natural', 'TokenChunk');
         expect(naturalTokens.length).toBeGreaterThan(0);
-        expect(naturalTokens.at(-1)!.chunk.finishReason).toBe('stop');
+        const naturalEnd = profile.naturalEnd ?? 'stop';
+        expect(naturalTokens.at(-1)!.chunk.finishReason).toBe(naturalEnd === 'stop' ? 'stop' : 'length');
+        if (naturalEnd !== 'stop') expect(naturalTokens).toHaveLength(naturalEnd.length);
         expect(naturalTokens.at(-1)!.chunk.usage).toEqual({ promptTokens: 20, completionTokens: naturalTokens.length });
         expect(runner.badLines).toEqual([]);
       },

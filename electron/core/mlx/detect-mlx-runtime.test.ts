@@ -28,14 +28,22 @@ const SYSTEM_PATH = { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' };
 const mac = { platform: 'darwin' as const, arch: 'arm64', dataDir: '/data', env: SYSTEM_PATH, find: onMac([]) };
 
 describe('detectMlxRuntime', () => {
-  it('is unavailable off Apple silicon without running anything', async () => {
+  it('is unavailable where MLX does not run, without running anything', async () => {
     const run = fakeRun({});
-    const linux = await detectMlxRuntime({ platform: 'linux', arch: 'x64', dataDir: '/data', run });
-    expect(linux).toMatchObject({ available: false, python: null });
-    expect(linux.reason).toMatch(/macOS with Apple silicon; this is linux\/x64/);
+    const windows = await detectMlxRuntime({ platform: 'win32', arch: 'x64', dataDir: '/data', run });
+    expect(windows).toMatchObject({ available: false, python: null, device: null });
+    expect(windows.reason).toMatch(/macOS with Apple silicon \(Metal\) or on Linux \(CPU\); this is win32\/x64/);
     const rosetta = await detectMlxRuntime({ platform: 'darwin', arch: 'x64', dataDir: '/data', run });
     expect(rosetta.reason).toMatch(/Rosetta/);
     expect(run.calls).toEqual([]);
+  });
+
+  it('finds MLX on Linux too, on the CPU, with /usr/bin searched like any PATH entry', async () => {
+    const run = fakeRun({ '/usr/bin/python3': good('/usr/bin/python3') });
+    const find = { ...onMac(['/usr/bin/python3']), exists: (p: string) => p === '/usr/bin/python3' };
+    const status = await detectMlxRuntime({ platform: 'linux', arch: 'x64', dataDir: '/data', run, env: { PATH: '/usr/bin:/bin' }, find });
+    expect(status).toMatchObject({ available: true, device: 'cpu' });
+    expect(status.reason).toMatch(/\(CPU\)$/);
   });
 
   it('prefers the venv in the data directory, then the Python it finds on the Mac, and says which and why', async () => {
@@ -92,14 +100,16 @@ describe('detectMlxRuntime', () => {
   it('rejects an old Python, an old mlx-lm and garbage output', async () => {
     const run = fakeRun({
       [mlxVenvPython('/data')]: { python: 'x', pythonVersion: '3.9.6', ok: true, mlxLm: '0.32.0' },
-      '/usr/local/bin/python3': good('/usr/local/bin/python3', '0.28.1'),
+      '/usr/local/bin/python3': good('/usr/local/bin/python3', '0.30.1'),
     });
     const status = await detectMlxRuntime({ ...mac, run, find: onMac([mlxVenvPython('/data'), '/usr/local/bin/python3']) });
     expect(status.available).toBe(false);
     expect(status.candidates.map((c) => c.problem)).toEqual([
       'Python 3.9.6 is too old (the runner needs 3.10.0 or later)',
-      'mlx-lm 0.28.1 is too old (the runner needs 0.30.0 or later)',
+      'mlx-lm 0.30.1 is too old (the runner supports 0.32.0 up to, not including, 0.33.0)',
     ]);
+    const newer = await detectMlxRuntime({ ...mac, settingsPython: 'python3', run: fakeRun({ python3: good('/usr/bin/python3', '0.33.0') }) });
+    expect(newer.reason).toMatch(/mlx-lm 0.33.0 is newer than the runner supports/);
     expect(status.reason).toMatch(/Set up MLX runtime/);
     const garbage = fakeRun({ python3: { code: 1, stdout: 'hello', stderr: 'SyntaxError: bad' } });
     const g = await detectMlxRuntime({ ...mac, settingsPython: 'python3', run: garbage });

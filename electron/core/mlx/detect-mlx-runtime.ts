@@ -1,6 +1,6 @@
 /**
- * Finds a Python that can run the MLX runner: macOS on Apple silicon, Python 3.10+,
- * mlx and mlx-lm importable, mlx-lm recent enough for the runner's batching.
+ * Finds a Python that can run the MLX runner: macOS on Apple silicon (Metal) or Linux
+ * (CPU), Python 3.10+, mlx and mlx-lm importable, mlx-lm in the runner's supported range.
  *
  * Where it looks, in order: the `mlxPython` path from settings (when set, only that
  * one: an explicit choice that does not work is reported, not silently replaced), else
@@ -14,10 +14,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { pythonCandidates, type FindPythonOptions, type PythonCandidate } from './find-python';
+import { mlxPlatform, type MlxDevice } from './mlx-platform';
 import { runCommand, type RunCommand } from './run-command';
 
-/** The oldest mlx-lm whose BatchGenerator accepts prefilled caches (the runner's mlx engine needs it). */
-export const MIN_MLX_LM_VERSION = '0.30.0';
+/**
+ * The mlx-lm releases the runner supports (exobar_mlx/versions.py says the same): its
+ * batch API and cache classes were checked against 0.32; the runner refuses others at start.
+ */
+export const MIN_MLX_LM_VERSION = '0.32.0';
+export const MAX_MLX_LM_VERSION_EXCLUSIVE = '0.33.0';
 export const MIN_PYTHON_VERSION = '3.10.0';
 /** The venv "Set up MLX runtime" creates, relative to the data directory. */
 export const MLX_VENV_DIR = 'mlx-venv';
@@ -28,6 +33,8 @@ export interface MlxRuntimeStatus {
   python: string | null;
   /** mlx-lm's version, when found. */
   version: string | null;
+  /** Where MLX computes here (null when unavailable): Metal on a Mac, the CPU on Linux. */
+  device?: MlxDevice | null;
   /** Why it is (un)available, in words for the UI. */
   reason: string;
   /** Every candidate tried, why it was tried, and what was wrong with it (diagnostics). */
@@ -106,7 +113,10 @@ async function probe(python: string, run: RunCommand, timeoutMs: number, env?: N
   if (!p.ok) return { ok: false, problem: `mlx-lm is not importable (${p.error ?? 'unknown error'})` };
   const version = p.mlxLm ?? 'unknown';
   if (version !== 'unknown' && compareVersions(version, MIN_MLX_LM_VERSION) < 0) {
-    return { ok: false, problem: `mlx-lm ${version} is too old (the runner needs ${MIN_MLX_LM_VERSION} or later)` };
+    return { ok: false, problem: `mlx-lm ${version} is too old (the runner supports ${MIN_MLX_LM_VERSION} up to, not including, ${MAX_MLX_LM_VERSION_EXCLUSIVE})` };
+  }
+  if (version !== 'unknown' && compareVersions(version, MAX_MLX_LM_VERSION_EXCLUSIVE) >= 0) {
+    return { ok: false, problem: `mlx-lm ${version} is newer than the runner supports (below ${MAX_MLX_LM_VERSION_EXCLUSIVE}); run Set up MLX runtime to install the supported release` };
   }
   return { ok: true, python: p.python, version };
 }
@@ -125,16 +135,9 @@ async function* discovered(dataDir: string, find: FindPythonOptions): AsyncGener
 export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promise<MlxRuntimeStatus> {
   const platform = options.platform ?? process.platform;
   const arch = options.arch ?? process.arch;
-  if (platform !== 'darwin' || arch !== 'arm64') {
-    const where = `${platform}/${arch}`;
-    const hint = platform === 'darwin' ? ' (an Intel Mac, or this app running under Rosetta)' : '';
-    return {
-      available: false,
-      python: null,
-      version: null,
-      reason: `MLX runs only on macOS with Apple silicon; this is ${where}${hint}. Simulated models still work.`,
-      candidates: [],
-    };
+  const where = mlxPlatform(platform, arch);
+  if (!where.supported) {
+    return { available: false, python: null, version: null, device: null, reason: where.reason, candidates: [] };
   }
   const run = options.run ?? runCommand;
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -142,7 +145,7 @@ export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promis
   const skipped: string[] = [];
   const candidates = explicit
     ? [{ python: explicit, why: 'set in settings (mlxPython)' }]
-    : discovered(options.dataDir, { ...options.find, run, env: options.env, onSkip: (note) => skipped.push(note) });
+    : discovered(options.dataDir, { platform, ...options.find, run, env: options.env, onSkip: (note) => skipped.push(note) });
   const tried: MlxRuntimeStatus['candidates'] = [];
   for await (const { python, why } of candidates) {
     const result = await probe(python, run, timeoutMs, options.env);
@@ -153,16 +156,17 @@ export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promis
         available: true,
         python: result.python,
         version: result.version,
-        reason: `mlx-lm ${result.version} found in ${result.python}${via}, chosen as ${why}`,
+        device: where.device,
+        reason: `mlx-lm ${result.version} found in ${result.python}${via}, chosen as ${why} (${where.device === 'metal' ? 'Metal' : 'CPU'})`,
         candidates: tried,
       };
     }
     tried.push({ python, why, problem: result.problem });
   }
   if (explicit) {
-    return { available: false, python: null, version: null, reason: `The Python set in settings (${explicit}) cannot run MLX: ${tried[0]!.problem}.`, candidates: tried };
+    return { available: false, python: null, version: null, device: null, reason: `The Python set in settings (${explicit}) cannot run MLX: ${tried[0]!.problem}.`, candidates: tried };
   }
   const looked = tried.length > 0 ? tried.map((t) => `${t.python} (${t.why}): ${t.problem}`).join('; ') : 'no Python 3 in Homebrew, /usr/local/bin, python.org or your login shell\'s PATH';
   const reason = `No Python with mlx-lm found (${[looked, ...skipped].join('; ')}). Use "Set up MLX runtime", or set mlxPython in settings.`;
-  return { available: false, python: null, version: null, reason, candidates: tried };
+  return { available: false, python: null, version: null, device: null, reason, candidates: tried };
 }

@@ -42,6 +42,8 @@ export interface FindPythonOptions {
   loginPath?: () => Promise<string | null>;
   /** Told when a candidate is deliberately not tried (Apple's python3 without developer tools). */
   onSkip?: (note: string) => void;
+  /** The OS; the Command Line Tools stub exists only on macOS, so elsewhere /usr/bin is searched like any PATH entry. */
+  platform?: NodeJS.Platform;
 }
 
 export const HOMEBREW_DIRS = ['/opt/homebrew/bin', '/usr/local/bin'];
@@ -108,9 +110,10 @@ export async function* pythonCandidates(options: FindPythonOptions = {}): AsyncG
   const list = options.list ?? listDir;
   const realpath = options.realpath ?? realpathOr;
   const seen = new Set<string>();
-  // /usr/bin is left to the last step: its python3 may be the stub.
+  const mac = (options.platform ?? process.platform) === 'darwin';
+  // On a Mac /usr/bin is left to the last step: its python3 may be the stub.
   const fresh = (python: string) => {
-    if (python.startsWith('/usr/bin/') || !exists(python)) return false;
+    if ((mac && python.startsWith('/usr/bin/')) || !exists(python)) return false;
     const real = realpath(python);
     if (seen.has(real)) return false;
     seen.add(real);
@@ -136,7 +139,7 @@ export async function* pythonCandidates(options: FindPythonOptions = {}): AsyncG
     const python = join(dir, 'python3');
     if (fresh(python)) yield { python, why: `python3 on your login shell's PATH (${dir})` };
   }
-  if (!exists(APPLE_PYTHON)) return;
+  if (!mac || !exists(APPLE_PYTHON)) return;
   if (await developerToolsInstalled(run, env)) yield { python: APPLE_PYTHON, why: "Apple's python3 (developer tools are installed)" };
   else options.onSkip?.(`${APPLE_PYTHON} was not tried: without the Command Line Tools it only opens a dialog to install them`);
 }

@@ -51,6 +51,11 @@ export const MlxRunnerCommandOptionsSchema = z.object({
   maxBatch: positiveInt.optional(),
   /** Generation cap when a request sets no maxTokens. */
   defaultMaxTokens: positiveInt.optional(),
+  /**
+   * mlx engine: this runner's share of the GPU working set in bytes (mlxWiredLimitShares),
+   * set as MLX's wired limit on Metal; the runner ignores it on the CPU and says so.
+   */
+  wiredLimitBytes: positiveInt.optional(),
   /** Test engine only: every simulated duration is multiplied by this. */
   timeScale: z.number().positive().max(1000).optional(),
   testTimings: MlxTestEngineTimingsSchema.optional(),
@@ -98,6 +103,10 @@ export function mlxRunnerCommand(options: MlxRunnerCommandOptions): MlxRunnerCom
   if (o.prefillChunk !== undefined) args.push('--prefill-chunk', String(o.prefillChunk));
   if (o.maxBatch !== undefined) args.push('--max-batch', String(o.maxBatch));
   if (o.defaultMaxTokens !== undefined) args.push('--default-max-tokens', String(o.defaultMaxTokens));
+  if (o.wiredLimitBytes !== undefined) {
+    if (o.engine !== 'mlx') throw new Error('invalid MLX runner options: wiredLimitBytes only applies to the mlx engine');
+    args.push('--wired-limit-bytes', String(o.wiredLimitBytes));
+  }
   if (o.engine === 'test') {
     if (o.timeScale !== undefined) args.push('--time-scale', String(o.timeScale));
     for (const [key, flag] of Object.entries(TIMING_FLAGS) as [keyof MlxTestEngineTimings, string][]) {

@@ -10,6 +10,7 @@ import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
 import type { ExobarNode } from '../node-types';
 import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { detectMlxRuntime, type MlxRuntimeStatus } from './detect-mlx-runtime';
+import { mlxPlatform } from './mlx-platform';
 import { mlxRunnerCommand } from './mlx-runner-command';
 import { scanLocalModels, type LocalMlxModel } from './scan-local-models';
 import { MlxSetupError, setupMlxRuntime, type MlxSetupProgress } from './setup-mlx-runtime';
@@ -40,9 +41,9 @@ export class MlxRuntimeService {
 
   constructor(private readonly options: MlxRuntimeServiceOptions) {}
 
-  /** Where MLX can run at all: macOS on Apple silicon. */
+  /** Where MLX can run at all: macOS on Apple silicon (Metal), Linux (CPU). */
   get supported(): boolean {
-    return (this.options.platform ?? process.platform) === 'darwin' && (this.options.arch ?? process.arch) === 'arm64';
+    return mlxPlatform(this.options.platform ?? process.platform, this.options.arch ?? process.arch).supported;
   }
 
   /** Connects the node whose catalog and snapshot this service feeds. */

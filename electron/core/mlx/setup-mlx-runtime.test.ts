@@ -52,21 +52,21 @@ async function setup(script: Script = {}, extra: Partial<Parameters<typeof setup
 describe('setupMlxRuntime', () => {
   it('creates the venv, installs mlx-lm and verifies it, streaming every step and output line', async () => {
     const { promise, events, commands } = await setup({
-      stream: { 'mlx-lm': { lines: ['Collecting mlx-lm>=0.30.0', 'Successfully installed mlx-0.32.4 mlx-lm-0.32.2'], code: 0 } },
+      stream: { 'mlx-lm': { lines: ['Collecting mlx-lm==0.32.2', 'Successfully installed mlx-0.32.4 mlx-lm-0.32.2'], code: 0 } },
     });
     await expect(promise).resolves.toMatchObject({ available: true, python: venv, version: '0.32.2' });
     expect(commands).toEqual([
       'python3 -c',
       'python3 -m venv /data/mlx-venv',
       `${venv} -m pip install --upgrade --progress-bar off pip`,
-      `${venv} -m pip install --upgrade --progress-bar off mlx-lm>=0.30.0`,
+      `${venv} -m pip install --upgrade --progress-bar off mlx==0.32.4 mlx-lm==0.32.2`,
       `${venv} -c`,
     ]);
     expect([...new Set(events.map((e) => e.step))]).toEqual([
       'check-platform', 'check-python', 'create-venv', 'upgrade-pip', 'install-mlx-lm', 'verify', 'done',
     ]);
     expect(events.filter((e) => e.line !== undefined && e.step === 'install-mlx-lm').map((e) => e.line)).toEqual([
-      'Collecting mlx-lm>=0.30.0',
+      'Collecting mlx-lm==0.32.2',
       'Successfully installed mlx-0.32.4 mlx-lm-0.32.2',
     ]);
   });
@@ -84,15 +84,23 @@ describe('setupMlxRuntime', () => {
     expect(commands.some((c) => c.includes('-m venv'))).toBe(false);
   });
 
-  it('fails clearly off Apple silicon and with an old Python', async () => {
-    const linux = await setup({}, { platform: 'linux', arch: 'x64' });
-    await expect(linux.promise).rejects.toMatchObject({ name: 'MlxSetupError', step: 'check-platform' });
+  it('installs the CPU build on Linux, the same pinned versions', async () => {
+    const { promise, commands } = await setup({}, { platform: 'linux', arch: 'x64' });
+    await expect(promise).resolves.toMatchObject({ available: true, device: 'cpu' });
+    expect(commands).toContain(`${venv} -m pip install --upgrade --progress-bar off mlx[cpu]==0.32.4 mlx-lm==0.32.2`);
+  });
+
+  it('fails clearly where MLX does not run and with an old Python', async () => {
+    const rosetta = await setup({}, { platform: 'darwin', arch: 'x64' });
+    await expect(rosetta.promise).rejects.toMatchObject({ name: 'MlxSetupError', step: 'check-platform' });
+    const windows = await setup({}, { platform: 'win32', arch: 'x64' });
+    await expect(windows.promise).rejects.toThrow(/Apple silicon \(Metal\) or on Linux \(CPU\); this is win32\/x64/);
     const old = await setup({ baseVersion: '3.9.6' });
     await expect(old.promise).rejects.toThrow(/Python 3.9.6; mlx-lm needs Python 3.10 or later/);
   });
 
   it('names the step, the exit status and pip’s reason when pip fails', async () => {
-    const lines = ['Collecting mlx-lm>=0.30.0', "WARNING: Retrying after connection broken by 'NewConnectionError(...: Failed to establish a new connection')"];
+    const lines = ['Collecting mlx-lm==0.32.2', "WARNING: Retrying after connection broken by 'NewConnectionError(...: Failed to establish a new connection')"];
     const { promise } = await setup({ stream: { 'mlx-lm': { lines, code: 1 } } });
     const error = (await promise.catch((e: unknown) => e)) as MlxSetupError;
     expect(error).toBeInstanceOf(MlxSetupError);

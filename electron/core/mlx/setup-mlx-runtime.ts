@@ -1,6 +1,8 @@
 /**
- * "Set up MLX runtime": a private venv in `<dataDir>/mlx-venv` with mlx-lm installed,
- * so the MLX runner never depends on (or changes) the user's own Python packages.
+ * "Set up MLX runtime": a private venv in `<dataDir>/mlx-venv` with the pinned mlx and
+ * mlx-lm installed (mlx-platform.ts: Metal wheels on a Mac, `mlx[cpu]` on Linux), so the
+ * MLX runner never depends on (or changes) the user's own Python packages. CI makes its
+ * MLX venv with this same function (setup-mlx-runtime-cli.ts).
  *
  * Steps, each reported to `onProgress` together with pip's output lines as they come:
  * check the platform, check the base Python, create the venv (kept if it already
@@ -10,7 +12,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { findVenvBasePython } from './find-python';
-import { detectMlxRuntime, MIN_MLX_LM_VERSION, MLX_VENV_DIR, mlxVenvPython, type MlxRuntimeStatus } from './detect-mlx-runtime';
+import { detectMlxRuntime, MLX_VENV_DIR, mlxVenvPython, type MlxRuntimeStatus } from './detect-mlx-runtime';
+import { mlxPlatform } from './mlx-platform';
 import { runCommand, streamCommand, type RunCommand, type StreamCommand } from './run-command';
 
 export type MlxSetupStep = 'check-platform' | 'check-python' | 'create-venv' | 'upgrade-pip' | 'install-mlx-lm' | 'verify' | 'done';
@@ -43,8 +46,8 @@ export interface SetupMlxRuntimeOptions {
   /** Finds the Python to create the venv with when settings name none (tests replace it). */
   findBasePython?: () => Promise<string | null>;
   onProgress: (progress: MlxSetupProgress) => void;
-  /** What pip installs; default mlx-lm at the version the runner needs. */
-  packageSpec?: string;
+  /** What pip installs; default the pinned mlx and mlx-lm for this platform (mlxPlatform). */
+  packages?: string[];
   platform?: NodeJS.Platform;
   arch?: string;
   run?: RunCommand;
@@ -68,9 +71,8 @@ export async function setupMlxRuntime(options: SetupMlxRuntimeOptions): Promise<
   const stream = options.stream ?? streamCommand;
   const exists = options.exists ?? existsSync;
   // Not a bare `python3`: from Finder that is Apple's (too old) or the developer tools' install stub.
-  const findBase = options.findBasePython ?? (async () => (await findVenvBasePython({ run, env: options.env }))?.python ?? null);
+  const findBase = options.findBasePython ?? (async () => (await findVenvBasePython({ run, env: options.env, platform }))?.python ?? null);
   const basePython = options.basePython?.trim() || (await findBase()) || 'python3';
-  const packageSpec = options.packageSpec ?? `mlx-lm>=${MIN_MLX_LM_VERSION}`;
   const venvDir = join(options.dataDir, MLX_VENV_DIR);
   const venvPython = mlxVenvPython(options.dataDir);
   const installTimeoutMs = options.installTimeoutMs ?? 30 * 60_000;
@@ -82,10 +84,10 @@ export async function setupMlxRuntime(options: SetupMlxRuntimeOptions): Promise<
   };
   const progress = options.onProgress;
 
-  progress({ step: 'check-platform', message: 'Checking for a Mac with Apple silicon' });
-  if (platform !== 'darwin' || arch !== 'arm64') {
-    throw new MlxSetupError('check-platform', `MLX needs macOS on Apple silicon; this is ${platform}/${arch}.`);
-  }
+  progress({ step: 'check-platform', message: 'Checking that MLX runs here (Apple silicon, or Linux on the CPU)' });
+  const where = mlxPlatform(platform, arch);
+  if (!where.supported) throw new MlxSetupError('check-platform', where.reason);
+  const packages = options.packages ?? where.packages;
 
   progress({ step: 'check-python', message: `Checking ${basePython}` });
   const version = await run(basePython, ['-c', 'import sys, venv; print("%d.%d.%d" % sys.version_info[:3])'], { timeoutMs: 30_000, env });
@@ -113,8 +115,8 @@ export async function setupMlxRuntime(options: SetupMlxRuntimeOptions): Promise<
   progress({ step: 'upgrade-pip', message: 'Upgrading pip in the venv' });
   await streamed('upgrade-pip', venvPython, ['-m', 'pip', 'install', '--upgrade', '--progress-bar', 'off', 'pip'], installTimeoutMs);
 
-  progress({ step: 'install-mlx-lm', message: `Installing ${packageSpec} (this downloads MLX and its dependencies)` });
-  await streamed('install-mlx-lm', venvPython, ['-m', 'pip', 'install', '--upgrade', '--progress-bar', 'off', packageSpec], installTimeoutMs);
+  progress({ step: 'install-mlx-lm', message: `Installing ${packages.join(' ')} (this downloads MLX and its dependencies)` });
+  await streamed('install-mlx-lm', venvPython, ['-m', 'pip', 'install', '--upgrade', '--progress-bar', 'off', ...packages], installTimeoutMs);
 
   progress({ step: 'verify', message: 'Checking that mlx-lm imports' });
   const status = await detectMlxRuntime({ dataDir: options.dataDir, settingsPython: venvPython, platform, arch, run, env });
@@ -145,7 +147,7 @@ export async function setupMlxRuntime(options: SetupMlxRuntimeOptions): Promise<
 function pipHint(lines: readonly string[]): string {
   const text = lines.join('\n');
   if (/Could not find a version|No matching distribution/i.test(text)) {
-    return ' pip found no mlx-lm for this Python: it needs macOS on Apple silicon with Python 3.10 or later.';
+    return ' pip found no MLX for this Python: it needs Python 3.10 or later on macOS with Apple silicon, or on Linux with glibc 2.35 or later.';
   }
   if (/Failed to establish a new connection|Temporary failure in name resolution|ConnectionError|timed out/i.test(text)) {
     return ' pip could not reach the package index: check the network connection and try again.';

@@ -35,7 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--model",
-        required=True,
         help="a local model directory, or a Hugging Face repo id already in the local cache "
         "(HF hub cache or ~/.exo/models); never downloaded. Any label for --engine test.",
     )
@@ -48,6 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=4096,
         help="generation cap when a request's maxTokens is null (default 4096)",
     )
+    parser.add_argument(
+        "--wired-limit-bytes",
+        type=_positive_int,
+        default=None,
+        help="mlx engine on Metal: this runner's share of the GPU working set, set as MLX's wired limit "
+        "(the supervisor decides it; ignored on the CPU)",
+    )
+    parser.add_argument("--version", action="store_true", help="print the supported mlx-lm range and exit")
     parser.add_argument(
         "--time-scale",
         type=_positive_float,
@@ -68,7 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
-    return build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.version and not args.model:
+        parser.error("the following arguments are required: --model")
+    return args
 
 
 def test_timings(args: argparse.Namespace) -> TestTimings:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .protocol import GenerationParams
 
@@ -66,6 +66,9 @@ class GeneratedToken:
     text: str
     #: 'stop' or 'length' on the request's last token, else None.
     finish_reason: Optional[str] = None
+    #: Set when this request failed in the step (its sampler, or the step as a whole):
+    #: the request ends with this error and the others go on. token_id/text are unused.
+    error: Optional[str] = None
 
 
 class Engine(ABC):
@@ -95,6 +98,15 @@ class Engine(ABC):
         with processed == total before the first token). On return the request decodes
         with the batch. If on_chunk raises PrefillCancelled the request is dropped and
         the exception propagates."""
+
+    def concurrency_limit(self) -> Optional[int]:
+        """After load: at most this many requests at once (1 for a model whose caches
+        cannot be batched), or None for no engine limit beyond --max-batch."""
+        return None
+
+    def load_details(self) -> Dict[str, Any]:
+        """Extra fields for the RunnerLoaded status (e.g. how requests are batched)."""
+        return {}
 
     @abstractmethod
     def decode_step(self) -> List[GeneratedToken]:

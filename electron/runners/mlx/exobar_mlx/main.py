@@ -50,6 +50,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     from .cli import parse_args, test_timings  # argparse exits 2 on bad flags
 
     args = parse_args(argv)
+    if args.version:
+        from .versions import version_text
+
+        print(version_text())
+        return 0
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.INFO,
@@ -75,9 +80,30 @@ def main(argv: Optional[List[str]] = None) -> int:
             prefill_chunk=args.prefill_chunk,
             max_batch=args.max_batch,
             default_max_tokens=args.default_max_tokens,
+            wired_limit=args.wired_limit_bytes,
         )
 
-    writer.hello(engine=engine.name, model=args.model, pid=os.getpid(), env=reported, fast_synch=enabled)
+    extra = {}
+    refusal = None
+    if args.engine == "mlx":
+        from .device import detect_device, skipped_features
+        from .versions import SUPPORTED_RANGE, installed_mlx_lm, unsupported_reason
+
+        installed = installed_mlx_lm()
+        refusal = unsupported_reason(installed)
+        device = detect_device()
+        extra = {
+            "device": device,
+            "mlxLm": {"installed": installed, "supported": SUPPORTED_RANGE},
+            "wiredLimitBytes": args.wired_limit_bytes,
+            "skipped": skipped_features(device, enabled, args.wired_limit_bytes),
+        }
+    writer.hello(engine=engine.name, model=args.model, pid=os.getpid(), env=reported, fast_synch=enabled, **extra)
+    if refusal is not None:
+        # Refused at start, before any task: the reason is the failure status.
+        log.error("%s", refusal)
+        writer.runner_status("RunnerFailed", errorMessage=refusal)
+        return 1
     log.info("runner started (fast synch %s, prefill chunk %d, max batch %d)", "on" if enabled else "off", args.prefill_chunk, args.max_batch)
 
     inbox = Inbox()

@@ -1,49 +1,61 @@
-"""The `mlx` engine: real models on Apple silicon through mlx-lm, used as a library.
+"""The `mlx` engine: real models through mlx-lm, used as a library (Metal or CPU).
 
-mlx-lm does the work: `load` (weights, tokenizer), the tokenizer's chat template,
-`stream_generate` with a prompt-progress callback for the chunked prefill, the
-sampler from `make_sampler`, and `BatchGenerator` for batched decoding. This module
-only wires them to the step loop, the way exo's runner does (exo-explore/exo,
-src/exo/worker/engines/mlx/generator): prefill each new prompt on its own KV cache
-with stream_generate (max_tokens=1, progress after every chunk, a cancel raises out of
-the callback), trim the cache by two tokens and hand the last two prompt tokens plus
-the cache to BatchGenerator, which then decodes it with the rest of the batch.
+mlx-lm does the model work: `load` (weights, tokenizer), the tokenizer's chat
+template, the model's forward pass with its own caches (`make_prompt_cache`), and
+`BatchGenerator` for batched decoding. This module owns the prefill, the way exo's
+runner wants it for every cache type:
 
-mlx and mlx_lm are imported lazily, inside `load`, so this module imports anywhere
-(the runner, its tests, a Linux CI machine). mlx-lm's API moves between releases;
-the few places that differ are probed once at load (`_probe_batch_api`) and the
-minimum is stated in the error when it is not met.
+- Prefill is `tokens[:-1]` in chunks of `prefill_chunk`, each one
+  `model(chunk[None], cache=...)` under the generation stream, its cache state
+  evaluated, then a progress report and a cancel check (on_chunk). This is the
+  arithmetic of mlx_lm.generate's generate_step, chunk for chunk. Nothing is trimmed
+  and no token is thrown away, so it is right for KVCache, RotatingKVCache (sliding
+  windows), ChunkedKVCache and ArraysCache (state-space/hybrid) alike.
+- Only the last prompt token goes to BatchGenerator with the filled cache: its first
+  next(), taken at once, computes the first token; the next decode step returns it.
+- Caches that cannot be merged into a batch (cache_batching.py) are decoded one
+  request at a time by the engine's own loop (sequential_decoder.py).
+- Failures stay with their request: an exception or out-of-memory in one request's
+  prefill is a RequestError; a failing sampler ends only its request; a failing batch
+  step ends the requests in it and the generator is rebuilt (the runner keeps serving).
+- Sampling state is per request (request_sampler.py).
+
+mlx and mlx_lm are imported lazily, inside `load`, so this module imports anywhere.
 """
 from __future__ import annotations
 
 import gc
-import inspect
+import json
 import logging
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional
 
+from .cache_batching import Batching, decide_batching
+from .device import apply_wired_limit
 from .engine import (
     Engine,
     EngineUnavailableError,
     GeneratedToken,
     LoadProgress,
+    PrefillCancelled,
     PrefillProgress,
     PreparedRequest,
     RequestError,
 )
 from .model_resolver import read_total_layers, resolve_model
 from .protocol import GenerationParams
+from .request_sampler import RequestSampler
+from .sequential_decoder import SequentialDecoder
+from .versions import SUPPORTED_RANGE
 
 log = logging.getLogger("exobar.mlx.engine")
 
 #: exo's sampling default when a request sets no temperature.
 DEFAULT_TEMPERATURE = 0.7
-#: The oldest mlx-lm whose BatchGenerator.insert accepts prefilled caches.
-MIN_MLX_LM = "0.30"
 WARMUP_PROMPT = "Prompt to warm up the inference engine. Repeat this."
 
 
@@ -56,24 +68,20 @@ def import_mlx() -> SimpleNamespace:
         import mlx.core as mx
         import mlx_lm
         from mlx_lm import load
-        from mlx_lm.generate import BatchGenerator, stream_generate
-        from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
-        from mlx_lm.sample_utils import make_sampler
+        from mlx_lm.generate import BatchGenerator, generation_stream
+        from mlx_lm.models.cache import make_prompt_cache
     except ImportError as err:
         raise EngineUnavailableError(
-            f"MLX is not available to {sys.executable}: {err}. The mlx engine needs macOS on Apple "
-            f"silicon with mlx-lm >= {MIN_MLX_LM} installed (exobar's 'Set up MLX runtime' does this)."
+            f"MLX is not available to {sys.executable}: {err}. The mlx engine needs mlx-lm {SUPPORTED_RANGE} "
+            f"(exobar's 'Set up MLX runtime' installs it; on Linux `pip install \"mlx[cpu]\"` as well)."
         ) from err
     return SimpleNamespace(
         mx=mx,
         version=getattr(mlx_lm, "__version__", "unknown"),
         load=load,
         BatchGenerator=BatchGenerator,
-        stream_generate=stream_generate,
+        generation_stream=generation_stream,
         make_prompt_cache=make_prompt_cache,
-        can_trim_prompt_cache=can_trim_prompt_cache,
-        trim_prompt_cache=trim_prompt_cache,
-        make_sampler=make_sampler,
     )
 
 
@@ -82,42 +90,9 @@ class _Decoding:
     uid: int
     max_tokens: int
     eos: frozenset
-    detokenize: Callable[[int, bool], str]
+    detokenize: Callable[[Optional[int], bool], str]
+    sampler: RequestSampler
     produced: int = 0
-
-
-@dataclass
-class _BatchApi:
-    insert_takes_samplers: bool
-    kwargs: Dict[str, Any] = field(default_factory=dict)
-
-
-def _accepts(fn: Callable[..., Any], name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def _probe_batch_api(api: SimpleNamespace, max_batch: int, prefill_chunk: int, default_max_tokens: int) -> _BatchApi:
-    """The BatchGenerator arguments this mlx-lm release understands."""
-    if not _accepts(api.BatchGenerator.insert, "caches"):
-        raise EngineUnavailableError(
-            f"mlx-lm {api.version} is too old: BatchGenerator.insert cannot take a prefilled cache "
-            f"(needs mlx-lm >= {MIN_MLX_LM}; upgrade with `pip install -U mlx-lm`)"
-        )
-    wanted = {
-        # One prompt per prefill batch: a new request joins the decode batch as soon as
-        # its (already prefilled) cache is inserted, never waiting for companions.
-        "prefill_batch_size": 1,
-        "completion_batch_size": max_batch,
-        "prefill_step_size": prefill_chunk,
-        "max_tokens": default_max_tokens,
-    }
-    init = api.BatchGenerator.__init__
-    kwargs = {k: v for k, v in wanted.items() if _accepts(init, k)}
-    return _BatchApi(insert_takes_samplers=_accepts(api.BatchGenerator.insert, "samplers"), kwargs=kwargs)
 
 
 def _token_list(encoded: Any) -> List[int]:
@@ -129,6 +104,13 @@ def _token_list(encoded: Any) -> List[int]:
     if encoded and isinstance(encoded[0], list):
         encoded = encoded[0]
     return [int(t) for t in encoded]
+
+
+def _describe_failure(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}"
+    if isinstance(err, MemoryError) or "malloc" in str(err) or "out of memory" in str(err).lower():
+        return f"out of memory: {text}"
+    return text
 
 
 class MlxEngine(Engine):
@@ -143,11 +125,13 @@ class MlxEngine(Engine):
         importer: Callable[[], SimpleNamespace] = import_mlx,
         env: Optional[Dict[str, str]] = None,
         home: Optional[Path] = None,
+        wired_limit: Optional[int] = None,
     ) -> None:
         self.model_ref = model_ref
         self.prefill_chunk = prefill_chunk
         self.max_batch = max_batch
         self.default_max_tokens = default_max_tokens
+        self.wired_limit = wired_limit
         self._importer = importer
         self._env = env if env is not None else dict(os.environ)
         self._home = home
@@ -155,12 +139,15 @@ class MlxEngine(Engine):
         self.model: Any = None
         self.tokenizer: Any = None
         self.model_dir: Optional[Path] = None
+        self.batching: Optional[Batching] = None
+        self.applied_wired_limit: Optional[int] = None
         self._gen: Any = None
-        self._batch_api: Optional[_BatchApi] = None
-        self._fresh_detokenizers = False
+        self._sequential: Optional[SequentialDecoder] = None
         self._eos: frozenset = frozenset()
         self._decoding: Dict[str, _Decoding] = {}
         self._by_uid: Dict[int, str] = {}
+        #: Tokens from a next() taken during an admission, for the next decode_step.
+        self._held: List[GeneratedToken] = []
 
     # ------------------------------------------------------------------ lifecycle
     def load(self, on_progress: LoadProgress) -> None:
@@ -188,38 +175,87 @@ class MlxEngine(Engine):
             eos_id = getattr(tokenizer, "eos_token_id", None)
             eos = [eos_id] if eos_id is not None else []
         self._eos = frozenset(int(t) for t in eos)
-        # Older mlx-lm hands out one shared detokenizer; newer a fresh one per access.
-        self._fresh_detokenizers = tokenizer.detokenizer is not tokenizer.detokenizer
-        self._batch_api = _probe_batch_api(api, self.max_batch, self.prefill_chunk, self.default_max_tokens)
-        if not self._batch_api.insert_takes_samplers:
-            log.warning("mlx-lm %s takes no per-request sampler: every request decodes greedily", api.version)
-        self._gen = api.BatchGenerator(model, **self._batch_api.kwargs)
+        self.batching = decide_batching(api.make_prompt_cache(model), self._model_type())
+        log.info("caches %s: %s", ", ".join(self.batching.cache_types), self.batching.reason or "batched decoding")
+        self._start_decoder()
+
+    def _model_type(self) -> Optional[str]:
+        try:
+            assert self.model_dir is not None
+            return json.loads((self.model_dir / "config.json").read_text()).get("model_type")
+        except Exception:
+            return None
+
+    def _start_decoder(self) -> None:
+        api = self._require_api()
+        assert self.batching is not None
+        if self.batching.mode == "sequential":
+            self._sequential = SequentialDecoder(api.mx, self.model, api.generation_stream)
+        else:
+            self._gen = api.BatchGenerator(
+                self.model,
+                # One prompt per prefill batch: the prompt is a single token already.
+                prefill_batch_size=1,
+                completion_batch_size=self.max_batch,
+                prefill_step_size=self.prefill_chunk,
+                max_tokens=self.default_max_tokens,
+            )
+        # After BatchGenerator: it raises the wired limit to the whole working set.
+        self.applied_wired_limit = apply_wired_limit(api.mx, self.wired_limit)
+
+    def concurrency_limit(self) -> Optional[int]:
+        if self.batching is not None and self.batching.mode == "sequential":
+            return 1
+        return None
+
+    def load_details(self) -> Dict[str, Any]:
+        if self.batching is None:
+            return {}
+        return {
+            "batching": self.batching.mode,
+            "cacheTypes": self.batching.cache_types,
+            **({"batchingReason": self.batching.reason} if self.batching.reason else {}),
+        }
 
     def warmup(self) -> None:
-        api = self._require()
-        tokens = self._encode([{"role": "user", "content": WARMUP_PROMPT}])
-        sampler = api.make_sampler(temp=0.0)
-        for _ in api.stream_generate(self.model, self.tokenizer, api.mx.array(tokens), max_tokens=4, sampler=sampler):
-            pass
+        # The real path, end to end: template, chunked prefill, handoff, two tokens.
+        request = self.prepare(
+            "warmup", "warmup", GenerationParams([{"role": "user", "content": WARMUP_PROMPT}], 2, 0.0, None), 2
+        )
+        self.prefill(request, lambda *_: None)
+        for _ in range(8):
+            if any(t.finish_reason or t.error for t in self.decode_step()) or not self._decoding:
+                break
+        self.remove("warmup")
 
     def close(self) -> None:
         gen, self._gen = self._gen, None
         if gen is not None and hasattr(gen, "close"):
             gen.close()
+        self._sequential = None
         self._decoding.clear()
         self._by_uid.clear()
+        self._held.clear()
         self.model = None
         self.tokenizer = None
         gc.collect()
         if self.api is not None:
-            mx = self.api.mx
-            clear = getattr(mx, "clear_cache", None) or getattr(getattr(mx, "metal", None), "clear_cache", None)
-            if clear is not None:
-                clear()
+            self._clear_cache()
+
+    def _clear_cache(self) -> None:
+        mx = self._require_api().mx
+        clear = getattr(mx, "clear_cache", None) or getattr(getattr(mx, "metal", None), "clear_cache", None)
+        if clear is not None:
+            clear()
 
     # ------------------------------------------------------------------ requests
+    def _require_api(self) -> SimpleNamespace:
+        if self.api is None:
+            raise EngineUnavailableError("the model is not loaded")
+        return self.api
+
     def _require(self) -> SimpleNamespace:
-        if self.api is None or self.model is None or self._gen is None:
+        if self.api is None or self.model is None or (self._gen is None and self._sequential is None):
             raise EngineUnavailableError("the model is not loaded")
         return self.api
 
@@ -252,134 +288,139 @@ class MlxEngine(Engine):
             payload=tokens,
         )
 
+    def fill_cache(self, tokens: List[int], on_chunk: PrefillProgress) -> List[Any]:
+        """A fresh prompt cache holding `tokens`, filled chunk by chunk (generate_step's
+        arithmetic); on_chunk(processed, len(tokens) + 1) after each chunk but the last."""
+        api = self._require()
+        mx = api.mx
+        cache = api.make_prompt_cache(self.model)
+        total = len(tokens) + 1
+        done = 0
+        while done < len(tokens):
+            piece = tokens[done : done + self.prefill_chunk]
+            with mx.stream(api.generation_stream):
+                self.model(mx.array(piece)[None], cache=cache)
+                mx.eval([c.state for c in cache])
+            done += len(piece)
+            mx.clear_cache()
+            if done < len(tokens):
+                # The last chunk's boundary is reported by the caller as the whole prompt
+                # (the last token goes with it), as the protocol's progress ends at the total.
+                on_chunk(done, total)  # may raise PrefillCancelled: the cache is dropped
+        return cache
+
     def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
         api = self._require()
-        assert self._batch_api is not None
         tokens: List[int] = request.payload
         total = len(tokens)
-        if request.seed is not None:
-            # One global generator: with several requests in the batch a seed makes a
-            # run repeatable only when it decodes alone.
-            api.mx.random.seed(request.seed)
         temperature = DEFAULT_TEMPERATURE if request.temperature is None else request.temperature
-        sampler = api.make_sampler(temp=temperature)
-        cache = api.make_prompt_cache(self.model)
-
-        if total > 2 and api.can_trim_prompt_cache(cache):
-            head = api.mx.array(tokens[:-1])
-
-            def progress(processed: int, of: int) -> None:
-                # stream_generate reports (0, n) first, then after every chunk, then (n, n)
-                # once the first token is computed: the boundary before any token.
-                if processed <= 0:
-                    return
-                on_chunk(total if processed >= of else processed, total)
-
-            # max_tokens=1 fills the cache with the prompt (plus one throwaway token);
-            # a PrefillCancelled raised by on_chunk leaves through this loop.
-            for _ in api.stream_generate(
-                self.model,
-                self.tokenizer,
-                head,
-                max_tokens=1,
-                sampler=api.make_sampler(temp=0.0),
-                prompt_cache=cache,
-                prefill_step_size=self.prefill_chunk,
-                prompt_progress_callback=progress,
-            ):
-                break
-            # The cache now holds tokens[:-1] plus the throwaway token; drop two so the
-            # batch re-reads the last two prompt tokens and samples the first real token.
-            api.trim_prompt_cache(cache, 2)
-            tail = tokens[-2:]
-        else:
-            if total > 2:
-                log.warning("this model's cache cannot be trimmed: BatchGenerator prefills it whole (no chunk progress)")
-            tail = tokens
+        sampler = RequestSampler(api.mx, temperature, request.seed)
+        try:
+            cache = self.fill_cache(tokens[:-1], on_chunk)
+        except PrefillCancelled:
+            raise
+        except Exception as err:  # this request's failure (an OOM included), not the runner's
+            self._clear_cache()
+            raise RequestError(f"prefill failed: {_describe_failure(err)}") from err
         on_chunk(total, total)
-
-        kwargs: Dict[str, Any] = {"max_tokens": [request.max_tokens], "caches": [cache]}
-        if self._batch_api.insert_takes_samplers:
-            kwargs["samplers"] = [sampler]
-        uid = int(self._gen.insert([tail], **kwargs)[0])
+        try:
+            if self._sequential is not None:
+                uid = self._sequential.insert(tokens[-1], cache, sampler)
+            else:
+                uid = int(self._gen.insert([[tokens[-1]]], max_tokens=[request.max_tokens], caches=[cache], samplers=[sampler])[0])
+        except Exception as err:
+            raise RequestError(f"the request could not join the batch: {_describe_failure(err)}") from err
         self._by_uid[uid] = request.request_id
         self._decoding[request.request_id] = _Decoding(
-            uid=uid, max_tokens=request.max_tokens, eos=self._eos, detokenize=self._new_detokenizer()
+            uid=uid, max_tokens=request.max_tokens, eos=self._eos, detokenize=self._new_detokenizer(), sampler=sampler
         )
+        if self._gen is not None:
+            # BatchGenerator computes a new request's first token on the next() after
+            # insert and returns it on the one after. Taking that first next() now puts
+            # the first token in this admission's decode step, not behind the next
+            # admitted prompt's prefill; the other requests' tokens it returns are
+            # handed out by the next decode_step.
+            self._held.extend(self._advance())
 
-    def _new_detokenizer(self) -> Callable[[int, bool], str]:
-        """A per-request (token, last) -> new text function."""
-        tokenizer = self.tokenizer
-        if self._fresh_detokenizers:
-            detok = tokenizer.detokenizer
-            detok.reset()
+    def _new_detokenizer(self) -> Callable[[Optional[int], bool], str]:
+        """A per-request (token, last) -> new text function (mlx-lm hands out a fresh
+        streaming detokenizer on every access)."""
+        detok = self.tokenizer.detokenizer
+        detok.reset()
 
-            def streaming(token: Optional[int], last: bool) -> str:
-                if token is not None:
-                    detok.add_token(token)
-                if last:
-                    detok.finalize()
-                return detok.last_segment
-
-            return streaming
-        # Shared detokenizer (older mlx-lm): decode the request's tokens so far and send
-        # what is new, holding back an incomplete UTF-8 sequence until it completes.
-        ids: List[int] = []
-        sent = [0]
-
-        def incremental(token: Optional[int], last: bool) -> str:
+        def streaming(token: Optional[int], last: bool) -> str:
             if token is not None:
-                ids.append(token)
-            text = tokenizer.decode(ids)
-            if not last and text.endswith("\ufffd"):
-                return ""
-            new = text[sent[0]:]
-            sent[0] = len(text)
-            return new
+                detok.add_token(token)
+            if last:
+                detok.finalize()
+            return detok.last_segment
 
-        return incremental
+        return streaming
 
     def decode_step(self) -> List[GeneratedToken]:
         self._require()
-        result = self._gen.next()
-        # Newer mlx-lm returns (prompt responses, generation responses).
-        responses = result[-1] if isinstance(result, tuple) else result
+        held, self._held = self._held, []
+        return held + self._advance()
+
+    def _advance(self) -> List[GeneratedToken]:
+        """One next() of the decoder, as tokens (or errors) per request."""
+        try:
+            responses = self._sequential.next() if self._sequential is not None else self._gen.next()[1]
+        except Exception as err:
+            return self._fail_batch(err)
         out: List[GeneratedToken] = []
-        for response in responses or []:
+        for response in responses:
             request_id = self._by_uid.get(int(response.uid))
             state = self._decoding.get(request_id) if request_id is not None else None
             if state is None:
                 continue
-            token = int(response.token)
-            state.produced += 1
-            finish = response.finish_reason
-            if token in state.eos:
-                finish, text = "stop", state.detokenize(None, True)
-            else:
-                if finish is None and state.produced >= state.max_tokens:
-                    finish = "length"
-                text = state.detokenize(token, finish is not None)
-            if finish is not None:
-                finish = "stop" if finish == "stop" else "length"
-                if response.finish_reason is None:
-                    # We ended it (EOS or length), so the generator must drop it too.
-                    self._gen.remove([state.uid])
-                self._forget(request_id)
-            out.append(GeneratedToken(request_id, token, text, finish))
+            if state.sampler.error is not None:
+                out.append(GeneratedToken(request_id, -1, "", None, error=state.sampler.error))
+                self.remove(request_id)
+                continue
+            out.append(self._token(request_id, state, int(response.token), response.finish_reason))
         return out
 
-    def _forget(self, request_id: str) -> None:
-        state = self._decoding.pop(request_id, None)
-        if state is not None:
-            self._by_uid.pop(state.uid, None)
+    def _token(self, request_id: str, state: _Decoding, token: int, finish: Optional[str]) -> GeneratedToken:
+        state.produced += 1
+        if token in state.eos:
+            finish, text = "stop", state.detokenize(None, True)
+        else:
+            if finish is None and state.produced >= state.max_tokens:
+                finish = "length"
+            text = state.detokenize(token, finish is not None)
+        if finish is not None:
+            finish = "stop" if finish == "stop" else "length"
+            self.remove(request_id)  # the generator may have dropped it already: harmless
+        return GeneratedToken(request_id, token, text, finish)
+
+    def _fail_batch(self, err: BaseException) -> List[GeneratedToken]:
+        """A step that failed as a whole: its requests end with the error, the decoder is
+        rebuilt and the runner keeps serving."""
+        message = f"decode step failed: {_describe_failure(err)}"
+        log.error("%s (%d requests end with it)", message, len(self._decoding))
+        failed = [GeneratedToken(request_id, -1, "", None, error=message) for request_id in self._decoding]
+        self._held = [t for t in self._held if t.request_id not in self._decoding]
+        self._decoding.clear()
+        self._by_uid.clear()
+        gen, self._gen = self._gen, None
+        if gen is not None:
+            gen.close()
+        self._sequential = None
+        gc.collect()
+        self._clear_cache()
+        self._start_decoder()
+        return failed
 
     def remove(self, request_id: str) -> None:
-        state = self._decoding.get(request_id)
+        state = self._decoding.pop(request_id, None)
         if state is None:
             return
-        if self._gen is not None:
+        self._by_uid.pop(state.uid, None)
+        if self._sequential is not None:
+            self._sequential.remove(state.uid)
+        elif self._gen is not None:
             self._gen.remove([state.uid])
-        self._forget(request_id)
 
     def batch_size(self) -> int:
         return len(self._decoding)

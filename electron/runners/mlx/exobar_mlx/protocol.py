@@ -152,7 +152,9 @@ class ProtocolWriter:
             self._stream.write(line + "\n")
             self._stream.flush()
 
-    def hello(self, engine: str, model: str, pid: int, env: dict, fast_synch: bool) -> None:
+    def hello(self, engine: str, model: str, pid: int, env: dict, fast_synch: bool, **extra: Any) -> None:
+        """The first line. `extra` carries the engine's own facts (device, skipped
+        Apple-only features, wired limit; docs/runner-protocol.md)."""
         self.send(
             {
                 "type": "Hello",
@@ -162,6 +164,7 @@ class ProtocolWriter:
                 "pid": pid,
                 "env": env,
                 "fastSynch": fast_synch,
+                **extra,
             }
         )
 

@@ -160,7 +160,11 @@ class StepLoop:
         # A generation task waits in the queue (not admitted, not acknowledged) while
         # the batch is full; anything else (e.g. Shutdown) is read at once.
         is_generation = isinstance(item, Task) and item.kind == "TextGeneration"
-        return is_generation and len(self.active) >= self.options.max_batch
+        limit = self.options.max_batch
+        engine_limit = self.engine.concurrency_limit()
+        if engine_limit is not None:
+            limit = min(limit, engine_limit)
+        return is_generation and len(self.active) >= limit
 
     # ------------------------------------------------------------------ tasks
     def _handle(self, item: object) -> Optional[int]:
@@ -203,7 +207,7 @@ class StepLoop:
             self.engine.load(on_layer)
         except Exception as err:
             return self._fail_lifecycle(task, "loading the model failed", err)
-        self._set_status("RunnerLoaded")
+        self._set_status("RunnerLoaded", **self.engine.load_details())
         self.out.task_status(task.task_id, "Complete")
         return None
 
@@ -334,6 +338,11 @@ class StepLoop:
         for token in tokens:
             state = self.active.get(token.request_id)
             if state is None:
+                continue
+            if token.error is not None:
+                # This request's failure: the engine has dropped it, the others go on.
+                del self.active[state.task_id]
+                self._fail_request(state.task_id, state.command_id, token.error)
                 continue
             if state.fault == "crash" and (
                 state.completion_tokens >= CRASH_AFTER_TOKENS or token.finish_reason is not None

@@ -1,13 +1,19 @@
-"""A stand-in for the slice of mlx / mlx-lm that the mlx engine calls.
+"""A stand-in for the slice of mlx / mlx-lm that the mlx engine calls, for fast tests.
 
-It follows the documented behaviour of the real calls the engine relies on:
-generate_step's prompt-progress callback ((0, n), after each chunk while more than
-one token is left, then (n, n) once the first token is computed), the KV cache
-holding prompt plus the generated token afterwards, BatchGenerator.insert returning
-uids and next() returning responses with uid/token/finish_reason.
+It keeps the rules of the real classes the engine depends on (mlx-lm 0.32):
+- the model is called as model(tokens[None], cache=caches) and each layer's cache
+  advances by the tokens it saw; a RotatingKVCache stops being trimmable once its
+  offset reaches the window; a ChunkedKVCache has no `merge`;
+- BatchGenerator.insert takes prompts, max_tokens, caches and samplers and returns
+  uids; next() returns (prompt responses, generation responses); it merges the
+  inserted caches on the next() after insert, raising like _merge_caches when a
+  cache class has no merge, computes the first token there and returns it on the
+  following next(); every step calls each request's sampler.
+Real MLX runs the same engine in test_real_mlx_*.py wherever it is installed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,12 +29,84 @@ class FakeLayer:
         return {"layer": self.index}
 
 
+class KVCache:
+    """KVCache: grows without bound, merges into a batch."""
+
+    def __init__(self) -> None:
+        self.offset = 0
+
+    @property
+    def state(self):
+        return ("kv", self.offset)
+
+    def update(self, n: int) -> None:
+        self.offset += n
+
+    @classmethod
+    def merge(cls, caches):
+        return ("merged", [c.offset for c in caches])
+
+
+class RotatingKVCache(KVCache):
+    """RotatingKVCache: keeps `window` tokens; not trimmable once it has wrapped."""
+
+    def __init__(self, window: int) -> None:
+        super().__init__()
+        self.window = window
+
+    def is_trimmable(self) -> bool:
+        return self.offset < self.window
+
+
+class ChunkedKVCache:
+    """ChunkedKVCache (Llama 4): no merge, so it cannot join a batch."""
+
+    def __init__(self) -> None:
+        self.offset = 0
+
+    @property
+    def state(self):
+        return ("chunked", self.offset)
+
+    def update(self, n: int) -> None:
+        self.offset += n
+
+
 class FakeModel:
-    def __init__(self, layers: int) -> None:
+    def __init__(self, layers: int, cache_kinds: Optional[List[str]] = None) -> None:
         self.layers = [FakeLayer(i) for i in range(layers)]
+        self.cache_kinds = cache_kinds or ["kv"] * layers
+        self.calls: List[List[int]] = []
+        self.fail_on: Optional[int] = None
 
     def parameters(self) -> Dict[str, str]:
         return {"model": "all"}
+
+    def make_cache(self) -> List[Any]:
+        make = {"kv": KVCache, "rotating": lambda: RotatingKVCache(8), "chunked": ChunkedKVCache}
+        return [make[kind]() for kind in self.cache_kinds]
+
+    def __call__(self, tokens, cache=None):
+        row = list(tokens.values[0])
+        if self.fail_on is not None and self.fail_on in row:
+            raise RuntimeError("[metal::malloc] Attempting to allocate 99999999999 bytes")
+        self.calls.append(row)
+        for c in cache or []:
+            c.update(len(row))
+        return FakeArray([[0.0]])
+
+
+class FakeArray:
+    def __init__(self, values) -> None:
+        self.values = values
+
+    def __mul__(self, scale):
+        return FakeArray(self.values)
+
+    def __getitem__(self, index):
+        if index is None:
+            return FakeArray([self.values])
+        return FakeArray(self.values[index])
 
 
 class FakeDetokenizer:
@@ -55,11 +133,9 @@ class FakeDetokenizer:
 class FakeTokenizer:
     eos_token_ids = {2}
 
-    def __init__(self, fresh_detokenizers: bool = True, as_dict: bool = False) -> None:
+    def __init__(self, as_dict: bool = False) -> None:
         self.has_chat_template = True
-        self.fresh = fresh_detokenizers
         self.as_dict = as_dict
-        self._shared = FakeDetokenizer()
         self.templated: List[List[dict]] = []
 
     def apply_chat_template(self, messages, add_generation_prompt=False):
@@ -71,15 +147,7 @@ class FakeTokenizer:
 
     @property
     def detokenizer(self) -> FakeDetokenizer:
-        return FakeDetokenizer() if self.fresh else self._shared
-
-    def decode(self, ids: List[int]) -> str:
-        return "".join(f"<{t}>" for t in ids)
-
-
-class FakeKV:
-    def __init__(self) -> None:
-        self.offset = 0
+        return FakeDetokenizer()  # a fresh one per access, as mlx-lm's TokenizerWrapper
 
 
 @dataclass
@@ -92,16 +160,17 @@ class Response:
 
 class FakeBatchGenerator:
     instances: List["FakeBatchGenerator"] = []
-    returns_tuple = False
 
     def __init__(self, model, *, max_tokens=128, completion_batch_size=32, prefill_batch_size=8, prefill_step_size=2048, stop_tokens=None, sampler=None):
         self.kwargs = dict(max_tokens=max_tokens, completion_batch_size=completion_batch_size,
                            prefill_batch_size=prefill_batch_size, prefill_step_size=prefill_step_size)
         self.inserted: List[dict] = []
+        self.pending: Dict[int, dict] = {}
         self.active: Dict[int, dict] = {}
         self.removed: List[int] = []
         self.closed = False
         self.script: Dict[int, List[int]] = {}
+        self.fail_next: Optional[Exception] = None
         self._uid = 0
         FakeBatchGenerator.instances.append(self)
 
@@ -113,13 +182,18 @@ class FakeBatchGenerator:
             entry = {"prompt": list(prompt), "max_tokens": (max_tokens or [self.kwargs["max_tokens"]])[i],
                      "cache": caches[i] if caches else None, "sampler": samplers[i] if samplers else None, "n": 0}
             self.inserted.append(entry)
-            self.active[uid] = entry
+            self.pending[uid] = entry
             uids.append(uid)
         return uids
 
     def next(self):
+        if self.fail_next is not None:
+            err, self.fail_next = self.fail_next, None
+            raise err
         responses = []
         for uid, entry in list(self.active.items()):
+            if entry["sampler"] is not None:
+                entry["sampler"](FakeArray([[0.0]]))
             script = self.script.get(uid, [])
             token = script[entry["n"]] if entry["n"] < len(script) else 500 + entry["n"]
             entry["n"] += 1
@@ -127,83 +201,74 @@ class FakeBatchGenerator:
             if finish:
                 del self.active[uid]
             responses.append(Response(uid, token, None, finish))
-        return ([], responses) if self.returns_tuple else responses
+        for uid, entry in list(self.pending.items()):
+            for c in entry["cache"] or []:
+                if not hasattr(type(c), "merge"):
+                    raise ValueError(f"{type(c)} does not yet support batching with history")
+            del self.pending[uid]
+            self.active[uid] = entry  # its first token comes with the next call
+        return [], responses
 
     def remove(self, uids):
         for uid in uids:
             self.removed.append(uid)
             self.active.pop(uid, None)
+            self.pending.pop(uid, None)
 
     def close(self):
         self.closed = True
 
 
-class OldBatchGenerator(FakeBatchGenerator):
-    def insert(self, prompts, max_tokens=None):  # before prefilled caches were accepted
-        return super().insert(prompts, max_tokens)
+class FakeRandom:
+    seeds: List[int] = []
+
+    @staticmethod
+    def key(seed):
+        FakeRandom.seeds.append(seed)
+        return ("key", seed)
+
+    @staticmethod
+    def split(key):
+        return [("key", key), ("sub", key)]
+
+    @staticmethod
+    def categorical(logits, key=None):
+        return ("categorical", key)
 
 
-def make_api(layers: int = 3, tokenizer: Optional[FakeTokenizer] = None, batch_cls=FakeBatchGenerator) -> SimpleNamespace:
-    calls: Dict[str, list] = {"eval": [], "seed": [], "stream": [], "clear_cache": 0, "load": []}
+def make_api(layers: int = 3, tokenizer: Optional[FakeTokenizer] = None, cache_kinds: Optional[List[str]] = None) -> SimpleNamespace:
+    calls: Dict[str, Any] = {"eval": [], "clear_cache": 0, "load": [], "wired": []}
     tok = tokenizer or FakeTokenizer()
+    model = FakeModel(layers, cache_kinds)
 
     def load(path, lazy=False):
         calls["load"].append((path, lazy))
-        return FakeModel(layers), tok
-
-    def stream_generate(model, tokenizer, prompt, max_tokens=256, sampler=None, prompt_cache=None,
-                        prefill_step_size=2048, prompt_progress_callback=None):
-        calls["stream"].append({"prompt": list(prompt), "max_tokens": max_tokens, "step": prefill_step_size})
-        cb = prompt_progress_callback or (lambda *_: None)
-        cache = prompt_cache or [FakeKV()]
-        total = len(prompt)
-        processed = 0
-        cb(processed, total)
-        while total - processed > 1:
-            n = min(prefill_step_size, total - processed - 1)
-            for c in cache:
-                c.offset += n
-            processed += n
-            cb(processed, total)
-        for n in range(max_tokens):
-            for c in cache:
-                c.offset += 1 if n else 2  # the last prompt token, then each generated one
-            if n == 0:
-                cb(total, total)
-            yield SimpleNamespace(text="x", token=7)
-
-    def trim(cache, n):
-        for c in cache:
-            c.offset -= n
-        return n
-
-    class Random:
-        @staticmethod
-        def seed(value):
-            calls["seed"].append(value)
+        return model, tok
 
     def clear_cache():
         calls["clear_cache"] += 1
 
     mx = SimpleNamespace(
         eval=lambda *args: calls["eval"].append(args),
-        array=lambda values: list(values),
-        random=Random,
+        array=lambda values: FakeArray(list(values)),
+        stream=lambda _stream: contextlib.nullcontext(),
+        random=FakeRandom,
+        argmax=lambda logprobs, axis=-1: ("argmax", logprobs),
         get_peak_memory=lambda: 123456,
         clear_cache=clear_cache,
+        metal=SimpleNamespace(is_available=lambda: False),
+        set_wired_limit=lambda n: calls["wired"].append(n),
     )
     return SimpleNamespace(
         mx=mx,
-        version="0.99-fake",
+        version="0.32.2-fake",
         load=load,
-        BatchGenerator=batch_cls,
-        stream_generate=stream_generate,
-        make_prompt_cache=lambda model: [FakeKV() for _ in model.layers],
-        can_trim_prompt_cache=lambda cache: True,
-        trim_prompt_cache=trim,
-        make_sampler=lambda temp=0.0: ("sampler", temp),
+        BatchGenerator=FakeBatchGenerator,
+        generation_stream="generation",
+        make_prompt_cache=lambda m: m.make_cache(),
         calls=calls,
         tokenizer=tok,
+        model=model,
     )
 
 

@@ -305,5 +305,39 @@ class FailureTest(unittest.TestCase):
         self.assertIn("GPU said no", h.capture.messages[-1]["status"]["errorMessage"])
 
 
+
+class EngineLimitsTest(unittest.TestCase):
+    def test_an_error_token_fails_only_its_request(self):
+        class OneFails(HookedEngine):
+            def decode_step(self):
+                out = []
+                for token in super().decode_step():
+                    if token.request_id == "bad":
+                        self.remove("bad")
+                        token = GeneratedToken("bad", -1, "", None, error="sampling failed: boom")
+                    out.append(token)
+                return out
+
+        h = Harness(engine=OneFails(prefill_chunk=10)).start_ready()
+        h.put(generation("ok", max_tokens=4), generation("bad", max_tokens=4))
+        h.wait_label("task:ok:Complete")
+        labels = h.labels()
+        self.assertIn("error:cmd-bad", labels)
+        self.assertIn("task:bad:Failed", labels)
+        self.assertNotIn("runner:RunnerFailed", labels)
+        self.assertEqual(h.shutdown(), 0)
+
+    def test_an_engine_limit_of_one_admits_the_next_request_when_the_first_ends(self):
+        class OneAtATime(HookedEngine):
+            def concurrency_limit(self):
+                return 1
+
+        h = Harness(engine=OneAtATime(prefill_chunk=10)).start_ready()
+        h.put(generation("a", max_tokens=3), generation("b", max_tokens=3))
+        h.wait_label("task:b:Complete")
+        self.assertLess(h.index("task:a:Complete"), h.index("ack:b"))
+        self.assertEqual(h.shutdown(), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
