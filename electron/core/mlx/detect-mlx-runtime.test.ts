@@ -53,10 +53,10 @@ describe('detectMlxRuntime', () => {
     const run = fakeRun({ [venv]: good(venv), [brew]: good('/opt/homebrew/opt/python@3.12/bin/python3.12') });
     const withVenv = await detectMlxRuntime({ ...mac, run, find: onMac([venv, brew]) });
     expect(withVenv).toMatchObject({ available: true, python: venv, version: '0.32.2' });
-    expect(withVenv.reason).toBe(`mlx-lm 0.32.2 found in ${venv}, chosen as the venv "Set up MLX runtime" made`);
+    expect(withVenv.reason).toBe(`mlx-lm 0.32.2 found in ${venv}, chosen as the venv "Set up MLX runtime" made (Metal)`);
     const status = await detectMlxRuntime({ ...mac, run, find: onMac([brew]) });
     expect(status).toMatchObject({ available: true, python: '/opt/homebrew/opt/python@3.12/bin/python3.12' });
-    expect(status.reason).toBe('mlx-lm 0.32.2 found in /opt/homebrew/opt/python@3.12/bin/python3.12 via /opt/homebrew/bin/python3, chosen as Homebrew');
+    expect(status.reason).toBe('mlx-lm 0.32.2 found in /opt/homebrew/opt/python@3.12/bin/python3.12 via /opt/homebrew/bin/python3, chosen as Homebrew (Metal)');
     expect(status.candidates).toEqual([{ python: brew, why: 'Homebrew', problem: null }]);
   });
 

@@ -15,6 +15,7 @@ function mac(files: string[], opts: { developerTools: boolean; loginPath?: strin
   };
   let loginReads = 0;
   const options: FindPythonOptions = {
+    platform: 'darwin',
     env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' },
     run,
     exists: (p) => files.includes(p),
