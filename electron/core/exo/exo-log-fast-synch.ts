@@ -5,9 +5,9 @@
  * (src/exo/worker/runner/bootstrap.py:59). The most recent start wins: lines before
  * the last "Starting EXO" belong to an earlier run; within a run the last line wins.
  */
-import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readLastBytes } from '../diagnostics/log-tails';
 
 /** exo's log on this Mac (src/exo/shared/constants.py; rotated once per start). */
 export function defaultExoLogPath(home = homedir()): string {
@@ -46,19 +46,6 @@ export function fastSynchFromLog(text: string): ExoLogFastSynch | null {
 
 /** Reads the last `maxBytes` of exo's log; null when there is no log or it says nothing. */
 export async function readExoLogFastSynch(path = defaultExoLogPath(), maxBytes = 4 * 1024 * 1024): Promise<ExoLogFastSynch | null> {
-  let file;
-  try {
-    file = await open(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const { size } = await file.stat();
-    const length = Math.min(size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    await file.read(buffer, 0, length, size - length);
-    return fastSynchFromLog(buffer.toString('utf8'));
-  } finally {
-    await file.close();
-  }
+  const tail = await readLastBytes(path, maxBytes);
+  return tail ? fastSynchFromLog(tail.data.toString('utf8')) : null;
 }
