@@ -27,6 +27,7 @@ describe('bad answers from exo: a clear state, a counted error, and recovery', (
     ['status500', 'http_status', /GET \/state\/tasks: HTTP 500: Internal Server Error/],
     ['notJson', 'not_json', /GET \/state\/tasks: answer is not JSON \(text\/html\)/],
     ['huge', 'too_large', /GET \/state\/tasks: answer of 52428800 bytes is over the 8388608-byte cap/],
+    ['hugeChunked', 'too_large', /GET \/state\/tasks: answer is over the 8388608-byte cap/],
     ['deepNesting', 'too_deep', /GET \/state\/tasks: JSON nested deeper than 64 levels/],
     ['reset', 'unreachable', /GET \/state\/tasks: /],
     ['hang', 'timeout', /GET \/state\/tasks: timed out after 300 ms/],
