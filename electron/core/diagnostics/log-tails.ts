@@ -42,7 +42,8 @@ export function truncationMarker(omittedBytes: number): string {
   return `[exobar diagnostics: the first ${omittedBytes} bytes of this log are not in the bundle]\n`;
 }
 
-async function readLastBytes(path: string, bytes: number): Promise<{ data: Buffer; size: number } | null> {
+/** The last `bytes` bytes of a file and its size; null when it cannot be opened. */
+export async function readLastBytes(path: string, bytes: number): Promise<{ data: Buffer; size: number } | null> {
   let handle;
   try {
     handle = await open(path, 'r');

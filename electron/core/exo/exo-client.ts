@@ -1,0 +1,257 @@
+/**
+ * The exo client: polls one exo node's HTTP API and keeps the last good picture and
+ * the connection's health. `/state/instances`, `/state/runners` and `/state/tasks`
+ * twice a second; `/node_id` and the node sections (identities, memory, system,
+ * topology, last seen) every 5 s. Never `downloads` at that rate (~123 model cards per
+ * node) and never `/events` (the whole history). At most one request in flight per
+ * path, a timeout per request, a body cap, and backoff while the node is unreachable.
+ */
+import type { Agent } from 'node:http';
+import { DEFAULT_EXO_HTTP, exoAgent, getExoJson, type ExoFetchError, type ExoFetchResult, type ExoHttpOptions } from './exo-http';
+import { NodeIdSchema, normalizeExoUrl } from './exo-probe';
+import {
+  parseInstances,
+  parseNodes,
+  parseRunners,
+  parseTasks,
+  type ExoInstance,
+  type ExoNodeFacts,
+  type ExoParseProblem,
+  type ExoRunnerStatus,
+  type ExoTask,
+  type RawNodeSections,
+} from './parse-exo-state';
+
+export const FAST_PATHS = ['/state/instances', '/state/runners', '/state/tasks'] as const;
+export const SLOW_SECTIONS = ['nodeIdentities', 'nodeMemory', 'nodeSystem', 'topology', 'lastSeen'] as const;
+
+export interface ExoClientOptions {
+  url: string;
+  fastIntervalMs?: number;
+  slowIntervalMs?: number;
+  /** Longest wait between attempts while the node does not answer. */
+  maxBackoffMs?: number;
+  http?: Partial<ExoHttpOptions>;
+  now?: () => number;
+  /** Called after every poll round that changed something. */
+  onUpdate?: () => void;
+}
+
+export interface ExoConnectionState {
+  url: string;
+  connected: boolean;
+  /** Epoch ms since when `connected` has had its value. */
+  since: number;
+  nodeId: string | null;
+  lastGoodPollAt: number | null;
+  lastError: { kind: ExoFetchError['kind'] | 'parse'; message: string; at: number } | null;
+  pollErrors: number;
+  parseErrors: number;
+  /** Entries carrying a tag exo 0.3.70 does not have (kept, shown as unknown). */
+  unknownTags: number;
+  /** Set when the node id changed while attached (exo restarted). */
+  restartedAt: number | null;
+  /** Failed rounds in a row; drives the backoff. */
+  failuresInRow: number;
+}
+
+/** The last good reading of each part of exo's state (null before the first). */
+export interface ExoReading {
+  instances: Map<string, ExoInstance> | null;
+  runners: Map<string, ExoRunnerStatus> | null;
+  tasks: Map<string, ExoTask> | null;
+  nodes: Map<string, ExoNodeFacts> | null;
+  /** Epoch ms of the last good fast round. */
+  fastAt: number | null;
+}
+
+/** One failed poll, for the diagnostic bundle's exo/poll-errors.jsonl. */
+export interface ExoPollError {
+  at: number;
+  path: string;
+  kind: ExoFetchError['kind'] | 'parse';
+  message: string;
+}
+
+const KEPT_ERRORS = 200;
+
+export class ExoClient {
+  readonly url: string;
+  readonly connection: ExoConnectionState;
+  readonly reading: ExoReading = { instances: null, runners: null, tasks: null, nodes: null, fastAt: null };
+  /** The last raw sections as exo sent them (for the bundle's exo/state.json, redacted there). */
+  readonly raw: Record<string, unknown> = {};
+  /** Recent failed polls and parse problems, newest last, bounded. */
+  readonly errors: ExoPollError[] = [];
+  /** The parse problems of the latest reading of each section. */
+  readonly problems = new Map<string, ExoParseProblem[]>();
+
+  private readonly base: URL;
+  private readonly agent: Agent;
+  private readonly http: ExoHttpOptions;
+  private readonly now: () => number;
+  private readonly inFlight = new Set<string>();
+  private readonly unknownByPath = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private lastSlowAt = -Infinity;
+  private nextAttemptAt = 0;
+  private round: Promise<void> | null = null;
+
+  constructor(private readonly options: ExoClientOptions) {
+    const normalized = normalizeExoUrl(options.url);
+    if (!normalized.ok) throw new Error(normalized.error);
+    this.url = normalized.url;
+    this.base = new URL(normalized.url);
+    this.agent = exoAgent(this.base);
+    this.http = { ...DEFAULT_EXO_HTTP, ...options.http };
+    this.now = options.now ?? Date.now;
+    this.connection = {
+      url: this.url,
+      connected: false,
+      since: this.now(),
+      nodeId: null,
+      lastGoodPollAt: null,
+      lastError: null,
+      pollErrors: 0,
+      parseErrors: 0,
+      unknownTags: 0,
+      restartedAt: null,
+      failuresInRow: 0,
+    };
+  }
+
+  /** Starts polling (the first round at once). */
+  start(): void {
+    if (this.timer) return;
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), this.options.fastIntervalMs ?? 500);
+  }
+
+  /** Stops polling and closes the keep-alive sockets; waits for a round in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.round;
+    this.agent.destroy();
+  }
+
+  /** One poll round now (the timer calls it; tests may too). Skipped while a round runs or during backoff. */
+  tick(): Promise<void> {
+    if (this.round || this.now() < this.nextAttemptAt) return this.round ?? Promise.resolve();
+    this.round = this.pollRound().finally(() => {
+      this.round = null;
+    });
+    return this.round;
+  }
+
+  private async pollRound(): Promise<void> {
+    const slowDue = this.now() - this.lastSlowAt >= (this.options.slowIntervalMs ?? 5_000);
+    // After a failure, /node_id first: it is small and tells a restart from an outage.
+    if (slowDue || !this.connection.connected) {
+      const ok = await this.pollNodeId();
+      if (!ok) return this.roundFailed();
+    }
+    const [fastOk, slowOk] = await Promise.all([this.pollFast(), slowDue ? this.pollSlow() : Promise.resolve(true)]);
+    if (slowDue && slowOk) this.lastSlowAt = this.now();
+    if (!fastOk || !slowOk) return this.roundFailed();
+    const now = this.now();
+    if (!this.connection.connected) {
+      this.connection.connected = true;
+      this.connection.since = now;
+    }
+    this.connection.lastGoodPollAt = now;
+    this.connection.failuresInRow = 0;
+    this.reading.fastAt = now;
+    this.options.onUpdate?.();
+  }
+
+  private roundFailed(): void {
+    const now = this.now();
+    if (this.connection.connected || this.connection.failuresInRow === 0) {
+      this.connection.connected = false;
+      this.connection.since = now;
+    }
+    this.connection.failuresInRow++;
+    const base = this.options.fastIntervalMs ?? 500;
+    const wait = Math.min(base * 2 ** (this.connection.failuresInRow - 1), this.options.maxBackoffMs ?? 10_000);
+    this.nextAttemptAt = now + wait;
+    this.options.onUpdate?.();
+  }
+
+  private async fetch(path: string): Promise<ExoFetchResult | null> {
+    if (this.inFlight.has(path)) return null;
+    this.inFlight.add(path);
+    try {
+      const result = await getExoJson(this.base, path, this.agent, this.http);
+      if (!result.ok) this.recordError(path, result.error.kind, result.error.message);
+      return result;
+    } finally {
+      this.inFlight.delete(path);
+    }
+  }
+
+  private recordError(path: string, kind: ExoPollError['kind'], message: string): void {
+    const at = this.now();
+    if (kind === 'parse') this.connection.parseErrors++;
+    else this.connection.pollErrors++;
+    this.connection.lastError = { kind, message, at };
+    this.errors.push({ at, path, kind, message });
+    if (this.errors.length > KEPT_ERRORS) this.errors.splice(0, this.errors.length - KEPT_ERRORS);
+  }
+
+  private async pollNodeId(): Promise<boolean> {
+    const result = await this.fetch('/node_id');
+    if (!result?.ok) return false;
+    const id = NodeIdSchema.safeParse(result.value);
+    if (!id.success) {
+      this.recordError('/node_id', 'not_json', 'GET /node_id: the answer is not an exo node id');
+      return false;
+    }
+    const previous = this.connection.nodeId;
+    if (previous !== null && previous !== id.data) this.connection.restartedAt = this.now();
+    this.connection.nodeId = id.data;
+    return true;
+  }
+
+  private async pollFast(): Promise<boolean> {
+    const [instances, runners, tasks] = await Promise.all(FAST_PATHS.map((p) => this.fetch(p)));
+    if (!instances?.ok || !runners?.ok || !tasks?.ok) return false;
+    this.raw.instances = instances.value;
+    this.raw.runners = runners.value;
+    this.raw.tasks = tasks.value;
+    this.reading.instances = this.accept('/state/instances', parseInstances(instances.value)) ?? this.reading.instances;
+    this.reading.runners = this.accept('/state/runners', parseRunners(runners.value)) ?? this.reading.runners;
+    this.reading.tasks = this.accept('/state/tasks', parseTasks(tasks.value)) ?? this.reading.tasks;
+    return true;
+  }
+
+  private async pollSlow(): Promise<boolean> {
+    const results = await Promise.all(SLOW_SECTIONS.map((s) => this.fetch(`/state/${s}`)));
+    if (!results.every((r) => r?.ok)) return false;
+    const raw: RawNodeSections = {};
+    SLOW_SECTIONS.forEach((section, i) => {
+      const value = (results[i] as { value: unknown }).value;
+      raw[section] = value;
+      this.raw[section] = value;
+    });
+    const parsed = parseNodes(raw);
+    this.countProblems('/state/nodes', parsed.problems);
+    this.reading.nodes = parsed.nodes;
+    return true;
+  }
+
+  private accept<T>(path: string, parsed: { entries: Map<string, T> | null; problems: ExoParseProblem[]; unknownTags: number }): Map<string, T> | null {
+    this.countProblems(path, parsed.problems);
+    this.unknownByPath.set(path, parsed.unknownTags);
+    this.connection.unknownTags = [...this.unknownByPath.values()].reduce((a, b) => a + b, 0);
+    return parsed.entries;
+  }
+
+  /** Counts each bad entry once while it stays bad (not again on every poll). */
+  private countProblems(path: string, problems: ExoParseProblem[]): void {
+    const line = (p: ExoParseProblem) => `${p.section}${p.key === null ? '' : `[${p.key}]`}: ${p.message}`;
+    const before = new Set((this.problems.get(path) ?? []).map(line));
+    this.problems.set(path, problems);
+    for (const problem of problems) if (!before.has(line(problem))) this.recordError(path, 'parse', line(problem));
+  }
+}
