@@ -71,7 +71,7 @@ describe('package contents from a real build', () => {
     // Only what the app runs: no sources, tests, maps or Python caches.
     expect(contents.asar.filter((f) => !f.startsWith('out/') && f !== 'package.json')).toEqual([]);
     expect(contents.resources.filter((f) => /tests\/|__pycache__|\.ts$/.test(f))).toEqual([]);
-    expect(contents.dependencies).toEqual({ included: ['pino', 'yazl', 'zod'], excluded: ['tsx'] });
+    expect(contents.dependencies).toEqual({ included: ['pino', 'yazl', 'zod'], excluded: [] });
   });
 
   it('the preload is CommonJS requiring nothing but electron (sandboxed preloads cannot do more)', () => {
@@ -145,6 +145,18 @@ describe('package contents from a real build', () => {
 });
 
 describe('package check finds what is missing', () => {
+  it('out/node (`exobar serve` and the bench, built beside the app) stays out of the app', async () => {
+    const project = stage('with-node-build', (out) => {
+      syntheticOut(out);
+      mkdirSync(join(out, 'node', 'chunks'), { recursive: true });
+      writeFileSync(join(out, 'node', 'exobar.mjs'), '');
+      writeFileSync(join(out, 'node', 'chunks', 'start-core.mjs'), '');
+    });
+    const contents = await packageContents(project);
+    expect(contents.asar).toContain('out/main/sim-runner.cjs');
+    expect(contents.asar.filter((f) => f.startsWith('out/node'))).toEqual([]);
+  });
+
   it('a missing preload and a page asset that was not built', async () => {
     const project = stage('no-preload', (out) => {
       syntheticOut(out);
