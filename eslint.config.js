@@ -20,7 +20,10 @@ const BOUNDARIES = [
     patterns: [
       { ...ELECTRON_PACKAGE, message: 'electron/core/ is plain Node (it runs in `exobar serve` too): it never imports electron.' },
       { regex: '(^|/)renderer(/|$)', message: 'electron/core/ never imports the renderer: share code through shared/.' },
-      { regex: '(^(\\.\\./)+|(^|/)electron/)main(/|$)', message: 'electron/core/ never imports electron/main/: the main process depends on the core, not the other way.' },
+      {
+        regex: '(^(\\.\\./)+|(^|/)electron/)main(/|$)',
+        message: 'electron/core/ never imports electron/main/: the main process depends on the core, not the other way.',
+      },
     ],
   },
   {
@@ -58,7 +61,18 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', Buffer: 'readonly', window: 'readonly', document: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        window: 'readonly',
+        document: 'readonly',
+      },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

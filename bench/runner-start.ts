@@ -114,7 +114,9 @@ export async function measureRunnerStart(options: {
       const trial = await runnerTrial(command, gpuDir);
       startMs.push(round(trial.startMs));
       rssMb.push(round(trial.peakRss / MB));
-      options.progress?.(`${runtime} runner ${i + 1}/${options.trials}: hello after ${trial.startMs.toFixed(0)} ms, peak RSS ${(trial.peakRss / MB).toFixed(1)} MB`);
+      options.progress?.(
+        `${runtime} runner ${i + 1}/${options.trials}: hello after ${trial.startMs.toFixed(0)} ms, peak RSS ${(trial.peakRss / MB).toFixed(1)} MB`,
+      );
     } finally {
       rmSync(gpuDir, { recursive: true, force: true });
     }

@@ -32,14 +32,23 @@ describe('lint boundaries', () => {
     const found = await violations(file, code);
     expect(found.length).toBeGreaterThan(0);
     for (const violation of found) expect(violation).toMatch(/^no-restricted-imports: /);
-    expect(found.some((violation) => message.test(violation)), found.join('\n')).toBe(true);
+    expect(
+      found.some((violation) => message.test(violation)),
+      found.join('\n'),
+    ).toBe(true);
   });
 
   it.each([
-    ['electron/core/x.ts', "import { z } from 'zod';\nimport { readFileSync } from 'node:fs';\nimport type { Snapshot } from '../../shared/snapshot';\nimport { createNode } from './node';"],
+    [
+      'electron/core/x.ts',
+      "import { z } from 'zod';\nimport { readFileSync } from 'node:fs';\nimport type { Snapshot } from '../../shared/snapshot';\nimport { createNode } from './node';",
+    ],
     ['electron/core/api/x.ts', "import { startCore } from '../start-core';\nimport { simSpawnSpec } from '../node/sim-spawn-spec';"],
     ['electron/main/x.ts', "import { app } from 'electron';\nimport { startCore } from '../core/start-core';"],
-    ['renderer/src/x.tsx', "import { useState } from 'react';\nimport type { Snapshot } from '../../shared/snapshot';\nimport { pickBridge } from './electron-bridge';"],
+    [
+      'renderer/src/x.tsx',
+      "import { useState } from 'react';\nimport type { Snapshot } from '../../shared/snapshot';\nimport { pickBridge } from './electron-bridge';",
+    ],
     ['shared/x.ts', "import { z } from 'zod';\nimport { findSimModel } from './catalog';"],
     ['shared/x.test.ts', "import { describe } from 'vitest';\nimport { findSimModel } from './catalog';"],
   ])('%s: its allowed imports pass', async (file, code) => {
