@@ -30,14 +30,21 @@ function helloOf(cmd: RunnerCommand): Promise<Record<string, unknown>> {
 
 describe('resolveSimRunnerCommand', () => {
   it('uses the built JS with the Electron binary as Node in the app', () => {
-    const cmd = resolveSimRunnerCommand({ builtRunner: '/app/out/main/sim-runner.cjs', execPath: '/Apps/exobar', inElectron: true });
+    const cmd = resolveSimRunnerCommand({ builtRunner: '/app/out/main/sim-runner.cjs', execPath: '/Apps/exobar', inElectron: true, exists: () => true });
     expect(cmd).toEqual({ command: '/Apps/exobar', args: ['/app/out/main/sim-runner.cjs'], env: { ELECTRON_RUN_AS_NODE: '1' } });
   });
 
   it('reads the built runner from EXOBAR_SIM_RUNNER_JS', () => {
-    const cmd = resolveSimRunnerCommand({ env: { EXOBAR_SIM_RUNNER_JS: '/x/sim-runner.cjs' }, inElectron: false });
+    const cmd = resolveSimRunnerCommand({ env: { EXOBAR_SIM_RUNNER_JS: '/x/sim-runner.cjs' }, inElectron: false, exists: (p) => p === '/x/sim-runner.cjs' });
     expect(cmd.args).toEqual(['/x/sim-runner.cjs']);
     expect(cmd.env).toEqual({});
+  });
+
+  it('takes the bundle beside the package when the named one is missing, and names the missing one when both are', () => {
+    const beside = join(root, 'out/main/sim-runner.cjs');
+    const named = { env: { EXOBAR_SIM_RUNNER_JS: '/no-build/main/sim-runner.cjs' }, inElectron: false };
+    expect(resolveSimRunnerCommand({ ...named, exists: (p) => p === beside }).args).toEqual([beside]);
+    expect(resolveSimRunnerCommand({ ...named, exists: () => false }).args).toEqual(['/no-build/main/sim-runner.cjs']);
   });
 
   it('otherwise runs the bundle the build writes beside the package, never the TypeScript source', () => {

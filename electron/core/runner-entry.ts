@@ -9,6 +9,7 @@
  * tests build out/ before they start (bin/exobar.js, scripts/build-node.js) and use the
  * default path beside the package.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from './package-root';
 
@@ -35,6 +36,7 @@ export interface RunnerEntryOptions {
   /** True when execPath is the Electron binary; default: this process runs in Electron. */
   inElectron?: boolean;
   env?: NodeJS.ProcessEnv;
+  exists?: (path: string) => boolean;
 }
 
 /** `<package root>/out/main/sim-runner.cjs`: where `npm run build:node` (and the app's build) writes the sim runner. */
@@ -43,11 +45,13 @@ export function defaultSimRunnerPath(): string {
 }
 
 /**
- * The command that starts a sim runner: the built bundle, run as plain Node. There is
- * no fallback to the TypeScript source: what runs is what ships. A missing bundle shows
- * as a runner that exits before its hello, with Node's "Cannot find module" in the
- * runner's stderr log. Append the runner's arguments to `args` and merge `env` over the
- * spawn environment.
+ * The command that starts a sim runner: the built bundle, run as plain Node. The one the
+ * caller or `$EXOBAR_SIM_RUNNER_JS` names, else (or when that file is missing: an app
+ * started from a tree where only `npm run build:node` ran) the one beside the package.
+ * There is no fallback to the TypeScript source: what runs is what ships. A missing
+ * bundle shows as a runner that exits before its hello, with Node's "Cannot find
+ * module" in the runner's stderr log. Append the runner's arguments to `args` and merge
+ * `env` over the spawn environment.
  */
 export function resolveSimRunnerCommand(options: RunnerEntryOptions = {}): RunnerCommand {
   const env = options.env ?? process.env;
@@ -55,7 +59,10 @@ export function resolveSimRunnerCommand(options: RunnerEntryOptions = {}): Runne
   const inElectron = options.inElectron ?? Boolean(process.versions.electron);
   // The Electron binary acts as Node only with this variable; plain Node ignores it.
   const runEnv: Record<string, string> = inElectron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
-  const built = options.builtRunner || env[SIM_RUNNER_JS_ENV] || defaultSimRunnerPath();
+  const exists = options.exists ?? existsSync;
+  const named = options.builtRunner || env[SIM_RUNNER_JS_ENV] || null;
+  const fallback = defaultSimRunnerPath();
+  const built = named && (exists(named) || !exists(fallback)) ? named : fallback;
   return { command, args: [built], env: runEnv };
 }
 
