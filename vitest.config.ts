@@ -10,6 +10,8 @@ export default defineConfig({
           environment: 'node',
           include: ['electron/**/*.test.ts', 'shared/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: ['test/e2e/**', 'node_modules/**'],
+          // Runners, `exobar serve` and the bench run built JavaScript: build out/ once, if stale.
+          globalSetup: ['test/build-node-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

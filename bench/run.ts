@@ -1,9 +1,12 @@
 /**
- * `npm run bench`: exobar's benchmarks in one run. Prints a table, or with `--json`
- * only JSON. `--time-scale X` scales the sim (1 = calibrated real time), `--trials N`.
+ * `npm run bench`: exobar's benchmarks in one run, on the built code (out/node/bench.mjs,
+ * built from this file by scripts/build-node.js; the runners are the shipped bundle).
+ * Prints a table, or with `--json` only JSON. `--time-scale X` scales the sim
+ * (1 = calibrated real time), `--trials N`.
  */
 import { measureApiOverhead } from './api-overhead';
 import { API_STALL_CONDITIONS, measureApiStall } from './api-stall-scenario';
+import { measureRuntime, runtimeRows } from './runtime-bench';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 
 interface BenchArgs {
@@ -44,6 +47,8 @@ async function main(): Promise<void> {
   const log = (line: string) => {
     if (!args.json) process.stderr.write(`  ${line}\n`);
   };
+  log('runtime: sim runner start and memory, exobar serve at rest (built, and tsx for contrast)');
+  const runtime = await measureRuntime(log);
   log(`supervisor stall scenario, time scale ${args.timeScale}, ${args.trials} trials per condition`);
   const stall = await measureStall(args.timeScale, args.trials, log);
   const busy = stall.ttft.busy.median_s;
@@ -63,7 +68,7 @@ async function main(): Promise<void> {
       stream_tokens_per_s: api.stream_tokens_per_s,
       api: { ...api, stall: apiStall },
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -90,6 +95,9 @@ async function main(): Promise<void> {
       ['queued / busy through the API', apiStall.queued_over_busy.toFixed(3), '<= 1.2'],
     ],
   );
+
+  process.stdout.write('\nruntime (built = what ships; tsx = the TypeScript sources, for contrast)\n');
+  printTable(['measure', 'built', 'tsx', 'target'], runtimeRows(runtime));
 }
 
 function printTable(header: string[], rows: string[][]): void {

@@ -1,10 +1,17 @@
 #!/usr/bin/env node
-// The `exobar` command: runs the TypeScript CLI (electron/cli.ts) through tsx, so
-// `npx exobar` and `npm run serve` work straight from the source tree, no build step.
-import { register } from 'tsx/esm/api';
+// The `exobar` command: runs the built command line, out/node/exobar.mjs (from
+// electron/cli.ts). `npm ci` builds it (the prepare step); when it is missing or older
+// than the sources, it is built here first, with one line on stderr saying so. The
+// sim runners it starts are the built out/main/sim-runner.cjs, as in the app.
+import { ensureNodeBuild } from '../scripts/build-node.js';
 
-register();
-const { main } = await import('../electron/cli.ts');
+try {
+  ensureNodeBuild();
+} catch (error) {
+  process.stderr.write(`exobar: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}
+const { main } = await import('../out/node/exobar.mjs');
 const code = await main(process.argv.slice(2));
 process.exitCode = code;
 // Everything is stopped by now; do not let a stray handle keep the process alive.

@@ -1,5 +1,6 @@
 /**
- * `exobar serve` as a real process: bin/exobar.js through tsx, port 0, sim runners.
+ * `exobar serve` as a real process: bin/exobar.js running the built out/node/exobar.mjs
+ * (the test setup builds it), port 0, the built sim runners.
  * It prints its address once it accepts connections, serves a request, and on
  * SIGTERM stops every runner and exits, leaving no process behind.
  */
@@ -88,6 +89,9 @@ describe('exobar serve', () => {
     expect(runnerPid).toBeGreaterThan(0);
     const groups = [child.pid!, runnerPid];
     expect(processesInGroups([runnerPid]).length).toBeGreaterThanOrEqual(1);
+    // The runner is the bundle the app ships, run as plain Node: no tsx, no TypeScript.
+    const runnerArgs = execFileSync('ps', ['-o', 'args=', '-p', String(runnerPid)], { encoding: 'utf8' }).trim();
+    expect(runnerArgs).toMatch(/^\S*node\S* \S*\/out\/main\/sim-runner\.cjs --model sim\/llama-3\.2-1b /);
 
     // A stream in flight when the signal comes must end, not hang.
     const stream = await client.chat.completions.create({ model: 'sim/llama-3.2-1b', messages: [{ role: 'user', content: 'long' }], max_tokens: 100_000, stream: true });

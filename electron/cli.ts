@@ -5,11 +5,11 @@
  * Run through bin/exobar.js (tsx, no build needed): `npx exobar serve`,
  * `npm run serve -- --port 0`.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
+import { packageVersion } from './core/package-root';
 import { diagnosticsCommand } from './diagnostics-command';
 import type { Snapshot } from '../shared/snapshot';
 import { startCore, type RunningCore } from './core/start-core';
@@ -191,14 +191,6 @@ export const serveCommand: CliCommand = {
  */
 export const COMMANDS: CliCommand[] = [serveCommand, diagnosticsCommand];
 
-function version(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
 export function mainUsage(commands: readonly CliCommand[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
@@ -225,7 +217,7 @@ export async function main(argv: string[], io: CliIo = defaultIo, commands: read
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    io.out(version());
+    io.out(packageVersion('unknown'));
     return 0;
   }
   const command = commands.find((c) => c.name === name);

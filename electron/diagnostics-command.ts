@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
+import { packageVersion } from './core/package-root';
 import { diagnosticBundleFileName, writeDiagnosticBundle } from './core/diagnostics';
 import { fetchDiagnosticBundle, ServerUnreachableError } from './core/diagnostics/remote-export';
 import type { CliCommand } from './cli';
@@ -58,15 +59,6 @@ async function defaultServerUrl(dataDir: string): Promise<string> {
   return `http://${DEFAULT_API_HOST}:${port}`;
 }
 
-async function packageVersion(): Promise<string> {
-  const text = await readText(new URL('../package.json', import.meta.url).pathname);
-  try {
-    return text ? ((JSON.parse(text) as { version?: string }).version ?? 'unknown') : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
-
 export const diagnosticsCommand: CliCommand = {
   name: 'diagnostics',
   summary: 'write a diagnostic bundle (zip) for a bug report, nothing private in it',
@@ -113,7 +105,7 @@ export const diagnosticsCommand: CliCommand = {
       }
     }
     const written = await writeDiagnosticBundle(
-      { node: null, dataDir, settings: null, version: await packageVersion(), diagnosis: thresholdMs !== undefined ? { thresholdMs } : undefined },
+      { node: null, dataDir, settings: null, version: packageVersion('unknown'), diagnosis: thresholdMs !== undefined ? { thresholdMs } : undefined },
       out,
     );
     const removed = Object.entries(written.redactions)

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSimRunner, SIM_RUNNER_BUNDLE } from '../../scripts/vite-plugin-sim-runner';
-import { resolveMlxRunnerDir, resolveSimRunnerCommand, type RunnerCommand } from './runner-entry';
+import { defaultSimRunnerPath, resolveMlxRunnerDir, resolveSimRunnerCommand, type RunnerCommand } from './runner-entry';
 
 const root = join(import.meta.dirname, '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'exobar-runner-entry-'));
@@ -29,7 +29,7 @@ function helloOf(cmd: RunnerCommand): Promise<Record<string, unknown>> {
 }
 
 describe('resolveSimRunnerCommand', () => {
-  it('uses the built JS with the Electron binary as Node when the bundle exists', () => {
+  it('uses the built JS with the Electron binary as Node in the app', () => {
     const cmd = resolveSimRunnerCommand({ builtRunner: '/app/out/main/sim-runner.cjs', execPath: '/Apps/exobar', inElectron: true, exists: () => true });
     expect(cmd).toEqual({ command: '/Apps/exobar', args: ['/app/out/main/sim-runner.cjs'], env: { ELECTRON_RUN_AS_NODE: '1' } });
   });
@@ -40,17 +40,23 @@ describe('resolveSimRunnerCommand', () => {
     expect(cmd.env).toEqual({});
   });
 
-  it('falls back to tsx and the TypeScript source when the bundle is missing', () => {
-    const cmd = resolveSimRunnerCommand({ builtRunner: '/nowhere/sim-runner.cjs', inElectron: false, exists: () => false });
-    expect(cmd.command).toBe(process.execPath);
-    expect(cmd.args[0]).toBe('--import');
-    expect(cmd.args[1]).toMatch(/tsx/);
-    expect(cmd.args[2]).toBe(join(root, 'electron/runners/sim/main.ts'));
-    expect(existsSync(cmd.args[2]!)).toBe(true);
+  it('takes the bundle beside the package when the named one is missing, and names the missing one when both are', () => {
+    const beside = join(root, 'out/main/sim-runner.cjs');
+    const named = { env: { EXOBAR_SIM_RUNNER_JS: '/no-build/main/sim-runner.cjs' }, inElectron: false };
+    expect(resolveSimRunnerCommand({ ...named, exists: (p) => p === beside }).args).toEqual([beside]);
+    expect(resolveSimRunnerCommand({ ...named, exists: () => false }).args).toEqual(['/no-build/main/sim-runner.cjs']);
   });
 
-  it('the source command starts a real runner that says hello', async () => {
-    const hello = await helloOf(resolveSimRunnerCommand({ builtRunner: null, inElectron: false }));
+  it('otherwise runs the bundle the build writes beside the package, never the TypeScript source', () => {
+    const cmd = resolveSimRunnerCommand({ env: {}, inElectron: false });
+    expect(cmd).toEqual({ command: process.execPath, args: [join(root, 'out/main/sim-runner.cjs')], env: {} });
+    expect(defaultSimRunnerPath()).toBe(join(root, 'out/main/sim-runner.cjs'));
+  });
+
+  it('the default command starts the built runner (the test setup builds it), which says hello', async () => {
+    const cmd = resolveSimRunnerCommand({ env: {}, inElectron: false });
+    expect(existsSync(cmd.args[0]!)).toBe(true);
+    const hello = await helloOf(cmd);
     expect(hello).toMatchObject({ type: 'Hello', engine: 'sim', model: 'sim/llama-3.2-1b', fastSynch: false });
   });
 

@@ -3,7 +3,6 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
-import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { Settings } from '../../shared/api';
 import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } from './api/api-server';
@@ -15,6 +14,7 @@ import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
 import { createNode } from './node';
 import type { ExobarNode } from './node-types';
+import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
 import { loadSettings } from './settings/settings-store';
 
@@ -55,15 +55,6 @@ export interface RunningCore {
   mlx: MlxRuntimeService;
   /** Closes the API server and shuts the node down (every runner stopped). Idempotent. */
   stop(): Promise<void>;
-}
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
 }
 
 /**

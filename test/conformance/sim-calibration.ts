@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { RunnerOutput } from '../../shared/runner-protocol';
+import { ensureNodeBuild } from '../../scripts/build-node.js';
 import { makePrompt } from '../../shared/token-count';
 import { killAllRunnerProcesses, spawnRunner, type RunnerProcess } from '../support/runner-process';
 import { makeSimGpuDir, simRunnerSpec } from '../support/sim-runner-spec';
@@ -134,6 +135,8 @@ function parseTimeScale(argv: readonly string[]): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // The runners are the built bundle (test/support/sim-runner-spec.ts).
+  ensureNodeBuild();
   const result = await measureSimCalibration({ timeScale: parseTimeScale(process.argv.slice(2)), trials: 5 });
   const s = (v: number) => `${v.toFixed(3)} s`;
   console.log(`sim calibration at time scale ${result.timeScale} (simulated seconds)`);

@@ -73,7 +73,7 @@ describe('package contents from a real build', () => {
     expect(contents.asar.filter((f) => !f.startsWith('out/') && f !== 'package.json')).toEqual([]);
     expect(contents.resources.filter((f) => /tests\/|__pycache__|\.ts$/.test(f))).toEqual([]);
     // The main process's npm dependencies are bundled into out/main/index.js: no node_modules in the archive.
-    expect(contents.dependencies).toEqual({ included: [], excluded: ['pino', 'tsx', 'yazl', 'zod'] });
+    expect(contents.dependencies).toEqual({ included: [], excluded: ['pino', 'yazl', 'zod'] });
     expect(contents.asar.filter((f) => f.startsWith('node_modules/'))).toEqual([]);
   });
 
@@ -154,6 +154,18 @@ describe('package contents from a real build', () => {
 });
 
 describe('package check finds what is missing', () => {
+  it('out/node (`exobar serve` and the bench, built beside the app) stays out of the app', async () => {
+    const project = stage('with-node-build', (out) => {
+      syntheticOut(out);
+      mkdirSync(join(out, 'node', 'chunks'), { recursive: true });
+      writeFileSync(join(out, 'node', 'exobar.mjs'), '');
+      writeFileSync(join(out, 'node', 'chunks', 'start-core.mjs'), '');
+    });
+    const contents = await packageContents(project);
+    expect(contents.asar).toContain('out/main/sim-runner.cjs');
+    expect(contents.asar.filter((f) => f.startsWith('out/node'))).toEqual([]);
+  });
+
   it('a missing preload and a page asset that was not built', async () => {
     const project = stage('no-preload', (out) => {
       syntheticOut(out);

@@ -1,12 +1,17 @@
-/** Spawn specs for the sim runner, for tests and scripts. */
+/**
+ * Spawn specs for the sim runner, for tests and scripts: the built bundle the app ships
+ * (out/main/sim-runner.cjs), which the test setup builds once (test/build-node-setup.ts).
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SIM_RUNNER_BUILT_PATH } from '../../electron/core/runner-entry';
 import type { RunnerSpawnSpec } from './runner-process';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-export const SIM_RUNNER_ENTRY = join(REPO_ROOT, 'electron/runners/sim/main.ts');
+/** The sim runner as it ships; what the core starts too (electron/core/runner-entry.ts). */
+export const SIM_RUNNER_JS = join(REPO_ROOT, SIM_RUNNER_BUILT_PATH);
 
 const createdDirs: string[] = [];
 process.once('exit', () => {
@@ -36,7 +41,7 @@ export interface SimRunnerSpecOptions {
 export function simRunnerSpec(options: SimRunnerSpecOptions): RunnerSpawnSpec {
   return {
     command: process.execPath,
-    args: ['--import', 'tsx', SIM_RUNNER_ENTRY, '--model', options.model, '--time-scale', String(options.timeScale)],
+    args: [SIM_RUNNER_JS, '--model', options.model, '--time-scale', String(options.timeScale)],
     env: {
       ...process.env,
       MLX_METAL_FAST_SYNCH: undefined,

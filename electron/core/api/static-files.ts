@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../package-root';
 import { setPageSecurityHeaders } from './http-security';
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -31,9 +31,9 @@ const CONTENT_TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 
-/** The renderer build next to this source tree: `<repo>/out/renderer`. */
+/** The renderer build beside the package: `<package root>/out/renderer`. */
 export function defaultRendererDir(): string {
-  return fileURLToPath(new URL('../../../out/renderer/', import.meta.url));
+  return join(packageRoot(), 'out', 'renderer');
 }
 
 const NOT_BUILT_PAGE = `<!doctype html>

@@ -1,6 +1,6 @@
 /**
- * How the node starts a sim runner: the built runner inside the packaged app, else the
- * TypeScript source through tsx (electron/core/runner-entry.ts decides).
+ * How the node starts a sim runner: the built bundle, out/main/sim-runner.cjs, as the
+ * app ships it (electron/core/runner-entry.ts says where it is).
  */
 import { resolveSimRunnerCommand } from '../runner-entry';
 import type { SpawnSpec } from '../supervisor/spawn-spec';

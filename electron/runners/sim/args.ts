@@ -12,7 +12,7 @@ export interface SimRunnerArgs {
 
 export type ParseArgsResult = { ok: true; value: SimRunnerArgs } | { ok: false; error: string };
 
-export const USAGE = 'usage: node --import tsx electron/runners/sim/main.ts --model <sim model id> [--time-scale <number > 0>]';
+export const USAGE = 'usage: node out/main/sim-runner.cjs --model <sim model id> [--time-scale <number > 0>]';
 
 /** Parses argv (without node and the script). Never throws: bad input is a clear message. */
 export function parseSimRunnerArgs(argv: readonly string[]): ParseArgsResult {

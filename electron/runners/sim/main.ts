@@ -2,7 +2,7 @@
  * The sim runner process: exo's generation semantics with calibrated timings, speaking
  * shared/runner-protocol.ts on stdin/stdout (docs/runner-protocol.md).
  *
- *   node --import tsx electron/runners/sim/main.ts --model sim/llama-3.2-1b [--time-scale 0.1]
+ *   node out/main/sim-runner.cjs --model sim/llama-3.2-1b [--time-scale 0.1]   (built: npm run build:node)
  *
  * Env: EXOBAR_SIM_GPU_DIR (runners sharing it share one simulated GPU; default
  * <tmpdir>/exobar-sim-gpu); MLX_METAL_FAST_SYNCH and EXO_FAST_SYNCH are only reported
