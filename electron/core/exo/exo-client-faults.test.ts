@@ -13,7 +13,8 @@ afterEach(async () => {
   h = null;
 });
 
-const TIMEOUT_MS = 300;
+// Long enough that a loaded CI machine answers the healthy polls in time; the hang case waits it out once.
+const TIMEOUT_MS = 1500;
 
 async function attached(): Promise<AttachHarness> {
   h = await attachToFake(demoCluster, { http: { timeoutMs: TIMEOUT_MS } });
@@ -30,7 +31,7 @@ describe('bad answers from exo: a clear state, a counted error, and recovery', (
     ['hugeChunked', 'too_large', /GET \/state\/tasks: answer is over the 8388608-byte cap/],
     ['deepNesting', 'too_deep', /GET \/state\/tasks: JSON nested deeper than 64 levels/],
     ['reset', 'unreachable', /GET \/state\/tasks: /],
-    ['hang', 'timeout', /GET \/state\/tasks: timed out after 300 ms/],
+    ['hang', 'timeout', new RegExp(`GET /state/tasks: timed out after ${TIMEOUT_MS} ms`)],
   ])('%s', async (fault, kind, message) => {
     const harness = await attached();
     harness.fake.inject(fault, { path: '/state/tasks', times: 1 });
