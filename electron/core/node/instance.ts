@@ -95,6 +95,11 @@ export class Instance {
     return this.requests.size;
   }
 
+  /** True while the snapshot shows values that move with the clock: request ages, cancel ages, the token rate. */
+  get showsTimeDependentState(): boolean {
+    return this.requests.size > 0 || this.supervisor.pendingCancels.size > 0 || (this.tokenRate.perSecond() ?? 0) > 0;
+  }
+
   get live(): NodeRequest[] {
     return [...this.requests.values()];
   }
