@@ -83,39 +83,9 @@ export interface CreateInstanceOptions {
   acknowledgeRisk: boolean;
 }
 
-/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl). */
-export interface NodeEvent {
-  /** Monotonic milliseconds (`performance.now()` of the node process). */
-  t: number;
-  kind:
-    | 'request_arrived'
-    | 'request_dispatched'
-    | 'request_acknowledged'
-    | 'prefill_progress'
-    | 'first_token'
-    | 'request_finished'
-    | 'request_failed'
-    | 'request_cancelled'
-    | 'cancel_requested'
-    | 'cancel_held'
-    | 'cancel_sent'
-    | 'cancel_confirmed'
-    | 'runner_status'
-    | 'runner_spawned'
-    | 'runner_exited'
-    | 'runner_hello'
-    | 'runner_malformed_line'
-    | 'watchdog_fired'
-    | 'runner_restart_scheduled'
-    | 'instance_created'
-    | 'instance_deleted'
-    | 'warning_raised'
-    | 'warning_cleared';
-  instanceId?: string;
-  requestId?: string;
-  /** Token counts, statuses, reasons: never prompt or completion text. */
-  data?: Record<string, unknown>;
-}
+/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
+export type { NodeEvent } from './node/node-event';
+import type { NodeEvent } from './node/node-event';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {

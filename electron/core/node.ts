@@ -120,8 +120,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     const key = (w: Warning) => `${w.code}:${w.instanceIds.join(',')}`;
     const before = new Set(warnings.map(key));
     const after = new Set(next.map(key));
-    for (const w of next) if (!before.has(key(w))) eventLog.record('warning_raised', { data: { code: w.code, instanceIds: w.instanceIds } });
-    for (const w of warnings) if (!after.has(key(w))) eventLog.record('warning_cleared', { data: { code: w.code, instanceIds: w.instanceIds } });
+    for (const w of next) if (!before.has(key(w))) eventLog.record({ kind: 'warning_raised', data: { code: w.code, instanceIds: w.instanceIds } });
+    for (const w of warnings) if (!after.has(key(w))) eventLog.record({ kind: 'warning_cleared', data: { code: w.code, instanceIds: w.instanceIds } });
     warnings = next;
   }
 
@@ -248,7 +248,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         (request) => recordEnded(request, instance),
       );
       instances.set(id, instance);
-      eventLog.record('instance_created', {
+      eventLog.record({
+        kind: 'instance_created',
         instanceId: id,
         data: { model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled, reason: decision.reason },
       });
@@ -282,7 +283,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
       instances.delete(instanceId);
-      eventLog.record('instance_deleted', { instanceId });
+      eventLog.record({ kind: 'instance_deleted', instanceId });
       changed();
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
       changed();

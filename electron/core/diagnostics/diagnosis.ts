@@ -17,6 +17,7 @@
  */
 import type { RunnerStatusKind } from '../../../shared/runner-protocol';
 import type { NodeEvent, RequestTimeline } from '../node-types';
+import { isEventOf } from '../node/node-event';
 
 export type StallCause =
   | 'queued_behind_same_model_prefill'
@@ -197,25 +198,15 @@ function dominant(parts: TtftParts): TtftPart {
 
 interface StatusChange {
   t: number;
-  kind: string;
-}
-
-function statusKind(event: NodeEvent): string | null {
-  const status = event.data?.status;
-  if (typeof status === 'string') return status;
-  if (status && typeof status === 'object' && typeof (status as { kind?: unknown }).kind === 'string') return (status as { kind: string }).kind;
-  return null;
+  kind: RunnerStatusKind;
 }
 
 /** Per instance: the runner's status changes, in time order. */
 function statusHistory(events: readonly NodeEvent[]): Map<string, StatusChange[]> {
   const out = new Map<string, StatusChange[]>();
-  for (const e of events) {
-    if (e.kind !== 'runner_status' || !e.instanceId) continue;
-    const kind = statusKind(e);
-    if (!kind) continue;
+  for (const e of events.filter(isEventOf('runner_status'))) {
     const list = out.get(e.instanceId) ?? [];
-    list.push({ t: e.t, kind });
+    list.push({ t: e.t, kind: e.data.status.kind });
     out.set(e.instanceId, list);
   }
   for (const list of out.values()) list.sort((a, b) => a.t - b.t);
@@ -223,9 +214,9 @@ function statusHistory(events: readonly NodeEvent[]): Map<string, StatusChange[]
 }
 
 /** The runner statuses that held at some moment in [from, to]; empty when nothing is known. */
-function statusesDuring(history: StatusChange[] | undefined, from: number, to: number): string[] {
+function statusesDuring(history: StatusChange[] | undefined, from: number, to: number): RunnerStatusKind[] {
   if (!history || history.length === 0) return [];
-  const seen = new Set<string>();
+  const seen = new Set<RunnerStatusKind>();
   let before: StatusChange | null = null;
   for (const change of history) {
     if (change.t <= from) before = change;
@@ -238,14 +229,12 @@ function statusesDuring(history: StatusChange[] | undefined, from: number, to: n
 function incidentsOf(events: readonly NodeEvent[]): RunnerIncident[] {
   const out: RunnerIncident[] = [];
   for (const e of events) {
-    if (!e.instanceId) continue;
-    const d = e.data ?? {};
-    const str = (v: unknown) => (typeof v === 'string' ? v : null);
-    const num = (v: unknown) => (typeof v === 'number' ? v : null);
     if (e.kind === 'watchdog_fired') {
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase: str(d.phase), silentMs: num(d.silentMs) });
-    } else if (e.kind === 'runner_exited' && d.cause !== 'stopped') {
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause: str(d.cause), code: num(d.code), signal: str(d.signal), reason: str(d.reason), phase: null, silentMs: null });
+      const { phase, silentMs } = e.data;
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase, silentMs });
+    } else if (e.kind === 'runner_exited' && e.data.cause !== 'stopped') {
+      const { cause, code, signal, reason } = e.data;
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause, code, signal, reason, phase: null, silentMs: null });
     }
   }
   return out;
@@ -254,13 +243,13 @@ function incidentsOf(events: readonly NodeEvent[]): RunnerIncident[] {
 /** The error code a failed request ended with (request_failed events carry it). */
 function failureCodes(events: readonly NodeEvent[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const e of events) if (e.kind === 'request_failed' && e.requestId && typeof e.data?.code === 'string') out.set(e.requestId, e.data.code);
+  for (const e of events) if (e.kind === 'request_failed') out.set(e.requestId, e.data.code);
   return out;
 }
 
 function latestFastSynch(events: readonly NodeEvent[]): string[] {
   const latest = new Map<string, boolean>();
-  for (const e of events) if (e.kind === 'runner_hello' && e.instanceId && typeof e.data?.fastSynch === 'boolean') latest.set(e.instanceId, e.data.fastSynch);
+  for (const e of events) if (e.kind === 'runner_hello') latest.set(e.instanceId, e.data.fastSynch);
   return [...latest].filter(([, on]) => on).map(([id]) => id);
 }
 
@@ -414,7 +403,7 @@ export function diagnose(
   function explainDispatch(t: RequestTimeline, dispatchMs: number): Verdict {
     const end = t.dispatchedAt ?? opts.now;
     const statuses = statusesDuring(history.get(t.instanceId), t.arrivedAt, end);
-    const notReady = statuses.filter((s) => !READY.has(s as RunnerStatusKind));
+    const notReady = statuses.filter((s) => !READY.has(s));
     const siblings = (byInstance.get(t.instanceId) ?? []).filter((o) => o !== t);
     const inFlightAtArrival = siblings.filter((o) => o.dispatchedAt !== null && o.dispatchedAt <= t.arrivedAt && (o.endedAt ?? Infinity) > t.arrivedAt).length;
     // A slot freed just before the dispatch: the node held it back at its in-flight cap.

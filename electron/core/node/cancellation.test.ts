@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, eventually, sleep, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { requestIdOf } from './node-event';
 import { localInstances } from '../../../shared/instance-state';
 
 const TIME_SCALE = 0.1;
@@ -36,7 +37,7 @@ describe('cancellation', () => {
     // Stopped at the runner's first cancel check after admission: at most one token.
     expect(queued.tokens).toBeLessThanOrEqual(1);
     expect((await long.handle.done).type).toBe('finished');
-    const events = node.recentEvents().filter((e) => e.requestId === queued.handle.id).map((e) => e.kind);
+    const events = node.recentEvents().filter((e) => requestIdOf(e) === queued.handle.id).map((e) => e.kind);
     expect(events).toEqual(expect.arrayContaining(['cancel_held', 'request_acknowledged', 'cancel_sent', 'cancel_confirmed']));
     expect(events.indexOf('cancel_sent')).toBeGreaterThan(events.indexOf('request_acknowledged'));
     expect(localInstances(node.snapshot())[0]!.pendingCancels).toEqual([]);

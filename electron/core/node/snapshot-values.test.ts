@@ -4,6 +4,7 @@
  * state changes, whether or not anyone reads or subscribes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { isEventOf } from './node-event';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 
 let fixture: NodeFixture | null = null;
@@ -30,10 +31,10 @@ describe('node snapshots are values', () => {
     const { node } = fixture;
     const a = await node.createInstance({ model: 'sim/llama-3.2-1b', instanceType: 'ring', fastSynch: 'on', acknowledgeRisk: true });
     const b = await node.createInstance({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'on', acknowledgeRisk: true });
-    const raised = node.recentEvents().filter((e) => e.kind === 'warning_raised');
+    const raised = node.recentEvents().filter(isEventOf('warning_raised'));
     expect(raised.map((e) => e.data)).toEqual([{ code: 'two_ring_fast_synch', instanceIds: [a.id, b.id] }]);
     await node.deleteInstance(b.id);
-    const cleared = node.recentEvents().filter((e) => e.kind === 'warning_cleared');
+    const cleared = node.recentEvents().filter(isEventOf('warning_cleared'));
     expect(cleared.map((e) => e.data)).toEqual([{ code: 'two_ring_fast_synch', instanceIds: [a.id, b.id] }]);
     // The snapshot, read only now, agrees with what was recorded.
     expect(node.snapshot().warnings).toEqual([]);
