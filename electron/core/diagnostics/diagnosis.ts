@@ -18,6 +18,7 @@
 import type { RunnerStatusKind } from '../../../shared/runner-protocol';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { isEventOf } from '../node/node-event';
+import { busyIntervalOf, overlapMs, ttftParts as measureTtftParts, type TtftParts } from '../node/request-metrics';
 
 export type StallCause =
   | 'queued_behind_same_model_prefill'
@@ -51,16 +52,7 @@ export const DEFAULT_DIAGNOSIS_OPTIONS: Omit<DiagnosisOptions, 'now'> = {
   sharedGpuSlowdown: 1.3,
 };
 
-export interface TtftParts {
-  /** Arrival at the node until the task was written to the runner. */
-  dispatchMs: number | null;
-  /** Written until the runner acknowledged it (the runner admits only between steps). */
-  ackWaitMs: number | null;
-  /** Acknowledgement until the last prefill progress (or the first token). */
-  prefillMs: number | null;
-  /** Last prefill progress until the first token. */
-  firstTokenMs: number | null;
-}
+export type { TtftParts } from '../node/request-metrics';
 
 export interface Finding {
   requestId: string;
@@ -172,18 +164,11 @@ function prefillEnd(t: RequestTimeline, now: number): number {
   return t.firstTokenAt ?? t.prefillEndAt ?? t.endedAt ?? now;
 }
 
-/** The parts of a request's wait so far, measured up to `until` (first token, end, or now). */
+/** The parts of a request's wait so far, measured up to `until` (first token, end, or now), to 0.1 ms. */
 export function ttftParts(t: RequestTimeline, until: number): TtftParts {
-  const dispatchEnd = t.dispatchedAt ?? until;
-  const parts: TtftParts = { dispatchMs: r1(dispatchEnd - t.arrivedAt), ackWaitMs: null, prefillMs: null, firstTokenMs: null };
-  if (t.dispatchedAt === null) return parts;
-  const ack = t.acknowledgedAt ?? until;
-  parts.ackWaitMs = r1(ack - t.dispatchedAt);
-  if (t.acknowledgedAt === null) return parts;
-  const lastPrefill = t.prefillEndAt ?? (t.firstTokenAt !== null ? t.acknowledgedAt : until);
-  parts.prefillMs = r1(Math.max(0, Math.min(lastPrefill, until) - t.acknowledgedAt));
-  if (t.firstTokenAt !== null) parts.firstTokenMs = r1(Math.max(0, t.firstTokenAt - Math.max(lastPrefill, t.acknowledgedAt)));
-  return parts;
+  const parts = measureTtftParts(t, until);
+  const round = (n: number | null) => (n === null ? null : r1(n));
+  return { dispatchMs: round(parts.dispatchMs), ackWaitMs: round(parts.ackWaitMs), prefillMs: round(parts.prefillMs), firstTokenMs: round(parts.firstTokenMs) };
 }
 
 function dominant(parts: TtftParts): TtftPart {
@@ -490,19 +475,7 @@ export function diagnose(
   function busyOverlap(instanceId: string, from: number, to: number): number | null {
     const theirs = byInstance.get(instanceId);
     if (!theirs) return null;
-    const intervals = theirs
-      .filter((o) => o.acknowledgedAt !== null)
-      .map((o) => [Math.max(from, o.acknowledgedAt!), Math.min(to, o.endedAt ?? opts.now)] as const)
-      .filter(([a, b]) => b > a)
-      .sort((x, y) => x[0] - y[0]);
-    let total = 0;
-    let reach = from;
-    for (const [a, b] of intervals) {
-      if (b <= reach) continue;
-      total += b - Math.max(a, reach);
-      reach = b;
-    }
-    return total;
+    return overlapMs(theirs.flatMap((o) => busyIntervalOf(o) ?? []), from, to, opts.now);
   }
 
   function explainCompute(t: RequestTimeline, reference: ReturnType<typeof soloFor>, until: number): Verdict {

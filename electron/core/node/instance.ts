@@ -9,7 +9,7 @@ import type { Chunk } from '../../../shared/runner-protocol';
 import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
-import { BusyIntervals } from './busy-intervals';
+import { BusyIntervals } from './request-metrics';
 import { buildInstanceSnapshot } from './instance-snapshot';
 import type { Dispatcher } from './dispatcher';
 import type { EventLog } from './event-log';
@@ -397,8 +397,8 @@ export class Instance {
     if (index !== -1) this.queue.splice(index, 1);
   }
 
-  /** Whether this instance's runner was busy at any moment in [from, to]. */
+  /** Whether this instance's runner was busy for any time within [from, to]. */
   wasBusyDuring(from: number, to: number): boolean {
-    return this.busy.overlaps(from, to);
+    return this.busy.overlapMs(from, to) > 0;
   }
 }
