@@ -156,6 +156,11 @@ export interface ExobarNode {
   runnerLogs(instanceId: string): { stdout: string; stderr: string } | null;
   recentEvents(): NodeEvent[];
   requestTimelines(): RequestTimeline[];
+  /**
+   * The pids of every runner process alive now, read from the supervisors (runners of
+   * instances being deleted or shut down included): what a last-resort kill must reach.
+   */
+  runnerPids(): number[];
   /** Stops every runner cleanly (SIGTERM then SIGKILL) and fails in-flight requests. */
   shutdown(): Promise<void>;
 }

@@ -51,6 +51,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const dispatcher = createDispatcher(internals.dispatchMode ?? 'nonblocking');
   const eventLog = new EventLog();
   const instances = new Map<string, Instance>();
+  /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
+  const undisposed = new Set<Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
   let launch: LaunchProgress | null = null;
@@ -248,6 +250,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         (request) => recordEnded(request, instance),
       );
       instances.set(id, instance);
+      undisposed.add(instance);
       eventLog.record({
         kind: 'instance_created',
         instanceId: id,
@@ -286,6 +289,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       eventLog.record({ kind: 'instance_deleted', instanceId });
       changed();
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
+      undisposed.delete(instance);
       changed();
     },
 
@@ -326,6 +330,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       return [...endedTimelines, ...live];
     },
 
+    runnerPids: () => [...undisposed].flatMap((i) => i.livePids()),
+
     runnerLogs(instanceId) {
       const instance = instances.get(instanceId);
       if (!instance) return null;
@@ -337,6 +343,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const all = [...instances.values()];
       instances.clear();
       await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
+      undisposed.clear();
       clearInterval(clockTimer);
       broadcaster.close();
     },

@@ -353,7 +353,8 @@ describe('quit', () => {
 
   it('a stop that hangs past the deadline kills the runner process groups and exits', async () => {
     const { core } = await start({ stopDeadlineMs: 50 });
-    core.fakeNode.publish({ instances: [instance('a')] }); // its runner has pid 100
+    core.fakeNode.publish({ instances: [instance('a')] });
+    core.fakeNode.pids = [100]; // its runner, alive
     core.holdStop();
     const kill = vi.spyOn(process, 'kill').mockImplementation(() => true);
     try {

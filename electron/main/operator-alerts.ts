@@ -4,7 +4,7 @@
  * on the GPU stays alive and silent, so only the watchdog notices it), and a
  * shared-GPU warning that just appeared. Each alert fires once, on the transition.
  */
-import { localInstances } from '../../shared/instance-state';
+import { isFailed, localInstances } from '../../shared/instance-state';
 import type { LocalInstanceSnapshot, Snapshot, Warning } from '../../shared/snapshot';
 import { truncate } from './status-words';
 
@@ -41,8 +41,8 @@ export function operatorAlerts(prev: Snapshot | null, next: Snapshot): OperatorA
     const restartsBefore = old?.runner.restarts ?? 0;
     const restarted = instance.runner.restarts > restartsBefore;
     const exitChanged = instance.runner.lastExit !== null && instance.runner.lastExit.at !== old?.runner.lastExit?.at;
-    const failedNow = instance.runner.status.kind === 'RunnerFailed';
-    const failedBefore = old?.runner.status.kind === 'RunnerFailed';
+    const failedNow = isFailed(instance);
+    const failedBefore = old !== undefined && isFailed(old);
 
     if (failedNow && (!failedBefore || exitChanged)) {
       const message = instance.runner.status.kind === 'RunnerFailed' ? instance.runner.status.errorMessage : '';

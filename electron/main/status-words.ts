@@ -1,5 +1,6 @@
 /** Runner statuses and counts in the words the tray, menu and notifications show. */
 import type { RunnerStatus } from '../../shared/runner-protocol';
+import { isFailed } from '../../shared/instance-state';
 import type { InstanceSnapshot } from '../../shared/snapshot';
 
 /** "Ready", "Loading 12/28 layers", "Failed: out of memory", ... (exo's runner statuses). */
@@ -37,7 +38,7 @@ export function runnerStatusWords(status: RunnerStatus): string {
 export function instanceStatusWords(instance: InstanceSnapshot): string {
   if (instance.source === 'local') return runnerStatusWords(instance.runner.status);
   const runners = instance.exo.runners;
-  const failed = runners.find((r) => r.status === 'RunnerFailed');
+  const failed = isFailed(instance) ? runners.find((r) => r.status === 'RunnerFailed') : undefined;
   if (failed) return `Failed: ${truncate(failed.errorMessage ?? 'runner failed', 60)}`;
   const serving = runners.filter((r) => r.status === 'RunnerReady' || r.status === 'RunnerRunning').length;
   return `exo: ${serving}/${runners.length} runners serving`;

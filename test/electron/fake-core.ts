@@ -43,6 +43,9 @@ export class FakeNode {
   recentEvents = vi.fn(() => []);
   requestTimelines = vi.fn(() => []);
   shutdown = vi.fn(async () => undefined);
+  /** The runner pids the supervisors would report alive (tests set them). */
+  pids: number[] = [];
+  runnerPids = vi.fn(() => [...this.pids]);
 }
 
 /** The MLX runtime service's part the app uses; `supported` is false (not Apple silicon) unless a test sets it. */

@@ -229,6 +229,11 @@ export class FakeNode implements ExobarNode {
     };
   }
 
+  /** No processes: the fake's instances are in memory. */
+  runnerPids(): number[] {
+    return [];
+  }
+
   onSnapshot(listener: (snapshot: Snapshot) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -10,6 +10,7 @@ import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
 import { ApiError, rejected } from './api-error';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';
+import { stopAllInstances } from '../node/stop-all';
 
 /** Interval at which /api/events pushes snapshots at most (the node throttles its listeners). */
 export const EVENTS_THROTTLE_MS = 100;
@@ -71,10 +72,8 @@ async function deleteInstance(ctx: RouteContext): Promise<void> {
 
 /** Stops every instance (the "stop all" action); each deletion stops its runner cleanly. */
 async function deleteAllInstances(ctx: RouteContext): Promise<void> {
-  const ids = ctx.node.snapshot().instances.map((i) => i.id);
-  const results = await Promise.allSettled(ids.map((id) => ctx.node.deleteInstance(id)));
-  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [ids[i]!] : []));
-  if (failed.length > 0) throw new ApiError(500, 'delete_failed', `could not stop instances: ${failed.join(', ')}`);
+  const { ids, failed } = await stopAllInstances(ctx.node);
+  if (failed.length > 0) throw new ApiError(500, 'delete_failed', `could not stop instances: ${failed.map((f) => f.id).join(', ')}`);
   ctx.json(200, { deleted: ids });
 }
 

@@ -5,7 +5,7 @@
  * raised and cleared over time), because a collapse under fast synch (domain.md) can
  * only be told apart from a supervisor stall when this is known.
  */
-import { localInstances } from '../../../shared/instance-state';
+import { localInstances, reportedFastSynchDiffers } from '../../../shared/instance-state';
 import type { Snapshot, Warning } from '../../../shared/snapshot';
 import type { NodeEvent } from '../node-types';
 import { isEventOf } from '../node/node-event';
@@ -83,7 +83,7 @@ export function buildPolicyReport(snapshot: Snapshot | null, events: readonly No
     });
   }
   for (const runner of runners.values()) {
-    runner.mismatch = runner.reported !== null && runner.decision !== null && runner.reported !== (runner.decision === 'on');
+    runner.mismatch = runner.decision !== null && reportedFastSynchDiffers(runner.decision === 'on', runner.reported);
     runner.warnings = warnings.filter((w) => w.instanceIds.includes(runner.instanceId)).map((w) => ({ code: w.code, title: w.title }));
     runner.warningsRaised = warningEvents
       .filter((w) => w.kind === 'warning_raised' && w.instanceIds.includes(runner.instanceId))

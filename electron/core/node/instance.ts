@@ -100,6 +100,11 @@ export class Instance {
     return this.requests.size > 0 || this.supervisor.pendingCancels.size > 0 || (this.tokenRate.perSecond() ?? 0) > 0;
   }
 
+  /** The pids of this instance's runner processes alive now (see RunnerSupervisor.livePids). */
+  livePids(): number[] {
+    return this.supervisor.livePids();
+  }
+
   get live(): NodeRequest[] {
     return [...this.requests.values()];
   }
