@@ -15,16 +15,15 @@
  * views expect, while a missing or malformed known field is an error the page shows.
  */
 import { z } from 'zod';
+import { FastSynchOverrideSchema, InstanceTypeSchema } from './api';
 import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
 import { RunnerStatusSchema } from './runner-protocol';
 
 const epochMs = z.number().finite();
 const ms = z.number().finite();
 
-export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
+export { FastSynchOverrideSchema, InstanceTypeSchema };
 export type InstanceType = z.infer<typeof InstanceTypeSchema>;
-
-export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
 export type FastSynchOverride = z.infer<typeof FastSynchOverrideSchema>;
 
 /** The engine a local runner runs (shared/catalog.ts's Engine). */

@@ -6,6 +6,7 @@
  * remote method ...".
  */
 import type { ExobarBridge } from '../../../shared/bridge';
+import { BRIDGE_ACTION_NAMES, type BridgeActionName, type BridgeActions } from '../../../shared/bridge-actions';
 import { parseSnapshotValue } from '../../../shared/snapshot';
 import { errorMessage } from '../lib/error-message';
 
@@ -20,6 +21,15 @@ async function clean<T>(call: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw new Error(errorMessage(error), { cause: error });
   }
+}
+
+/** Every action of the table (shared/bridge-actions.ts), passed through with its error message cleaned. */
+function cleanedActions(api: BridgeActions): BridgeActions {
+  const wrap = <K extends BridgeActionName>(name: K) => (...args: unknown[]) =>
+    clean(() => (api[name] as (...a: unknown[]) => Promise<never>)(...args));
+  const actions: Partial<Record<BridgeActionName, ReturnType<typeof wrap>>> = {};
+  for (const name of BRIDGE_ACTION_NAMES) actions[name] = wrap(name);
+  return actions as BridgeActions;
 }
 
 /** Wraps the preload's object; throws when the page is not in Electron. */
@@ -54,16 +64,6 @@ export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): 
         unsubscribe();
       };
     },
-    getSafePairPlan: () => clean(() => api.getSafePairPlan()),
-    launchSafePair: () => clean(() => api.launchSafePair()),
-    createInstance: (request) => clean(() => api.createInstance(request)),
-    updateInstance: (id, request) => clean(() => api.updateInstance(id, request)),
-    stopInstance: (id) => clean(() => api.stopInstance(id)),
-    stopAll: () => clean(() => api.stopAll()),
-    cancelRequest: (requestId) => clean(() => api.cancelRequest(requestId)),
-    exportDiagnostics: () => clean(() => api.exportDiagnostics()),
-    setupMlxRuntime: () => clean(() => api.setupMlxRuntime()),
-    refreshMlxRuntime: () => clean(() => api.refreshMlxRuntime()),
-    listModels: () => clean(() => api.listModels()),
+    ...cleanedActions(api),
   };
 }
