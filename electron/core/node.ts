@@ -234,7 +234,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
           queueCapacity: options.queueCapacity ?? 64,
           maxInFlight: internals.maxInFlightPerInstance ?? 16,
           supervisor: {
-            // The policy's environment wins over anything the command brings (invariant 4).
+            // The policy's environment wins over anything the command brings (docs/architecture.md, invariant 4).
             spawnSpec: (): SpawnSpec => {
               const spec = runnerCommand(model, id)!;
               return { ...spec, env: { ...spec.env, ...fastSynchEnv(instance.decision.enabled) } };

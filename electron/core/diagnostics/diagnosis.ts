@@ -3,7 +3,7 @@
  * runner failure ended), which part of the wait dominated and why, with the numbers
  * behind the verdict. A pure function of the node's request timelines and events.
  *
- * The causes follow domain.md's two mechanisms and its diagnostic rule:
+ * The causes follow docs/domain.md's two mechanisms and its diagnostic rule:
  * - A runner reads new tasks only between generation steps, and one step holds the
  *   whole prefill of an admitted prompt; so a task written while the same runner is
  *   mid-prefill is acknowledged only when that prefill ends
@@ -404,7 +404,7 @@ export function diagnose(
         evidence: { dispatchMs, runnerStatuses: statuses, inFlightAtArrival },
       };
     }
-    // The plan-loop signature (domain.md's diagnostic rule): another runner mid-prefill
+    // The plan-loop signature (docs/domain.md's diagnostic rule): another runner mid-prefill
     // with a task awaiting its ack, and this dispatch released right when that ack came.
     const blockers = timelines
       .filter((o) => o.instanceId !== t.instanceId && o.dispatchedAt !== null && o.dispatchedAt <= end)

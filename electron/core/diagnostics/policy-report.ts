@@ -2,7 +2,7 @@
  * policy.json: per runner, the fast-synch decision, its reason, the value the runner
  * reported in its hello, and every warning raised about it. Built from the snapshot
  * (current runners and warnings) and the events (instances since deleted, warnings
- * raised and cleared over time), because a collapse under fast synch (domain.md) can
+ * raised and cleared over time), because a collapse under fast synch (docs/domain.md) can
  * only be told apart from a supervisor stall when this is known.
  */
 import { localInstances, reportedFastSynchDiffers } from '../../../shared/instance-state';

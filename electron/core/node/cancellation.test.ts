@@ -1,5 +1,5 @@
 /**
- * Cancellation is never lost (architecture invariant 2), with real sim runners. The
+ * Cancellation is never lost (docs/architecture.md, invariant 2), with real sim runners. The
  * runner drops a cancel for a task it has not admitted (exo measured 0 of 2 stopped),
  * so the supervisor must hold it and send it on the acknowledgement.
  */

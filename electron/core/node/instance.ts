@@ -1,7 +1,7 @@
 /**
  * One model instance on this node: its runner supervisor, its bounded request queue,
  * the requests in flight and their metrics. Everything here reacts to events; nothing
- * waits on another instance (architecture invariant 1).
+ * waits on another instance (docs/architecture.md, invariant 1).
  */
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
@@ -130,7 +130,7 @@ export class Instance {
     this.changed();
   }
 
-  /** Cancels one of this instance's requests; see architecture invariant 2. */
+  /** Cancels one of this instance's requests; see docs/architecture.md, invariant 2. */
   cancel(request: NodeRequest): void {
     if (request.ended || request.cancelRequestedAt !== null) return;
     this.log.record({ kind: 'cancel_requested', instanceId: this.id, requestId: request.id, data: { phase: request.phase } });

@@ -1,5 +1,5 @@
 /**
- * A client never hangs (architecture invariant 3): crashes, hangs and garbage on a
+ * A client never hangs (docs/architecture.md, invariant 3): crashes, hangs and garbage on a
  * runner's stdout, with real sim-runner processes.
  */
 import { join } from 'node:path';

@@ -4,7 +4,7 @@
  * its runner to be ready, with the progress in the snapshot.
  *
  * Sequential on purpose: creating, connecting, loading and warming up a runner are the
- * lifecycle steps that legitimately wait (domain.md, the supervisor fix), and loading
+ * lifecycle steps that legitimately wait (docs/domain.md, "Why a model stalls while another is busy"), and loading
  * two models at once would only make both slower and the progress harder to read.
  */
 import type { SafePairPlan } from '../../../shared/api';
