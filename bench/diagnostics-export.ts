@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeDiagnosticBundle, type DiagnosticContext, type DiagnosticNode } from '../electron/core/diagnostics';
-import { MEDIUM, SMALL, syntheticNode } from '../electron/core/diagnostics/testing/synthetic-node';
+import { MEDIUM, SMALL, syntheticNode } from '../test/support/diagnostics/synthetic-node';
 import type { NodeEvent, RequestTimeline } from '../electron/core/node-types';
 
 /** The supervisor's caps (supervisor/log-tail.ts): in memory and per log file. */

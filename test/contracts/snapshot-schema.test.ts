@@ -5,12 +5,12 @@
  * dropped at the bridge. Both fail here.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { syntheticNode } from '../../electron/core/diagnostics/testing/synthetic-node';
-import { FakeNode as SafePairFakeNode } from '../../electron/core/safe-pair/fake-node.test-support';
-import * as page from '../../renderer/src/test/fixtures';
+import { syntheticNode } from '../support/diagnostics/synthetic-node';
+import { FakeNode as SafePairFakeNode } from '../support/safe-pair-fake-node';
+import * as page from '../support/renderer/fixtures';
 import { exoInstances, isFailed, isServing, localInstances } from '../../shared/instance-state';
 import { emptySnapshot, parseSnapshotJson, parseSnapshotValue, SnapshotSchema, type Snapshot } from '../../shared/snapshot';
-import * as glue from '../electron/snapshot-fixtures';
+import * as glue from '../support/electron/snapshot-fixtures';
 import { exoInstanceFixture, exoSnapshotFixture } from '../support/exo-snapshot-fixture';
 import { FakeNode } from '../support/fake-node';
 import { instanceFixture } from '../support/instance-fixture';
@@ -28,7 +28,7 @@ describe('snapshot schema over the test fixtures', () => {
     roundTrips({ ...emptySnapshot(), instances: [instanceFixture()] });
   });
 
-  it("accepts every page fixture (renderer/src/test/fixtures.ts)", () => {
+  it("accepts every page fixture (test/support/renderer/fixtures.ts)", () => {
     const instances = [
       page.instance(),
       page.prefillingInstance(),
@@ -44,7 +44,7 @@ describe('snapshot schema over the test fixtures', () => {
     roundTrips(page.snapshot({ launch: { state: 'failed', step: 'Loading', models: ['sim/llama-3.2-1b'], current: 0, error: 'oom', startedAt: 1 } }));
   });
 
-  it('accepts the tray and menu fixtures (test/electron/snapshot-fixtures.ts)', () => {
+  it('accepts the tray and menu fixtures (test/support/electron/snapshot-fixtures.ts)', () => {
     roundTrips(
       glue.snapshot({
         instances: [

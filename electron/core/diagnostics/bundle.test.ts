@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DiagnosticContext } from './bundle-context';
 import { diagnosticBundleFileName, previewDiagnosticBundle, writeDiagnosticBundle } from './bundle-writer';
 import type { SystemInfo } from './system-info';
-import { parseBundle, readZip } from './testing/read-zip';
-import { MEDIUM, SMALL, syntheticNode } from './testing/synthetic-node';
+import { parseBundle, readZip } from '../../../test/support/diagnostics/read-zip';
+import { MEDIUM, SMALL, syntheticNode } from '../../../test/support/diagnostics/synthetic-node';
 
 // What must never leave the machine. Distinctive strings, so a substring search finds any leak.
 const SECRET_PROMPT = 'my-secret-prompt-about-the-merger';

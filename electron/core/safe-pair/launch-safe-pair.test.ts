@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings, type SafePairPlan, type Settings } from '../../../shared/api';
 import { NodeError } from '../node-types';
-import { FakeNode, type FakeNodeOptions } from './fake-node.test-support';
+import { FakeNode, type FakeNodeOptions } from '../../../test/support/safe-pair-fake-node';
 import { currentSafePairLaunch, launchSafePair } from './launch-safe-pair';
 import { planSafePairForNode, runningInstancesFromSnapshot } from './plan-for-node';
 import { localInstances } from '../../../shared/instance-state';

@@ -9,7 +9,7 @@ import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import type { ApiRoute, RouteContext } from '../api/route-types';
 import type { ExobarNode } from '../node-types';
 import type { SystemMemory } from '../system-memory';
-import { FakeNode } from './fake-node.test-support';
+import { FakeNode } from '../../../test/support/safe-pair-fake-node';
 import { safePairRoutes } from './safe-pair-routes';
 
 const GiB = 1024 ** 3;

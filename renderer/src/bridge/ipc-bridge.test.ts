@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeBridge } from '../test/fake-bridge';
-import { snapshot } from '../test/fixtures';
+import { FakeBridge } from '../../../test/support/renderer/fake-bridge';
+import { snapshot } from '../../../test/support/renderer/fixtures';
 import type { Snapshot } from '../../../shared/snapshot';
 import { createIpcBridge, hasIpcBridge } from './ipc-bridge';
 

@@ -3,13 +3,13 @@
  * lifecycle statuses on short timers (connecting, loading layer by layer, warming up,
  * ready), and a model can be told to fail while loading.
  */
-import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
-import { decideFastSynch } from '../../../shared/fast-synch-policy';
-import type { RunnerStatus } from '../../../shared/runner-protocol';
-import { emptySnapshot, type FastSynchOverride, type LocalInstanceSnapshot, type LaunchProgress, type Snapshot } from '../../../shared/snapshot';
-import { NodeError, type CreateInstanceOptions, type ExobarNode } from '../node-types';
-import type { SafePairNode } from './launch-safe-pair';
-import { instanceFixture } from '../../../test/support/instance-fixture';
+import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
+import { decideFastSynch } from '../../shared/fast-synch-policy';
+import type { RunnerStatus } from '../../shared/runner-protocol';
+import { emptySnapshot, type FastSynchOverride, type LocalInstanceSnapshot, type LaunchProgress, type Snapshot } from '../../shared/snapshot';
+import { NodeError, type CreateInstanceOptions, type ExobarNode } from '../../electron/core/node-types';
+import type { SafePairNode } from '../../electron/core/safe-pair/launch-safe-pair';
+import { instanceFixture } from './instance-fixture';
 
 export interface FakeNodeOptions {
   defaultFastSynch?: FastSynchOverride;

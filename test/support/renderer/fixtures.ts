@@ -5,7 +5,7 @@
 import type { SafePairPlan } from '../../../shared/api';
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
-import { instanceFixture } from '../../../test/support/instance-fixture';
+import { instanceFixture } from '../instance-fixture';
 import { emptySnapshot, type LocalInstanceSnapshot, type MlxRuntimeSnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 
 const GiB = 1024 ** 3;

@@ -2,9 +2,9 @@
 import { act, render, type RenderResult } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import type { Snapshot } from '../../../shared/snapshot';
-import { App } from '../app';
-import { createExobarStore, type ExobarStore, type ExobarStoreOptions } from '../store/exobar-store';
-import { StoreProvider } from '../store/store-context';
+import { App } from '../../../renderer/src/app';
+import { createExobarStore, type ExobarStore, type ExobarStoreOptions } from '../../../renderer/src/store/exobar-store';
+import { StoreProvider } from '../../../renderer/src/store/store-context';
 import { FakeBridge } from './fake-bridge';
 
 export interface Rendered extends RenderResult {

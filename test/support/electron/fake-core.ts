@@ -1,10 +1,10 @@
 /** A stand-in for a running core (startCore's result) in the app glue's tests. */
 import { vi } from 'vitest';
-import { SIM_MODELS } from '../../shared/catalog';
-import type { Snapshot } from '../../shared/snapshot';
-import type { MlxRuntimeService } from '../../electron/core/mlx/mlx-runtime-service';
-import type { ExobarNode } from '../../electron/core/node-types';
-import type { RunningCore, StartCoreOptions } from '../../electron/core/start-core';
+import { SIM_MODELS } from '../../../shared/catalog';
+import type { Snapshot } from '../../../shared/snapshot';
+import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-service';
+import type { ExobarNode } from '../../../electron/core/node-types';
+import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { instance, snapshot as makeSnapshot } from './snapshot-fixtures';
 
 export class FakeNode {

@@ -3,10 +3,10 @@
  * two instances (a 1B and a 3B), the 3B's long prefill with a request queued behind it,
  * and whatever log text a test wants to plant.
  */
-import type { LocalInstanceSnapshot, Snapshot } from '../../../../shared/snapshot';
-import { instanceFixture } from '../../../../test/support/instance-fixture';
-import type { NodeEvent, RequestTimeline } from '../../node-types';
-import type { DiagnosticNode } from '../bundle-context';
+import type { LocalInstanceSnapshot, Snapshot } from '../../../shared/snapshot';
+import { instanceFixture } from '../instance-fixture';
+import type { NodeEvent, RequestTimeline } from '../../../electron/core/node-types';
+import type { DiagnosticNode } from '../../../electron/core/diagnostics/bundle-context';
 
 export const SMALL = 'llama-3.2-1b-1';
 export const MEDIUM = 'llama-3.2-3b-2';
