@@ -6,13 +6,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { syntheticNode } from '../support/diagnostics/synthetic-node';
-import { FakeNode as SafePairFakeNode } from '../support/safe-pair-fake-node';
 import * as page from '../support/renderer/fixtures';
 import { exoInstances, isFailed, isServing, localInstances } from '../../shared/instance-state';
 import { emptySnapshot, parseSnapshotJson, parseSnapshotValue, SnapshotSchema, type Snapshot } from '../../shared/snapshot';
 import * as glue from '../support/electron/snapshot-fixtures';
 import { exoInstanceFixture, exoSnapshotFixture } from '../support/exo-snapshot-fixture';
-import { FakeNode } from '../support/fake-node';
+import { FakeNode, walkingFakeNode } from '../support/fake-node';
 import { instanceFixture } from '../support/instance-fixture';
 import { createNodeFixture, type NodeFixture } from '../support/node-fixture';
 
@@ -57,12 +56,12 @@ describe('snapshot schema over the test fixtures', () => {
     );
   });
 
-  it("accepts the diagnostics' synthetic node and both fake nodes", async () => {
+  it("accepts the diagnostics' synthetic node and the fake node, ready at once or walking", async () => {
     roundTrips(syntheticNode().snapshot()!);
     const api = new FakeNode();
     await api.createInstance({ model: 'sim/llama-3.2-1b', instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
     roundTrips(api.snapshot());
-    const launcher = new SafePairFakeNode();
+    const launcher = walkingFakeNode();
     launcher.addReady('sim/llama-3.2-1b');
     roundTrips(launcher.snapshot());
   });

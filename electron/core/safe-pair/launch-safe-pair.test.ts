@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings, type SafePairPlan, type Settings } from '../../../shared/api';
 import { NodeError } from '../node-types';
-import { FakeNode, type FakeNodeOptions } from '../../../test/support/safe-pair-fake-node';
+import { walkingFakeNode, type FakeNode, type FakeNodeOptions } from '../../../test/support/fake-node';
 import { currentSafePairLaunch, launchSafePair } from './launch-safe-pair';
 import { planSafePairForNode, runningInstancesFromSnapshot } from './plan-for-node';
 import { localInstances } from '../../../shared/instance-state';
@@ -12,7 +12,7 @@ const MEDIUM = 'sim/llama-3.2-3b';
 const plenty = async () => ({ totalBytes: 64 * GiB, freeBytes: 32 * GiB, source: 'os.freemem' as const });
 
 async function setup(options: FakeNodeOptions = {}, settings: Settings = defaultSettings()) {
-  const node = new FakeNode(options);
+  const node = walkingFakeNode(options);
   const plan = await planSafePairForNode(node, settings, { readMemory: plenty });
   return { node, plan };
 }
@@ -68,7 +68,7 @@ describe('launchSafePair', () => {
   });
 
   it('reuses a model that is already running and starts only the other', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const existing = node.addReady(MEDIUM);
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty });
     const result = await launchSafePair(node, plan, { pollMs: 1 });
@@ -101,7 +101,7 @@ describe('launchSafePair', () => {
   });
 
   it('refuses a plan with blockers (409) and touches nothing', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const plan = await planSafePairForNode(node, defaultSettings(), {
       readMemory: async () => ({ totalBytes: 8 * GiB, freeBytes: 1 * GiB, source: 'os.freemem' }),
     });
@@ -155,7 +155,7 @@ describe('launchSafePair', () => {
   });
 
   it('never deletes an instance it did not start, even when that one fails', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const existing = node.addReady(SMALL);
     node.failInstance(existing, 'GPU wedged');
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty });
@@ -178,7 +178,7 @@ describe('launchSafePair', () => {
 
 describe('planSafePairForNode', () => {
   it('plans against the node catalog, its instances and the memory read', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     node.addReady(SMALL, 'ring', true);
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty, headroomBytes: 1 * GiB });
     expect(plan.memory).toMatchObject({ freeBytes: 32 * GiB, headroomBytes: 1 * GiB });
@@ -189,7 +189,7 @@ describe('planSafePairForNode', () => {
   });
 
   it('maps snapshot instances for the planner', () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const id = node.addReady(MEDIUM, 'jaccl', true);
     expect(runningInstancesFromSnapshot(node.snapshot())).toEqual([
       { id, model: MEDIUM, instanceType: 'jaccl', fastSynch: true, fastSynchReason: 'forced on by user' },
@@ -197,7 +197,7 @@ describe('planSafePairForNode', () => {
   });
 
   it('reads the real OS memory when none is given', async () => {
-    const plan = await planSafePairForNode(new FakeNode(), defaultSettings());
+    const plan = await planSafePairForNode(walkingFakeNode(), defaultSettings());
     expect(plan.memory.freeBytes).toBeGreaterThan(0);
   });
 });
