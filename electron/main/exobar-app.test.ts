@@ -231,9 +231,11 @@ describe('snapshots, tray and notifications', () => {
 
   it('Stop all models stops every instance', async () => {
     const { core } = await start();
-    core.fakeNode.publish({ instances: [instance('a'), instance('b')] });
+    const a = core.fakeNode.addReady('sim/llama-3.2-1b');
+    const b = core.fakeNode.addReady('sim/llama-3.2-3b');
     menuItem(MENU_LABELS.stopAll).click({});
-    await vi.waitFor(() => expect(core.fakeNode.deleteInstance.mock.calls.map((c) => c[0]).sort()).toEqual(['a', 'b']));
+    await vi.waitFor(() => expect(vi.mocked(core.fakeNode.deleteInstance).mock.calls.map((c) => c[0]).sort()).toEqual([a, b].sort()));
+    expect(core.fakeNode.snapshot().instances).toEqual([]);
   });
 
   it('a menu action that fails becomes a notification', async () => {

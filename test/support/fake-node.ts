@@ -11,7 +11,7 @@ import type { RunnerStatus } from '../../shared/runner-protocol';
 import { countPromptTokens } from '../../shared/token-count';
 import type { FastSynchOverride, LaunchProgress, LocalInstanceSnapshot, Snapshot } from '../../shared/snapshot';
 import { instanceFixture } from './instance-fixture';
-import { NodeError, type CreateInstanceOptions, type ExobarNode, type RequestEvent, type RequestHandle, type SubmitRequest } from '../../electron/core/node-types';
+import { NodeError, type CreateInstanceOptions, type ExobarNode, type NodeEvent, type RequestTimeline, type RequestEvent, type RequestHandle, type SubmitRequest } from '../../electron/core/node-types';
 
 type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
 
@@ -71,6 +71,8 @@ export class FakeNode implements ExobarNode {
   private readonly instances = new Map<string, FakeInstance>();
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private seq = 0;
+  private cached: Snapshot | null = null;
+  private published: Partial<Snapshot> = {};
   private nextId = 1;
   private apiBaseUrl: string | null = null;
   private launch: LaunchProgress | null = null;
@@ -294,7 +296,29 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  /**
+   * Shows these snapshot fields instead of the fake's own state and tells subscribers
+   * (the app glue's tests drive the tray and notifications with hand-made snapshots).
+   * Returns the snapshot they were sent.
+   */
+  publish(changes: Partial<Snapshot>): Snapshot {
+    this.published = { ...this.published, ...changes };
+    this.changed();
+    return this.snapshot();
+  }
+
+  /** The current snapshot. */
+  get current(): Snapshot {
+    return this.snapshot();
+  }
+
+  /** Like the node's: one snapshot object per version. */
   snapshot(): Snapshot {
+    this.cached ??= { ...this.build(), ...this.published, seq: this.seq };
+    return this.cached;
+  }
+
+  private build(): Snapshot {
     return {
       seq: this.seq,
       at: Date.now(),
@@ -310,9 +334,10 @@ export class FakeNode implements ExobarNode {
     };
   }
 
-  /** No processes: the fake's instances are in memory. */
+  /** The runner pids the fake reports alive (none unless a test sets them: its instances are in memory). */
+  pids: number[] = [];
   runnerPids(): number[] {
-    return [];
+    return [...this.pids];
   }
 
   onSnapshot(listener: (snapshot: Snapshot) => void): () => void {
@@ -321,22 +346,31 @@ export class FakeNode implements ExobarNode {
   }
 
   readonly rejectedInputs: Record<string, number> = {};
+  /** Every boundary that refused an input, in order. */
+  readonly rejected: string[] = [];
 
   countRejectedInput(boundary: string): void {
     this.rejectedInputs[boundary] = (this.rejectedInputs[boundary] ?? 0) + 1;
+    this.rejected.push(boundary);
     this.changed();
   }
 
-  runnerLogs(): null {
-    return null;
+  /** Hand-made history for the diagnostic bundle's tests (see diagnostics/synthetic-node.ts). */
+  events: NodeEvent[] = [];
+  timelines: RequestTimeline[] = [];
+  logs: Record<string, { stdout: string; stderr: string }> = {};
+
+  /** The logs a test planted; empty ones for any other instance in the snapshot; null for an unknown id. */
+  runnerLogs(instanceId: string): { stdout: string; stderr: string } | null {
+    return this.logs[instanceId] ?? (this.snapshot().instances.some((i) => i.id === instanceId) ? { stdout: '', stderr: '' } : null);
   }
 
-  recentEvents() {
-    return [];
+  recentEvents(): NodeEvent[] {
+    return [...this.events];
   }
 
-  requestTimelines() {
-    return [];
+  requestTimelines(): RequestTimeline[] {
+    return [...this.timelines];
   }
 
   async shutdown(): Promise<void> {
@@ -351,6 +385,7 @@ export class FakeNode implements ExobarNode {
 
   private changed(): void {
     this.seq += 1;
+    this.cached = null;
     const snapshot = this.snapshot();
     for (const listener of this.listeners) listener(snapshot);
   }
