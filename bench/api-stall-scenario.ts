@@ -1,5 +1,5 @@
 /**
- * exo's supervisor-stall scenario (domain.md) driven through the local API with the
+ * exo's supervisor-stall scenario (docs/domain.md) driven through the local API with the
  * official `openai` client, as any OpenAI client would drive it: the 3B prefills a
  * unique ~30k-token prompt, one more 3B request is queued behind it, and a short 1B
  * request is sent 3.5 s (calibrated) in. The 1B's time to first token is measured at

@@ -1,5 +1,5 @@
 /**
- * The measurement behind exo's supervisor fix, reproduced on the sim (domain.md):
+ * The measurement behind exo's supervisor fix, reproduced on the sim (docs/domain.md):
  * the 3B prefills a unique ~30k-token prompt for ~19 s; a short 1B request is sent
  * 3.5 s in. With one more 3B request queued behind the long one, a supervisor that
  * awaits acknowledgements stalls the 1B for ~15 s; exobar's must not.

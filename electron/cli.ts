@@ -11,7 +11,7 @@ import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
 import { packageVersion } from './core/package-root';
 import { diagnosticsCommand } from './diagnostics-command';
-import type { Snapshot } from '../shared/snapshot';
+import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
 import { startCore, type RunningCore } from './core/start-core';
 
 /** Where a command writes; tests and embedders can capture it. */
@@ -87,23 +87,6 @@ address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner.`;
 /** How long a clean stop may take before the runners' process groups are killed. */
 const STOP_DEADLINE_MS = 15_000;
 
-/** Last resort when a clean stop hangs or a second signal comes: SIGKILL every runner's process group. */
-function killRunnerGroups(snapshot: Snapshot | null): void {
-  for (const instance of snapshot?.instances ?? []) {
-    const pid = instance.runner.pid;
-    if (pid == null) continue;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-}
-
 export const serveCommand: CliCommand = {
   name: 'serve',
   summary: 'run the node and the local API (OpenAI-compatible /v1, control /api, page at /)',
@@ -147,20 +130,18 @@ export const serveCommand: CliCommand = {
 
     return new Promise<number>((resolve) => {
       let stopping = false;
-      let lastSnapshot: Snapshot | null = null;
       const onSignal = (signal: NodeJS.Signals): void => {
         if (stopping) {
           io.err(`exobar serve: ${signal} again: killing the runners now`);
-          killRunnerGroups(lastSnapshot);
+          killRunnerGroups(core.node.runnerPids());
           resolve(130);
           return;
         }
         stopping = true;
         io.err(`exobar serve: ${signal}: stopping every runner (press Ctrl-C again to force)`);
-        lastSnapshot = core.node.snapshot();
         const deadline = setTimeout(() => {
           io.err('exobar serve: the runners did not stop in time: killing them');
-          killRunnerGroups(lastSnapshot);
+          killRunnerGroups(core.node.runnerPids());
           resolve(1);
         }, STOP_DEADLINE_MS);
         deadline.unref();
@@ -173,7 +154,7 @@ export const serveCommand: CliCommand = {
           (error: unknown) => {
             clearTimeout(deadline);
             io.err(`exobar serve: stop failed: ${(error as Error).message}`);
-            killRunnerGroups(lastSnapshot);
+            killRunnerGroups(core.node.runnerPids());
             resolve(1);
           },
         );

@@ -8,11 +8,24 @@
  */
 import { contextBridge, ipcRenderer, type IpcRenderer, type IpcRendererEvent } from 'electron';
 import type { AppAlert, ExobarBridge } from '../shared/bridge';
+import { BRIDGE_ACTION_NAMES, BRIDGE_ACTIONS, type BridgeActionName, type BridgeActions } from '../shared/bridge-actions';
 import { ALERTS_CHANNEL, IpcChannel } from '../shared/ipc-channels';
 import type { Snapshot } from '../shared/snapshot';
 import { unwrapIpcResult, type IpcResult } from './main/ipc-result';
 
 type RendererIpc = Pick<IpcRenderer, 'invoke' | 'on' | 'removeListener'>;
+
+/**
+ * Every action of the table, each an invoke of its channel with the arguments as given.
+ * Main's handler for that channel answers with the action's result type (its backend is
+ * typed by the same table), so the page validates nothing here but the snapshot.
+ */
+function actionsOverIpc(call: <T>(channel: string, ...args: unknown[]) => Promise<T>): BridgeActions {
+  const invoke = (name: BridgeActionName) => (...args: unknown[]) => call<never>(BRIDGE_ACTIONS[name].channel, ...args);
+  const actions: Partial<Record<BridgeActionName, ReturnType<typeof invoke>>> = {};
+  for (const name of BRIDGE_ACTION_NAMES) actions[name] = invoke(name);
+  return actions as BridgeActions;
+}
 
 /** Builds the bridge over an ipcRenderer (a fake one in tests). */
 export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
@@ -55,17 +68,7 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
       listener(alerts);
       return () => alertListeners.delete(listener);
     },
-    getSafePairPlan: () => call(IpcChannel.getSafePairPlan),
-    launchSafePair: () => call(IpcChannel.launchSafePair),
-    createInstance: (request) => call(IpcChannel.createInstance, request),
-    updateInstance: (id, request) => call(IpcChannel.updateInstance, id, request),
-    stopInstance: (id) => call(IpcChannel.stopInstance, id),
-    stopAll: () => call(IpcChannel.stopAll),
-    cancelRequest: (requestId) => call(IpcChannel.cancelRequest, requestId),
-    exportDiagnostics: () => call(IpcChannel.exportDiagnostics),
-    setupMlxRuntime: () => call(IpcChannel.setupMlxRuntime),
-    refreshMlxRuntime: () => call(IpcChannel.refreshMlxRuntime),
-    listModels: () => call(IpcChannel.listModels),
+    ...actionsOverIpc(call),
   };
 }
 

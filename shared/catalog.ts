@@ -5,7 +5,11 @@
  * exo's supervisor fix (Mac Studio M3 Ultra: Llama-3.2-1B answers a short prompt in
  * 0.23 s alone and 0.38-0.40 s while the 3B prefills; the 3B prefills ~30k tokens in ~19 s).
  */
-export type Engine = 'sim' | 'mlx';
+import type { z } from 'zod';
+import type { EngineSchema } from './snapshot';
+
+/** The engines a local runner can run (the schema is the snapshot's). */
+export type Engine = z.infer<typeof EngineSchema>;
 
 /** How long the sim takes, in real seconds at time scale 1. */
 export interface SimTimings {

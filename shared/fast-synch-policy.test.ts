@@ -1,5 +1,5 @@
 /**
- * Table-driven tests of the fast-synch policy (domain.md, "Instance types and the
+ * Table-driven tests of the fast-synch policy (docs/domain.md, "Instance types and the
  * fast-synch policy"): ring instances off, JACCL on, user overrides first, then the
  * settings default; the environment that carries the decision; the shared-GPU warnings.
  */

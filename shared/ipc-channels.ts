@@ -1,23 +1,21 @@
 /**
- * Every IPC channel, named once (as electron/fiddle does). Main validates each
- * payload with the schemas in shared/api.ts and checks the sender is its own window.
+ * Every IPC channel, named once (as electron/fiddle does): the snapshot's two, and one
+ * per bridge action from the action table (shared/bridge-actions.ts). Main validates
+ * each payload with the schemas in electron/main/ipc-payloads.ts and checks the sender
+ * is its own window.
  */
+import { BRIDGE_ACTION_NAMES, BRIDGE_ACTIONS, type BridgeActionName } from './bridge-actions';
+
+type ActionChannels = { readonly [K in BridgeActionName]: (typeof BRIDGE_ACTIONS)[K]['channel'] };
+
+const actionChannels = Object.fromEntries(BRIDGE_ACTION_NAMES.map((name) => [name, BRIDGE_ACTIONS[name].channel])) as ActionChannels;
+
 export const IpcChannel = {
   /** main -> renderer: a new snapshot. */
   snapshot: 'exobar:snapshot',
   /** renderer -> main: ask for the latest snapshot (pushes sent before load are not lost). */
   getSnapshot: 'exobar:get-snapshot',
-  getSafePairPlan: 'exobar:get-safe-pair-plan',
-  launchSafePair: 'exobar:launch-safe-pair',
-  createInstance: 'exobar:create-instance',
-  updateInstance: 'exobar:update-instance',
-  stopInstance: 'exobar:stop-instance',
-  stopAll: 'exobar:stop-all',
-  cancelRequest: 'exobar:cancel-request',
-  exportDiagnostics: 'exobar:export-diagnostics',
-  setupMlxRuntime: 'exobar:setup-mlx-runtime',
-  refreshMlxRuntime: 'exobar:refresh-mlx-runtime',
-  listModels: 'exobar:list-models',
+  ...actionChannels,
 } as const;
 
 /**

@@ -165,7 +165,7 @@ export const FAULT_PROMPTS = {
 
 /**
  * Parses one stdout line. Returns the message or a reason, never throws: a malformed
- * line is counted and logged by the supervisor, never fatal (architecture invariant 5).
+ * line is counted and logged by the supervisor, never fatal (docs/architecture.md, invariant 5).
  */
 export function parseRunnerOutputLine(line: string): { ok: true; value: RunnerOutput } | { ok: false; reason: string } {
   let json: unknown;
@@ -179,7 +179,7 @@ export function parseRunnerOutputLine(line: string): { ok: true; value: RunnerOu
   return { ok: true, value: parsed.data };
 }
 
-/** The fast-synch value MLX will use given a runner's environment (domain.md, instance types). */
+/** The fast-synch value MLX will use given a runner's environment (docs/domain.md, instance types). */
 export function effectiveFastSynch(env: { MLX_METAL_FAST_SYNCH?: string | null; EXO_FAST_SYNCH?: string | null }): boolean {
   // exo's runner bootstrap: EXO_FAST_SYNCH=false turns it off, any other value on.
   if (env.EXO_FAST_SYNCH != null && env.EXO_FAST_SYNCH !== '') return env.EXO_FAST_SYNCH !== 'false';

@@ -6,7 +6,7 @@
  * Why ring and off: every single-node instance is a ring instance, and two ring
  * instances on one GPU with MLX_METAL_FAST_SYNCH=1 can spin forever on the GPU wait
  * (throughput collapse, or a GPU wedged until reboot); exo's fix is fast synch off
- * for ring instances (domain.md, "Instance types and the fast-synch policy").
+ * for ring instances (docs/domain.md, "Instance types and the fast-synch policy").
  */
 import { defaultSettings, type SafePairPlan, type SafePairPlanEntry, type Settings } from './api';
 import type { CatalogModel } from './catalog';

@@ -9,6 +9,7 @@ import type { DiagnosticsResult } from '../../shared/bridge';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExobarNode } from '../core/node-types';
+import { stopAllInstances } from '../core/node/stop-all';
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
 import type { TrayMenuActions } from './tray-menu';
@@ -45,11 +46,8 @@ export function createAppActions(options: AppActionsOptions): AppActions {
   const { node, services, popover, notify, log } = options;
 
   const stopAll = async () => {
-    const ids = node.snapshot().instances.map((i) => i.id);
-    // Each instance stops on its own; one that fails to stop does not keep the others running.
-    const results = await Promise.allSettled(ids.map((id) => node.deleteInstance(id)));
-    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed.length > 0) throw new Error(`${failed.length} of ${ids.length} models did not stop: ${String(failed[0]!.reason)}`);
+    const { ids, failed } = await stopAllInstances(node);
+    if (failed.length > 0) throw new Error(`${failed.length} of ${ids.length} models did not stop: ${String(failed[0]!.error)}`);
   };
 
   const exportDiagnostics = (): Promise<DiagnosticsResult> =>

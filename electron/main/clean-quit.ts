@@ -6,7 +6,6 @@
  * at a deadline, so the app never leaves a runner behind.
  */
 import type { App } from 'electron';
-import type { Snapshot } from '../../shared/snapshot';
 
 /** How long a clean stop may take before the runners are killed (as `exobar serve`). */
 export const STOP_DEADLINE_MS = 15_000;
@@ -60,25 +59,4 @@ export function installCleanQuit(options: CleanQuitOptions): { state(): QuitStat
   });
 
   return { state: () => state };
-}
-
-/** SIGKILLs every runner's process group (runners lead their own groups); errors mean already gone. */
-export function killRunnerGroups(snapshot: Snapshot | null, kill: (pid: number, signal: NodeJS.Signals) => void = process.kill): number {
-  let killed = 0;
-  for (const instance of snapshot?.instances ?? []) {
-    const pid = instance.runner.pid;
-    if (pid == null) continue;
-    try {
-      kill(-pid, 'SIGKILL');
-      killed++;
-    } catch {
-      try {
-        kill(pid, 'SIGKILL');
-        killed++;
-      } catch {
-        // already gone
-      }
-    }
-  }
-  return killed;
 }

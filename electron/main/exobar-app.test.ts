@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/electron/fake-electron'));
-import { clipboard, dialog, fake, FakeWebContents, Notification, protocol, session } from '../../test/electron/fake-electron';
-import { fakeStartCore } from '../../test/electron/fake-core';
-import { flush, menuItem, recordingServices, silent, startApp } from '../../test/electron/app-harness';
-import { instance, warning } from '../../test/electron/snapshot-fixtures';
+vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
+import { clipboard, dialog, fake, FakeWebContents, Notification, protocol, session } from '../../test/support/electron/fake-electron';
+import { fakeStartCore } from '../../test/support/electron/fake-core';
+import { flush, menuItem, recordingServices, silent, startApp } from '../../test/support/electron/app-harness';
+import { instance, warning } from '../../test/support/electron/snapshot-fixtures';
 import { defaultSettings } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';
 import { startExobarApp } from './exobar-app';
@@ -198,9 +198,11 @@ describe('snapshots, tray and notifications', () => {
 
   it('Stop all models stops every instance', async () => {
     const { core } = await start();
-    core.fakeNode.publish({ instances: [instance('a'), instance('b')] });
+    const a = core.fakeNode.addReady('sim/llama-3.2-1b');
+    const b = core.fakeNode.addReady('sim/llama-3.2-3b');
     menuItem(MENU_LABELS.stopAll).click({});
-    await vi.waitFor(() => expect(core.fakeNode.deleteInstance.mock.calls.map((c) => c[0]).sort()).toEqual(['a', 'b']));
+    await vi.waitFor(() => expect(vi.mocked(core.fakeNode.deleteInstance).mock.calls.map((c) => c[0]).sort()).toEqual([a, b].sort()));
+    expect(core.fakeNode.snapshot().instances).toEqual([]);
   });
 
   it('a menu action that fails becomes a notification', async () => {
@@ -320,7 +322,8 @@ describe('quit', () => {
 
   it('a stop that hangs past the deadline kills the runner process groups and exits', async () => {
     const { core } = await start({ stopDeadlineMs: 50 });
-    core.fakeNode.publish({ instances: [instance('a')] }); // its runner has pid 100
+    core.fakeNode.publish({ instances: [instance('a')] });
+    core.fakeNode.pids = [100]; // its runner, alive
     core.holdStop();
     const kill = vi.spyOn(process, 'kill').mockImplementation(() => true);
     try {

@@ -17,7 +17,8 @@ import { applicationMenuTemplate } from './app-menu';
 import { createAppActions, type AppActions } from './app-actions';
 import { appPaths, runnerEnvironment, type AppLocation } from './app-paths';
 import { handleAppProtocol, registerAppScheme } from './app-protocol';
-import { installCleanQuit, killRunnerGroups, type QuitState } from './clean-quit';
+import { killRunnerGroups } from '../core/supervisor/kill-runner-groups';
+import { installCleanQuit, type QuitState } from './clean-quit';
 import { createCoreServices, type CoreServices } from './core-services';
 import { registerIpcHandlers } from './ipc-handlers';
 import { loginItem } from './login-item';
@@ -143,7 +144,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   const quit = installCleanQuit({
     app,
     stop: () => core.stop(),
-    forceKill: () => killRunnerGroups(lastSnapshot),
+    forceKill: () => killRunnerGroups(core.node.runnerPids()),
     deadlineMs: options.stopDeadlineMs,
     log,
   });

@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/electron/fake-electron'));
+vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
 import { ipcMain } from 'electron';
-import { fake, FakeWebContents, FakeWebFrame } from '../../test/electron/fake-electron';
-import { snapshot } from '../../test/electron/snapshot-fixtures';
+import { fake, FakeWebContents, FakeWebFrame } from '../../test/support/electron/fake-electron';
+import { snapshot } from '../../test/support/electron/snapshot-fixtures';
 import { SIM_MODELS } from '../../shared/catalog';
 import { IpcChannel } from '../../shared/ipc-channels';
 import { NodeError } from '../core/node-types';

@@ -6,23 +6,20 @@
  * a clear error, counted, and never reaches the node.
  */
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
-import type { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
-import type { ExobarBridge } from '../../shared/bridge';
+import type { BridgeActionName, BridgeActionResult } from '../../shared/bridge-actions';
 import { IpcChannel } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
-import type { z } from 'zod';
-import { IPC_PAYLOADS, parseIpcArgs, type InvokeChannelKey } from './ipc-payloads';
+import { IPC_PAYLOADS, parseIpcArgs, type InvokeChannelKey, type IpcArgs } from './ipc-payloads';
 import type { IpcResult } from './ipc-result';
 
 /**
- * What the renderer may ask of main; the app's actions implement it. The bridge's
- * actions, less its subscriptions (main pushes snapshots itself), plus the latest
- * snapshot on request; payloads arrive already validated (the schemas' output types).
+ * What the renderer may ask of main; the app's actions implement it. Every bridge
+ * action of shared/bridge-actions.ts (main pushes snapshots itself), plus the latest
+ * snapshot on request; arguments arrive already validated (the schemas' output types,
+ * defaults filled in).
  */
-export type IpcBackend = Omit<ExobarBridge, 'subscribeSnapshots' | 'subscribeConnection' | 'createInstance' | 'updateInstance'> & {
+export type IpcBackend = { [K in BridgeActionName]: (...args: IpcArgs<K>) => Promise<BridgeActionResult<K>> } & {
   getSnapshot(): Snapshot;
-  createInstance(request: z.output<typeof CreateInstanceRequestSchema>): Promise<{ id: string }>;
-  updateInstance(id: string, request: z.output<typeof UpdateInstanceRequestSchema>): Promise<void>;
 };
 
 export interface IpcSenderPolicy {
@@ -74,23 +71,11 @@ function errorOf(error: unknown): { code: string; message: string } {
   return { code: 'failed', message: String(error) };
 }
 
-type Dispatch = { [K in InvokeChannelKey]: (backend: IpcBackend, args: z.output<(typeof IPC_PAYLOADS)[K]>) => unknown };
-
-/** How each channel's validated arguments reach the backend. */
-const DISPATCH: Dispatch = {
-  getSnapshot: (b) => b.getSnapshot(),
-  getSafePairPlan: (b) => b.getSafePairPlan(),
-  launchSafePair: (b) => b.launchSafePair(),
-  createInstance: (b, [request]) => b.createInstance(request),
-  updateInstance: (b, [id, request]) => b.updateInstance(id, request),
-  stopInstance: (b, [id]) => b.stopInstance(id),
-  stopAll: (b) => b.stopAll(),
-  cancelRequest: (b, [requestId]) => b.cancelRequest(requestId),
-  exportDiagnostics: (b) => b.exportDiagnostics(),
-  setupMlxRuntime: (b) => b.setupMlxRuntime(),
-  refreshMlxRuntime: (b) => b.refreshMlxRuntime(),
-  listModels: (b) => b.listModels(),
-};
+/** Calls the backend's method of the same name with the validated arguments. */
+function dispatch<K extends InvokeChannelKey>(backend: IpcBackend, key: K, args: IpcArgs<K>): unknown {
+  const method = backend[key] as (...a: unknown[]) => unknown;
+  return method.apply(backend, args);
+}
 
 /** Registers one handler per invoke channel; returns a function that removes them. */
 export function registerIpcHandlers(options: IpcHandlerOptions): () => void {
@@ -110,8 +95,7 @@ export function registerIpcHandlers(options: IpcHandlerOptions): () => void {
         return { ok: false, error: { code: 'invalid_payload', message: parsed.message } };
       }
       try {
-        const run = DISPATCH[key] as (b: IpcBackend, a: unknown) => unknown;
-        const value = await run(backend, parsed.args);
+        const value = await dispatch(backend, key, parsed.args);
         return { ok: true, value: value ?? null };
       } catch (error) {
         onError?.(channel, error);

@@ -1,10 +1,13 @@
 /**
  * The argument list each renderer-to-main channel accepts, as zod tuples built from
  * the shared schemas (shared/api.ts). Main validates every invoke against these
- * before anything reaches the node; extra or missing arguments are refused too.
+ * before anything reaches the node; extra or missing arguments are refused too. Each
+ * tuple must accept exactly what the action's signature in shared/bridge-actions.ts
+ * passes (checked by the compiler), so a new action cannot be left unvalidated.
  */
 import { z } from 'zod';
 import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
+import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
 import { IpcChannel } from '../../shared/ipc-channels';
 
 const InstanceId = z.string().min(1).max(200);
@@ -26,7 +29,7 @@ export const IPC_PAYLOADS = {
   setupMlxRuntime: z.tuple([]),
   refreshMlxRuntime: z.tuple([]),
   listModels: z.tuple([]),
-} as const satisfies Record<InvokeChannelKey, z.ZodTuple>;
+} as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { instance, snapshot, warning } from '../../test/electron/snapshot-fixtures';
+import { instance, snapshot, warning } from '../../test/support/electron/snapshot-fixtures';
 import { operatorAlerts } from './operator-alerts';
 
 const exit = (reason: string, at: number) => ({ code: null, signal: 'SIGKILL', reason, at });

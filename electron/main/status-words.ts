@@ -1,5 +1,6 @@
 /** Runner statuses and counts in the words the tray, menu and notifications show. */
 import type { RunnerStatus } from '../../shared/runner-protocol';
+import { isFailed } from '../../shared/instance-state';
 import type { InstanceSnapshot } from '../../shared/snapshot';
 
 /** "Ready", "Loading 12/28 layers", "Failed: out of memory", ... (exo's runner statuses). */
@@ -28,6 +29,19 @@ export function runnerStatusWords(status: RunnerStatus): string {
     case 'RunnerFailed':
       return `Failed: ${truncate(status.errorMessage, 60)}`;
   }
+}
+
+/**
+ * An instance's status in words: its runner's for a local instance; for an exo
+ * instance, a failed runner's message or how many of its runners serve.
+ */
+export function instanceStatusWords(instance: InstanceSnapshot): string {
+  if (instance.source === 'local') return runnerStatusWords(instance.runner.status);
+  const runners = instance.exo.runners;
+  const failed = isFailed(instance) ? runners.find((r) => r.status === 'RunnerFailed') : undefined;
+  if (failed) return `Failed: ${truncate(failed.errorMessage ?? 'runner failed', 60)}`;
+  const serving = runners.filter((r) => r.status === 'RunnerReady' || r.status === 'RunnerRunning').length;
+  return `exo: ${serving}/${runners.length} runners serving`;
 }
 
 /** Requests waiting in the node's queue for this model (not yet written to the runner). */

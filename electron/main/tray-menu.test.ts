@@ -1,6 +1,6 @@
 import type { MenuItem, MenuItemConstructorOptions } from 'electron';
 import { describe, expect, it, vi } from 'vitest';
-import { instance, request, snapshot } from '../../test/electron/snapshot-fixtures';
+import { instance, request, snapshot } from '../../test/support/electron/snapshot-fixtures';
 import { buildTrayMenu, MENU_LABELS, type TrayMenuActions } from './tray-menu';
 
 function actions(): TrayMenuActions & Record<string, ReturnType<typeof vi.fn>> {

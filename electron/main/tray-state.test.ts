@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { instance, snapshot, ttftSample, warning } from '../../test/electron/snapshot-fixtures';
+import { instance, snapshot, ttftSample, warning } from '../../test/support/electron/snapshot-fixtures';
 import { trayStateOf, trayViewOf } from './tray-state';
 
 describe('tray state', () => {

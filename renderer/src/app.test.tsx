@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fastSynchOn, instance, mlxAvailable, mlxRuntime, prefillingInstance, ringFastSynchWarning, safePairPlan, snapshot, withStatus } from './test/fixtures';
-import { renderApp } from './test/render-app';
+import { fastSynchOn, instance, mlxAvailable, mlxRuntime, prefillingInstance, ringFastSynchWarning, safePairPlan, snapshot, withStatus } from '../../test/support/renderer/fixtures';
+import { renderApp } from '../../test/support/renderer/render-app';
 
 afterEach(cleanup);
 

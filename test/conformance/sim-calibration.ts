@@ -1,6 +1,6 @@
 /**
- * Measures the sim against the numbers it is calibrated to (domain.md, exo's supervisor
- * fix, Mac Studio M3 Ultra): Llama-3.2-1B answers a short prompt in 0.23 s alone and in
+ * Measures the sim against the numbers it is calibrated to (docs/domain.md, "The measured
+ * stall", Mac Studio M3 Ultra): Llama-3.2-1B answers a short prompt in 0.23 s alone and in
  * 0.38-0.40 s while Llama-3.2-3B prefills; the 3B prefills ~30k tokens in ~19 s.
  *
  * Two sim runners share one simulated GPU (one EXOBAR_SIM_GPU_DIR), as on one Mac.

@@ -1,6 +1,6 @@
 /**
  * How the page copes with a busy node: 2 models × 8 streaming clients (the load of
- * the fast-synch collapse measurement in domain.md), measured in Chromium over a
+ * the fast-synch collapse measurement in docs/domain.md), measured in Chromium over a
  * fixed window: frames per second (requestAnimationFrame), main-thread busy time
  * (CDP Performance.getMetrics TaskDuration), long tasks, and how often the store
  * applied a snapshot. Writes the figures to screenshots/perf.json.

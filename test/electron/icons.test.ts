@@ -6,7 +6,7 @@ import { TRAY_STATES } from '../../electron/main/tray-state';
 import { generateIcons, trayImageName } from '../../scripts/generate-icons';
 import { TRAY_GLYPH_STATES } from '../../scripts/icons/icon-designs';
 import { encodePng } from '../../scripts/icons/png-encoder';
-import { decodePng } from './png-decode';
+import { decodePng } from '../support/electron/png-decode';
 
 const root = join(import.meta.dirname, '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'exobar-icons-'));

@@ -16,7 +16,7 @@ import { checkPackageContents, mainBundleImports, pageAssets, pythonLocalImports
 import { packageContents } from '../../scripts/package-check/package-contents';
 import { serveAppRequest } from '../../electron/main/app-protocol';
 import { CHROMIUM_PATH, launchChromium } from '../e2e/browser';
-import { instance, snapshot, ttftSample, warning } from './snapshot-fixtures';
+import { instance, snapshot, ttftSample, warning } from '../support/electron/snapshot-fixtures';
 
 const root = join(import.meta.dirname, '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'exobar-package-'));

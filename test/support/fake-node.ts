@@ -1,12 +1,17 @@
 /**
- * A small in-process ExobarNode for API tests that need exact control: scripted
- * timings, a failure mid-stream, a full queue, a shared-GPU gate. Tests that can use
- * the real node with sim runners do; this fake is for the sharper cases.
+ * The one in-process fake ExobarNode, for tests that need exact control: scripted
+ * timings, a failure mid-stream, a full queue, a shared-GPU gate (the API tests), and
+ * instances that walk exo's lifecycle statuses on short timers, fail while loading or
+ * refuse to be created (the launcher's tests). Tests that can use the real node with
+ * sim runners do; this fake is for the sharper cases.
  */
 import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
+import { decideFastSynch } from '../../shared/fast-synch-policy';
+import type { RunnerStatus } from '../../shared/runner-protocol';
 import { countPromptTokens } from '../../shared/token-count';
-import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
-import { NodeError, type CreateInstanceOptions, type ExobarNode, type RequestEvent, type RequestHandle, type SubmitRequest } from '../../electron/core/node-types';
+import type { FastSynchOverride, LaunchProgress, LocalInstanceSnapshot, Snapshot } from '../../shared/snapshot';
+import { instanceFixture } from './instance-fixture';
+import { NodeError, type CreateInstanceOptions, type ExobarNode, type NodeEvent, type RequestTimeline, type RequestEvent, type RequestHandle, type SubmitRequest } from '../../electron/core/node-types';
 
 type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
 
@@ -19,6 +24,24 @@ export interface FakeNodeOptions {
   queueCapacity?: number;
   /** Tokens generated when max_tokens is null. */
   defaultTokens?: number;
+  defaultFastSynch?: FastSynchOverride;
+  /**
+   * Milliseconds per lifecycle step (each layer counts as one): new instances walk from
+   * RunnerIdle through loading to RunnerReady. Unset: they are ready at once.
+   */
+  stepMs?: number;
+  /** Models whose runner fails after loading this many layers. */
+  failLoading?: Record<string, number>;
+  /** Models whose createInstance throws this error. */
+  failCreate?: Record<string, NodeError>;
+  /** Makes deleteInstance reject. */
+  failDelete?: boolean;
+}
+
+interface FakeInstance {
+  snap: LocalInstanceSnapshot;
+  timer: ReturnType<typeof setTimeout> | null;
+  waiters: Array<{ resolve: () => void; reject: (err: Error) => void }>;
 }
 
 /** Prompts that script a failure, like exo's debug prompts. */
@@ -41,9 +64,15 @@ export class FakeNode implements ExobarNode {
   readonly flights = new Map<string, Flight>();
   readonly cancelled: string[] = [];
   readonly submitted: SubmitRequest[] = [];
-  private readonly instances = new Map<string, InstanceSnapshot>();
+  /** Every launch progress the node was given, in order. */
+  readonly progress: LaunchProgress[] = [];
+  /** The instance calls in order ("create <model>", "wait <id>", "delete <id>"). */
+  readonly calls: string[] = [];
+  private readonly instances = new Map<string, FakeInstance>();
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private seq = 0;
+  private cached: Snapshot | null = null;
+  private published: Partial<Snapshot> = {};
   private nextId = 1;
   private apiBaseUrl: string | null = null;
   private launch: LaunchProgress | null = null;
@@ -53,7 +82,7 @@ export class FakeNode implements ExobarNode {
   private readonly defaultTokens: number;
   shutdownCalls = 0;
 
-  constructor(options: FakeNodeOptions = {}) {
+  constructor(private readonly options: FakeNodeOptions = {}) {
     this.tokenMs = options.tokenMs ?? 2;
     this.prefillChunkMs = options.prefillChunkMs ?? 5;
     this.queueCapacity = options.queueCapacity ?? 64;
@@ -66,6 +95,7 @@ export class FakeNode implements ExobarNode {
 
   setLaunchProgress(progress: LaunchProgress | null): void {
     this.launch = progress;
+    if (progress) this.progress.push(structuredClone(progress));
     this.changed();
   }
 
@@ -84,7 +114,7 @@ export class FakeNode implements ExobarNode {
 
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle {
     this.submitted.push(request);
-    const instance = [...this.instances.values()].find((i) => i.model === request.model);
+    const instance = [...this.instances.values()].map((i) => i.snap).find((i) => i.model === request.model);
     if (!instance) throw new NodeError('model_not_found', `no instance serves ${request.model}`, 404);
     const text = request.messages.map((m) => m.content).join(' ');
     if (text.includes(FAKE_PROMPTS.throwUnexpected)) throw new Error('a bug in the node');
@@ -163,66 +193,151 @@ export class FakeNode implements ExobarNode {
     return true;
   }
 
-  async createInstance(options: CreateInstanceOptions): Promise<InstanceSnapshot> {
+  async createInstance(options: CreateInstanceOptions): Promise<LocalInstanceSnapshot> {
+    this.calls.push(`create ${options.model}`);
+    const failure = this.options.failCreate?.[options.model];
+    if (failure) throw failure;
     const model = SIM_MODELS.find((m) => m.id === options.model);
     if (!model) throw new NodeError('model_not_found', `unknown model ${options.model}`, 404);
-    const fastSynch = options.fastSynch === 'on' || (options.fastSynch === 'auto' && options.instanceType === 'jaccl');
-    const otherRings = [...this.instances.values()].filter((i) => i.instanceType === 'ring');
-    if (options.instanceType === 'ring' && otherRings.length > 0 && (fastSynch || otherRings.some((i) => i.fastSynch.enabled)) && !options.acknowledgeRisk) {
+    const decision = decideFastSynch(options.instanceType, options.fastSynch, this.options.defaultFastSynch ?? 'auto');
+    const otherRings = [...this.instances.values()].filter((i) => i.snap.instanceType === 'ring');
+    if (options.instanceType === 'ring' && otherRings.length > 0 && (decision.enabled || otherRings.some((i) => i.snap.fastSynch.enabled)) && !options.acknowledgeRisk) {
       throw new NodeError('fast_synch_shared_gpu', 'two ring instances with fast synch on one GPU can wedge it; pass acknowledgeRisk to go ahead', 409);
     }
     const id = `inst-${this.nextId++}`;
-    const instance: InstanceSnapshot = {
-      id,
-      model: model.id,
-      modelName: model.name,
-      engine: model.engine,
-      simulated: model.simulated,
-      instanceType: options.instanceType,
-      runner: { status: { kind: 'RunnerReady' }, pid: null, restarts: 0, lastExit: null, malformedLines: 0 },
-      fastSynch: { override: options.fastSynch, enabled: fastSynch, reason: fastSynch ? 'forced on by user' : 'ring instance', reported: fastSynch },
-      queue: { capacity: this.queueCapacity, requests: [] },
-      prefill: null,
-      pendingCancels: [],
-      ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
-      tokensPerSecond: null,
-      counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
-    };
-    this.instances.set(id, instance);
+    const walking = this.options.stepMs !== undefined;
+    const snap = fakeInstanceSnapshot(id, model, options.instanceType, walking ? { kind: 'RunnerIdle' } : { kind: 'RunnerReady' });
+    snap.queue.capacity = this.queueCapacity;
+    snap.fastSynch = { override: options.fastSynch, enabled: decision.enabled, reason: decision.reason, reported: walking ? null : decision.enabled };
+    const inst: FakeInstance = { snap, timer: null, waiters: [] };
+    this.instances.set(id, inst);
+    if (walking) this.advance(inst, model.sim?.totalLayers ?? 4);
     this.changed();
-    return instance;
+    return structuredClone(snap);
   }
 
-  async waitForReady(instanceId: string): Promise<void> {
-    if (!this.instances.has(instanceId)) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+  /** Adds an instance that is already ready (as if launched earlier). */
+  addReady(modelId: string, instanceType: 'ring' | 'jaccl' = 'ring', fastSynch = false): string {
+    const model = SIM_MODELS.find((m) => m.id === modelId);
+    if (!model) throw new Error(`no model ${modelId}`);
+    const id = `inst-${this.nextId++}`;
+    const snap = fakeInstanceSnapshot(id, model, instanceType, { kind: 'RunnerReady' });
+    snap.fastSynch = { override: 'auto', enabled: fastSynch, reason: fastSynch ? 'forced on by user' : 'ring instance', reported: fastSynch };
+    this.instances.set(id, { snap, timer: null, waiters: [] });
+    this.changed();
+    return id;
+  }
+
+  /** Puts an existing instance's runner into a failed state. */
+  failInstance(id: string, message: string): void {
+    const inst = this.instances.get(id);
+    if (inst) this.setStatus(inst, { kind: 'RunnerFailed', errorMessage: message });
+  }
+
+  private advance(inst: FakeInstance, totalLayers: number): void {
+    const steps: RunnerStatus[] = [{ kind: 'RunnerConnecting' }, { kind: 'RunnerConnected' }];
+    const failAt = this.options.failLoading?.[inst.snap.model];
+    for (let l = 0; l <= totalLayers; l++) {
+      steps.push({ kind: 'RunnerLoading', layersLoaded: l, totalLayers });
+      if (failAt === l) {
+        steps.push({ kind: 'RunnerFailed', errorMessage: `out of memory at layer ${l}` });
+        break;
+      }
+    }
+    steps.push({ kind: 'RunnerLoaded' }, { kind: 'RunnerWarmingUp' }, { kind: 'RunnerReady' });
+    const next = (): void => {
+      const status = steps.shift();
+      if (!status || inst.snap.runner.status.kind === 'RunnerFailed') return;
+      this.setStatus(inst, status);
+      if (status.kind !== 'RunnerReady' && status.kind !== 'RunnerFailed') inst.timer = setTimeout(next, this.options.stepMs);
+    };
+    inst.timer = setTimeout(next, this.options.stepMs);
+  }
+
+  private setStatus(inst: FakeInstance, status: RunnerStatus): void {
+    inst.snap.runner.status = status;
+    if (status.kind === 'RunnerReady') {
+      inst.snap.fastSynch.reported = inst.snap.fastSynch.enabled;
+      for (const w of inst.waiters.splice(0)) w.resolve();
+    } else if (status.kind === 'RunnerFailed') {
+      for (const w of inst.waiters.splice(0)) w.reject(new NodeError('runner_failed', status.errorMessage, 502));
+    }
+    this.changed();
+  }
+
+  waitForReady(instanceId: string): Promise<void> {
+    this.calls.push(`wait ${instanceId}`);
+    const inst = this.instances.get(instanceId);
+    if (!inst) return Promise.reject(new NodeError('instance_not_found', `no instance ${instanceId}`, 404));
+    const status = inst.snap.runner.status;
+    if (status.kind === 'RunnerReady') return Promise.resolve();
+    if (status.kind === 'RunnerFailed') return Promise.reject(new NodeError('runner_failed', status.errorMessage, 502));
+    return new Promise((resolve, reject) => inst.waiters.push({ resolve, reject }));
   }
 
   async updateInstance(instanceId: string, update: { fastSynch: 'auto' | 'on' | 'off' }): Promise<void> {
-    const instance = this.instances.get(instanceId);
-    if (!instance) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
-    instance.fastSynch = { ...instance.fastSynch, override: update.fastSynch };
+    const inst = this.instances.get(instanceId);
+    if (!inst) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+    inst.snap.fastSynch = { ...inst.snap.fastSynch, override: update.fastSynch };
     this.changed();
   }
 
   async deleteInstance(instanceId: string): Promise<void> {
-    if (!this.instances.delete(instanceId)) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+    this.calls.push(`delete ${instanceId}`);
+    if (this.options.failDelete) throw new Error('delete refused');
+    const inst = this.instances.get(instanceId);
+    if (!inst) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+    if (inst.timer) clearTimeout(inst.timer);
+    for (const w of inst.waiters.splice(0)) w.reject(new NodeError('instance_deleted', 'deleted', 410));
+    this.instances.delete(instanceId);
     for (const flight of [...this.flights.values()]) {
       if (flight.handle.instanceId === instanceId) this.end(flight, { type: 'failed', error: new NodeError('instance_deleted', 'the instance was deleted', 503) });
     }
     this.changed();
   }
 
+  /**
+   * Shows these snapshot fields instead of the fake's own state and tells subscribers
+   * (the app glue's tests drive the tray and notifications with hand-made snapshots).
+   * Returns the snapshot they were sent.
+   */
+  publish(changes: Partial<Snapshot>): Snapshot {
+    this.published = { ...this.published, ...changes };
+    this.changed();
+    return this.snapshot();
+  }
+
+  /** The current snapshot. */
+  get current(): Snapshot {
+    return this.snapshot();
+  }
+
+  /** Like the node's: one snapshot object per version. */
   snapshot(): Snapshot {
+    this.cached ??= { ...this.build(), ...this.published, seq: this.seq };
+    return this.cached;
+  }
+
+  private build(): Snapshot {
     return {
       seq: this.seq,
       at: Date.now(),
       version: 'fake',
       apiBaseUrl: this.apiBaseUrl,
-      instances: [...this.instances.values()],
+      instances: [...this.instances.values()].map((i) => structuredClone(i.snap)),
       warnings: [],
       launch: this.launch,
       rejectedInputs: { ...this.rejectedInputs },
+      mlx: null,
+      exo: null,
+      exoOffer: null,
     };
+  }
+
+  /** The runner pids the fake reports alive (none unless a test sets them: its instances are in memory). */
+  pids: number[] = [];
+  runnerPids(): number[] {
+    return [...this.pids];
   }
 
   onSnapshot(listener: (snapshot: Snapshot) => void): () => void {
@@ -231,27 +346,37 @@ export class FakeNode implements ExobarNode {
   }
 
   readonly rejectedInputs: Record<string, number> = {};
+  /** Every boundary that refused an input, in order. */
+  readonly rejected: string[] = [];
 
   countRejectedInput(boundary: string): void {
     this.rejectedInputs[boundary] = (this.rejectedInputs[boundary] ?? 0) + 1;
+    this.rejected.push(boundary);
     this.changed();
   }
 
-  runnerLogs(): null {
-    return null;
+  /** Hand-made history for the diagnostic bundle's tests (see diagnostics/synthetic-node.ts). */
+  events: NodeEvent[] = [];
+  timelines: RequestTimeline[] = [];
+  logs: Record<string, { stdout: string; stderr: string }> = {};
+
+  /** The logs a test planted; empty ones for any other instance in the snapshot; null for an unknown id. */
+  runnerLogs(instanceId: string): { stdout: string; stderr: string } | null {
+    return this.logs[instanceId] ?? (this.snapshot().instances.some((i) => i.id === instanceId) ? { stdout: '', stderr: '' } : null);
   }
 
-  recentEvents() {
-    return [];
+  recentEvents(): NodeEvent[] {
+    return [...this.events];
   }
 
-  requestTimelines() {
-    return [];
+  requestTimelines(): RequestTimeline[] {
+    return [...this.timelines];
   }
 
   async shutdown(): Promise<void> {
     this.shutdownCalls += 1;
     for (const flight of [...this.flights.values()]) this.end(flight, { type: 'failed', error: new NodeError('node_shutdown', 'exobar is shutting down', 503) });
+    for (const inst of this.instances.values()) if (inst.timer) clearTimeout(inst.timer);
   }
 
   listenerCount(): number {
@@ -260,7 +385,26 @@ export class FakeNode implements ExobarNode {
 
   private changed(): void {
     this.seq += 1;
+    this.cached = null;
     const snapshot = this.snapshot();
     for (const listener of this.listeners) listener(snapshot);
   }
+}
+
+/** The fake with instances that walk the lifecycle (2 ms a step unless told otherwise), for the launcher's tests. */
+export function walkingFakeNode(options: FakeNodeOptions = {}): FakeNode {
+  return new FakeNode({ stepMs: 2, ...options });
+}
+
+function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ring' | 'jaccl', status: RunnerStatus): LocalInstanceSnapshot {
+  return instanceFixture({
+    id,
+    model: model.id,
+    modelName: model.name,
+    engine: model.engine,
+    simulated: model.simulated,
+    instanceType,
+    runner: { status, pid: null, restarts: 0, lastExit: null, malformedLines: 0 },
+    fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: null },
+  });
 }

@@ -71,7 +71,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   let policy: OriginPolicy = { hostNames: allowedHostNames(host, options.allowedHosts), port: options.port ?? DEFAULT_API_PORT, extraOrigins: new Set((options.extraOrigins ?? []).map((o) => o.toLowerCase())) };
   let url = '';
 
-  // Every refused input shows in the snapshot's rejectedInputs.http (architecture invariant 5).
+  // Every refused input shows in the snapshot's rejectedInputs.http (docs/architecture.md, invariant 5).
   const countRejected = (code: string): void => {
     rejectedCount += 1;
     options.node.countRejectedInput('http');

@@ -10,6 +10,7 @@ import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
 import { ApiError, rejected } from './api-error';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';
+import { stopAllInstances } from '../node/stop-all';
 
 /** Interval at which /api/events pushes snapshots at most (the node throttles its listeners). */
 export const EVENTS_THROTTLE_MS = 100;
@@ -48,7 +49,7 @@ function findInstance(snapshot: Snapshot, id: string): InstanceSnapshot | null {
 async function createInstance(ctx: RouteContext): Promise<void> {
   const q = query(ctx, CreateQuerySchema);
   const body = await ctx.body(CreateInstanceRequestSchema);
-  let instance = await ctx.node.createInstance(body);
+  let instance: InstanceSnapshot = await ctx.node.createInstance(body);
   if (q.wait === 'ready') {
     await ctx.node.waitForReady(instance.id, q.timeout_ms);
     instance = findInstance(ctx.node.snapshot(), instance.id) ?? instance;
@@ -71,10 +72,8 @@ async function deleteInstance(ctx: RouteContext): Promise<void> {
 
 /** Stops every instance (the "stop all" action); each deletion stops its runner cleanly. */
 async function deleteAllInstances(ctx: RouteContext): Promise<void> {
-  const ids = ctx.node.snapshot().instances.map((i) => i.id);
-  const results = await Promise.allSettled(ids.map((id) => ctx.node.deleteInstance(id)));
-  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [ids[i]!] : []));
-  if (failed.length > 0) throw new ApiError(500, 'delete_failed', `could not stop instances: ${failed.join(', ')}`);
+  const { ids, failed } = await stopAllInstances(ctx.node);
+  if (failed.length > 0) throw new ApiError(500, 'delete_failed', `could not stop instances: ${failed.map((f) => f.id).join(', ')}`);
   ctx.json(200, { deleted: ids });
 }
 
@@ -87,6 +86,7 @@ function events(ctx: RouteContext): void {
   const sse = new SseStream(ctx.res);
   sse.open();
   let pending: Snapshot | null = null;
+  let lastSeq = -1;
   const flush = (): void => {
     if (pending == null || sse.isClosed) return;
     const next = pending;
@@ -94,6 +94,9 @@ function events(ctx: RouteContext): void {
     sse.data(next);
   };
   const push = (snapshot: Snapshot): void => {
+    // The subscription's first send is the version already sent at once: a version goes out once.
+    if (snapshot.seq <= lastSeq) return;
+    lastSeq = snapshot.seq;
     pending = snapshot;
     if (ctx.res.writableLength < EVENTS_MAX_BUFFERED_BYTES) flush();
   };

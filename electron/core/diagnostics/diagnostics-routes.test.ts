@@ -12,7 +12,7 @@ import { makePrompt } from '../../../shared/token-count';
 import { main, type CliIo } from '../../cli';
 import { startCore, type RunningCore } from '../start-core';
 import { diagnosticsRoutes } from './diagnostics-routes';
-import { parseBundle, readZip } from './testing/read-zip';
+import { parseBundle, readZip } from '../../../test/support/diagnostics/read-zip';
 
 let core: RunningCore;
 let dataDir: string;

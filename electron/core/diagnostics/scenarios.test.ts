@@ -13,7 +13,7 @@ import { simSpawnSpec } from '../node/sim-spawn-spec';
 import type { DiagnosticContext } from './bundle-context';
 import { writeDiagnosticBundle } from './bundle-writer';
 import type { Finding } from './diagnosis';
-import { parseBundle, readZip } from './testing/read-zip';
+import { parseBundle, readZip } from '../../../test/support/diagnostics/read-zip';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';

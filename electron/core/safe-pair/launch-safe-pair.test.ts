@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings, type SafePairPlan, type Settings } from '../../../shared/api';
 import { NodeError } from '../node-types';
-import { FakeNode, type FakeNodeOptions } from './fake-node.test-support';
+import { walkingFakeNode, type FakeNode, type FakeNodeOptions } from '../../../test/support/fake-node';
 import { currentSafePairLaunch, launchSafePair } from './launch-safe-pair';
 import { planSafePairForNode, runningInstancesFromSnapshot } from './plan-for-node';
+import { localInstances } from '../../../shared/instance-state';
 
 const GiB = 1024 ** 3;
 const SMALL = 'sim/llama-3.2-1b';
@@ -11,7 +12,7 @@ const MEDIUM = 'sim/llama-3.2-3b';
 const plenty = async () => ({ totalBytes: 64 * GiB, freeBytes: 32 * GiB, source: 'os.freemem' as const });
 
 async function setup(options: FakeNodeOptions = {}, settings: Settings = defaultSettings()) {
-  const node = new FakeNode(options);
+  const node = walkingFakeNode(options);
   const plan = await planSafePairForNode(node, settings, { readMemory: plenty });
   return { node, plan };
 }
@@ -43,7 +44,7 @@ describe('launchSafePair', () => {
     // Every progress report of one launch shares its start time.
     expect(new Set(node.progress.map((p) => p.startedAt)).size).toBe(1);
 
-    const instances = node.snapshot().instances;
+    const instances = localInstances(node.snapshot());
     expect(instances.map((i) => [i.model, i.instanceType, i.fastSynch.enabled, i.fastSynch.reason, i.runner.status.kind])).toEqual([
       [SMALL, 'ring', false, 'ring instance', 'RunnerReady'],
       [MEDIUM, 'ring', false, 'ring instance', 'RunnerReady'],
@@ -67,7 +68,7 @@ describe('launchSafePair', () => {
   });
 
   it('reuses a model that is already running and starts only the other', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const existing = node.addReady(MEDIUM);
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty });
     const result = await launchSafePair(node, plan, { pollMs: 1 });
@@ -100,7 +101,7 @@ describe('launchSafePair', () => {
   });
 
   it('refuses a plan with blockers (409) and touches nothing', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const plan = await planSafePairForNode(node, defaultSettings(), {
       readMemory: async () => ({ totalBytes: 8 * GiB, freeBytes: 1 * GiB, source: 'os.freemem' }),
     });
@@ -127,7 +128,7 @@ describe('launchSafePair', () => {
     expect((err as Error).message).toBe(`Safe pair launch failed while starting ${MEDIUM}: out of memory at layer 5`);
     expect(node.calls).toContain('delete inst-2');
     expect(node.calls).not.toContain('delete inst-1');
-    expect(node.snapshot().instances.map((i) => [i.id, i.model, i.runner.status.kind])).toEqual([['inst-1', SMALL, 'RunnerReady']]);
+    expect(localInstances(node.snapshot()).map((i) => [i.id, i.model, i.runner.status.kind])).toEqual([['inst-1', SMALL, 'RunnerReady']]);
     expect(node.progress.at(-1)).toMatchObject({ state: 'failed', current: 1, step: `Failed at ${MEDIUM}`, error: (err as Error).message });
     expect(currentSafePairLaunch(node)).toBeNull();
 
@@ -154,7 +155,7 @@ describe('launchSafePair', () => {
   });
 
   it('never deletes an instance it did not start, even when that one fails', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const existing = node.addReady(SMALL);
     node.failInstance(existing, 'GPU wedged');
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty });
@@ -177,7 +178,7 @@ describe('launchSafePair', () => {
 
 describe('planSafePairForNode', () => {
   it('plans against the node catalog, its instances and the memory read', async () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     node.addReady(SMALL, 'ring', true);
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty, headroomBytes: 1 * GiB });
     expect(plan.memory).toMatchObject({ freeBytes: 32 * GiB, headroomBytes: 1 * GiB });
@@ -188,7 +189,7 @@ describe('planSafePairForNode', () => {
   });
 
   it('maps snapshot instances for the planner', () => {
-    const node = new FakeNode();
+    const node = walkingFakeNode();
     const id = node.addReady(MEDIUM, 'jaccl', true);
     expect(runningInstancesFromSnapshot(node.snapshot())).toEqual([
       { id, model: MEDIUM, instanceType: 'jaccl', fastSynch: true, fastSynchReason: 'forced on by user' },
@@ -196,7 +197,7 @@ describe('planSafePairForNode', () => {
   });
 
   it('reads the real OS memory when none is given', async () => {
-    const plan = await planSafePairForNode(new FakeNode(), defaultSettings());
+    const plan = await planSafePairForNode(walkingFakeNode(), defaultSettings());
     expect(plan.memory.freeBytes).toBeGreaterThan(0);
   });
 });

@@ -4,11 +4,12 @@
  * its runner to be ready, with the progress in the snapshot.
  *
  * Sequential on purpose: creating, connecting, loading and warming up a runner are the
- * lifecycle steps that legitimately wait (domain.md, the supervisor fix), and loading
+ * lifecycle steps that legitimately wait (docs/domain.md, "Why a model stalls while another is busy"), and loading
  * two models at once would only make both slower and the progress harder to read.
  */
 import type { SafePairPlan } from '../../../shared/api';
-import type { InstanceSnapshot, LaunchProgress } from '../../../shared/snapshot';
+import { localInstances } from '../../../shared/instance-state';
+import type { LaunchProgress, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type ExobarNode } from '../node-types';
 import { launchStepText } from './launch-progress-step';
 
@@ -112,8 +113,8 @@ async function runLaunch(node: SafePairNode, plan: SafePairPlan, options: SafePa
   return result;
 }
 
-function findRingInstance(node: SafePairNode, model: string): InstanceSnapshot | null {
-  return node.snapshot().instances.find((i) => i.model === model && i.instanceType === 'ring') ?? null;
+function findRingInstance(node: SafePairNode, model: string): LocalInstanceSnapshot | null {
+  return localInstances(node.snapshot()).find((i) => i.model === model && i.instanceType === 'ring') ?? null;
 }
 
 /** Waits for the runner while reading its loading progress from the snapshot. */
@@ -126,7 +127,7 @@ async function waitWithProgress(
   onStep: (step: string) => void,
 ): Promise<void> {
   const poll = (): void => {
-    const instance = node.snapshot().instances.find((i) => i.id === instanceId);
+    const instance = localInstances(node.snapshot()).find((i) => i.id === instanceId);
     if (instance) onStep(launchStepText(model, instance.runner.status, reused));
   };
   poll();

@@ -9,7 +9,7 @@ import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import type { ApiRoute, RouteContext } from '../api/route-types';
 import type { ExobarNode } from '../node-types';
 import type { SystemMemory } from '../system-memory';
-import { FakeNode } from './fake-node.test-support';
+import { walkingFakeNode, type FakeNode } from '../../../test/support/fake-node';
 import { safePairRoutes } from './safe-pair-routes';
 
 const GiB = 1024 ** 3;
@@ -106,7 +106,7 @@ describe('safePairRoutes handlers', () => {
   const post = routes.find((r) => r.method === 'POST');
 
   it('wait=none answers 202 at once and the launch goes on; a POST meanwhile joins it', async () => {
-    const node = new FakeNode({ stepMs: 5 });
+    const node = walkingFakeNode({ stepMs: 5 });
     const first = call(post, node, '?wait=none');
     await first.done;
     expect(first.answer.status).toBe(202);
@@ -120,7 +120,7 @@ describe('safePairRoutes handlers', () => {
   });
 
   it('wait=none logs a later failure (its details are in the snapshot)', async () => {
-    const node = new FakeNode({ failLoading: { [SMALL]: 1 } });
+    const node = walkingFakeNode({ failLoading: { [SMALL]: 1 } });
     const res = call(post, node, '?wait=none');
     await res.done;
     expect(res.answer.status).toBe(202);
@@ -129,7 +129,7 @@ describe('safePairRoutes handlers', () => {
   });
 
   it('rejects an unknown query parameter', async () => {
-    const res = call(post, new FakeNode(), '?wait=maybe');
+    const res = call(post, walkingFakeNode(), '?wait=maybe');
     await expect(res.done).rejects.toMatchObject({ status: 400, code: 'invalid_query' });
   });
 });

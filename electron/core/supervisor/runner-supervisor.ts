@@ -10,6 +10,7 @@
  * each with a deadline.
  */
 import { join } from 'node:path';
+import { reportedFastSynchDiffers } from '../../../shared/instance-state';
 import type { Chunk, RunnerOutput, RunnerStatus, Task, TaskStatus } from '../../../shared/runner-protocol';
 import { LogTail } from './log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
@@ -91,6 +92,8 @@ export class RunnerSupervisor {
   readonly logs: { stdout: LogTail; stderr: LogTail };
 
   private process: RunnerProcess | null = null;
+  /** Every process this supervisor started that has not exited yet (one being stopped included). */
+  private readonly started = new Set<RunnerProcess>();
   private consecutiveFailures = 0;
   private restartTimer: NodeJS.Timeout | null = null;
   private lifecycleWaiters = new Map<string, { ack: () => void; done: (status: TaskStatus) => void; fail: (e: Error) => void }>();
@@ -177,6 +180,16 @@ export class RunnerSupervisor {
     this.setRunnerStatus({ kind: 'RunnerShutdown' });
   }
 
+  /**
+   * The pids of this supervisor's runner processes that are still alive, read now: a
+   * runner being stopped or terminated counts until it has exited (a last-resort kill
+   * must reach exactly those).
+   */
+  livePids(): number[] {
+    for (const proc of this.started) if (!proc.alive) this.started.delete(proc);
+    return [...this.started].flatMap((proc) => (proc.pid === null ? [] : [proc.pid]));
+  }
+
   /** Stops the current process and starts a new one (a new environment included). */
   async relaunch(): Promise<void> {
     await this.stop('stopped', 'the runner was relaunched');
@@ -207,6 +220,7 @@ export class RunnerSupervisor {
       onExit: (exit) => epoch === this.epoch && this.onExit(exit),
     });
     this.process = proc;
+    this.started.add(proc);
     this.pid = proc.pid;
     this.emit({ type: 'spawned', pid: proc.pid });
     this.watchdog.start();
@@ -215,7 +229,7 @@ export class RunnerSupervisor {
       this.reportedFastSynch = hello.fastSynch;
       this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
       const expected = this.options.expectedFastSynch();
-      if (hello.fastSynch !== expected) {
+      if (reportedFastSynchDiffers(expected, hello.fastSynch)) {
         const message =
           `runner reports MLX_METAL_FAST_SYNCH=${hello.fastSynch ? 1 : 0} but the policy decided ${expected ? 1 : 0}: ` +
           'refusing to use it (check what overrides the environment of the runner)';

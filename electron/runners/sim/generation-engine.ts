@@ -1,5 +1,5 @@
 /**
- * exo's generation loop, simulated (domain.md, "How a runner generates"):
+ * exo's generation loop, simulated (docs/domain.md, "How a runner generates"):
  * - tasks are read only between steps, and at most one new task is admitted (and
  *   acknowledged) per step;
  * - a step includes the whole prefill of a newly admitted prompt, in 4096-token chunks

@@ -1,19 +1,20 @@
 /**
  * Checks the model catalog that came over the network (`GET /api/models`) before the
  * page shows it: a server of another version must become a clear error, not a broken
- * list. Loose objects, so fields added to the catalog later pass through.
+ * list. The engine and size class are checked against the values this page knows
+ * (page and server come from one build); fields the page does not read pass through.
  */
 import { z } from 'zod';
 import type { CatalogModel } from '../../../shared/catalog';
+import { EngineSchema } from '../../../shared/snapshot';
 
 const CatalogModelSchema = z.looseObject({
   id: z.string().min(1),
   name: z.string(),
-  // A string, not the two engines known today: a newer server's engine still lists.
-  engine: z.string(),
+  engine: EngineSchema,
   simulated: z.boolean(),
   memoryBytes: z.number().finite().nonnegative(),
-  sizeClass: z.string(),
+  sizeClass: z.enum(['small', 'medium', 'large']),
   path: z.string().optional(),
 });
 
@@ -26,5 +27,5 @@ export function parseCatalogAnswer(value: unknown): CatalogModel[] {
     const issue = result.error.issues[0];
     throw new Error(`The server sent a model list this page does not understand (${issue?.path.join('.') || 'root'}: ${issue?.message ?? 'invalid'})`);
   }
-  return result.data.models as unknown as CatalogModel[];
+  return result.data.models;
 }

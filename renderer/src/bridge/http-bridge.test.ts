@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Snapshot } from '../../../shared/snapshot';
-import { catalog, instance, mlxModel, mlxSetupRunning, safePairPlan, snapshot } from '../test/fixtures';
+import { catalog, instance, mlxModel, mlxSetupRunning, safePairPlan, snapshot } from '../../../test/support/renderer/fixtures';
 import { BAD_TOKEN_MESSAGE, createHttpBridge, NO_TOKEN_MESSAGE } from './http-bridge';
 
 const encoder = new TextEncoder();

@@ -4,12 +4,13 @@
  * fetch so the token travels in a header, never in a URL), cancellation through the
  * OpenAI-style `POST /v1/cancel/{id}`, the MLX runtime under /api/mlx.
  */
-import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from '../../../shared/api';
+import type { SafePairPlan } from '../../../shared/api';
 import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
+import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
-import type { Snapshot } from '../../../shared/snapshot';
+import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { parseCatalogAnswer } from './catalog-schema';
-import { parseSnapshot } from './snapshot-schema';
+
 import { SseParser } from './sse-parser';
 
 export interface HttpBridgeOptions {
@@ -106,11 +107,16 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     return response;
   };
 
-  const json = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await request(method, path, body);
+  /** One action's HTTP request, method, path and body from the action table. */
+  const send = <K extends BridgeActionName>(name: K, ...args: BridgeActionArgs<K>): Promise<Response> => {
+    const route = BRIDGE_ACTIONS[name];
+    return request(route.http.method, route.http.path(...args), route.http.body?.(...args));
+  };
+  const bodyOf = async <T>(response: Response): Promise<T> => {
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
   };
+  const nothing = (): void => undefined;
 
   const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     new Promise((resolve) => {
@@ -138,7 +144,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       if (done) return 'ended';
       for (const event of parser.push(decoder.decode(value, { stream: true }))) {
         if (event.event !== 'message' && event.event !== 'snapshot') continue;
-        latest = parseSnapshot(event.data);
+        latest = parseSnapshotJson(event.data);
         setConnection(null);
         onSnapshot();
         for (const listener of snapshotListeners) listener(latest);
@@ -203,47 +209,28 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       if (connectionError) listener(connectionError);
       return () => connectionListeners.delete(listener);
     },
-    getSafePairPlan: () => json<SafePairPlan>('GET', '/api/launch/safe-pair'),
-    async launchSafePair() {
-      await request('POST', '/api/launch/safe-pair');
-    },
-    async createInstance(body: CreateInstanceRequest) {
-      const created = await json<{ id?: unknown; instance?: { id?: unknown } }>('POST', '/api/instances', body);
+    getSafePairPlan: () => send('getSafePairPlan').then(bodyOf<SafePairPlan>),
+    launchSafePair: () => send('launchSafePair').then(nothing),
+    async createInstance(body) {
+      const created = await send('createInstance', body).then(bodyOf<{ id?: unknown; instance?: { id?: unknown } }>);
       const id = typeof created?.id === 'string' ? created.id : created?.instance?.id;
       if (typeof id !== 'string') throw new Error('The server did not say which instance it created');
       return { id };
     },
-    async updateInstance(id: string, body: UpdateInstanceRequest) {
-      await request('PATCH', `/api/instances/${encodeURIComponent(id)}`, body);
-    },
-    async stopInstance(id: string) {
-      await request('DELETE', `/api/instances/${encodeURIComponent(id)}`);
-    },
-    async stopAll() {
-      // One call: the server stops every instance it has, including one launched
-      // since the page's last snapshot.
-      await request('DELETE', '/api/instances');
-    },
-    async cancelRequest(requestId: string) {
-      await request('POST', `/v1/cancel/${encodeURIComponent(requestId)}`);
-    },
+    updateInstance: (id, body) => send('updateInstance', id, body).then(nothing),
+    stopInstance: (id) => send('stopInstance', id).then(nothing),
+    stopAll: () => send('stopAll').then(nothing),
+    cancelRequest: (requestId) => send('cancelRequest', requestId).then(nothing),
     async exportDiagnostics(): Promise<DiagnosticsResult> {
-      const response = await request('POST', '/api/diagnostics');
+      const response = await send('exportDiagnostics');
       const blob = await response.blob();
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       const fileName = fileNameFrom(response.headers.get('Content-Disposition')) ?? `exobar-diagnostics-${stamp}.zip`;
       saveFile(blob, fileName);
       return { saved: true, location: fileName };
     },
-    async setupMlxRuntime() {
-      // 202: the setup runs on in the server; its progress comes in the snapshots' mlx.setup.
-      await request('POST', '/api/mlx/setup');
-    },
-    async refreshMlxRuntime() {
-      await request('POST', '/api/mlx/refresh');
-    },
-    async listModels(): Promise<CatalogModel[]> {
-      return parseCatalogAnswer(await json<unknown>('GET', '/api/models'));
-    },
+    setupMlxRuntime: () => send('setupMlxRuntime').then(nothing),
+    refreshMlxRuntime: () => send('refreshMlxRuntime').then(nothing),
+    listModels: async (): Promise<CatalogModel[]> => parseCatalogAnswer(await send('listModels').then(bodyOf<unknown>)),
   };
 }

@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { instance, instanceWithTtft, prefillingInstance, snapshot, withStatus } from '../test/fixtures';
-import { renderApp } from '../test/render-app';
+import { instance, instanceWithTtft, prefillingInstance, snapshot, withStatus } from '../../../test/support/renderer/fixtures';
+import { renderApp } from '../../../test/support/renderer/render-app';
 
 afterEach(cleanup);
 

@@ -10,8 +10,8 @@ import {
   mlxSetupRunning,
   mlxUnsupported,
   snapshot,
-} from '../test/fixtures';
-import { renderApp } from '../test/render-app';
+} from '../../../test/support/renderer/fixtures';
+import { renderApp } from '../../../test/support/renderer/render-app';
 import { ModelsPanel } from './models-panel';
 
 afterEach(cleanup);

@@ -3,7 +3,7 @@
 Mirrors shared/runner-protocol.ts (PROTOCOL_VERSION 1): stdin carries one task or
 cancel per line, stdout one event per line, the first being a Hello. Input is checked
 here with the same limits as the zod schemas, because this is a process boundary
-(architecture invariant 5): a bad line is answered or logged, never fatal.
+(docs/architecture.md, invariant 5): a bad line is answered or logged, never fatal.
 """
 from __future__ import annotations
 

@@ -1,48 +1,16 @@
 /** A stand-in for a running core (startCore's result) in the app glue's tests. */
 import { vi } from 'vitest';
-import { SIM_MODELS } from '../../shared/catalog';
-import type { Snapshot } from '../../shared/snapshot';
-import type { MlxRuntimeService } from '../../electron/core/mlx/mlx-runtime-service';
-import type { ExobarNode } from '../../electron/core/node-types';
-import type { RunningCore, StartCoreOptions } from '../../electron/core/start-core';
-import { instance, snapshot as makeSnapshot } from './snapshot-fixtures';
+import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-service';
+import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
+import { FakeNode } from '../fake-node';
 
-export class FakeNode {
-  current: Snapshot;
-  readonly listeners = new Set<(s: Snapshot) => void>();
-  readonly rejected: string[] = [];
-  constructor(url: string) {
-    this.current = makeSnapshot({ apiBaseUrl: `${url}/v1` });
-  }
-  /** Publishes a new snapshot (seq incremented) to onSnapshot listeners. */
-  publish(changes: Partial<Snapshot>): Snapshot {
-    this.current = { ...this.current, ...changes, seq: this.current.seq + 1 };
-    for (const listener of this.listeners) listener(this.current);
-    return this.current;
-  }
-  models = vi.fn(() => [...SIM_MODELS]);
-  snapshot = vi.fn(() => this.current);
-  onSnapshot = vi.fn((listener: (s: Snapshot) => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  });
-  countRejectedInput = vi.fn((boundary: string) => {
-    this.rejected.push(boundary);
-  });
-  createInstance = vi.fn(async (options: { model: string }) => instance('inst-1', { model: options.model }));
-  deleteInstance = vi.fn(async (_id: string) => undefined);
-  updateInstance = vi.fn(async () => undefined);
-  cancel = vi.fn((_id: string) => true);
-  setLaunchProgress = vi.fn();
-  setApiBaseUrl = vi.fn();
-  setMlxRuntime = vi.fn();
-  setExtraModels = vi.fn();
-  waitForReady = vi.fn(async () => undefined);
-  submit = vi.fn();
-  runnerLogs = vi.fn(() => null);
-  recentEvents = vi.fn(() => []);
-  requestTimelines = vi.fn(() => []);
-  shutdown = vi.fn(async () => undefined);
+/** The one fake node (test/support/fake-node.ts) as a started core has it: its API URL set, `models` and `deleteInstance` spied. */
+function coreFakeNode(url: string): FakeNode {
+  const node = new FakeNode();
+  node.setApiBaseUrl(`${url}/v1`);
+  vi.spyOn(node, 'models');
+  vi.spyOn(node, 'deleteInstance');
+  return node;
 }
 
 /** The MLX runtime service's part the app uses; `supported` is false (not Apple silicon) unless a test sets it. */
@@ -76,11 +44,11 @@ export function fakeStartCore() {
     if (failNext.length > 0) throw failNext.shift();
     const port = options.port === 0 ? 61234 : (options.port ?? 52416);
     const url = `http://${options.host}:${port}`;
-    const node = new FakeNode(url);
+    const node = coreFakeNode(url);
     const mlx = new FakeMlx();
     let hold: Promise<void> | null = null;
     const core: FakeCore = {
-      node: node as unknown as ExobarNode,
+      node,
       fakeNode: node,
       url,
       host: options.host ?? '127.0.0.1',

@@ -4,8 +4,8 @@
  */
 import pino from 'pino';
 import { vi } from 'vitest';
-import type { CoreServices } from '../../electron/main/core-services';
-import { startExobarApp, type ExobarAppOptions } from '../../electron/main/exobar-app';
+import type { CoreServices } from '../../../electron/main/core-services';
+import { startExobarApp, type ExobarAppOptions } from '../../../electron/main/exobar-app';
 import { fake } from './fake-electron';
 import { fakeStartCore, type FakeCore } from './fake-core';
 

@@ -3,8 +3,8 @@
  * the binary is absent on CI machines, and the glue's behaviour (what it asks of
  * Electron, in which order) is what the tests check. Everything records its calls.
  *
- *   vi.mock('electron', () => import('../../test/electron/fake-electron'));
- *   import { fake } from '../../test/electron/fake-electron';   // state + reset()
+ *   vi.mock('electron', () => import('./fake-electron'));
+ *   import { fake } from './fake-electron';   // state + reset()
  *
  * It follows real Electron (45, macOS) where the glue's defects would hide: a
  * notification can fail (UNUserNotificationCenter refuses unsigned apps, and says so

@@ -4,7 +4,7 @@
  */
 import { buffer } from 'node:stream/consumers';
 import yauzl from 'yauzl';
-import { TIMELINE_COLUMNS } from '../timeline-csv';
+import { TIMELINE_COLUMNS } from '../../../electron/core/diagnostics/timeline-csv';
 
 /** Every entry of the zip at `path`, by name, decompressed. */
 export async function readZip(path: string): Promise<Map<string, Buffer>> {

@@ -2,9 +2,9 @@
 import { act, render, type RenderResult } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import type { Snapshot } from '../../../shared/snapshot';
-import { App } from '../app';
-import { createExobarStore, type ExobarStore, type ExobarStoreOptions } from '../store/exobar-store';
-import { StoreProvider } from '../store/store-context';
+import { App } from '../../../renderer/src/app';
+import { createExobarStore, type ExobarStore, type ExobarStoreOptions } from '../../../renderer/src/store/exobar-store';
+import { StoreProvider } from '../../../renderer/src/store/store-context';
 import { FakeBridge } from './fake-bridge';
 
 export interface Rendered extends RenderResult {
@@ -16,8 +16,7 @@ export interface Rendered extends RenderResult {
 
 export function renderApp(first?: Snapshot, options: ExobarStoreOptions = {}, ui: ReactElement = <App />): Rendered {
   const bridge = new FakeBridge();
-  // throttleMs 0: every push renders at once; the throttle has its own tests.
-  const store = createExobarStore(bridge, { throttleMs: 0, copy: async () => {}, ...options });
+  const store = createExobarStore(bridge, { copy: async () => {}, ...options });
   const result = render(<StoreProvider store={store}>{ui}</StoreProvider>);
   const push = (snapshot: Snapshot) => act(() => bridge.push(snapshot));
   if (first) push(first);

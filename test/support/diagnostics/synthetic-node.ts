@@ -1,17 +1,17 @@
 /**
- * A stand-in for the node with hand-made state, for the bundle's tests and benchmark:
- * two instances (a 1B and a 3B), the 3B's long prefill with a request queued behind it,
- * and whatever log text a test wants to plant.
+ * The fake node (test/support/fake-node.ts) with hand-made state, for the bundle's tests
+ * and benchmark: two instances (a 1B and a 3B), the 3B's long prefill with a request
+ * queued behind it, and whatever log text a test wants to plant.
  */
-import type { InstanceSnapshot, Snapshot } from '../../../../shared/snapshot';
-import { instanceFixture } from '../../../../test/support/instance-fixture';
-import type { NodeEvent, RequestTimeline } from '../../node-types';
-import type { DiagnosticNode } from '../bundle-context';
+import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
+import type { NodeEvent, RequestTimeline } from '../../../electron/core/node-types';
+import { FakeNode } from '../fake-node';
+import { instanceFixture } from '../instance-fixture';
 
 export const SMALL = 'llama-3.2-1b-1';
 export const MEDIUM = 'llama-3.2-3b-2';
 
-function instance(id: string, model: string, extra: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+function instance(id: string, model: string, extra: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   return instanceFixture({ id, model, modelName: model, counters: { completed: 2, failed: 0, cancelled: 0, rejected: 0 }, ...extra });
 }
 
@@ -27,7 +27,7 @@ export interface SyntheticNodeOptions {
 }
 
 /** The state of exo's measurement in small: the 3B prefills ~30k tokens for ~19 s, a 3B request waits for its ack, a 1B request runs beside it. */
-export function syntheticNode(options: SyntheticNodeOptions = {}): DiagnosticNode {
+export function syntheticNode(options: SyntheticNodeOptions = {}): FakeNode {
   const base = 100_000;
   const timelines: RequestTimeline[] = [
     {
@@ -96,20 +96,15 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): DiagnosticNod
     ]),
     ...(options.events ?? []),
   ];
-  const snapshot: Snapshot = {
-    seq: 7,
-    at: Date.now(),
+  const node = new FakeNode();
+  node.publish({
     version: '0.1.0',
     apiBaseUrl: 'http://127.0.0.1:52416/v1',
     instances: [instance(SMALL, 'sim/llama-3.2-1b'), instance(MEDIUM, 'sim/llama-3.2-3b'), ...(options.instanceIds ?? []).map((id) => instance(id, `sim/${id}`))],
-    warnings: [],
-    launch: null,
     rejectedInputs: { http: 1 },
-  };
-  return {
-    snapshot: () => structuredClone(snapshot),
-    recentEvents: () => [...events],
-    requestTimelines: () => [...timelines],
-    runnerLogs: (id) => options.logs?.[id] ?? (ids.includes(id) ? { stdout: '', stderr: '' } : null),
-  };
+  });
+  node.events = events;
+  node.timelines = timelines;
+  node.logs = options.logs ?? {};
+  return node;
 }

@@ -1,6 +1,6 @@
 /** A strict decoder for the PNGs our encoder writes (RGBA8, filter 0), to check them in tests. */
 import { crc32, inflateSync } from 'node:zlib';
-import type { RgbaImage } from '../../scripts/icons/png-encoder';
+import type { RgbaImage } from '../../../scripts/icons/png-encoder';
 
 export function decodePng(bytes: Buffer): RgbaImage {
   const signature = '89504e470d0a1a0a';

@@ -1,0 +1,48 @@
+/**
+ * The last-resort kill reaches the runners alive now, read from the supervisors: a
+ * runner still stopping after its instance left the snapshot included.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { localInstances } from '../../../shared/instance-state';
+import { createNodeFixture, eventually, type NodeFixture } from '../../../test/support/node-fixture';
+import { processAlive } from '../../../test/support/process-alive';
+import { killRunnerGroups } from './kill-runner-groups';
+
+let fixture: NodeFixture | null = null;
+afterEach(async () => {
+  await fixture?.cleanup();
+  fixture = null;
+});
+
+describe('kill runner groups from live pids', () => {
+  it('lists the live runner, keeps listing it while it stops, and kills it', async () => {
+    // The sim answers Shutdown at once: frozen with SIGSTOP, the runner stays in "stopping".
+    fixture = createNodeFixture();
+    const id = await fixture.launch('sim/llama-3.2-1b');
+    const { node } = fixture;
+    const pid = localInstances(node.snapshot())[0]!.runner.pid!;
+    expect(node.runnerPids()).toEqual([pid]);
+
+    process.kill(pid, 'SIGSTOP');
+    const deleting = node.deleteInstance(id);
+    await eventually(() => node.snapshot().instances.length === 0, 5_000, 'instance gone from the snapshot');
+    // Gone from the snapshot, still alive: a kill from the snapshot would miss it.
+    expect(processAlive(pid)).toBe(true);
+    expect(node.runnerPids()).toEqual([pid]);
+
+    expect(killRunnerGroups(node.runnerPids())).toBe(1);
+    await deleting;
+    await eventually(() => !processAlive(pid), 5_000, 'runner killed');
+    expect(node.runnerPids()).toEqual([]);
+  });
+
+  it('counts a pid that is already gone as not signalled', () => {
+    const kills: number[] = [];
+    const kill = (pid: number) => {
+      kills.push(pid);
+      throw new Error('ESRCH');
+    };
+    expect(killRunnerGroups([4242], kill)).toBe(0);
+    expect(kills).toEqual([-4242, 4242]);
+  });
+});

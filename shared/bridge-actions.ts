@@ -1,0 +1,87 @@
+/**
+ * Every action the page can ask of the node, declared once: its signature (the
+ * `BridgeActions` interface) and how it travels (the `BRIDGE_ACTIONS` table: its IPC
+ * channel, its HTTP method and path). The preload, main's IPC handlers and both
+ * renderer bridges are built from these; the argument schemas main validates with
+ * (electron/main/ipc-payloads.ts) are checked against these signatures by the compiler.
+ *
+ * A new action: one method here, one row in the table, one schema there; the compiler
+ * points at every other place that must answer it. Kept free of runtime imports (zod
+ * included) because the sandboxed preload bundles it.
+ */
+import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from './api';
+import type { CatalogModel } from './catalog';
+
+export interface DiagnosticsResult {
+  /** False when the user dismissed the save dialog. */
+  saved: boolean;
+  /** Where the bundle went (a path in the app, a file name in the browser). */
+  location: string | null;
+}
+
+/** The actions' signatures, as the page calls them. */
+export interface BridgeActions {
+  getSafePairPlan(): Promise<SafePairPlan>;
+  launchSafePair(): Promise<void>;
+  createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
+  updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
+  stopInstance(id: string): Promise<void>;
+  stopAll(): Promise<void>;
+  cancelRequest(requestId: string): Promise<void>;
+  exportDiagnostics(): Promise<DiagnosticsResult>;
+  /**
+   * Starts "Set up MLX runtime" (a virtual environment with mlx-lm in the data
+   * directory) and resolves once it has started; its progress is in the snapshot's
+   * `mlx.setup`. Rejects where MLX cannot run (not macOS on Apple silicon).
+   */
+  setupMlxRuntime(): Promise<void>;
+  /** Looks for the MLX runtime and the local MLX models again; the result is in the snapshot's `mlx`. */
+  refreshMlxRuntime(): Promise<void>;
+  /** The node's model catalog: the sim models and, where the MLX runtime is found, the local MLX models. */
+  listModels(): Promise<CatalogModel[]>;
+}
+
+export type BridgeActionName = keyof BridgeActions;
+export type BridgeActionArgs<K extends BridgeActionName> = Parameters<BridgeActions[K]>;
+export type BridgeActionResult<K extends BridgeActionName> = Awaited<ReturnType<BridgeActions[K]>>;
+
+/** How one action travels: its IPC channel, and the HTTP request `exobar serve` answers it with. */
+export interface BridgeActionRoute<Args extends unknown[]> {
+  channel: `exobar:${string}`;
+  http: {
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+    path: (...args: Args) => string;
+    /** The JSON body, for actions that send one. */
+    body?: (...args: Args) => unknown;
+  };
+}
+
+const segment = encodeURIComponent;
+
+const TABLE = {
+  getSafePairPlan: { channel: 'exobar:get-safe-pair-plan', http: { method: 'GET', path: () => '/api/launch/safe-pair' } },
+  launchSafePair: { channel: 'exobar:launch-safe-pair', http: { method: 'POST', path: () => '/api/launch/safe-pair' } },
+  createInstance: { channel: 'exobar:create-instance', http: { method: 'POST', path: () => '/api/instances', body: (request) => request } },
+  updateInstance: {
+    channel: 'exobar:update-instance',
+    http: { method: 'PATCH', path: (id) => `/api/instances/${segment(id)}`, body: (_id, request) => request },
+  },
+  stopInstance: { channel: 'exobar:stop-instance', http: { method: 'DELETE', path: (id) => `/api/instances/${segment(id)}` } },
+  // One call: the server stops every instance it has, one launched since the page's last snapshot included.
+  stopAll: { channel: 'exobar:stop-all', http: { method: 'DELETE', path: () => '/api/instances' } },
+  cancelRequest: { channel: 'exobar:cancel-request', http: { method: 'POST', path: (requestId) => `/v1/cancel/${segment(requestId)}` } },
+  exportDiagnostics: { channel: 'exobar:export-diagnostics', http: { method: 'POST', path: () => '/api/diagnostics' } },
+  // 202: the setup runs on in the server; its progress comes in the snapshots' mlx.setup.
+  setupMlxRuntime: { channel: 'exobar:setup-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/setup' } },
+  refreshMlxRuntime: { channel: 'exobar:refresh-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/refresh' } },
+  listModels: { channel: 'exobar:list-models', http: { method: 'GET', path: () => '/api/models' } },
+} as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
+
+/**
+ * The table, typed per action (so generic code over an action name keeps its argument
+ * types). IPC channel names and HTTP paths are contracts: never rename one.
+ */
+export const BRIDGE_ACTIONS: { readonly [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> & { channel: (typeof TABLE)[K]['channel'] } } = TABLE;
+
+/** The action names, in the table's order. */
+export const BRIDGE_ACTION_NAMES = Object.keys(BRIDGE_ACTIONS) as BridgeActionName[];
