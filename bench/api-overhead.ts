@@ -95,7 +95,8 @@ function streamOnce(url: string, model: string, content: string, maxTokens: numb
           buffer = buffer.slice(end + 2);
           if (!message.startsWith('data: {')) continue;
           const chunk = JSON.parse(message.slice(6)) as { id: string; choices: { delta: { content?: string } }[] };
-          if (chunk.choices[0]?.delta.content === undefined) continue;
+          // The stream opens with a role chunk (content ""), before the prefill: not a token.
+          if (!chunk.choices[0]?.delta.content) continue;
           firstAt ??= performance.now();
           id = chunk.id;
           tokens += 1;

@@ -40,6 +40,11 @@ export interface CatalogModel {
   memoryBytes: number;
   /** Size class, used to pick the safe pair's default (small and medium). */
   sizeClass: 'small' | 'medium' | 'large';
+  /**
+   * Most tokens the model takes, prompt and completion together (its context window).
+   * A request that cannot fit is refused (`context_length_exceeded`); unknown: not checked.
+   */
+  contextLength?: number;
   sim?: SimTimings;
   /** For mlx models: the local directory holding the weights. */
   path?: string;
@@ -55,6 +60,8 @@ export const SIM_MODELS: readonly CatalogModel[] = [
     simulated: true,
     memoryBytes: Math.round(1.4 * GiB),
     sizeClass: 'small',
+    // Llama 3.2's context window (max_position_embeddings).
+    contextLength: 131_072,
     sim: {
       admitOverheadS: 0.07,
       prefillFixedS: 0.154,
@@ -73,6 +80,7 @@ export const SIM_MODELS: readonly CatalogModel[] = [
     simulated: true,
     memoryBytes: Math.round(3.4 * GiB),
     sizeClass: 'medium',
+    contextLength: 131_072,
     sim: {
       admitOverheadS: 0.07,
       prefillFixedS: 0.154,

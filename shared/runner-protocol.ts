@@ -9,6 +9,7 @@
  * reader of exo's code finds the same names here. Prose and examples: docs/runner-protocol.md.
  */
 import { z } from 'zod';
+import { MAX_STOP_SEQUENCES } from './stop-sequences';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -49,6 +50,12 @@ export const GenerationParamsSchema = z.object({
   maxTokens: z.number().int().positive().nullable(),
   temperature: z.number().min(0).max(2).nullable().default(null),
   seed: z.number().int().nullable().default(null),
+  /**
+   * Stop sequences (OpenAI's `stop`): generation ends at the first one, which is not sent;
+   * the final chunk says finish "stop". Absent or empty: none. A runner that cannot honour
+   * them must not be sent any (the API refuses `stop` for its models).
+   */
+  stop: z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES).optional(),
 });
 export type GenerationParams = z.infer<typeof GenerationParamsSchema>;
 

@@ -21,6 +21,8 @@ export interface SubmitRequest {
   maxTokens: number | null;
   temperature?: number | null;
   seed?: number | null;
+  /** Stop sequences (at most 4); the runner ends at the first and does not send it. */
+  stop?: string[];
   /**
    * When the request arrived, in `performance.now()` milliseconds; TTFT is measured
    * from here. Defaults to the moment `submit` is called.

@@ -163,6 +163,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         maxTokens: input.maxTokens,
         temperature: input.temperature ?? null,
         seed: input.seed ?? null,
+        ...(input.stop && input.stop.length > 0 ? { stop: input.stop } : {}),
       });
       if (!parsed.success) throw new NodeError('invalid_request', parsed.error.issues.map((i) => i.message).join('; '), 400);
       const candidates = [...instances.values()].filter((i) => i.model.id === input.model);

@@ -68,6 +68,7 @@ if (python === null) {
     engine: 'test',
     model: MODEL,
     longPromptTokens: LONG_PROMPT_TOKENS,
+    stopSequences: { unsupportedBecause: 'the MLX runner does not apply stop sequences yet; the API refuses `stop` for MLX models' },
     longPrefillMs: (sim.prefillFixedS + LONG_PROMPT_TOKENS / sim.prefillTokensPerS) * TIME_SCALE * 1000,
   });
 

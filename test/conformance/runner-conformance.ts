@@ -58,6 +58,11 @@ export interface RunnerConformanceProfile {
    * Also sizes the timeouts.
    */
   longPrefillMs: number;
+  /**
+   * Whether the engine honours `params.stop` (stop sequences). An engine that does not
+   * says why; its case is skipped with that reason, and the API refuses `stop` for it.
+   */
+  stopSequences: 'supported' | { unsupportedBecause: string };
   /** Spawn to hello, ms (default 15000: interpreters start slowly on a busy machine). */
   startTimeoutMs?: number;
   /** LoadModel plus StartWarmup, ms (default 15000). */
@@ -87,7 +92,7 @@ const commandIdOf = (taskId: string) => `cmd-${taskId}`;
 /** A TextGeneration task; its commandId is derived from the task id. */
 export function generationTask(
   taskId: string,
-  options: { promptTokens?: number; content?: string; maxTokens: number | null; seed?: number | null },
+  options: { promptTokens?: number; content?: string; maxTokens: number | null; seed?: number | null; stop?: string[] },
 ): Extract<RunnerInput, { kind: 'TextGeneration' }> {
   const messages =
     options.content !== undefined
@@ -97,7 +102,7 @@ export function generationTask(
     kind: 'TextGeneration',
     taskId,
     commandId: commandIdOf(taskId),
-    params: { messages, maxTokens: options.maxTokens, temperature: null, seed: options.seed ?? null },
+    params: { messages, maxTokens: options.maxTokens, temperature: null, seed: options.seed ?? null, ...(options.stop ? { stop: options.stop } : {}) },
   };
 }
 
@@ -280,6 +285,46 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
       },
       caseTimeout,
     );
+
+    const stopCase = 'ends at the first stop sequence (which is not sent, even across tokens) with finish "stop"';
+    if (profile.stopSequences !== 'supported') {
+      it.skip(`${stopCase} — not implemented: ${profile.stopSequences.unsupportedBecause}`, () => {});
+    } else {
+      it(
+        stopCase,
+        async () => {
+          const runner = await startReady();
+          const textOf = (commandId: string) => chunks(runner, commandId, 'TokenChunk').map((t) => t.chunk.text).join('');
+          // The same seed gives the same tokens: first the whole answer, then with a stop string from its middle.
+          runner.send(generationTask('free', { promptTokens: 20, maxTokens: 30, seed: 11 }));
+          await runner.waitFor(isStatus('free', 'Complete'), generationTimeout);
+          const words = chunks(runner, 'cmd-free', 'TokenChunk').map((t) => t.chunk.text);
+          const full = words.join('');
+          // From the last letter of the 6th token into the 7th: a stop string that spans two tokens.
+          const start = words.slice(0, 6).join('').length - 1;
+          const stop = full.slice(start, start + 3);
+          const expected = full.slice(0, full.indexOf(stop));
+
+          runner.send(generationTask('stopped', { promptTokens: 20, maxTokens: 30, seed: 11, stop: ['never appears', stop] }));
+          await runner.waitFor(isStatus('stopped', 'Complete'), generationTimeout);
+          const stopped = chunks(runner, 'cmd-stopped', 'TokenChunk');
+          expect(textOf('cmd-stopped')).toBe(expected);
+          expect(stopped.slice(0, -1).every((t) => t.chunk.finishReason === null)).toBe(true);
+          const last = stopped.at(-1)!.chunk;
+          expect(last.finishReason).toBe('stop');
+          expect(last.usage!.completionTokens).toBe(stopped.length);
+          expect(stopped.length).toBeLessThan(30);
+
+          // A stop string that never occurs changes nothing.
+          runner.send(generationTask('absent', { promptTokens: 20, maxTokens: 30, seed: 11, stop: ['never appears'] }));
+          await runner.waitFor(isStatus('absent', 'Complete'), generationTimeout);
+          expect(textOf('cmd-absent')).toBe(full);
+          expect(chunks(runner, 'cmd-absent', 'TokenChunk').at(-1)!.chunk.finishReason).toBe('length');
+          expect(runner.badLines).toEqual([]);
+        },
+        caseTimeout,
+      );
+    }
 
     it(
       'admits at most one task per step: an ack waits for the running prefill, and the next one for that prefill',

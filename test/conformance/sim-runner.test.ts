@@ -17,5 +17,6 @@ describeRunnerConformance('sim', {
   engine: 'sim',
   model: MODEL,
   longPromptTokens: LONG_PROMPT_TOKENS,
+  stopSequences: 'supported',
   longPrefillMs: (timings.prefillFixedS + LONG_PROMPT_TOKENS / timings.prefillTokensPerS) * TIME_SCALE * 1000,
 });

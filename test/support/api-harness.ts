@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { afterAll, beforeAll } from 'vitest';
 import pino from 'pino';
 import { createApiServer, type ApiServerOptions } from '../../electron/core/api/api-server';
 import { startCore, type RunningCore, type StartCoreOptions } from '../../electron/core/start-core';
@@ -74,6 +75,25 @@ export async function startCoreRig(options: Partial<StartCoreOptions> = {}): Pro
       if (created.status !== 201) throw new Error(`launch of ${model} answered ${created.status}: ${JSON.stringify(created.body)}`);
       return created.body.id as string;
     },
+  };
+}
+
+/**
+ * A {@link startCoreRig} for a whole test file, started before its tests with `models`
+ * launched and closed after them; read the rig through the returned function.
+ */
+export function useCoreRig(models: string[], options: Partial<StartCoreOptions> = {}): () => CoreRig {
+  let rig: CoreRig | undefined;
+  beforeAll(async () => {
+    rig = await startCoreRig(options);
+    for (const model of models) await rig.launch(model);
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+  return () => {
+    if (!rig) throw new Error('the core rig is not started yet');
+    return rig;
   };
 }
 

@@ -4,6 +4,7 @@
  * Host and Origin checks first; every refused input is answered, counted and logged
  * (without its body or any token), and the server keeps serving.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -14,7 +15,7 @@ import { ApiError, errorBody, toApiError } from './api-error';
 import { checkBearer } from './bearer-auth';
 import { controlRoutes } from './control-routes';
 import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurityHeaders, type OriginPolicy } from './http-security';
-import { openAiRoutes } from './openai-routes';
+import { openAiRoutes, REQUEST_ID_HEADER } from './openai-routes';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from './read-json-body';
 import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
 import { defaultRendererDir, serveStatic } from './static-files';
@@ -96,6 +97,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const rawUrl = req.url ?? '/';
     // The path only: a query string is never logged.
     const pathname = rawUrl.split('?')[0] ?? '/';
+    // Every /v1 answer names its request; a chat completion replaces this with its own id.
+    if (pathname === '/v1' || pathname.startsWith('/v1/')) res.setHeader(REQUEST_ID_HEADER, `req-${randomBytes(12).toString('hex')}`);
     res.on('finish', () => log.debug({ method, path: pathname, status: res.statusCode, ms: Math.round((performance.now() - arrivedAt) * 10) / 10 }, 'request'));
     try {
       const refusal = checkHost(req.headers.host, policy) ?? checkOrigin(req.headers.origin, policy);

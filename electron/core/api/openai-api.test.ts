@@ -1,7 +1,9 @@
 /**
  * The OpenAI-compatible API with the official `openai` client against the real node
  * and sim runner processes: whole and streamed completions, exo's prefill_progress
- * comments, cancellation by abort and by /v1/cancel/{id}, and the error answers.
+ * comments, stop sequences and seed, the completion id from the first moment (the first
+ * chunk and x-request-id), cancellation by abort and by /v1/cancel/{id}, and the error
+ * answers. The refused inputs are in openai-refusals.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
@@ -58,9 +60,11 @@ describe('chat completions with the official client', () => {
     });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
+    // First the role with empty content, as OpenAI's stream opens; then the tokens.
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
     const content = chunks.filter((c) => c.choices[0]?.delta.content);
     expect(content).toHaveLength(5);
-    expect(content[0]!.choices[0]!.delta.role).toBe('assistant');
+    expect(content.every((c) => c.choices[0]!.delta.role === undefined)).toBe(true);
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
     const finish = chunks.find((c) => c.choices[0]?.finish_reason);
@@ -86,8 +90,12 @@ describe('chat completions with the official client', () => {
       { processed_tokens: 8192, total_tokens: 9000 },
       { processed_tokens: 9000, total_tokens: 9000 },
     ]);
+    // The role chunk opens the stream before the prefill; the first token comes after it.
     const firstData = lines.findIndex((l) => l.startsWith('data: '));
-    expect(lines.findIndex((l) => l.startsWith(': prefill_progress '))).toBeLessThan(firstData);
+    expect(JSON.parse(lines[firstData]!.slice('data: '.length)).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(firstData).toBeLessThan(lines.findIndex((l) => l.startsWith(': prefill_progress ')));
+    const firstContent = lines.findIndex((l) => l.startsWith('data: {') && JSON.parse(l.slice('data: '.length)).choices[0]?.delta.content);
+    expect(lines.findLastIndex((l) => l.startsWith(': prefill_progress '))).toBeLessThan(firstContent);
     const stats = lines.find((l) => l.startsWith(': generation_stats '));
     expect(JSON.parse(stats!.slice(': generation_stats '.length))).toMatchObject({ prompt_tokens: 9000, generation_tokens: 2 });
     expect(lines.at(-1)).toBe('data: [DONE]');
@@ -102,6 +110,95 @@ describe('chat completions with the official client', () => {
     expect(one.id).toBe(SMALL);
     // Model ids hold a slash; a plain path works too.
     expect((await fetch(`${rig.url}/v1/models/${SMALL}`)).status).toBe(200);
+  });
+});
+
+describe('stop sequences and seed', () => {
+  /** The answer for seed 5 without stop, and a stop string from its middle that spans two tokens. */
+  async function answerAndStop() {
+    const free = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'tell me' }], max_tokens: 30, seed: 5 });
+    const full = free.choices[0]!.message.content!;
+    // From the last letter of the 6th word, over the space, into the 7th.
+    const at = full.split(' ').slice(0, 6).join(' ').length - 1;
+    const stop = full.slice(at, at + 3);
+    return { full, stop, expected: full.slice(0, full.indexOf(stop)) };
+  }
+
+  it('a whole completion ends before the stop string, with finish_reason "stop"', async () => {
+    const { full, stop, expected } = await answerAndStop();
+    expect(expected.length).toBeLessThan(full.length);
+    for (const stopParam of [stop, ['never there', stop]]) {
+      const completion = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'tell me' }], max_tokens: 30, seed: 5, stop: stopParam });
+      expect(completion.choices[0]!.message.content).toBe(expected);
+      expect(completion.choices[0]!.finish_reason).toBe('stop');
+      expect(completion.usage!.completion_tokens).toBeLessThan(30);
+    }
+  });
+
+  it('a stream ends before the stop string, never sending any of it, with finish_reason "stop"', async () => {
+    const { stop, expected } = await answerAndStop();
+    const stream = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'tell me' }], max_tokens: 30, seed: 5, stop: [stop], stream: true });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    expect(text).toBe(expected);
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  it('the same seed gives the same answer, another seed another one', async () => {
+    const ask = (seed: number) => rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'pick words' }], max_tokens: 10, seed }).then((c) => c.choices[0]!.message.content);
+    const first = await ask(42);
+    expect(await ask(42)).toBe(first);
+    expect(await ask(43)).not.toBe(first);
+  });
+});
+
+describe('the completion id from the first moment', () => {
+  it('x-request-id carries the completion id, streaming or not', async () => {
+    const whole = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }).withResponse();
+    expect(whole.data.id).toMatch(/^chatcmpl-/);
+    expect(whole.response.headers.get('x-request-id')).toBe(whole.data.id);
+    const streamed = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, stream: true }).withResponse();
+    const ids = new Set<string>();
+    for await (const chunk of streamed.data) ids.add(chunk.id);
+    expect([...ids]).toEqual([streamed.response.headers.get('x-request-id')]);
+  });
+
+  it('every other /v1 answer carries a fresh x-request-id, errors included', async () => {
+    const models = await fetch(`${rig.url}/v1/models`);
+    const bad = await fetch(`${rig.url}/v1/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"model":' });
+    const unknown = await rig.client.chat.completions.create({ model: 'nope/model', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e as APIError);
+    const ids = [models.headers.get('x-request-id'), bad.headers.get('x-request-id'), (unknown as APIError).headers?.get('x-request-id')];
+    expect(bad.status).toBe(400);
+    for (const id of ids) expect(id).toMatch(/^req-[0-9a-f]{24}$/);
+    expect(new Set(ids).size).toBe(3);
+  });
+
+  it('the first chunk carries the id and the role at once, so a long prefill can be cancelled with it', async () => {
+    // 100k tokens: about 25 prefill chunks of 4096, well over a second at this time scale.
+    const { data: stream, response } = await rig.client.chat.completions
+      .create({ model: SMALL, messages: makePrompt(100_000, 'cancel-in-prefill') as OpenAI.Chat.Completions.ChatCompletionMessageParam[], max_tokens: 5, stream: true })
+      .withResponse();
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    let phaseAtCancel = '';
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      if (chunks.length > 1) continue;
+      expect(chunk.id).toBe(response.headers.get('x-request-id'));
+      expect(chunk.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+      // The prompt is still being prefilled: wait until the runner is in it, then cancel with the chunk's id alone.
+      const request = await eventually(() => rig.node.snapshot().instances[0]!.queue.requests.find((r) => r.id === chunk.id && r.phase === 'prefilling'), 10_000, 'the prefill');
+      phaseAtCancel = request.phase;
+      const answer = await fetch(`${rig.url}/v1/cancel/${chunk.id}`, { method: 'POST' });
+      expect(answer.status).toBe(200);
+    }
+    expect(phaseAtCancel).toBe('prefilling');
+    expect(chunks.filter((c) => c.choices[0]?.delta.content)).toEqual([]);
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('cancelled');
+    expect(chunks.at(-1)!.usage!.completion_tokens).toBe(0);
+    const timeline = timelineOf(chunks[0]!.id)!;
+    expect(timeline.outcome).toBe('cancelled');
+    expect(timeline.firstTokenAt).toBeNull();
   });
 });
 

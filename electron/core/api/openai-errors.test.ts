@@ -54,6 +54,17 @@ describe('error answers in OpenAI shape', () => {
     expect((refused as APIError).code).toBe('runner_crashed');
   });
 
+  it('an error for a request the node took carries its completion id in x-request-id', async () => {
+    for (const prompt of [FAKE_PROMPTS.failAtOnce, FAKE_PROMPTS.failMidStream]) {
+      const before = node.submitted.length;
+      const refused = (await ask(prompt).catch((e: unknown) => e)) as APIError;
+      expect(refused.status).toBe(503);
+      expect(node.submitted.length).toBe(before + 1);
+      // The fake names its requests chatcmpl-fakeN; the server's own fallback ids are req-...
+      expect(refused.headers?.get('x-request-id')).toMatch(/^chatcmpl-fake\d+$/);
+    }
+  });
+
   it('500 with a generic message for a bug, without its details', async () => {
     const response = await fetch(`${rig.url}/v1/chat/completions`, {
       method: 'POST',

@@ -50,19 +50,27 @@ function chunkEnvelope(handle: Ids) {
   };
 }
 
-/** A content chunk; the first one also carries the role, as OpenAI's first delta does. */
-export function contentChunk(handle: Ids, text: string, first: boolean) {
+/** The first chunk, sent as the stream opens: the role and an empty content, as OpenAI's first delta. */
+export function roleChunk(handle: Ids) {
   return {
     ...chunkEnvelope(handle),
-    choices: [{ index: 0, delta: first ? { role: 'assistant' as const, content: text } : { content: text }, logprobs: null, finish_reason: null }],
+    choices: [{ index: 0, delta: { role: 'assistant' as const, content: '' }, logprobs: null, finish_reason: null }],
   };
 }
 
-/** The chunk that closes the choice; for a request that produced no token it also carries the role. */
-export function finishChunk(handle: Ids, finishReason: ApiFinishReason, noTokenYet: boolean) {
+/** A content chunk. */
+export function contentChunk(handle: Ids, text: string) {
   return {
     ...chunkEnvelope(handle),
-    choices: [{ index: 0, delta: noTokenYet ? { role: 'assistant' as const, content: '' } : {}, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }],
+  };
+}
+
+/** The chunk that closes the choice. */
+export function finishChunk(handle: Ids, finishReason: ApiFinishReason) {
+  return {
+    ...chunkEnvelope(handle),
+    choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }],
   };
 }
 

@@ -11,10 +11,16 @@ import { isLocal, isServing } from '../../../shared/instance-state';
 import type { InstanceSnapshot, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import type { ExobarNode, RequestEvent, RequestHandle, SubmitRequest } from '../node-types';
 import { ApiError, errorBody, toApiError } from './api-error';
-import { completionBody, contentChunk, finishChunk, generationStatsPayload, usageChunk } from './openai-format';
+import { completionBody, contentChunk, finishChunk, generationStatsPayload, roleChunk, usageChunk } from './openai-format';
+import { refuseForModel } from './openai-model-checks';
+import { refuseUnsupportedParameters } from './openai-parameters';
 import { ChatCompletionRequestSchema, toSubmitRequest } from './openai-schemas';
+import { validateJson } from './read-json-body';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';
+
+/** The response header that carries the completion id (or, before one exists, a fresh id). */
+export const REQUEST_ID_HEADER = 'x-request-id';
 
 type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
 
@@ -70,6 +76,8 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
   } catch (error) {
     throw explainSubmitError(error, request.model, ctx.node);
   }
+  // From here every answer, success or error, carries the completion id.
+  ctx.res.setHeader(REQUEST_ID_HEADER, handle.id);
   ctx.res.on('close', () => {
     if (!ended && !ctx.res.writableFinished) ctx.node.cancel(handle.id);
   });
@@ -85,9 +93,17 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
   };
 }
 
+/** Any JSON object: its parameters are checked one by one before the schema reads them. */
+const JsonObjectSchema = z.record(z.string(), z.unknown());
+
 async function chatCompletions(ctx: RouteContext): Promise<void> {
-  const body = await ctx.body(ChatCompletionRequestSchema);
+  const raw = await ctx.body(JsonObjectSchema);
+  const unsupported = refuseUnsupportedParameters(raw);
+  if (unsupported) throw unsupported;
+  const body = validateJson(raw, ChatCompletionRequestSchema);
   const request = toSubmitRequest(body, ctx.arrivedAt);
+  const modelRefusal = refuseForModel(request, ctx.node.models().find((m) => m.id === request.model));
+  if (modelRefusal) throw modelRefusal;
   const submitted = await submit(ctx, request);
   if (body.stream) streamCompletion(ctx, submitted);
   else await wholeCompletion(ctx, submitted);
@@ -118,7 +134,9 @@ async function wholeCompletion(ctx: RouteContext, submitted: Submitted): Promise
 }
 
 /**
- * Streaming: `data:` chunks in OpenAI's `chat.completion.chunk` shape, exo's
+ * Streaming: a first chunk with the role and the completion id as soon as the stream
+ * opens (so a client can cancel a long prefill by that id), then `data:` chunks in
+ * OpenAI's `chat.completion.chunk` shape, exo's
  * `: prefill_progress {...}` comments while the prompt is prefilled, then a finish
  * chunk, a usage chunk, exo's `: generation_stats {...}` comment and `data: [DONE]`.
  * A failure after the stream started is sent as `data: {"error": {...}}` (OpenAI
@@ -128,7 +146,7 @@ function streamCompletion(ctx: RouteContext, submitted: Submitted): void {
   const { handle } = submitted;
   const sse = new SseStream(ctx.res);
   sse.open();
-  let first = true;
+  sse.data(roleChunk(handle));
   let done = false;
   const finish = (event: TerminalEvent | ApiError): void => {
     if (done) return;
@@ -139,7 +157,7 @@ function streamCompletion(ctx: RouteContext, submitted: Submitted): void {
       return;
     }
     const reason = event.type === 'cancelled' ? 'cancelled' : event.finishReason;
-    sse.data(finishChunk(handle, reason, first));
+    sse.data(finishChunk(handle, reason));
     sse.data(usageChunk(handle, event.usage));
     if (event.type === 'finished' && event.stats) sse.comment(`generation_stats ${JSON.stringify(generationStatsPayload(event.stats))}`);
     sse.data('[DONE]');
@@ -149,8 +167,8 @@ function streamCompletion(ctx: RouteContext, submitted: Submitted): void {
     if (done) return;
     switch (event.type) {
       case 'token':
-        sse.data(contentChunk(handle, event.text, first));
-        first = false;
+        // A token whose text the runner holds back (it may start a stop sequence) has none yet.
+        if (event.text !== '') sse.data(contentChunk(handle, event.text));
         break;
       case 'prefill_progress':
         sse.comment(`prefill_progress ${JSON.stringify({ processed_tokens: event.processedTokens, total_tokens: event.totalTokens })}`);

@@ -1,10 +1,11 @@
 /**
- * The OpenAI chat-completions request, as exobar accepts it: the fields that change
- * what the model does are validated; other OpenAI fields (user, metadata, ...) are
- * accepted and ignored, as exo's API does, so existing clients work unchanged.
+ * The OpenAI chat-completions request, as exobar serves it: the parameters it honours,
+ * validated. Parameters it ignores or refuses are sorted out before, by
+ * openai-parameters.ts; this schema strips the ignored ones.
  */
 import { z } from 'zod';
 import type { ChatMessage } from '../../../shared/runner-protocol';
+import { MAX_STOP_SEQUENCES } from '../../../shared/stop-sequences';
 import type { SubmitRequest } from '../node-types';
 
 const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
@@ -30,7 +31,16 @@ export const ChatCompletionRequestSchema = z.object({
   max_completion_tokens: z.number().int().positive().max(1_000_000).nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   seed: z.number().int().nullable().optional(),
-  n: z.literal(1, { error: 'n must be 1: exobar generates one choice per request' }).nullable().optional(),
+  stop: z
+    .union([
+      z.string().min(1, 'a stop sequence cannot be empty'),
+      z.array(z.string().min(1, 'a stop sequence cannot be empty')).max(MAX_STOP_SEQUENCES, `stop takes at most ${MAX_STOP_SEQUENCES} sequences`),
+    ])
+    .nullable()
+    .optional(),
+}).refine((body) => body.max_tokens == null || body.max_completion_tokens == null || body.max_tokens === body.max_completion_tokens, {
+  message: 'max_tokens and max_completion_tokens are the same limit (max_completion_tokens is its newer name) and the two values differ; send one of them',
+  path: ['max_completion_tokens'],
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 
@@ -46,10 +56,17 @@ export function toSubmitRequest(body: ChatCompletionRequest, arrivedAt: number):
   return {
     model: body.model,
     messages,
-    // max_completion_tokens replaced max_tokens in OpenAI's API; accept both, newer wins.
+    // max_completion_tokens replaced max_tokens in OpenAI's API: either name (both only if equal).
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
     temperature: body.temperature ?? null,
     seed: body.seed ?? null,
+    stop: stopSequences(body.stop),
     arrivedAt,
   };
+}
+
+/** OpenAI's `stop` (a string or a list) as a list; empty when none. */
+export function stopSequences(stop: ChatCompletionRequest['stop']): string[] {
+  if (stop == null) return [];
+  return typeof stop === 'string' ? [stop] : stop;
 }

@@ -57,29 +57,63 @@ function tooLarge(limit: number): ApiError {
 }
 
 /**
- * Content types a browser may send cross-origin without a preflight ("simple requests"):
- * refused, so that even a request whose Origin was stripped cannot post a form here.
+ * Checks the declared Content-Type: JSON (`application/json` or `application/*+json`) in
+ * UTF-8. A missing type is accepted (minimal clients omit it; the body must still be JSON).
+ * Form and text types are refused too because a browser may send them cross-origin without
+ * a preflight ("simple requests"), so even a request whose Origin was stripped cannot post
+ * a form here.
  */
-const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'];
+export function checkJsonContentType(header: string | undefined): ApiError | null {
+  if (header == null || header.trim() === '') return null;
+  const [rawType, ...params] = header.split(';');
+  const type = rawType!.trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
+    return rejected(415, 'unsupported_media_type', `send the body as JSON with "Content-Type: application/json" (got ${type || 'an empty type'})`);
+  }
+  for (const param of params) {
+    const [name, value] = param.split('=').map((part) => part.trim());
+    if (name?.toLowerCase() !== 'charset' || value == null) continue;
+    const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') {
+      return rejected(415, 'unsupported_media_type', `the body must be UTF-8 JSON (RFC 8259); got charset=${charset}: re-encode it as UTF-8 and send "Content-Type: application/json"`);
+    }
+  }
+  return null;
+}
 
-/** Reads, parses and validates a JSON body; the zod message says which field is wrong and why. */
-export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, schema: S, limit = DEFAULT_BODY_LIMIT_BYTES): Promise<z.output<S>> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (FORM_TYPES.includes(type)) {
-    throw rejected(415, 'unsupported_media_type', `send the body as JSON with "Content-Type: application/json" (got ${type})`);
-  }
-  const raw = await readBody(req, limit);
-  let json: unknown;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Decodes a UTF-8 body strictly (a leading BOM is dropped); invalid bytes are a counted 400. */
+export function decodeUtf8(raw: Buffer): string {
   try {
-    json = raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
-  } catch (error) {
-    throw rejected(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`);
+    return utf8.decode(raw);
+  } catch {
+    throw rejected(400, 'invalid_encoding', 'the request body is not valid UTF-8; JSON must be sent in UTF-8 (RFC 8259)');
   }
-  if (json === undefined) throw rejected(400, 'invalid_json', 'the request body is empty; send a JSON object');
+}
+
+/** Validates parsed JSON with a zod schema; the message says which field is wrong and why. */
+export function validateJson<S extends z.ZodType>(json: unknown, schema: S): z.output<S> {
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     throw rejected(400, 'invalid_request', `invalid request body:\n${z.prettifyError(parsed.error)}`, first ? first.path.join('.') || null : null);
   }
   return parsed.data;
+}
+
+/** Reads, decodes, parses and validates a JSON body: every failure a counted 400, 413 or 415. */
+export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, schema: S, limit = DEFAULT_BODY_LIMIT_BYTES): Promise<z.output<S>> {
+  const typeRefusal = checkJsonContentType(req.headers['content-type']);
+  if (typeRefusal) throw typeRefusal;
+  const raw = await readBody(req, limit);
+  const text = decodeUtf8(raw);
+  let json: unknown;
+  try {
+    json = text.length === 0 ? undefined : JSON.parse(text);
+  } catch (error) {
+    throw rejected(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (json === undefined) throw rejected(400, 'invalid_json', 'the request body is empty; send a JSON object');
+  return validateJson(json, schema);
 }

@@ -29,7 +29,7 @@ describe('scanLocalModels', () => {
     await truncate(join(repo, 'blobs', 'abc'), 700_000_000);
     const snap = join(repo, 'snapshots', 'rev1');
     await mkdir(snap, { recursive: true });
-    await writeFile(join(snap, 'config.json'), JSON.stringify({ model_type: 'llama' }));
+    await writeFile(join(snap, 'config.json'), JSON.stringify({ model_type: 'llama', max_position_embeddings: 131072 }));
     await symlink(join(repo, 'blobs', 'abc'), join(snap, 'model.safetensors'));
     await mkdir(join(repo, 'refs'));
     await writeFile(join(repo, 'refs', 'main'), 'rev1');
@@ -48,6 +48,21 @@ describe('scanLocalModels', () => {
     expect(small!.diskBytes).toBeGreaterThanOrEqual(700_000_000);
     expect(small!.memoryBytes).toBe(Math.round(small!.diskBytes * 1.2));
     expect(medium!.path).toBe(join(exo, 'mlx-community--Llama-3.2-3B-Instruct-4bit'));
+    // The context window comes from config.json; a config without one leaves it unknown (not checked).
+    expect(small!.contextLength).toBe(131072);
+    expect(medium!.contextLength).toBeUndefined();
+  });
+
+  it('reads the context window of a multimodal config from text_config, and ignores a nonsensical one', async () => {
+    const exo = join(root, 'exo', 'models');
+    await mkdir(join(exo, 'org--vlm'), { recursive: true });
+    await writeFile(join(exo, 'org--vlm', 'config.json'), JSON.stringify({ model_type: 'gemma3', text_config: { max_position_embeddings: 32768 } }));
+    await writeFile(join(exo, 'org--vlm', 'model.safetensors'), '');
+    await mkdir(join(exo, 'org--odd'), { recursive: true });
+    await writeFile(join(exo, 'org--odd', 'config.json'), JSON.stringify({ model_type: 'llama', max_position_embeddings: 'long' }));
+    await writeFile(join(exo, 'org--odd', 'model.safetensors'), '');
+    const models = await scanLocalModels({ hubCacheDirs: [], exoModelsDir: exo });
+    expect(Object.fromEntries(models.map((m) => [m.repoId, m.contextLength]))).toEqual({ 'org/vlm': 32768, 'org/odd': undefined });
   });
 
   it('skips incomplete downloads and non-models, and picks the newest complete snapshot without refs/main', async () => {

@@ -52,7 +52,24 @@ export function sizeClassFor(diskBytes: number): CatalogModel['sizeClass'] {
   return 'large';
 }
 
-const ConfigSchema = z.looseObject({ model_type: z.string().min(1) });
+const ContextLengthSchema = z.number().int().positive().optional().catch(undefined);
+const ConfigSchema = z.looseObject({
+  model_type: z.string().min(1),
+  // The context window; multimodal configs keep it under text_config. Unusable values count as unknown.
+  max_position_embeddings: ContextLengthSchema,
+  text_config: z.looseObject({ max_position_embeddings: ContextLengthSchema }).optional().catch(undefined),
+});
+
+/** The model's context length from its config.json, or undefined when it does not say. */
+async function contextLengthOf(dir: string): Promise<number | undefined> {
+  try {
+    const parsed = ConfigSchema.safeParse(JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')));
+    if (!parsed.success) return undefined;
+    return parsed.data.max_position_embeddings ?? parsed.data.text_config?.max_position_embeddings;
+  } catch {
+    return undefined;
+  }
+}
 
 async function isModelDir(dir: string): Promise<boolean> {
   let names: string[];
@@ -124,7 +141,8 @@ function repoIdFrom(folder: string): string | null {
   return `${folder.slice(0, at)}/${folder.slice(at + 2)}`;
 }
 
-function toModel(repoId: string, path: string, diskBytes: number, source: LocalMlxModel['source']): LocalMlxModel {
+async function toModel(repoId: string, path: string, diskBytes: number, source: LocalMlxModel['source']): Promise<LocalMlxModel> {
+  const contextLength = await contextLengthOf(path);
   return {
     id: `mlx/${repoId}`,
     name: repoId.split('/')[1] ?? repoId,
@@ -132,6 +150,7 @@ function toModel(repoId: string, path: string, diskBytes: number, source: LocalM
     simulated: false,
     memoryBytes: Math.round(diskBytes * MEMORY_PER_DISK_BYTE),
     sizeClass: sizeClassFor(diskBytes),
+    ...(contextLength ? { contextLength } : {}),
     path,
     repoId,
     diskBytes,
@@ -151,14 +170,14 @@ export async function scanLocalModels(dirs: ModelDirs = defaultModelDirs()): Pro
       const repoId = repoIdFrom(folder.slice('models--'.length));
       if (!repoId || found.has(repoId)) continue;
       const snapshot = await hubSnapshot(join(hub, folder));
-      if (snapshot) found.set(repoId, toModel(repoId, snapshot, await diskSize(snapshot), 'hf-cache'));
+      if (snapshot) found.set(repoId, await toModel(repoId, snapshot, await diskSize(snapshot), 'hf-cache'));
     }
   }
   for (const folder of await listDir(dirs.exoModelsDir)) {
     const repoId = repoIdFrom(folder);
     if (!repoId || found.has(repoId)) continue;
     const path = join(dirs.exoModelsDir, folder);
-    if (await isModelDir(path)) found.set(repoId, toModel(repoId, path, await diskSize(path), 'exo'));
+    if (await isModelDir(path)) found.set(repoId, await toModel(repoId, path, await diskSize(path), 'exo'));
   }
   return [...found.values()].sort((a, b) => a.diskBytes - b.diskBytes || a.id.localeCompare(b.id));
 }

@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import type { CatalogModel, SimTimings } from '../../../shared/catalog';
 import type { CancelTask, Task } from '../../../shared/runner-protocol';
+import { StopSequenceMatcher } from '../../../shared/stop-sequences';
 import { countPromptTokens } from '../../../shared/token-count';
 import { CRASH_AFTER_TOKENS, detectFault, type Fault } from './faults';
 import type { Inbox } from './inbox';
@@ -37,6 +38,8 @@ interface ActiveRequest {
   promptTokens: number;
   plan: CompletionPlan;
   nextToken: () => SimToken;
+  /** The request's stop sequences: text that may start one is held back until it is told apart. */
+  stop: StopSequenceMatcher;
   produced: number;
   fault: Fault | null;
   prefillMs: number;
@@ -126,6 +129,7 @@ export class GenerationEngine {
       promptTokens: countPromptTokens(task.params.messages),
       plan: planCompletion(task.params, task.commandId),
       nextToken: createTokenSource(task.params, task.commandId),
+      stop: new StopSequenceMatcher(task.params.stop ?? []),
       produced: 0,
       fault,
       prefillMs: 0,
@@ -168,17 +172,22 @@ export class GenerationEngine {
     const token = request.nextToken();
     request.produced++;
     const { task } = request;
-    if (request.produced < request.plan.length) {
-      this.deps.out.chunk(task.commandId, { kind: 'TokenChunk', ...token, finishReason: null, usage: null, stats: null });
+    const step = request.stop.push(token.text);
+    if (!step.stopped && request.produced < request.plan.length) {
+      // A token whose text is held back (it may start a stop sequence) still counts as generated.
+      this.deps.out.chunk(task.commandId, { kind: 'TokenChunk', text: step.text, tokenId: token.tokenId, finishReason: null, usage: null, stats: null });
       return;
     }
+    const text = step.stopped ? step.text : step.text + request.stop.flush();
+    const finishReason = step.stopped ? 'stop' : request.plan.finishReason;
     const decodeMs = performance.now() - request.decodeStartedAt;
     const simSeconds = (ms: number) => Math.max(ms, 0.001) / 1000 / this.deps.timeScale;
     const totalTokens = request.promptTokens + request.produced;
     this.deps.out.chunk(task.commandId, {
       kind: 'TokenChunk',
-      ...token,
-      finishReason: request.plan.finishReason,
+      text,
+      tokenId: token.tokenId,
+      finishReason,
       usage: { promptTokens: request.promptTokens, completionTokens: request.produced },
       stats: {
         promptTps: request.promptTokens / simSeconds(request.prefillMs),
