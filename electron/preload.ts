@@ -53,6 +53,9 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
     setupMlxRuntime: () => call(IpcChannel.setupMlxRuntime),
     refreshMlxRuntime: () => call(IpcChannel.refreshMlxRuntime),
     listModels: () => call(IpcChannel.listModels),
+    probeExo: (url) => call(IpcChannel.probeExo, url),
+    attachExo: (url) => call(IpcChannel.attachExo, url),
+    detachExo: () => call(IpcChannel.detachExo),
   };
 }
 

@@ -26,6 +26,15 @@ export const UpdateInstanceRequestSchema = z.strictObject({
 });
 export type UpdateInstanceRequest = z.input<typeof UpdateInstanceRequestSchema>;
 
+/** POST /api/exo/attach: the exo node to attach to (tested first). */
+export const ExoAttachRequestSchema = z.strictObject({ url: z.string().min(1).max(2048) });
+export type ExoAttachRequest = z.input<typeof ExoAttachRequestSchema>;
+
+/** What testing an exo address found (GET /api/exo/probe, and the attach's answer). */
+export type ExoProbeAnswer =
+  | { ok: true; url: string; nodeId: string; /** Macs in exo's topology, when it said. */ nodes: number | null }
+  | { ok: false; url: string; error: string };
+
 /** The safe pair launch plan (GET /api/launch/safe-pair). */
 export interface SafePairPlanEntry {
   model: string;
@@ -82,6 +91,12 @@ export const SettingsSchema = z.object({
     })
     .partial()
     .default({}),
+  /**
+   * Attach mode: the exo node whose HTTP API exobar reads (`exo.url`, e.g.
+   * http://127.0.0.1:52415); null attaches to nothing. `POST /api/exo/attach` tests
+   * the address, then sets it; `exobar serve --exo URL` sets it for one run.
+   */
+  exo: z.object({ url: z.string().min(1).max(2048).nullable().default(null) }).default({ url: null }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

@@ -3,7 +3,7 @@
  * Electron IPC (the preload exposes it as `window.exobar`) and HTTP + server-sent
  * events (renderer/bridge/http-bridge.ts, for `exobar serve` in a browser).
  */
-import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from './api';
+import type { CreateInstanceRequest, ExoProbeAnswer, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
 import type { Snapshot } from './snapshot';
 
@@ -39,4 +39,10 @@ export interface ExobarBridge {
   refreshMlxRuntime(): Promise<void>;
   /** The node's model catalog: the sim models and, where the MLX runtime is found, the local MLX models. */
   listModels(): Promise<CatalogModel[]>;
+  /** Tests an exo address (does exo answer `GET /node_id` there?) without attaching. */
+  probeExo(url: string): Promise<ExoProbeAnswer>;
+  /** Tests the address, then attaches to that exo and saves `exo.url`; rejects with why when nothing exo-like answers. */
+  attachExo(url: string): Promise<void>;
+  /** Stops reading exo and clears `exo.url`. */
+  detachExo(): Promise<void>;
 }

@@ -18,6 +18,9 @@ export const IpcChannel = {
   setupMlxRuntime: 'exobar:setup-mlx-runtime',
   refreshMlxRuntime: 'exobar:refresh-mlx-runtime',
   listModels: 'exobar:list-models',
+  probeExo: 'exobar:probe-exo',
+  attachExo: 'exobar:attach-exo',
+  detachExo: 'exobar:detach-exo',
 } as const;
 
 export type IpcChannelName = (typeof IpcChannel)[keyof typeof IpcChannel];

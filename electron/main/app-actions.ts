@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { app, clipboard, dialog } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { DiagnosticsResult } from '../../shared/bridge';
+import { localInstances } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
+import type { ExoAttachment } from '../core/exo/exo-attachment';
 import type { ExobarNode } from '../core/node-types';
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
@@ -16,6 +18,8 @@ import type { TrayMenuActions } from './tray-menu';
 export interface AppActionsOptions {
   node: ExobarNode;
   services: CoreServices;
+  /** Attach mode: probe, attach (tested first, saved), detach. */
+  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach'>;
   /** The local API's base URL (…/v1), used when the snapshot has none. */
   apiBaseUrl: string;
   settings(): Settings;
@@ -40,7 +44,8 @@ export function createAppActions(options: AppActionsOptions): AppActions {
   const { node, services, popover, notify, log } = options;
 
   const stopAll = async () => {
-    const ids = node.snapshot().instances.map((i) => i.id);
+    // Only the runners this node supervises: exo's instances are exo's to stop.
+    const ids = localInstances(node.snapshot()).map((i) => i.id);
     // Each instance stops on its own; one that fails to stop does not keep the others running.
     const results = await Promise.allSettled(ids.map((id) => node.deleteInstance(id)));
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -86,6 +91,11 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     setupMlxRuntime: async () => services.startMlxSetup(),
     refreshMlxRuntime: () => services.refreshMlxRuntime(),
     listModels: async () => node.models(),
+    probeExo: (url) => options.exo.probe(url),
+    async attachExo(url) {
+      await options.exo.attach(url);
+    },
+    detachExo: () => options.exo.detach(),
   };
 
   const menu: TrayMenuActions = {

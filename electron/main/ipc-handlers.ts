@@ -90,6 +90,9 @@ const DISPATCH: Dispatch = {
   setupMlxRuntime: (b) => b.setupMlxRuntime(),
   refreshMlxRuntime: (b) => b.refreshMlxRuntime(),
   listModels: (b) => b.listModels(),
+  probeExo: (b, [url]) => b.probeExo(url),
+  attachExo: (b, [url]) => b.attachExo(url),
+  detachExo: (b) => b.detachExo(),
 };
 
 /** Registers one handler per invoke channel; returns a function that removes them. */

@@ -4,11 +4,12 @@
  * before anything reaches the node; extra or missing arguments are refused too.
  */
 import { z } from 'zod';
-import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
+import { CreateInstanceRequestSchema, ExoAttachRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';
 
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
+const ExoUrl = ExoAttachRequestSchema.shape.url;
 
 /** Channels the renderer invokes (all but the main-to-renderer snapshot push). */
 export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
@@ -26,6 +27,9 @@ export const IPC_PAYLOADS = {
   setupMlxRuntime: z.tuple([]),
   refreshMlxRuntime: z.tuple([]),
   listModels: z.tuple([]),
+  probeExo: z.tuple([ExoUrl]),
+  attachExo: z.tuple([ExoUrl]),
+  detachExo: z.tuple([]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple>;
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

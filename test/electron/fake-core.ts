@@ -2,6 +2,7 @@
 import { vi } from 'vitest';
 import { SIM_MODELS } from '../../shared/catalog';
 import type { Snapshot } from '../../shared/snapshot';
+import type { ExoAttachment } from '../../electron/core/exo/exo-attachment';
 import type { MlxRuntimeService } from '../../electron/core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../../electron/core/node-types';
 import type { RunningCore, StartCoreOptions } from '../../electron/core/start-core';
@@ -36,6 +37,7 @@ export class FakeNode {
   setLaunchProgress = vi.fn();
   setApiBaseUrl = vi.fn();
   setMlxRuntime = vi.fn();
+  setExoView = vi.fn();
   setExtraModels = vi.fn();
   waitForReady = vi.fn(async () => undefined);
   submit = vi.fn();
@@ -58,6 +60,20 @@ export class FakeMlx {
     localModels: 0,
     setup: null,
   }));
+}
+
+/** Attach mode's surface the app's actions call, recording the calls. */
+export class FakeExoAttachment {
+  url: string | null = null;
+  probe = vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'a'.repeat(32), nodes: 1 }));
+  attach = vi.fn(async (url: string) => {
+    this.url = url;
+    return { ok: true as const, url, nodeId: 'a'.repeat(32), nodes: 1 };
+  });
+  detach = vi.fn(async () => {
+    this.url = null;
+  });
+  bundleSource = vi.fn(() => null);
 }
 
 export interface FakeCore extends RunningCore {
@@ -90,6 +106,7 @@ export function fakeStartCore() {
       settings: options.settings!,
       server: {} as RunningCore['server'],
       mlx: mlx as unknown as MlxRuntimeService,
+      exo: new FakeExoAttachment() as unknown as ExoAttachment,
       fakeMlx: mlx,
       stopCalls: 0,
       async stop() {

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../../shared/api';
 import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
+import { localInstances } from '../../../shared/instance-state';
 import { ApiError, rejected } from './api-error';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';
@@ -71,7 +72,8 @@ async function deleteInstance(ctx: RouteContext): Promise<void> {
 
 /** Stops every instance (the "stop all" action); each deletion stops its runner cleanly. */
 async function deleteAllInstances(ctx: RouteContext): Promise<void> {
-  const ids = ctx.node.snapshot().instances.map((i) => i.id);
+  // Only the runners this node supervises: exo's instances are exo's to stop.
+  const ids = localInstances(ctx.node.snapshot()).map((i) => i.id);
   const results = await Promise.allSettled(ids.map((id) => ctx.node.deleteInstance(id)));
   const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [ids[i]!] : []));
   if (failed.length > 0) throw new ApiError(500, 'delete_failed', `could not stop instances: ${failed.join(', ')}`);

@@ -4,7 +4,7 @@
  * fetch so the token travels in a header, never in a URL), cancellation through the
  * OpenAI-style `POST /v1/cancel/{id}`, the MLX runtime under /api/mlx.
  */
-import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from '../../../shared/api';
+import type { CreateInstanceRequest, ExoProbeAnswer, SafePairPlan, UpdateInstanceRequest } from '../../../shared/api';
 import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
@@ -244,6 +244,13 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     },
     async listModels(): Promise<CatalogModel[]> {
       return parseCatalogAnswer(await json<unknown>('GET', '/api/models'));
+    },
+    probeExo: (target: string) => json<ExoProbeAnswer>('GET', `/api/exo/probe?url=${encodeURIComponent(target)}`),
+    async attachExo(target: string) {
+      await request('POST', '/api/exo/attach', { url: target });
+    },
+    async detachExo() {
+      await request('POST', '/api/exo/detach');
     },
   };
 }

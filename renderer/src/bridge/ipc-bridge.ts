@@ -65,5 +65,8 @@ export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): 
     setupMlxRuntime: () => clean(() => api.setupMlxRuntime()),
     refreshMlxRuntime: () => clean(() => api.refreshMlxRuntime()),
     listModels: () => clean(() => api.listModels()),
+    probeExo: (url) => clean(() => api.probeExo(url)),
+    attachExo: (url) => clean(() => api.attachExo(url)),
+    detachExo: () => clean(() => api.detachExo()),
   };
 }
