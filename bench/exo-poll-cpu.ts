@@ -9,9 +9,9 @@
  *
  * `node --import tsx bench/exo-poll-cpu.ts [--json] [--seconds N]`
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ExoMonitor } from '../electron/core/exo/exo-monitor';
+import { startFakeExoProcess } from '../test/support/fake-exo/fake-exo-process';
 
 export interface ExoPollCpuResult {
   exo_poll_cpu_percent: number;
@@ -27,26 +27,10 @@ export interface ExoPollCpuResult {
 
 export const EXO_POLL_CPU_TARGET_PERCENT = 2;
 
-const CLI = fileURLToPath(new URL('../test/support/fake-exo/cli.ts', import.meta.url));
-
-/** Starts the fake exo's bench scenario in a child process; resolves with its URL. */
-function startFakeExoProcess(): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', '0', '--scenario', 'bench', '--tick-ms', '1000'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match) resolve({ child, url: match[1]! });
-    });
-    child.once('exit', (code) => reject(new Error(`fake exo exited early (code ${code})`)));
-    child.once('error', reject);
-  });
-}
-
 /** Measures exobar's CPU while attached at 2 Hz for `seconds` (after a 2 s warm-up). */
 export async function measureExoPollCpu(seconds = 10, progress: (line: string) => void = () => undefined): Promise<ExoPollCpuResult> {
-  const { child, url } = await startFakeExoProcess();
+  const fake = await startFakeExoProcess('bench');
+  const { url } = fake;
   let rounds = 0;
   const monitor = new ExoMonitor({
     url,
@@ -84,7 +68,7 @@ export async function measureExoPollCpu(seconds = 10, progress: (line: string) =
     };
   } finally {
     await monitor.stop();
-    child.kill('SIGTERM');
+    await fake.stop();
   }
 }
 

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { attachToFake, type AttachHarness } from '../../../test/support/fake-exo/attach-harness';
 import { QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
 import type { FaultKind } from '../../../test/support/fake-exo/faults';
+import { ExoMonitor } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo } from './exo-probe';
 
 let h: AttachHarness | null = null;
@@ -26,6 +27,7 @@ describe('bad answers from exo: a clear state, a counted error, and recovery', (
     ['status500', 'http_status', /GET \/state\/tasks: HTTP 500: Internal Server Error/],
     ['notJson', 'not_json', /GET \/state\/tasks: answer is not JSON \(text\/html\)/],
     ['huge', 'too_large', /GET \/state\/tasks: answer of 52428800 bytes is over the 8388608-byte cap/],
+    ['hugeChunked', 'too_large', /GET \/state\/tasks: answer is over the 8388608-byte cap/],
     ['deepNesting', 'too_deep', /GET \/state\/tasks: JSON nested deeper than 64 levels/],
     ['reset', 'unreachable', /GET \/state\/tasks: /],
     ['hang', 'timeout', /GET \/state\/tasks: timed out after 300 ms/],
@@ -71,6 +73,19 @@ describe('bad answers from exo: a clear state, a counted error, and recovery', (
     expect(harness.monitor.view().section.connected).toBe(true);
     expect(harness.monitor.view().instances.length).toBe(3);
     expect(harness.fake.hits.get('/node_id') ?? 0).toBe(requestsBefore + 1);
+  });
+
+  it('reports a node that cannot be reached at all (an address nothing routes to)', async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737), never routed: depending on the network the
+    // connect times out, fails as unreachable, or a firewall refuses it.
+    const monitor = new ExoMonitor({ url: 'http://192.0.2.1:52415', exoLogPath: null, http: { timeoutMs: TIMEOUT_MS } });
+    await monitor.tick();
+    const view = monitor.view();
+    await monitor.stop();
+    expect(view.section).toMatchObject({ connected: false, pollErrors: 1, nodeId: null, lastGoodPollAt: null });
+    expect(['timeout', 'unreachable', 'refused']).toContain(monitor.client.errors[0]!.kind);
+    expect(view.warnings).toEqual([expect.objectContaining({ code: 'exo_unreachable', instanceIds: [] })]);
+    expect(view.warnings[0]!.risk).toContain('(never)');
   });
 
   it('keeps one request in flight per path: a hung round is not doubled', async () => {
