@@ -1,5 +1,6 @@
 import type { ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
 import type { ExoInstanceSnapshot } from '../../../shared/snapshot';
+import { isServing } from '../../../shared/instance-state';
 import { exoRunnerTone, exoRunnerWords } from '../lib/exo-words';
 import { shortId } from '../lib/format';
 import { useExobar } from '../store/store-context';
@@ -13,10 +14,10 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
     <li className="exo-runner" data-testid="exo-runner" data-status={runner.status} data-node={runner.nodeName ?? runner.nodeId}>
       <div className="row">
         <span className={`dot tone-${exoRunnerTone(runner)}`} aria-hidden="true" />
-        <strong className="ellipsis" title={`exo node id ${runner.nodeId}`}>
+        <strong className="nowrap" title={`exo node id ${runner.nodeId}`}>
           {runner.nodeName ?? `node ${runner.nodeId.slice(0, 8)}`}
         </strong>
-        <span className="muted small">rank {runner.rank ?? '?'}</span>
+        <span className="muted small nowrap">rank {runner.rank ?? '?'}</span>
         <span className="status-name ellipsis" data-testid="exo-runner-status" title={`exo: ${runner.status} · runner ${runner.runnerId}`}>
           {exoRunnerWords(runner)}
         </span>
@@ -93,6 +94,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
   const { exo } = instance;
   const waiting = exo.tasks.filter((t) => t.place === 'waiting_for_load');
   const inRunner = exo.tasks.filter((t) => t.place === 'in_runner');
+  const serving = isServing(instance);
   const kindNote = exo.kindKnown ? exo.kind : `${exo.kind} (a kind this exobar does not know: shown as ring)`;
   return (
     <section className="card" aria-label={instance.modelName} data-testid="instance-card" data-source="exo" data-instance={instance.id}>
@@ -117,7 +119,8 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
           <RunnerRow key={r.runnerId} runner={r} modelName={instance.modelName} at={at} />
         ))}
       </ul>
-      <TaskList label="Waiting for the model to load" tasks={waiting} empty="None waiting" />
+      {/* While every runner serves nothing waits for the load: the section shows only when it matters. */}
+      {(waiting.length > 0 || !serving) && <TaskList label="Waiting for the model to load" tasks={waiting} empty="None waiting" />}
       <TaskList label="In the runner" tasks={inRunner} empty="No requests" />
       {exo.pendingCancels.length > 0 && (
         <div className="pending-cancels">

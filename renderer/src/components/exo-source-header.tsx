@@ -13,20 +13,25 @@ function fastSynchWords(node: ExoNodeSnapshot): string {
 
 function NodeRow({ node }: { node: ExoNodeSnapshot }) {
   return (
-    <li className="row small" data-testid="exo-node" data-node={node.name ?? node.nodeId}>
-      <strong className="ellipsis" title={`exo node id ${node.nodeId}`}>
-        {node.name ?? `node ${node.nodeId.slice(0, 8)}`}
-      </strong>
-      {node.isAttachedNode && <span className="badge info">attached</span>}
-      <span className="muted ellipsis">{[node.model, node.chip].filter(Boolean).join(', ') || 'Mac'}</span>
-      <span className="spacer" />
-      <span className="muted tabular" title="memory available / total">
-        {formatBytes(node.memoryAvailableBytes)} / {formatBytes(node.memoryTotalBytes)}
-      </span>
-      {node.gpuUsage !== null && <span className="muted tabular">GPU {Math.round(node.gpuUsage * 100)}%</span>}
-      <span className={`badge ${node.fastSynch.source === 'assumed' ? 'warn' : ''}`} title={fastSynchWords(node)}>
-        {node.fastSynch.source === 'assumed' ? 'fast synch assumed' : `fast synch ${node.fastSynch.enabled ? 'on' : 'off'}`}
-      </span>
+    <li className="exo-node small" data-testid="exo-node" data-node={node.name ?? node.nodeId}>
+      <div className="row">
+        <strong className="nowrap" title={`exo node id ${node.nodeId}`}>
+          {node.name ?? `node ${node.nodeId.slice(0, 8)}`}
+        </strong>
+        {node.isAttachedNode && <span className="badge info">attached</span>}
+        <span className="spacer" />
+        <span className={`badge ${node.fastSynch.source === 'assumed' ? 'warn' : ''}`} title={fastSynchWords(node)}>
+          {node.fastSynch.source === 'assumed' ? 'fast synch on (assumed)' : `fast synch ${node.fastSynch.enabled ? 'on' : 'off'}`}
+        </span>
+      </div>
+      <div className="row muted">
+        <span className="ellipsis">{[node.model, node.chip].filter(Boolean).join(', ') || 'Mac'}</span>
+        <span className="spacer" />
+        <span className="tabular" title="memory available / total">
+          {formatBytes(node.memoryAvailableBytes)} free of {formatBytes(node.memoryTotalBytes)}
+        </span>
+        {node.gpuUsage !== null && <span className="tabular">GPU {Math.round(node.gpuUsage * 100)}%</span>}
+      </div>
     </li>
   );
 }

@@ -29,14 +29,14 @@ beforeAll(async () => {
 const card = (model: string) => screen.getAllByTestId('instance-card').find((c) => c.getAttribute('data-instance') === `exo:${model}`)!;
 
 describe('attached to the demo cluster', () => {
-  it('shows the source: exo at its URL, 2 Macs, connected, with the Macs and their fast synch assumed', () => {
+  it('shows the source: exo at its URL, 2 Macs, connected, with the Macs and their fast synch assumed on', () => {
     renderApp(demo);
     const source = screen.getByTestId('exo-source');
     expect(source.textContent).toContain(`exo at ${demo.exo!.url}`);
     expect(source.textContent).toContain('2 Macs');
     expect(screen.getByTestId('exo-connection').textContent).toBe('connected');
     expect(screen.getAllByTestId('exo-node').map((n) => n.getAttribute('data-node'))).toEqual(['studio-a', 'mini-b']);
-    expect(source.textContent).toContain('fast synch assumed');
+    expect(source.textContent).toContain('fast synch on (assumed)');
     expect(screen.queryByTestId('exo-restarted')).toBeNull();
   });
 
