@@ -12,13 +12,26 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './browser';
-import { freePort, startFakeExoProcess, type FakeExoProcess } from './fake-exo-process';
+import { createServer } from 'node:net';
+import { startFakeExoProcess, type FakeExoProcess } from '../support/fake-exo/fake-exo-process';
 import { startServe, type ServeProcess } from './serve-process';
 
 const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 const QWEN = 'exo:mlx-community/Qwen3-30B-A3B-4bit';
 const LLAMA_1B = 'exo:mlx-community/Llama-3.2-1B-Instruct-4bit';
 const LLAMA_3B = 'exo:mlx-community/Llama-3.2-3B-Instruct-4bit';
+
+/** A port free right now on 127.0.0.1: the fake exo comes back on the same one. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 let port: number;
 let exo: FakeExoProcess;
@@ -40,7 +53,7 @@ async function shot(name: string): Promise<void> {
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   port = await freePort();
-  exo = await startFakeExoProcess(port);
+  exo = await startFakeExoProcess('demo', 1_000, port);
   serve = await startServe({ simTimeScale: 0.1, args: ['--exo', exo.url] });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 420, height: 700 }, colorScheme: 'light' });
@@ -88,7 +101,7 @@ describe('exobar serve --exo against the fake exo', () => {
     expect(await page.getByTestId('instance-card').count()).toBe(3);
     await shot('exo-unreachable');
 
-    exo = await startFakeExoProcess(port);
+    exo = await startFakeExoProcess('demo', 1_000, port);
     await expect.poll(() => connection().textContent(), { timeout: 30_000 }).toBe('connected');
     await expect.poll(() => page.getByTestId('exo-restarted').count(), { timeout: 10_000 }).toBe(1);
     expect(await page.getByTestId('exo-restarted').textContent()).toContain('exo restarted: instances matched by model');
