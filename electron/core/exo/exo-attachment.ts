@@ -54,6 +54,8 @@ export class ExoAttachment {
   private offer: ExoOffer | null = null;
   private readonly now: () => number;
   private readonly logDir: string | null;
+  /** Attach and detach run one after another: two at once must not leave a second monitor polling. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: ExoAttachmentOptions) {
     this.now = options.now ?? Date.now;
@@ -93,22 +95,32 @@ export class ExoAttachment {
   }
 
   /** Tests the address, then attaches (replacing any attachment) and saves it. Throws ExoAttachError when nothing exo-like answers. */
-  async attach(url: string): Promise<ExoProbeAnswer & { ok: true }> {
-    const normalized = normalizeExoUrl(url);
-    if (!normalized.ok) throw new ExoAttachError('invalid_exo_url', normalized.error);
-    const answer = await this.probe(normalized.url);
-    if (!answer.ok) throw new ExoAttachError('exo_not_found', `nothing exo-like answers at ${answer.url}: ${answer.error}`);
-    await this.stopMonitor();
-    this.begin(answer.url);
-    await this.options.saveUrl(answer.url);
-    return answer;
+  attach(url: string): Promise<ExoProbeAnswer & { ok: true }> {
+    return this.serial(async () => {
+      const normalized = normalizeExoUrl(url);
+      if (!normalized.ok) throw new ExoAttachError('invalid_exo_url', normalized.error);
+      const answer = await this.probe(normalized.url);
+      if (!answer.ok) throw new ExoAttachError('exo_not_found', `nothing exo-like answers at ${answer.url}: ${answer.error}`);
+      await this.stopMonitor();
+      this.begin(answer.url);
+      await this.options.saveUrl(answer.url);
+      return answer;
+    });
   }
 
   /** Stops reading exo and forgets the address. */
-  async detach(): Promise<void> {
-    await this.stopMonitor();
-    this.publish();
-    await this.options.saveUrl(null);
+  detach(): Promise<void> {
+    return this.serial(async () => {
+      await this.stopMonitor();
+      this.publish();
+      await this.options.saveUrl(null);
+    });
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   /** The material of the bundle's exo/ folder; null when nothing is attached. */
