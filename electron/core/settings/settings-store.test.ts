@@ -118,6 +118,18 @@ describe('SettingsStore', () => {
     expect((await loadSettings(dir, logger)).settings).toEqual(updated);
   });
 
+  it('keeps the exo address (exo.url), null by default, and reads an older file without it', async () => {
+    const store = await SettingsStore.open(dir, logger);
+    expect(store.get().exo).toEqual({ url: null });
+    const attached = await store.update({ exo: { url: 'http://127.0.0.1:52415' } });
+    expect((await loadSettings(dir, logger)).settings.exo).toEqual({ url: 'http://127.0.0.1:52415' });
+    expect(attached.apiPort).toBe(defaultSettings().apiPort);
+    await expect(store.update({ exo: { url: '' } })).rejects.toThrow(/Invalid settings/);
+    expect((await store.update({ exo: { url: null } })).exo).toEqual({ url: null });
+    await writeFile(file(), JSON.stringify({ apiPort: 6001 }));
+    expect((await loadSettings(dir, logger)).settings).toMatchObject({ apiPort: 6001, exo: { url: null } });
+  });
+
   it('surfaces the load warning of a corrupt file', async () => {
     await writeFile(file(), 'garbage');
     const store = await SettingsStore.open(dir, logger);
