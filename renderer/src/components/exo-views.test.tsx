@@ -87,8 +87,14 @@ describe('attached to the demo cluster', () => {
     expect(within(failed).queryByTestId('warning-assumed')).toBeNull();
   });
 
+  it('keeps Stop all off while only exo models run (they are exo’s to stop)', () => {
+    renderApp(demo);
+    expect((screen.getByRole('button', { name: 'Stop all' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
   it('shows local instances beside exo ones', () => {
     renderApp({ ...demo, instances: [instance(), ...demo.instances] });
+    expect((screen.getByRole('button', { name: 'Stop all' }) as HTMLButtonElement).disabled).toBe(false);
     expect(screen.getAllByTestId('instance-card').map((c) => c.getAttribute('data-source') ?? 'local')).toEqual(['local', 'exo', 'exo', 'exo']);
   });
 });
