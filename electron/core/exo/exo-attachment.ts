@@ -79,9 +79,8 @@ export class ExoAttachment {
       this.begin(normalized.url);
       return;
     }
-    const offerUrl = this.options.offerUrl === undefined ? undefined : this.options.offerUrl;
-    if (offerUrl === null) return;
-    const offer = await findLocalExo(this.now, offerUrl ?? undefined);
+    if (this.options.offerUrl === null) return;
+    const offer = await findLocalExo(this.now, this.options.offerUrl);
     // Attached meanwhile (an attach call raced the look-up): no offer.
     if (offer && !this.monitor) {
       this.offer = offer;
