@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import type { ExoBundleSource } from '../exo/exo-attachment';
+import { redactExoState } from '../exo/redact-exo-state';
 import type { ExoCause } from './exo-diagnosis';
 import { readLastBytes, tailBytes, truncationMarker } from './log-tails';
 import type { Redactor } from './redaction';
@@ -27,8 +28,13 @@ const jsonl = (rows: readonly unknown[], r: Redactor): Buffer => Buffer.from(row
 
 /** Builds exo/ from the attachment's material; each exo log tail within `logCapBytes`. */
 export async function exoBundleFiles(source: ExoBundleSource, causes: ExoCause[], r: Redactor, logCapBytes: number): Promise<ExoBundlePart> {
+  // Tasks' user text goes first (every taskParams field but the settings), then the bundle's Redactor as everywhere.
+  const state = redactExoState(source.state);
   const files: ExoBundlePart['files'] = [
-    { name: 'exo/state.json', data: json(r.value({ url: source.url, note: "exo's last answers to /state/*, as sent; prompt text redacted", state: source.state })) },
+    {
+      name: 'exo/state.json',
+      data: json(r.value({ url: source.url, note: "exo's last answers to /state/*; every task's user text redacted", taskTextFieldsRedacted: state.fields, state: state.state })),
+    },
     { name: 'exo/state-history.jsonl', data: jsonl(source.history, r) },
     { name: 'exo/poll-errors.jsonl', data: jsonl(source.pollErrors, r) },
     { name: 'exo/diagnosis.json', data: json(r.value({ causes })) },

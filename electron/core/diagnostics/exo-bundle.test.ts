@@ -81,6 +81,8 @@ describe('the bundle in attach mode', () => {
     expect(params.input).toBe('[redacted:text]');
     expect(params.chat_template_messages).toBe('[redacted:text]');
     expect(params.max_output_tokens).toBeTypeOf('number');
+    expect(params.images).toBe('[redacted:text]');
+    expect((JSON.parse(files.get('exo/state.json')!.toString()) as { taskTextFieldsRedacted: number }).taskTextFieldsRedacted).toBeGreaterThan(0);
 
     const history = files.get('exo/state-history.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l) as { at: number; kind: string; to: string | null });
     expect(history.some((h) => h.kind === 'runner' && h.to === 'RunnerFailed')).toBe(true);
