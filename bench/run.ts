@@ -7,6 +7,7 @@
 import { measureApiOverhead } from './api-overhead';
 import { API_STALL_CONDITIONS, measureApiStall } from './api-stall-scenario';
 import { measureRuntime, runtimeRows } from './runtime-bench';
+import { EXO_POLL_CPU_TARGET_PERCENT, measureExoPollCpu } from './exo-poll-cpu';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 
 interface BenchArgs {
@@ -61,6 +62,8 @@ async function main(): Promise<void> {
   const api = await measureApiOverhead({ timeScale: args.timeScale, progress: log });
   log(`supervisor stall scenario through the local API with the openai client, ${args.trials} trials per condition`);
   const apiStall = await measureApiStall(args.timeScale, args.trials, log);
+  log('attach mode: exobar CPU while polling a fake exo (4 Macs, 4 instances, 50 requests) at 2 Hz');
+  const exoPoll = await measureExoPollCpu(10, log);
 
   if (args.json) {
     const apiJson = {
@@ -68,7 +71,8 @@ async function main(): Promise<void> {
       stream_tokens_per_s: api.stream_tokens_per_s,
       api: { ...api, stall: apiStall },
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime }, null, 2)}\n`);
+    const exoJson = { exo_poll_cpu_percent: exoPoll.exo_poll_cpu_percent, exo_poll: exoPoll };
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -98,6 +102,18 @@ async function main(): Promise<void> {
 
   process.stdout.write('\nruntime (built = what ships; tsx = the TypeScript sources, for contrast)\n');
   printTable(['measure', 'built', 'tsx', 'target'], runtimeRows(runtime));
+
+  process.stdout.write('\nattach mode\n');
+  printTable(
+    ['measure', 'value', 'target'],
+    [
+      [
+        'exo_poll_cpu_percent',
+        `${exoPoll.exo_poll_cpu_percent.toFixed(3)} % (${exoPoll.nodes} Macs, ${exoPoll.instances} instances, ${exoPoll.queued_requests} queued, ${exoPoll.poll_rounds} rounds)`,
+        `< ${EXO_POLL_CPU_TARGET_PERCENT} %`,
+      ],
+    ],
+  );
 }
 
 function printTable(header: string[], rows: string[][]): void {

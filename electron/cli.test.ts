@@ -124,6 +124,19 @@ describe('exobar serve', () => {
     }
   });
 
+  it('refuses an --exo that is not an exo address, saying why', async () => {
+    for (const [url, why] of [
+      ['ftp://host:1', "exo's API is http or https"],
+      ['not a url', 'is not a URL'],
+      ['http://me:pw@host:52415', 'exo has no login'],
+    ]) {
+      const io = captureIo();
+      expect(await main(['serve', '--exo', url!], io)).toBe(2);
+      expect(io.errors.join('\n')).toContain(`--exo: `);
+      expect(io.errors.join('\n')).toContain(why);
+    }
+  });
+
   it('prints help with exit code 0', async () => {
     const io = captureIo();
     expect(await main(['--help'], io)).toBe(0);
@@ -131,6 +144,7 @@ describe('exobar serve', () => {
     const serveHelp = captureIo();
     expect(await main(['serve', '--help'], serveHelp)).toBe(0);
     expect(serveHelp.lines.join('\n')).toMatch(/--sim-time-scale X/);
+    expect(serveHelp.lines.join('\n')).toMatch(/--exo URL +attach to the exo node at URL/);
   });
 
   it('says so and exits 1 when the port is taken', async () => {

@@ -13,6 +13,7 @@ import { packageVersion } from './core/package-root';
 import { diagnosticsCommand } from './diagnostics-command';
 import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
 import { startCore, type RunningCore } from './core/start-core';
+import { normalizeExoUrl } from './core/exo/exo-probe';
 
 /** Where a command writes; tests and embedders can capture it. */
 export interface CliIo {
@@ -69,8 +70,14 @@ const TimeScaleSchema = z
   .transform(Number)
   .pipe(z.number({ error: 'expected a number such as 0.1' }).positive('the time scale must be above 0').max(1000).finite());
 const DirSchema = z.string().min(1, 'expected a directory');
+const ExoUrlSchema = z.string().transform((raw, ctx) => {
+  const normalized = normalizeExoUrl(raw);
+  if (normalized.ok) return normalized.url;
+  ctx.addIssue({ code: 'custom', message: normalized.error });
+  return z.NEVER;
+});
 
-const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X]
+const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X] [--exo URL]
 
 Runs the exobar node and its local API: OpenAI-compatible endpoints under /v1, the
 control API under /api (bearer token) and the page at /.
@@ -79,6 +86,8 @@ control API under /api (bearer token) and the page at /.
   --host H            address to bind (default ${DEFAULT_API_HOST}; anything else exposes the API)
   --data-dir D        token, settings and runner logs (default ~/.exobar or $EXOBAR_DATA_DIR)
   --sim-time-scale X  multiply every simulated duration by X (default 1 = calibrated)
+  --exo URL           attach to the exo node at URL (e.g. http://127.0.0.1:52415) for this
+                      run: its models, runners, queues and warnings join the page and /api/state
   -h, --help          show this help
 
 Prints "exobar listening on http://HOST:PORT" once it accepts connections, then the
@@ -97,6 +106,7 @@ export const serveCommand: CliCommand = {
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       'sim-time-scale': { type: 'string' },
+      exo: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     });
     if (flags.help) {
@@ -106,6 +116,7 @@ export const serveCommand: CliCommand = {
     const port = flags.port === undefined ? undefined : flagValue('port', PortSchema, flags.port);
     const host = flags.host === undefined ? DEFAULT_API_HOST : flagValue('host', HostSchema, flags.host);
     const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', TimeScaleSchema, flags['sim-time-scale']);
+    const exoUrl = flags.exo === undefined ? undefined : flagValue('exo', ExoUrlSchema, flags.exo);
     const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
 
     let core: RunningCore;
@@ -115,6 +126,7 @@ export const serveCommand: CliCommand = {
         host,
         port,
         simTimeScale,
+        exoUrl,
       });
     } catch (error) {
       io.err(`exobar serve: ${(error as Error).message}`);
@@ -124,6 +136,7 @@ export const serveCommand: CliCommand = {
     // The token goes in the fragment: browsers never send it to the server, so it
     // cannot reach a server log; the page moves it to session storage.
     io.out(`open ${core.url}/#token=${core.token}`);
+    if (exoUrl) io.out(`attached to exo at ${exoUrl}`);
     if (host !== DEFAULT_API_HOST && host !== 'localhost' && host !== '::1') {
       io.err(`exobar serve: warning: bound to ${host}; the OpenAI-compatible API (/v1) needs no token and is reachable from other machines`);
     }

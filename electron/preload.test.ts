@@ -24,12 +24,15 @@ describe('preload', () => {
     expect(calls[0]![0]).toBe('exobar');
     expect(Object.keys(calls[0]![1] as object).sort()).toEqual(
       [
+        'attachExo',
         'cancelRequest',
         'createInstance',
+        'detachExo',
         'exportDiagnostics',
         'getSafePairPlan',
         'launchSafePair',
         'listModels',
+        'probeExo',
         'refreshMlxRuntime',
         'setupMlxRuntime',
         'stopAll',
@@ -112,6 +115,9 @@ describe('preload', () => {
       setupMlxRuntime: vi.fn(async () => undefined),
       refreshMlxRuntime: vi.fn(async () => undefined),
       listModels: async () => [...SIM_MODELS],
+      probeExo: vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 })),
+      attachExo: vi.fn(async () => undefined),
+      detachExo: vi.fn(async () => undefined),
     };
     registerIpcHandlers({ ipcMain: fake.ipcMain, backend, policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN }, onRefused: () => undefined });
     const bridge = createIpcBridge({
@@ -139,6 +145,12 @@ describe('preload', () => {
       ['sim/llama-3.2-1b', 'sim', true],
       ['sim/llama-3.2-3b', 'sim', true],
     ]);
+    expect(await bridge.probeExo('http://127.0.0.1:52415')).toEqual({ ok: true, url: 'http://127.0.0.1:52415', nodeId: 'n'.repeat(32), nodes: 2 });
+    await bridge.attachExo('http://127.0.0.1:52415');
+    expect(backend.attachExo).toHaveBeenCalledWith('http://127.0.0.1:52415');
+    await expect(bridge.attachExo('')).rejects.toThrow(/argument 1/);
+    await bridge.detachExo();
+    expect(backend.detachExo).toHaveBeenCalledOnce();
   });
 
   it('a refused MLX setup rejects with the code and message from main', async () => {

@@ -26,6 +26,15 @@ export const UpdateInstanceRequestSchema = z.strictObject({
 });
 export type UpdateInstanceRequest = z.input<typeof UpdateInstanceRequestSchema>;
 
+/** POST /api/exo/attach: the exo node to attach to (tested first). */
+export const ExoAttachRequestSchema = z.strictObject({ url: z.string().min(1).max(2048) });
+export type ExoAttachRequest = z.input<typeof ExoAttachRequestSchema>;
+
+/** What testing an exo address found (GET /api/exo/probe, and the attach's answer). */
+export type ExoProbeAnswer =
+  | { ok: true; url: string; nodeId: string; /** Macs in exo's topology, when it said. */ nodes: number | null }
+  | { ok: false; url: string; error: string };
+
 /** The safe pair launch plan (GET /api/launch/safe-pair). */
 export interface SafePairPlanEntry {
   model: string;
@@ -83,17 +92,22 @@ export const SettingsSchema = z.object({
     .partial()
     .default({}),
   /**
-   * This Mac's exo when exobar starts it (docs/exo-process.md): the command (`exo`, a
-   * path such as EXO.app/Contents/Resources/exo/exo, or a wrapper), extra arguments and
-   * extra environment. exobar sets `--api-port` and fast synch itself.
+   * exo: attach mode and this Mac's exo. `url` is the exo node whose HTTP API exobar
+   * reads (e.g. http://127.0.0.1:52415; null attaches to nothing): `POST /api/exo/attach`
+   * tests the address, then sets it; `exobar serve --exo URL` sets it for one run.
+   * `command`, `args`, `env`: how exobar starts this Mac's exo when it does
+   * (docs/exo-process.md; the command is `exo`, a path such as
+   * EXO.app/Contents/Resources/exo/exo, or a wrapper). exobar sets `--api-port` and
+   * fast synch itself.
    */
   exo: z
     .strictObject({
+      url: z.string().min(1).max(2048).nullable().default(null),
       command: z.string().min(1).default('exo'),
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
     })
-    .default({ command: 'exo', args: [], env: {} }),
+    .default({ url: null, command: 'exo', args: [], env: {} }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

@@ -9,7 +9,7 @@
  * points at every other place that must answer it. Kept free of runtime imports (zod
  * included) because the sandboxed preload bundles it.
  */
-import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from './api';
+import type { CreateInstanceRequest, ExoProbeAnswer, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
 
 export interface DiagnosticsResult {
@@ -39,6 +39,12 @@ export interface BridgeActions {
   refreshMlxRuntime(): Promise<void>;
   /** The node's model catalog: the sim models and, where the MLX runtime is found, the local MLX models. */
   listModels(): Promise<CatalogModel[]>;
+  /** Tests an exo address (does exo answer `GET /node_id` there?) without attaching. */
+  probeExo(url: string): Promise<ExoProbeAnswer>;
+  /** Tests the address, then attaches to that exo and saves `exo.url`; rejects with why when nothing exo-like answers. */
+  attachExo(url: string): Promise<void>;
+  /** Stops reading exo and clears `exo.url`. */
+  detachExo(): Promise<void>;
 }
 
 export type BridgeActionName = keyof BridgeActions;
@@ -75,6 +81,9 @@ const TABLE = {
   setupMlxRuntime: { channel: 'exobar:setup-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/setup' } },
   refreshMlxRuntime: { channel: 'exobar:refresh-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/refresh' } },
   listModels: { channel: 'exobar:list-models', http: { method: 'GET', path: () => '/api/models' } },
+  probeExo: { channel: 'exobar:probe-exo', http: { method: 'GET', path: (url) => `/api/exo/probe?url=${segment(url)}` } },
+  attachExo: { channel: 'exobar:attach-exo', http: { method: 'POST', path: () => '/api/exo/attach', body: (url) => ({ url }) } },
+  detachExo: { channel: 'exobar:detach-exo', http: { method: 'POST', path: () => '/api/exo/detach' } },
 } as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
 
 /**

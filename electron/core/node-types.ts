@@ -5,7 +5,9 @@
 import type { ChatMessage, GenerationStats, Usage } from '../../shared/runner-protocol';
 import type { CatalogModel } from '../../shared/catalog';
 import type { SpawnSpec } from './supervisor/spawn-spec';
+import type { ExoOffer, ExoSection } from '../../shared/exo-snapshot';
 import type {
+  ExoInstanceSnapshot,
   FastSynchOverride,
   LocalInstanceSnapshot,
   InstanceType,
@@ -13,6 +15,7 @@ import type {
   MlxRuntimeSnapshot,
   Snapshot,
   TtftSample,
+  Warning,
 } from '../../shared/snapshot';
 
 export interface SubmitRequest {
@@ -109,6 +112,17 @@ export interface RequestTimeline {
   concurrentBusyInstances: string[];
 }
 
+/** What an attached exo adds to the snapshot; all empty when nothing is attached or offered. */
+export interface ExoSnapshotPart {
+  exo: ExoSection | null;
+  exoOffer: ExoOffer | null;
+  instances: ExoInstanceSnapshot[];
+  warnings: Warning[];
+}
+
+/** Nothing attached, nothing offered. */
+export const NO_EXO: ExoSnapshotPart = { exo: null, exoOffer: null, instances: [], warnings: [] };
+
 /** Options of `createNode` (electron/core/node.ts). */
 export interface NodeOptions {
   /** Runner logs go to <dataDir>/logs; the sim GPU lives in <dataDir>/sim-gpu. */
@@ -139,6 +153,11 @@ export interface ExobarNode {
   setApiBaseUrl(url: string | null): void;
   /** The MLX runtime's state for the snapshot. */
   setMlxRuntime(state: MlxRuntimeSnapshot | null): void;
+  /**
+   * The attached exo cluster's part of the snapshot (section, offer, its instances
+   * beside the local ones, its warnings); electron/core/exo/exo-attachment.ts sets it.
+   */
+  setExoView(view: ExoSnapshotPart): void;
   /** Replaces the models beyond the sim catalog (local MLX models found after a scan). */
   setExtraModels(models: CatalogModel[]): void;
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;

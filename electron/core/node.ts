@@ -18,8 +18,10 @@ import { NodeRequest } from './node/node-request';
 import { simSpawnSpec } from './node/sim-spawn-spec';
 import { SnapshotBroadcaster } from './node/snapshot-broadcaster';
 import {
+  NO_EXO,
   NodeError,
   type CreateInstanceOptions,
+  type ExoSnapshotPart,
   type ExobarNode,
   type NodeOptions,
   type RequestHandle,
@@ -58,6 +60,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let launch: LaunchProgress | null = null;
   let apiBaseUrl: string | null = null;
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
+  let exoView: ExoSnapshotPart = NO_EXO;
   let warnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
@@ -87,13 +90,13 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       at: Date.now(),
       version: options.version ?? '0.0.0',
       apiBaseUrl,
-      instances: [...instances.values()].map((i) => i.snapshot(now)),
-      warnings,
+      instances: [...[...instances.values()].map((i) => i.snapshot(now)), ...exoView.instances],
+      warnings: [...warnings, ...exoView.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },
       mlx: mlxRuntime,
-      exo: null,
-      exoOffer: null,
+      exo: exoView.exo,
+      exoOffer: exoView.exoOffer,
     };
   }
 
@@ -310,6 +313,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
     setMlxRuntime(state) {
       mlxRuntime = state;
+      changed();
+    },
+
+    setExoView(view) {
+      exoView = view;
       changed();
     },
 

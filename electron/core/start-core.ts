@@ -10,13 +10,15 @@ import type { ApiRoute } from './api/route-types';
 import { loadOrCreateToken } from './auth-token';
 import { ensureDataDir } from './data-dir';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
+import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
+import { exoRoutes } from './exo/exo-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
 import { createNode } from './node';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
-import { loadSettings } from './settings/settings-store';
+import { loadSettings, SettingsStore, type SettingsPatch } from './settings/settings-store';
 
 export interface StartCoreOptions {
   /** The data directory (token, settings, runner logs); created with mode 0700 if missing. */
@@ -34,10 +36,16 @@ export interface StartCoreOptions {
   /** The built renderer to serve at `/`; null serves only a "not built" page. Default: <repo>/out/renderer. */
   rendererDir?: string | null;
   /** Further endpoints, built once the node exists, beside the built-in ones (the safe launch is always there). */
-  extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger }) => ApiRoute[];
+  extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger; exoBundle: () => ExoBundleSource | null }) => ApiRoute[];
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
   logger?: Logger;
+  /** Attach to this exo for this run instead of the `exo.url` setting (`exobar serve --exo URL`); null attaches to nothing. */
+  exoUrl?: string | null;
+  /** Attach mode's paths and polling (exo's log folder, where to look for an exo to offer); tests point them elsewhere. */
+  exo?: Partial<Omit<ExoAttachmentOptions, 'node' | 'saveUrl'>>;
+  /** Saves a settings change (attaching saves `exo.url`); default: `<dataDir>/settings.json`. */
+  updateSettings?: (patch: SettingsPatch) => Promise<unknown>;
 }
 
 export interface RunningCore {
@@ -53,6 +61,8 @@ export interface RunningCore {
   server: ApiServer;
   /** The MLX engine: runtime detection, local models, "Set up MLX runtime" (the app's IPC calls it directly). */
   mlx: MlxRuntimeService;
+  /** Attach mode: the attached exo (if any), the offer, attach / detach / probe. */
+  exo: ExoAttachment;
   /** Closes the API server and shuts the node down (every runner stopped). Idempotent. */
   stop(): Promise<void>;
 }
@@ -79,8 +89,17 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   mlx.attach(node);
   // Looking for Python and scanning model folders takes a moment: the API does not wait.
   void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
+  const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
+  const exo = new ExoAttachment({ ...options.exo, node, saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined) });
+  // A bad saved address or a failed look-up must never keep the core from starting.
+  void exo.start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl).catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings }), ...mlxRoutes(mlx), ...diagnosticsRoutes({ dataDir, getSettings })];
+  const coreRoutes: ApiRoute[] = [
+    ...safePairRoutes({ getSettings }),
+    ...mlxRoutes(mlx),
+    ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource() }),
+    ...exoRoutes(exo),
+  ];
   const server = createApiServer({
     node,
     token,
@@ -88,7 +107,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
-    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger }) ?? []), ...coreRoutes],
+    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource() }) ?? []), ...coreRoutes],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
   });
@@ -96,6 +115,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   try {
     listening = await server.listen();
   } catch (error) {
+    await exo.stop();
     await node.shutdown();
     throw error;
   }
@@ -107,10 +127,10 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       node.setApiBaseUrl(null);
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams.
-      await Promise.all([server.close(), node.shutdown()]);
+      await Promise.all([server.close(), node.shutdown(), exo.stop()]);
     })();
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, stop };
 }

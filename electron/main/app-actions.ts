@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { app, clipboard, dialog, type BrowserWindow, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { DiagnosticsResult } from '../../shared/bridge';
+import { localInstances } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
+import type { ExoAttachment } from '../core/exo/exo-attachment';
 import type { ExobarNode } from '../core/node-types';
 import { stopAllInstances } from '../core/node/stop-all';
 import type { CoreServices } from './core-services';
@@ -17,6 +19,8 @@ import type { TrayMenuActions } from './tray-menu';
 export interface AppActionsOptions {
   node: ExobarNode;
   services: CoreServices;
+  /** Attach mode: probe, attach (tested first, saved), detach. */
+  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach'>;
   /** The local API's base URL (…/v1), used when the snapshot has none. */
   apiBaseUrl: string;
   settings(): Settings;
@@ -94,6 +98,11 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     setupMlxRuntime: async () => services.startMlxSetup(),
     refreshMlxRuntime: () => services.refreshMlxRuntime(),
     listModels: async () => node.models(),
+    probeExo: (url) => options.exo.probe(url),
+    async attachExo(url) {
+      await options.exo.attach(url);
+    },
+    detachExo: () => options.exo.detach(),
   };
 
   const menu: TrayMenuActions = {

@@ -6,6 +6,7 @@
  */
 import type { SafePairPlan, Settings } from '../../shared/api';
 import { writeDiagnosticBundle } from '../core/diagnostics';
+import type { ExoBundleSource } from '../core/exo/exo-attachment';
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
@@ -35,6 +36,8 @@ export interface CoreServicesOptions {
   version: string;
   settings(): Settings;
   mlx: MlxRuntimeControl;
+  /** The attached exo's material for the bundle's exo/ folder. */
+  exo?: () => ExoBundleSource | null;
   /** Where a setup that failed to start is logged (its failures otherwise land in the snapshot). */
   log?: { warn(obj: object, msg: string): void };
 }
@@ -48,7 +51,7 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
       await launchSafePair(node, await planSafePair());
     },
     async writeDiagnosticBundle(file) {
-      await writeDiagnosticBundle({ node, dataDir, settings: options.settings(), version }, file);
+      await writeDiagnosticBundle({ node, dataDir, settings: options.settings(), version, exo: options.exo }, file);
     },
     startMlxSetup() {
       if (!mlx.supported) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
 import { clipboard, dialog, fake, FakeWebContents, Notification, protocol, session } from '../../test/support/electron/fake-electron';
-import { fakeStartCore } from '../../test/support/electron/fake-core';
+import { fakeStartCore, type FakeExoAttachment } from '../../test/support/electron/fake-core';
 import { flush, menuItem, recordingServices, silent, startApp } from '../../test/support/electron/app-harness';
 import { instance, warning } from '../../test/support/electron/snapshot-fixtures';
 import { defaultSettings } from '../../shared/api';
@@ -333,5 +333,27 @@ describe('quit', () => {
     } finally {
       kill.mockRestore();
     }
+  });
+});
+
+describe('attach mode over IPC', () => {
+  it('passes probe, attach and detach to the core, answers a refused attach with its reason, and saves exo.url through the app settings', async () => {
+    const { core, cores } = await start();
+    const page = fake.windows[0]!.webContents;
+    const exo = core.exo as unknown as FakeExoAttachment;
+    expect(await fake.ipcMain.invoke(IpcChannel.probeExo, page, 'http://127.0.0.1:52415')).toMatchObject({ ok: true, value: { ok: true, url: 'http://127.0.0.1:52415' } });
+    expect(await fake.ipcMain.invoke(IpcChannel.attachExo, page, 'http://127.0.0.1:52415')).toEqual({ ok: true, value: null });
+    expect(exo.attach).toHaveBeenCalledWith('http://127.0.0.1:52415');
+    exo.attach.mockRejectedValueOnce(Object.assign(new Error('nothing exo-like answers at http://x:1: connection refused'), { code: 'exo_not_found' }));
+    expect(await fake.ipcMain.invoke(IpcChannel.attachExo, page, 'http://x:1')).toEqual({
+      ok: false,
+      error: { code: 'exo_not_found', message: 'nothing exo-like answers at http://x:1: connection refused' },
+    });
+    expect(await fake.ipcMain.invoke(IpcChannel.attachExo, page, 42)).toMatchObject({ ok: false, error: { code: 'invalid_payload' } });
+    expect(await fake.ipcMain.invoke(IpcChannel.detachExo, page)).toEqual({ ok: true, value: null });
+    expect(exo.detach).toHaveBeenCalledOnce();
+    // The core saves exo.url through the app's settings store (in the user data folder).
+    await cores.started[0]!.options.updateSettings!({ exo: { url: 'http://127.0.0.1:52415' } });
+    expect(JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8')).exo).toEqual({ url: 'http://127.0.0.1:52415' });
   });
 });

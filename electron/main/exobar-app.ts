@@ -117,7 +117,9 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     getSettings: () => settings.get(),
     rendererDir: paths.rendererDir,
     // The same control endpoints as `exobar serve` (the safe launch is built in).
-    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get() }),
+    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get(), exo: running.exoBundle }),
+    // Attaching to exo saves exo.url in the app's settings.
+    updateSettings: (patch) => settings.update(patch),
     logger: log.child({ component: 'core' }),
   };
   let core: RunningCore;
@@ -162,11 +164,13 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     version: app.getVersion(),
     settings: () => settings.get(),
     mlx: core.mlx,
+    exo: () => core.exo.bundleSource(),
     log,
   });
   const actions = createAppActions({
     node: core.node,
     services,
+    exo: core.exo,
     apiBaseUrl: `${core.url}/v1`,
     settings: () => settings.get(),
     updateSettings: (patch) => settings.update(patch),

@@ -24,6 +24,9 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     setupMlxRuntime: vi.fn(async () => undefined),
     refreshMlxRuntime: vi.fn(async () => undefined),
     listModels: vi.fn(async () => [...SIM_MODELS]),
+    probeExo: vi.fn(async (url: string) => ({ ok: false as const, url, error: 'refused' })),
+    attachExo: vi.fn(async () => undefined),
+    detachExo: vi.fn(async () => undefined),
   };
 }
 

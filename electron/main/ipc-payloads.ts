@@ -6,12 +6,13 @@
  * passes (checked by the compiler), so a new action cannot be left unvalidated.
  */
 import { z } from 'zod';
-import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
+import { CreateInstanceRequestSchema, ExoAttachRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
 import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
 import { IpcChannel } from '../../shared/ipc-channels';
 
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
+const ExoUrl = ExoAttachRequestSchema.shape.url;
 
 /** Channels the renderer invokes (all but the main-to-renderer snapshot push). */
 export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
@@ -29,6 +30,9 @@ export const IPC_PAYLOADS = {
   setupMlxRuntime: z.tuple([]),
   refreshMlxRuntime: z.tuple([]),
   listModels: z.tuple([]),
+  probeExo: z.tuple([ExoUrl]),
+  attachExo: z.tuple([ExoUrl]),
+  detachExo: z.tuple([]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

@@ -1,34 +1,14 @@
 /** Runner statuses and counts in the words the tray, menu and notifications show. */
 import type { RunnerStatus } from '../../shared/runner-protocol';
 import { isFailed } from '../../shared/instance-state';
+import { PLAIN_RUNNER_STATUS_WORDS } from '../../shared/runner-status-words';
 import type { InstanceSnapshot } from '../../shared/snapshot';
 
 /** "Ready", "Loading 12/28 layers", "Failed: out of memory", ... (exo's runner statuses). */
 export function runnerStatusWords(status: RunnerStatus): string {
-  switch (status.kind) {
-    case 'RunnerIdle':
-      return 'Idle';
-    case 'RunnerConnecting':
-      return 'Starting';
-    case 'RunnerConnected':
-      return 'Connected';
-    case 'RunnerLoading':
-      return `Loading ${status.layersLoaded}/${status.totalLayers} layers`;
-    case 'RunnerLoaded':
-      return 'Loaded';
-    case 'RunnerWarmingUp':
-      return 'Warming up';
-    case 'RunnerReady':
-      return 'Ready';
-    case 'RunnerRunning':
-      return 'Running';
-    case 'RunnerShuttingDown':
-      return 'Stopping';
-    case 'RunnerShutdown':
-      return 'Stopped';
-    case 'RunnerFailed':
-      return `Failed: ${truncate(status.errorMessage, 60)}`;
-  }
+  if (status.kind === 'RunnerLoading') return `Loading ${status.layersLoaded}/${status.totalLayers} layers`;
+  if (status.kind === 'RunnerFailed') return `Failed: ${truncate(status.errorMessage, 60)}`;
+  return PLAIN_RUNNER_STATUS_WORDS[status.kind] ?? status.kind;
 }
 
 /**

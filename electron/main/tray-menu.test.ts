@@ -1,6 +1,7 @@
 import type { MenuItem, MenuItemConstructorOptions } from 'electron';
 import { describe, expect, it, vi } from 'vitest';
 import { instance, request, snapshot } from '../../test/support/electron/snapshot-fixtures';
+import { mappedExoSnapshot } from '../../test/support/fake-exo/mapped-snapshot';
 import { buildTrayMenu, MENU_LABELS, type TrayMenuActions } from './tray-menu';
 
 function actions(): TrayMenuActions & Record<string, ReturnType<typeof vi.fn>> {
@@ -55,6 +56,19 @@ describe('tray menu', () => {
     const menu = buildTrayMenu(snapshot(), { startAtLogin: false }, actions());
     expect(byId(menu, 'no-models')).toMatchObject({ label: 'No models running', enabled: false });
     expect(byId(menu, 'stop-all').enabled).toBe(false);
+  });
+
+  it("lists exo's models with their runners' state, and keeps Stop all off while only exo's run", async () => {
+    const exo = await mappedExoSnapshot();
+    const menu = buildTrayMenu(exo, { startAtLogin: false }, actions());
+    const labels = menu.filter((m) => m.id?.startsWith('instance:')).map((m) => m.label);
+    expect(labels).toEqual([
+      'Llama-3.2-1B-Instruct-4bit — exo: 1/1 runners serving · queue 0 · 1 in flight',
+      'Llama-3.2-3B-Instruct-4bit — Failed: Terminated (signal=6 (Abort trap: 6)) · queue 0',
+      'Qwen3-30B-A3B-4bit — exo: 1/1 runners serving · queue 0 · 3 in flight',
+    ]);
+    expect(byId(menu, 'stop-all').enabled).toBe(false);
+    expect(byId(buildTrayMenu({ ...exo, instances: [instance('a'), ...exo.instances] }, { startAtLogin: false }, actions()), 'stop-all').enabled).toBe(true);
   });
 
   it('shows loading (without the layer count, which changes all the time) and failures in the model line', () => {

@@ -7,6 +7,7 @@ import type { MenuItemConstructorOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
 import { instanceStatusWords } from './status-words';
+import { isLocal } from '../../shared/instance-state';
 
 /** What the menu's entries do. */
 export interface TrayMenuActions {
@@ -70,7 +71,8 @@ export function buildTrayMenu(snapshot: Snapshot, settings: Pick<Settings, 'star
       enabled: !launching,
       click: () => actions.launchSafePair(),
     },
-    { id: 'stop-all', label: MENU_LABELS.stopAll, enabled: snapshot.instances.length > 0, click: () => actions.stopAll() },
+    // Stop all stops this node's runners: exo's instances are exo's to stop.
+    { id: 'stop-all', label: MENU_LABELS.stopAll, enabled: snapshot.instances.some(isLocal), click: () => actions.stopAll() },
     { type: 'separator' },
     { id: 'export-diagnostics', label: MENU_LABELS.exportDiagnostics, click: () => actions.exportDiagnostics() },
     { id: 'open', label: MENU_LABELS.open, click: () => actions.openWindow() },

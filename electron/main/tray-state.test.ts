@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { instance, snapshot, ttftSample, warning } from '../../test/support/electron/snapshot-fixtures';
+import { mappedExoSnapshot } from '../../test/support/fake-exo/mapped-snapshot';
 import { trayStateOf, trayViewOf } from './tray-state';
 
 describe('tray state', () => {
@@ -54,5 +55,21 @@ describe('tray state', () => {
     const view = trayViewOf(snapshot({ launch }));
     expect(view.state).toBe('failed');
     expect(view.tooltip).toContain('Launch failed: not enough memory');
+  });
+
+  it('counts exo models beside local ones and names the exo cluster, reachable or not', async () => {
+    const exo = await mappedExoSnapshot();
+    const view = trayViewOf({ ...exo, instances: [instance('a'), ...exo.instances] });
+    // The demo: three exo models, one with a failed runner on mini-b, plus the local one.
+    expect(view.title).toBe('3');
+    expect(view.state).toBe('failed');
+    expect(view.tooltip).toContain('3 models serving of 4');
+    expect(view.tooltip).toContain(`exo at ${exo.exo!.url}: 2 Macs, 3 models (2 serving)`);
+
+    const lost = await mappedExoSnapshot({ then: async (h) => {
+      await h.fake.refuse();
+      await h.round(1_000);
+    } });
+    expect(trayViewOf(lost).tooltip).toMatch(new RegExp(`exo at ${lost.exo!.url}: not reachable since \\d\\d:\\d\\d:\\d\\d`));
   });
 });

@@ -3,7 +3,7 @@
  * the short title beside it and the tooltip in words. Tested without Electron.
  */
 import type { Snapshot, TtftSample } from '../../shared/snapshot';
-import { isFailed, isServing } from '../../shared/instance-state';
+import { exoInstances, isFailed, isServing } from '../../shared/instance-state';
 import { formatSeconds, instanceStatusWords, plural } from './status-words';
 
 export const TRAY_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
@@ -51,6 +51,7 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
   if (snapshot.instances.length === 0) lines.push('exobar: no models running');
   else lines.push(`exobar: ${plural(serving, 'model')} serving of ${snapshot.instances.length}`);
   if (ttft) lines.push(`Latest time to first token ${formatSeconds(ttft.totalMs)}`);
+  if (snapshot.exo) lines.push(exoLine(snapshot));
   for (const instance of snapshot.instances) {
     if (instance.prefill) {
       const { processedTokens, totalTokens } = instance.prefill;
@@ -61,4 +62,12 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
   if (snapshot.launch?.state === 'failed') lines.push(`Launch failed: ${snapshot.launch.error ?? snapshot.launch.step}`);
   for (const warning of snapshot.warnings) lines.push(`Warning: ${warning.title}`);
   return { state, title, tooltip: lines.join('\n') };
+}
+
+/** The attached exo in one line: "exo at URL: 2 Macs, 3 models (2 serving)", or since when it does not answer. */
+function exoLine(snapshot: Snapshot): string {
+  const exo = snapshot.exo!;
+  if (!exo.connected) return `exo at ${exo.url}: not reachable since ${new Date(exo.since).toLocaleTimeString('en-GB', { hour12: false })}`;
+  const models = exoInstances(snapshot);
+  return `exo at ${exo.url}: ${plural(exo.nodes.length, 'Mac')}, ${plural(models.length, 'model')} (${models.filter(isServing).length} serving)`;
 }

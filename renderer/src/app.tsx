@@ -2,12 +2,16 @@
  * The popover's page. Which parts show depends on the connection and the snapshot:
  * connecting → a spinner; unreachable before any snapshot → the error and what to do;
  * nothing running → the empty state and the safe launch; otherwise one card per model.
- * The model catalog and the MLX engine's setup sit below, collapsed.
+ * The model catalog and the MLX engine's setup sit below, collapsed. An attached exo
+ * cluster shows as a source header and one card per exo instance beside the local ones.
  */
 import { AppAlerts } from './components/app-alerts';
 import { AppFooter } from './components/app-footer';
 import { AppHeader } from './components/app-header';
 import { ConnectionError, EmptyState, LoadingState } from './components/connection-state';
+import { ExoAttachPanel, ExoOfferBanner } from './components/exo-attach';
+import { ExoInstanceCard } from './components/exo-instance-card';
+import { ExoSourceHeader } from './components/exo-source-header';
 import { InstanceCard } from './components/instance-card';
 import { ModelsPanel } from './components/models-panel';
 import { NoticeBar } from './components/notice-bar';
@@ -19,9 +23,9 @@ function InstanceCards() {
   const instances = useExobar((s) => s.snapshot.instances);
   return (
     <>
-      {instances.map((instance) => (
-        <InstanceCard key={instance.id} instance={instance} />
-      ))}
+      {instances.map((instance) =>
+        instance.source === 'exo' ? <ExoInstanceCard key={instance.id} instance={instance} /> : <InstanceCard key={instance.id} instance={instance} />,
+      )}
     </>
   );
 }
@@ -34,16 +38,20 @@ function Body() {
   if (empty) {
     return (
       <>
+        <ExoSourceHeader />
         <EmptyState />
         <SafeLaunchPanel />
+        <ExoAttachPanel />
         <ModelsPanel />
       </>
     );
   }
   return (
     <>
+      <ExoSourceHeader />
       <InstanceCards />
       <SafeLaunchPanel />
+      <ExoAttachPanel />
       <ModelsPanel />
     </>
   );
@@ -59,6 +67,7 @@ export function App() {
         <ConnectionError />
         <AppAlerts />
         <NoticeBar />
+        <ExoOfferBanner />
         <WarningBanners />
         <Body />
       </main>

@@ -10,7 +10,8 @@ import * as page from '../support/renderer/fixtures';
 import { exoInstances, isFailed, isServing, localInstances } from '../../shared/instance-state';
 import { emptySnapshot, parseSnapshotJson, parseSnapshotValue, SnapshotSchema, type Snapshot } from '../../shared/snapshot';
 import * as glue from '../support/electron/snapshot-fixtures';
-import { exoInstanceFixture, exoSnapshotFixture } from '../support/exo-snapshot-fixture';
+import { mappedExoSnapshot } from '../support/fake-exo/mapped-snapshot';
+import { LLAMA_1B, LLAMA_3B, QWEN_30B } from '../support/fake-exo/scenarios';
 import { FakeNode, walkingFakeNode } from '../support/fake-node';
 import { instanceFixture } from '../support/instance-fixture';
 import { createNodeFixture, type NodeFixture } from '../support/node-fixture';
@@ -66,17 +67,17 @@ describe('snapshot schema over the test fixtures', () => {
     roundTrips(launcher.snapshot());
   });
 
-  it('accepts a snapshot with an exo instance and the exo section, and the helpers narrow it', () => {
-    const snapshot = exoSnapshotFixture();
+  it('accepts the exo section and exo instances as the mapper makes them from a fake exo, and the helpers narrow them', async () => {
+    const exo = await mappedExoSnapshot();
+    const snapshot: Snapshot = { ...exo, instances: [instanceFixture(), ...exo.instances] };
     roundTrips(snapshot);
-    roundTrips({ ...snapshot, exo: null, exoOffer: { url: 'http://127.0.0.1:52415', nodeId: '12D3KooWA', foundAt: 1 } });
-    expect(localInstances(snapshot).map((i) => i.id)).toEqual(['inst-1b']);
-    expect(exoInstances(snapshot).map((i) => i.id)).toEqual(['exo-llama-70b']);
-    // One runner failed: the exo instance is failed, not serving; with both ready it serves.
-    const exo = exoInstances(snapshot)[0]!;
-    expect([isFailed(exo), isServing(exo)]).toEqual([true, false]);
-    const healthy = exoInstanceFixture({ runners: exo.exo.runners.map((r) => ({ ...r, status: 'RunnerReady', errorMessage: null })) });
-    expect([isFailed(healthy), isServing(healthy)]).toEqual([false, true]);
+    roundTrips({ ...snapshot, exo: null, exoOffer: { url: 'http://127.0.0.1:52415', nodeId: exo.exo!.nodeId!, foundAt: 1 } });
+    expect(localInstances(snapshot).map((i) => i.id)).toEqual([instanceFixture().id]);
+    expect(exoInstances(snapshot).map((i) => i.model)).toEqual([LLAMA_1B, LLAMA_3B, QWEN_30B]);
+    // The demo's 3B has a failed runner: failed, not serving; the Qwen's runner serves.
+    const byModel = (model: string) => exoInstances(snapshot).find((i) => i.model === model)!;
+    expect([isFailed(byModel(LLAMA_3B)), isServing(byModel(LLAMA_3B))]).toEqual([true, false]);
+    expect([isFailed(byModel(QWEN_30B)), isServing(byModel(QWEN_30B))]).toEqual([false, true]);
   });
 
   it('refuses what no node sends, naming the field', () => {

@@ -16,17 +16,19 @@ export interface ServeProcess {
   token: string;
   /** The address to open in a browser (with `#token=`). */
   openUrl: string;
+  /** Its data directory (token, settings.json). */
+  dataDir: string;
   /** Everything the server wrote, for failure messages. */
   output(): string;
   stop(): Promise<void>;
 }
 
 /** Starts `exobar serve --port 0` and resolves once it prints the browser address. */
-export async function startServe(options: { simTimeScale: number; timeoutMs?: number }): Promise<ServeProcess> {
+export async function startServe(options: { simTimeScale: number; timeoutMs?: number; /** More `exobar serve` flags (`--exo URL`). */ args?: string[] }): Promise<ServeProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'exobar-e2e-'));
   const child: ChildProcess = spawn(
     process.execPath,
-    ['bin/exobar.js', 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', String(options.simTimeScale)],
+    ['bin/exobar.js', 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', String(options.simTimeScale), ...(options.args ?? [])],
     // Its own process group, so a failed test can end the server and every runner it spawned.
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, EXOBAR_LOG_LEVEL: 'warn' } },
   );
@@ -59,7 +61,7 @@ export async function startServe(options: { simTimeScale: number; timeoutMs?: nu
     if (match?.[1] && match[2]) {
       const url = match[1];
       const token = match[2];
-      return { url, token, openUrl: `${url}/#token=${token}`, output: () => log, stop };
+      return { url, token, openUrl: `${url}/#token=${token}`, dataDir, output: () => log, stop };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();

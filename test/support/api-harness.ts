@@ -62,7 +62,8 @@ export interface CoreRig extends ApiRig {
 /** The real core on port 0 with sim runners at `simTimeScale` (default 0.1). */
 export async function startCoreRig(options: Partial<StartCoreOptions> = {}): Promise<CoreRig> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-api-test-'));
-  const core = await startCore({ dataDir, port: 0, simTimeScale: 0.1, rendererDir: null, logger: pino({ level: 'silent' }), ...options });
+  // No look for an exo on this Mac's default port (another program's): tests that want the offer set exo.offerUrl.
+  const core = await startCore({ dataDir, port: 0, simTimeScale: 0.1, rendererDir: null, logger: pino({ level: 'silent' }), exo: { offerUrl: null, exoLogDir: null }, ...options });
   const rig = rigFrom(core.url, core.token, core.node, async () => {
     await core.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -108,6 +108,10 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  setExoView(): void {
+    this.changed();
+  }
+
   setExtraModels(): void {
     this.changed();
   }

@@ -2,6 +2,7 @@
  * What a diagnostic bundle is built from, and its size limits. The API server, the
  * CLI and the Electron app each fill one {@link DiagnosticContext}.
  */
+import type { ExoBundleSource } from '../exo/exo-attachment';
 import type { ExobarNode } from '../node-types';
 import type { DiagnosisOptions } from './diagnosis';
 import type { Identity } from './redaction';
@@ -49,6 +50,8 @@ export interface DiagnosticContext {
   secrets?: readonly string[];
   limits?: Partial<BundleLimits>;
   diagnosis?: Partial<Omit<DiagnosisOptions, 'now'>>;
+  /** Attach mode: the attached exo's last state, status history, poll errors and log folder (the bundle's exo/ folder); absent or null when none is attached. */
+  exo?: () => ExoBundleSource | null;
   /** Overrides the machine's identity for redaction (tests). */
   identity?: Partial<Identity>;
   /** Overrides system information (tests, benchmarks). */

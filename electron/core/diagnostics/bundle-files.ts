@@ -11,6 +11,8 @@ import type { NodeEvent, RequestTimeline } from '../node-types';
 import { instanceIdOf, isEventOf } from '../node/node-event';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
 import { diagnose, type Diagnosis, type Finding } from './diagnosis';
+import { exoBundleFiles } from './exo-bundle-files';
+import { diagnoseExo } from './exo-diagnosis';
 import { capMemoryTail, listLogDirs, readLogFileTail, runnerLogDir, safeSegment, truncationMarker, type LogTail } from './log-tails';
 import { buildPolicyReport } from './policy-report';
 import { readmeText } from './readme-text';
@@ -179,6 +181,15 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
   const shownDiagnosis: Diagnosis | null = diagnosis ? r.value({ ...diagnosis, findings: rankFindings(diagnosis.findings, limits.maxFindings) }) : null;
   const diagnosisBytes = shownDiagnosis ? json(shownDiagnosis).length : 0;
 
+  // Attach mode: exo's last state, status history, poll errors and, when exo runs here, its logs.
+  const exoCauses = diagnoseExo(snapshot);
+  const exoSource = ctx.exo?.() ?? null;
+  if (exoSource) {
+    const exo = await exoBundleFiles(exoSource, exoCauses, r, Math.floor(limits.maxLogBytesPerFile / 2));
+    files.push(...exo.files);
+    truncated.push(...exo.truncated);
+  }
+
   // Runner logs share what is left of the total, each within its own cap.
   const ids = await runnerIds(ctx, snapshot, events, limits);
   const used = files.reduce((sum, f) => sum + f.data.length, 0) + FINAL_FILES_RESERVE + diagnosisBytes;
@@ -233,6 +244,8 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
     diagnosis: shownDiagnosis
       ? { ...shownDiagnosis, findingsOmitted: (diagnosis?.findings.length ?? 0) - shownDiagnosis.findings.length }
       : null,
+    /** Attach mode: the exo causes (failed runner with exo's diagnostics, node lost, two ring models with fast synch on, ...). */
+    exoDiagnosis: r.value(exoCauses),
   };
   const manifestData = json(manifest);
   const readme = Buffer.from(
@@ -244,6 +257,7 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
       redactions,
       truncated,
       diagnosis: shownDiagnosis,
+      exoCauses: r.value(exoCauses),
     }),
     'utf8',
   );

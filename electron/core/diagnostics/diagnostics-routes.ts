@@ -21,6 +21,8 @@ export interface DiagnosticsRoutesOptions {
   getSettings: () => unknown;
   /** Further secrets to redact (the control token is found in <dataDir>/token anyway). */
   secrets?: readonly string[];
+  /** The attached exo's material for the bundle's exo/ folder (attach mode); null when none. */
+  exo?: DiagnosticContext['exo'];
 }
 
 const QuerySchema = z.strictObject({
@@ -41,6 +43,7 @@ function context(ctx: RouteContext, options: DiagnosticsRoutesOptions): Diagnost
     settings: options.getSettings(),
     version: ctx.node.snapshot().version,
     secrets: options.secrets,
+    exo: options.exo,
     diagnosis: parsed.data.threshold_ms !== undefined ? { thresholdMs: parsed.data.threshold_ms } : undefined,
   };
 }

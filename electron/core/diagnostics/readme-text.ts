@@ -3,6 +3,7 @@
  * words, for whoever opens the zip first.
  */
 import type { Diagnosis } from './diagnosis';
+import type { ExoCause } from './exo-diagnosis';
 import { REDACTION_DESCRIPTIONS, REDACTION_KINDS, type RedactionCounts } from './redaction';
 
 export interface ReadmeInput {
@@ -13,6 +14,8 @@ export interface ReadmeInput {
   redactions: RedactionCounts;
   truncated: Array<{ name: string; omitted: string }>;
   diagnosis: Diagnosis | null;
+  /** Attach mode's exo causes; empty when no exo is attached. */
+  exoCauses?: ExoCause[];
 }
 
 const FILE_NOTES: Array<[RegExp, string]> = [
@@ -27,6 +30,11 @@ const FILE_NOTES: Array<[RegExp, string]> = [
   [/\/stdout\.log$/, 'the runner\u2019s stdout tail (protocol lines; text fields removed)'],
   [/\/stderr\.log$/, 'the runner\u2019s stderr tail'],
   [/\/exit\.json$/, 'the runner\u2019s status, exits (code or signal) and watchdog decisions'],
+  [/^exo\/state\.json$/, 'attach mode: exo\u2019s last /state answers, prompt text redacted'],
+  [/^exo\/state-history\.jsonl$/, 'attach mode: every runner and task status change exobar saw (epoch ms)'],
+  [/^exo\/poll-errors\.jsonl$/, 'attach mode: failed polls of exo\u2019s API and entries it could not read'],
+  [/^exo\/diagnosis\.json$/, 'attach mode: the exo causes (also below)'],
+  [/^exo\/logs\//, 'attach mode: the tail of exo\u2019s own log on this Mac, redacted'],
 ];
 
 function note(name: string): string {
@@ -69,6 +77,13 @@ export function readmeText(input: ReadmeInput): string {
     if (bugs > 0) lines.push(`${bugs} finding(s) point at a bug in exobar itself (node_dispatch_delay): please report them.`);
     for (const f of d.findings.slice(0, 10)) lines.push(`- ${f.requestId} (${f.model}): ${f.cause}. ${f.explanation}`);
     if (d.findings.length > 10) lines.push(`- ... ${d.findings.length - 10} more in manifest.json`);
+  }
+  if (input.exoCauses && input.exoCauses.length > 0) {
+    lines.push('', 'exo (attach mode):');
+    for (const c of input.exoCauses) {
+      const diagnostics = c.exoDiagnostics.length > 0 ? ` exo diagnostics: ${c.exoDiagnostics.join(', ')}.` : '';
+      lines.push(`- ${c.cause}${c.assumed ? ' (assumed)' : ''}: ${c.explanation}${diagnostics}`);
+    }
   }
   lines.push('');
   lines.push('Reading timeline.csv', '--------------------');

@@ -58,7 +58,27 @@ export interface RedactorOptions {
  * protocol's names). The node keeps token counts only, but a field with such a name
  * is blanked wherever it appears, so text cannot slip in through a future field.
  */
-const TEXT_FIELDS = new Set(['prompt', 'prompts', 'messages', 'content', 'text', 'completion', 'completions', 'delta', 'choices']);
+const TEXT_FIELDS = new Set([
+  'prompt',
+  'prompts',
+  'messages',
+  'content',
+  'text',
+  'completion',
+  'completions',
+  'delta',
+  'choices',
+  // exo's TextGeneration taskParams (either casing): the request's input, system
+  // instructions, the chat template's messages, images and tool definitions.
+  'input',
+  'instructions',
+  'chat_template_messages',
+  'chattemplatemessages',
+  'images',
+  'image_hashes',
+  'imagehashes',
+  'tools',
+]);
 
 /**
  * Account names that identify nobody (service and CI accounts). Redacting them as words
@@ -223,6 +243,13 @@ function buildRules(identity: Identity, secrets: readonly string[]): Rule[] {
       if (value === '""' || value === "''") return match;
       return `${quote}${key}${quote}${sep}"${MARK.prompt_text}"`;
     },
+  });
+  // Python reprs in exo's logs (pydantic models print `content='...'`, `input=[...]`):
+  // the rest of the line is text.
+  rules.push({
+    kind: 'prompt_text',
+    pattern: /\b(content|input|instructions|chat_template_messages|images)(=)(?!\s|None\b|\[\]|\[redacted)[^\n]*/g,
+    replace: (_match, key = '', sep = '') => `${key}${sep}${MARK.prompt_text}`,
   });
   // "prompt: ..." / "prompt=..." in plain log lines: the rest of the line is text.
   rules.push({

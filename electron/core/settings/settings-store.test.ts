@@ -120,12 +120,24 @@ describe('SettingsStore', () => {
 
   it("keeps exo's command, arguments and environment, each patched on its own", async () => {
     const store = await SettingsStore.open(dir, logger);
-    expect(store.get().exo).toEqual({ command: 'exo', args: [], env: {} });
+    expect(store.get().exo).toEqual({ url: null, command: 'exo', args: [], env: {} });
     await store.update({ exo: { command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'] } });
     const updated = await store.update({ exo: { env: { EXO_OFFLINE: 'true' } } });
-    expect(updated.exo).toEqual({ command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } });
+    expect(updated.exo).toEqual({ url: null, command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } });
     await expect(store.update({ exo: { env: { 'NOT A NAME': 'x' } } })).rejects.toThrow(/Invalid settings: .*exo\.env/);
     expect((await loadSettings(dir, logger)).settings.exo).toEqual(updated.exo);
+  });
+
+  it('keeps the exo address (exo.url), null by default, and reads an older file without it', async () => {
+    const store = await SettingsStore.open(dir, logger);
+    expect(store.get().exo.url).toBeNull();
+    const attached = await store.update({ exo: { url: 'http://127.0.0.1:52415' } });
+    expect((await loadSettings(dir, logger)).settings.exo.url).toBe('http://127.0.0.1:52415');
+    expect(attached.apiPort).toBe(defaultSettings().apiPort);
+    await expect(store.update({ exo: { url: '' } })).rejects.toThrow(/Invalid settings/);
+    expect((await store.update({ exo: { url: null } })).exo.url).toBeNull();
+    await writeFile(file(), JSON.stringify({ apiPort: 6001 }));
+    expect((await loadSettings(dir, logger)).settings).toMatchObject({ apiPort: 6001, exo: { url: null } });
   });
 
   it('surfaces the load warning of a corrupt file', async () => {

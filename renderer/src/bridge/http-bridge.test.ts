@@ -173,6 +173,29 @@ describe('http bridge: actions', () => {
     expect(JSON.parse(String(calls[3]?.init.body))).toEqual({ fastSynch: 'off', mode: 'drain' });
   });
 
+  it('probes, attaches and detaches exo through /api/exo with the token, and rejects with why an attach was refused', async () => {
+    const { fetch, calls } = fakeFetch((url, init) => {
+      if (url.includes('/api/exo/probe')) return json({ ok: true, url: 'http://10.0.0.5:52415', nodeId: 'n'.repeat(32), nodes: 2 });
+      if (url.endsWith('/api/exo/attach') && JSON.parse(String(init.body)).url === 'http://nothing:1') {
+        return json({ error: { message: 'nothing exo-like answers at http://nothing:1: connection refused', code: 'exo_not_found' } }, 502);
+      }
+      return json({ ok: true });
+    });
+    const bridge = createHttpBridge({ baseUrl: 'http://h:1', token: 'T', fetch });
+    expect(await bridge.probeExo('http://10.0.0.5:52415')).toMatchObject({ ok: true, nodes: 2 });
+    await bridge.attachExo('http://10.0.0.5:52415');
+    await expect(bridge.attachExo('http://nothing:1')).rejects.toThrow('nothing exo-like answers at http://nothing:1: connection refused');
+    await bridge.detachExo();
+    expect(calls.map((c) => `${c.init.method ?? 'GET'} ${c.url.replace('http://h:1', '')}`)).toEqual([
+      'GET /api/exo/probe?url=http%3A%2F%2F10.0.0.5%3A52415',
+      'POST /api/exo/attach',
+      'POST /api/exo/attach',
+      'POST /api/exo/detach',
+    ]);
+    expect(JSON.parse(String(calls[1]?.init.body))).toEqual({ url: 'http://10.0.0.5:52415' });
+    expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
+  });
+
   it('throws the API error message', async () => {
     const { fetch } = fakeFetch(() => json({ error: { message: 'Two ring runners with fast synch on: pass acknowledgeRisk', code: 'fast_synch_shared_gpu' } }, 409));
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch });

@@ -4,7 +4,7 @@
  * fetch so the token travels in a header, never in a URL), cancellation through the
  * OpenAI-style `POST /v1/cancel/{id}`, the MLX runtime under /api/mlx.
  */
-import type { SafePairPlan } from '../../../shared/api';
+import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
@@ -232,5 +232,8 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     setupMlxRuntime: () => send('setupMlxRuntime').then(nothing),
     refreshMlxRuntime: () => send('refreshMlxRuntime').then(nothing),
     listModels: async (): Promise<CatalogModel[]> => parseCatalogAnswer(await send('listModels').then(bodyOf<unknown>)),
+    probeExo: (url) => send('probeExo', url).then(bodyOf<ExoProbeAnswer>),
+    attachExo: (url) => send('attachExo', url).then(nothing),
+    detachExo: () => send('detachExo').then(nothing),
   };
 }

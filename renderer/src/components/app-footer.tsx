@@ -1,3 +1,4 @@
+import { isLocal } from '../../../shared/instance-state';
 import { useActions, useExobar } from '../store/store-context';
 
 /** The bottom toolbar: copy the local API's address, export diagnostics, stop everything. */
@@ -5,7 +6,8 @@ export function AppFooter() {
   const { copyApiBaseUrl, exportDiagnostics, stopAll } = useActions();
   const apiBaseUrl = useExobar((s) => s.snapshot.apiBaseUrl);
   const version = useExobar((s) => s.snapshot.version);
-  const hasInstances = useExobar((s) => s.snapshot.instances.length > 0);
+  // "Stop all" stops this node's runners; exo's instances are exo's to stop.
+  const hasInstances = useExobar((s) => s.snapshot.instances.some(isLocal));
   const exporting = useExobar((s) => s.busy.diagnostics === true);
   const stopping = useExobar((s) => s.busy['stop-all'] === true);
   const connected = useExobar((s) => s.connection === 'connected');

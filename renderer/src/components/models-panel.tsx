@@ -4,6 +4,7 @@ import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { MlxEngineStatus } from './mlx-engine-status';
+import { PanelToggle } from './panel-toggle';
 
 const ENGINE_LABEL: Record<string, string> = { sim: 'sim', mlx: 'MLX' };
 
@@ -62,18 +63,13 @@ export function ModelsPanel() {
   const summary = `${count > 0 ? `${count === 1 ? '1 model' : `${count} models`} · ` : ''}${mlxSummary(mlx)}`;
   return (
     <section className="panel models-panel" aria-label="Models">
-      <h2>
-        <button type="button" className="panel-toggle" aria-expanded={open} aria-controls={bodyId} onClick={() => setOpen((o) => !o)}>
-          <span className="chevron" aria-hidden="true">
-            {open ? '▾' : '▸'}
-          </span>
-          <span>Models</span>
-          <span className="spacer" />
-          <span className="muted small" data-testid="models-summary">
-            {summary}
-          </span>
-        </button>
-      </h2>
+      <PanelToggle open={open} onToggle={() => setOpen((o) => !o)} bodyId={bodyId}>
+        <span>Models</span>
+        <span className="spacer" />
+        <span className="muted small" data-testid="models-summary">
+          {summary}
+        </span>
+      </PanelToggle>
       {/* hidden, not unmounted: aria-controls always names an element. */}
       <div id={bodyId} className="panel-body" hidden={!open}>
           <MlxEngineStatus />

@@ -12,13 +12,22 @@ export function WarningBanner({ warning }: { warning: Warning }) {
   const { fixWarning } = useActions();
   const fixing = useExobar((s) => s.busy[`fix:${warning.code}`] === true);
   const instances = useExobar((s) => s.snapshot.instances);
-  const affected = instances.filter(isLocal).filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
+  const local = instances.filter(isLocal).filter((i) => warning.instanceIds.includes(i.id));
+  const affected = local.filter((i) => i.fastSynch.enabled);
   return (
     <section className="banner warning" role="alert" data-testid="warning-banner" data-code={warning.code}>
-      <h2>{warning.title}</h2>
+      <h2>
+        {warning.title}
+        {warning.assumed && (
+          <span className="badge warn" data-testid="warning-assumed" title="exo does not publish a Mac's fast-synch value: exo's default (on) is assumed there">
+            assumed
+          </span>
+        )}
+      </h2>
       <p>{warning.risk}</p>
       <p className="fix">{warning.fix}</p>
-      {canFixWarning(warning) && (
+      {/* Only runners this node supervises can be relaunched from here; exo's are restarted in exo. */}
+      {canFixWarning(warning) && local.length > 0 && (
         <button
           type="button"
           className="button primary"

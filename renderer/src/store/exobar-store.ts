@@ -4,7 +4,7 @@
  * state; they read slices of this store with selectors.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { SafePairPlan } from '../../../shared/api';
+import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
 import { localInstances } from '../../../shared/instance-state';
@@ -55,6 +55,11 @@ export interface ExobarActions {
   dismissNotice(): void;
   /** Hides one of the app's undelivered alerts (it does not come back). */
   dismissAlert(id: number): void;
+  /** Tests an exo address without attaching; resolves with what was found (never rejects). */
+  probeExo(url: string): Promise<ExoProbeAnswer>;
+  /** Tests the address, then attaches to that exo (saved as exo.url); a refusal becomes the notice. */
+  attachExo(url: string): Promise<void>;
+  detachExo(): Promise<void>;
 }
 
 export interface ExobarState {
@@ -196,6 +201,19 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         dismissedAlerts.add(id);
         set((s) => ({ alerts: s.alerts.filter((a) => a.id !== id) }));
       },
+      async probeExo(url) {
+        try {
+          return await bridge.probeExo(url);
+        } catch (error) {
+          return { ok: false, url, error: errorMessage(error) };
+        }
+      },
+      attachExo: (url) =>
+        run('exo-attach', async () => {
+          await bridge.attachExo(url);
+          return `Attached to exo at ${url}`;
+        }),
+      detachExo: () => run('exo-detach', () => bridge.detachExo()),
     };
 
     return {

@@ -1,5 +1,6 @@
 /** A stand-in for a running core (startCore's result) in the app glue's tests. */
 import { vi } from 'vitest';
+import type { ExoAttachment } from '../../../electron/core/exo/exo-attachment';
 import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-service';
 import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { FakeNode } from '../fake-node';
@@ -26,6 +27,20 @@ export class FakeMlx {
     localModels: 0,
     setup: null,
   }));
+}
+
+/** Attach mode's surface the app's actions call, recording the calls. */
+export class FakeExoAttachment {
+  url: string | null = null;
+  probe = vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'a'.repeat(32), nodes: 1 }));
+  attach = vi.fn(async (url: string) => {
+    this.url = url;
+    return { ok: true as const, url, nodeId: 'a'.repeat(32), nodes: 1 };
+  });
+  detach = vi.fn(async () => {
+    this.url = null;
+  });
+  bundleSource = vi.fn(() => null);
 }
 
 export interface FakeCore extends RunningCore {
@@ -58,6 +73,7 @@ export function fakeStartCore() {
       settings: options.settings!,
       server: {} as RunningCore['server'],
       mlx: mlx as unknown as MlxRuntimeService,
+      exo: new FakeExoAttachment() as unknown as ExoAttachment,
       fakeMlx: mlx,
       stopCalls: 0,
       async stop() {

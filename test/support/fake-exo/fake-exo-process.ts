@@ -14,10 +14,13 @@ export interface FakeExoProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `cli.ts` on a free port with the given scenario; resolves once it listens. */
-export function startFakeExoProcess(scenario: 'demo' | 'bench', tickMs = 1_000): Promise<FakeExoProcess> {
+/**
+ * Starts `cli.ts` with the given scenario on `port` (default: a free one); resolves once
+ * it listens. A test that loses and regains the exo node starts it again on the same port.
+ */
+export function startFakeExoProcess(scenario: 'demo' | 'bench', tickMs = 1_000, port = 0): Promise<FakeExoProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', '0', '--scenario', scenario, '--tick-ms', String(tickMs)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', String(port), '--scenario', scenario, '--tick-ms', String(tickMs)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

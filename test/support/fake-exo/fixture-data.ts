@@ -4,11 +4,14 @@
  * rather than shapes invented for it.
  */
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type Json = Record<string, unknown>;
 
-export const FIXTURE_DIR = fileURLToPath(new URL('../../fixtures/exo/', import.meta.url));
+// Not `new URL(..., import.meta.url)`: Vite rewrites that pattern into an asset URL in
+// the renderer's jsdom tests, which build their exo fixtures with this fake too.
+export const FIXTURE_DIR = `${join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'exo')}/`;
 
 /** The fixture files of exo's /state, by name. */
 export const STATE_FIXTURES = ['state-1node-two-instances.json', 'state-2node-failed-runner.json'] as const;

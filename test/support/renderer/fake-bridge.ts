@@ -3,6 +3,7 @@
  * which actions the page called.
  */
 import { vi } from 'vitest';
+import type { ExoProbeAnswer } from '../../../shared/api';
 import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
 import { catalog, safePairPlan } from './fixtures';
@@ -23,6 +24,9 @@ export class FakeBridge implements ExobarBridge {
   setupMlxRuntime = vi.fn(async () => {});
   refreshMlxRuntime = vi.fn(async () => {});
   listModels = vi.fn(async () => catalog());
+  probeExo = vi.fn(async (url: string): Promise<ExoProbeAnswer> => ({ ok: true, url, nodeId: 'a'.repeat(32), nodes: 2 }));
+  attachExo = vi.fn(async (_url: string) => {});
+  detachExo = vi.fn(async () => {});
 
   subscribeSnapshots(listener: (s: Snapshot) => void) {
     this.snapshotListeners.add(listener);

@@ -1,0 +1,44 @@
+/**
+ * The exo causes the diagnosis names in attach mode: a failed runner with exo's typed
+ * diagnostics (RunnerMetalGpuTimeout, ring socket errors), a node lost, two ring models
+ * on one Mac with fast synch on (assumed or read), an instance stuck loading, and exo
+ * itself not answering. Read from the snapshot's exo part, which holds what exobar saw.
+ */
+import { exoInstances } from '../../../shared/instance-state';
+import type { Snapshot, WarningCode } from '../../../shared/snapshot';
+
+export interface ExoCause {
+  cause: Extract<WarningCode, 'exo_runner_failed' | 'exo_node_lost' | 'two_ring_fast_synch' | 'exo_stuck_loading' | 'exo_unreachable'>;
+  /** exobar ids of the exo instances involved. */
+  instanceIds: string[];
+  /** exo's typed diagnostics behind it (RunnerMetalGpuTimeout, ...), for a failed runner. */
+  exoDiagnostics: string[];
+  /** True when it rests on exo's default rather than a known value (fast synch on another Mac). */
+  assumed: boolean;
+  explanation: string;
+}
+
+const EXO_CAUSES: ReadonlySet<string> = new Set(['exo_runner_failed', 'exo_node_lost', 'two_ring_fast_synch', 'exo_stuck_loading', 'exo_unreachable']);
+
+/** The exo causes in the snapshot; empty when nothing is attached. */
+export function diagnoseExo(snapshot: Snapshot | null): ExoCause[] {
+  if (!snapshot?.exo) return [];
+  const exo = exoInstances(snapshot);
+  const exoIds = new Set(exo.map((i) => i.id));
+  const causes: ExoCause[] = [];
+  for (const warning of snapshot.warnings) {
+    if (!EXO_CAUSES.has(warning.code)) continue;
+    // two_ring_fast_synch also covers local runners: only the exo ones are exo's cause.
+    if (warning.code === 'two_ring_fast_synch' && !warning.instanceIds.some((id) => exoIds.has(id))) continue;
+    const runners = exo.filter((i) => warning.instanceIds.includes(i.id)).flatMap((i) => i.exo.runners);
+    const exoDiagnostics = warning.code === 'exo_runner_failed' ? [...new Set(runners.filter((r) => r.status === 'RunnerFailed').flatMap((r) => r.diagnostics.map((d) => d.kind)))] : [];
+    causes.push({
+      cause: warning.code as ExoCause['cause'],
+      instanceIds: warning.instanceIds,
+      exoDiagnostics,
+      assumed: warning.assumed === true,
+      explanation: `${warning.title}. ${warning.risk}`,
+    });
+  }
+  return causes;
+}

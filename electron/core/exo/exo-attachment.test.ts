@@ -1,0 +1,72 @@
+/**
+ * ExoAttachment on its own, against fake exos over HTTP: attaches apply in the order
+ * they were asked for, and a replaced attachment stops polling.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ExoProbeAnswer } from '../../../shared/api';
+import type { ExoSnapshotPart } from '../node-types';
+import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
+import { demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { ExoAttachment } from './exo-attachment';
+
+/** Probes `slowUrl` a second late: an attach asked for first finishes its test last. */
+class SlowProbe extends ExoAttachment {
+  constructor(
+    private readonly slowUrl: string,
+    ...args: ConstructorParameters<typeof ExoAttachment>
+  ) {
+    super(...args);
+  }
+
+  override async probe(url: string): Promise<ExoProbeAnswer> {
+    if (url === this.slowUrl) await new Promise((r) => setTimeout(r, 1_000));
+    return super.probe(url);
+  }
+}
+
+const fakes: FakeExo[] = [];
+let attachment: ExoAttachment | null = null;
+afterEach(async () => {
+  await attachment?.stop();
+  attachment = null;
+  await Promise.all(fakes.splice(0).map((f) => f.close()));
+});
+
+describe('ExoAttachment', () => {
+  it('applies attaches in the order asked, even when the first one tests its address last, and stops the one it replaces', async () => {
+    const first = await startFakeExo({ cluster: demoCluster() });
+    const second = await startFakeExo({ cluster: demoCluster() });
+    fakes.push(first, second);
+    let part: ExoSnapshotPart | null = null;
+    const saved: Array<string | null> = [];
+    attachment = new SlowProbe(first.url, {
+      node: { setExoView: (view) => (part = view) },
+      saveUrl: async (url) => void saved.push(url),
+      exoLogDir: null,
+      offerUrl: null,
+    });
+    await Promise.all([attachment.attach(first.url), attachment.attach(second.url)]);
+    expect(attachment.url).toBe(second.url);
+    expect(saved).toEqual([first.url, second.url]);
+    await new Promise((r) => setTimeout(r, 800));
+    expect((part as ExoSnapshotPart | null)?.exo?.url).toBe(second.url);
+    const before = first.hits.get('/state/tasks') ?? 0;
+    await new Promise((r) => setTimeout(r, 1_200));
+    // Nothing polls the replaced exo any more.
+    expect(first.hits.get('/state/tasks') ?? 0).toBe(before);
+    expect(second.hits.get('/state/tasks') ?? 0).toBeGreaterThan(1);
+  });
+
+  it('detaches: the exo part leaves the snapshot and the saved address is cleared', async () => {
+    const fake = await startFakeExo({ cluster: demoCluster() });
+    fakes.push(fake);
+    let part: ExoSnapshotPart | null = null;
+    const saved: Array<string | null> = [];
+    attachment = new ExoAttachment({ node: { setExoView: (view) => (part = view) }, saveUrl: async (url) => void saved.push(url), exoLogDir: null, offerUrl: null });
+    await attachment.attach(fake.url);
+    await attachment.detach();
+    expect(part).toEqual({ exo: null, exoOffer: null, instances: [], warnings: [] });
+    expect(saved).toEqual([fake.url, null]);
+    expect(attachment.url).toBeNull();
+  });
+});

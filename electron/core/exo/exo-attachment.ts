@@ -1,0 +1,173 @@
+/**
+ * Attach mode as the core runs it: at most one exo node attached (an ExoMonitor
+ * polling it), its view handed to the node's snapshot after every poll round, the
+ * offer to attach to an exo found on this Mac, and attach / detach / probe for the
+ * control API and the app. Attaching tests the address first and never happens by
+ * itself: an exo found on 127.0.0.1:52415 is only offered.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { ExoProbeAnswer } from '../../../shared/api';
+import type { ExoOffer } from '../../../shared/exo-snapshot';
+import type { ExoSnapshotPart, ExobarNode } from '../node-types';
+import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
+import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
+
+/** exo's log folder on this Mac (src/exo/shared/constants.py): exo.log and runner_log/. */
+export function defaultExoLogDir(home = homedir()): string {
+  return join(home, '.exo', 'exo_log');
+}
+
+export interface ExoAttachmentOptions {
+  node: Pick<ExobarNode, 'setExoView'>;
+  /** Persists the attached address (`exo.url` in settings); null on detach. */
+  saveUrl(url: string | null): Promise<void>;
+  /** exo's log folder when exo runs on this Mac (default ~/.exo/exo_log); null never reads it. */
+  exoLogDir?: string | null;
+  /** Where to look for an exo to offer at start (default 127.0.0.1:52415); null never looks. */
+  offerUrl?: string | null;
+  /** Polling options for the monitor (intervals, timeouts, clock). */
+  monitor?: Partial<Omit<ExoMonitorOptions, 'url' | 'onUpdate' | 'exoLogPath'>>;
+  now?: () => number;
+}
+
+/** Attaching failed: nothing exo-like answers at the address, or the address is malformed. */
+export class ExoAttachError extends Error {
+  override name = 'ExoAttachError';
+  constructor(
+    readonly code: 'invalid_exo_url' | 'exo_not_found',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What the bundle's exo/ folder is made of. */
+export interface ExoBundleSource extends ExoBundleMaterial {
+  url: string;
+  /** exo's log folder when exo runs on this Mac; null when exo is elsewhere (its logs cannot be read). */
+  logDir: string | null;
+}
+
+export class ExoAttachment {
+  private monitor: ExoMonitor | null = null;
+  private offer: ExoOffer | null = null;
+  private readonly now: () => number;
+  private readonly logDir: string | null;
+  /** Attach and detach run one after another: two at once must not leave a second monitor polling. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ExoAttachmentOptions) {
+    this.now = options.now ?? Date.now;
+    this.logDir = options.exoLogDir === undefined ? defaultExoLogDir() : options.exoLogDir;
+  }
+
+  /** The attached address, or null. */
+  get url(): string | null {
+    return this.monitor?.client.url ?? null;
+  }
+
+  /**
+   * At start: attaches to the configured address without testing it (the operator
+   * chose it; an exo not up yet shows as not reachable and is picked up when it
+   * answers), else looks once for an exo on this Mac to offer.
+   */
+  async start(url: string | null): Promise<void> {
+    if (url) {
+      const normalized = normalizeExoUrl(url);
+      if (!normalized.ok) throw new ExoAttachError('invalid_exo_url', normalized.error);
+      this.begin(normalized.url);
+      return;
+    }
+    if (this.options.offerUrl === null) return;
+    const offer = await findLocalExo(this.now, this.options.offerUrl);
+    // Attached meanwhile (an attach call raced the look-up): no offer.
+    if (offer && !this.monitor) {
+      this.offer = offer;
+      this.publish();
+    }
+  }
+
+  /** Tests an address: does something exo-like answer `GET /node_id` there? */
+  async probe(url: string): Promise<ExoProbeAnswer> {
+    return answerOf(await probeExo(url));
+  }
+
+  /** Tests the address, then attaches (replacing any attachment) and saves it. Throws ExoAttachError when nothing exo-like answers. */
+  attach(url: string): Promise<ExoProbeAnswer & { ok: true }> {
+    return this.serial(async () => {
+      const normalized = normalizeExoUrl(url);
+      if (!normalized.ok) throw new ExoAttachError('invalid_exo_url', normalized.error);
+      const answer = await this.probe(normalized.url);
+      if (!answer.ok) throw new ExoAttachError('exo_not_found', `nothing exo-like answers at ${answer.url}: ${answer.error}`);
+      await this.stopMonitor();
+      this.begin(answer.url);
+      await this.options.saveUrl(answer.url);
+      return answer;
+    });
+  }
+
+  /** Stops reading exo and forgets the address. */
+  detach(): Promise<void> {
+    return this.serial(async () => {
+      await this.stopMonitor();
+      this.publish();
+      await this.options.saveUrl(null);
+    });
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The material of the bundle's exo/ folder; null when nothing is attached. */
+  bundleSource(): ExoBundleSource | null {
+    if (!this.monitor) return null;
+    const url = this.monitor.client.url;
+    return { url, logDir: this.logDir !== null && isLoopbackUrl(url) ? this.logDir : null, ...this.monitor.bundleMaterial() };
+  }
+
+  /** Stops polling (at shutdown). */
+  async stop(): Promise<void> {
+    await this.stopMonitor();
+  }
+
+  private begin(url: string): void {
+    this.offer = null;
+    const monitor = new ExoMonitor({
+      ...this.options.monitor,
+      url,
+      now: this.options.monitor?.now ?? this.now,
+      exoLogPath: this.logDir === null ? null : join(this.logDir, 'exo.log'),
+      onUpdate: () => {
+        if (this.monitor === monitor) this.publish();
+      },
+    });
+    this.monitor = monitor;
+    monitor.start();
+    this.publish();
+  }
+
+  private async stopMonitor(): Promise<void> {
+    const monitor = this.monitor;
+    this.monitor = null;
+    await monitor?.stop();
+  }
+
+  private publish(): void {
+    this.options.node.setExoView(this.part());
+  }
+
+  private part(): ExoSnapshotPart {
+    if (!this.monitor) return { exo: null, exoOffer: this.offer, instances: [], warnings: [] };
+    const view = this.monitor.view();
+    return { exo: view.section, exoOffer: null, instances: view.instances, warnings: view.warnings };
+  }
+}
+
+function answerOf(result: ExoProbeResult): ExoProbeAnswer {
+  if (result.ok) return { ok: true, url: result.url, nodeId: result.nodeId, nodes: result.nodes };
+  return { ok: false, url: result.url, error: result.error.message };
+}

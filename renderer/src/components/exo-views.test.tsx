@@ -1,0 +1,158 @@
+/**
+ * The exo views over snapshots the real mapper produced (a fake exo over HTTP, an
+ * ExoMonitor attached to it): the source header, exo instance cards with per-node
+ * runner rows, the queue split by place, pending cancellations, the warnings with
+ * "assumed", the unreachable and restarted states, and the attach entry and offer.
+ */
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Snapshot } from '../../../shared/snapshot';
+import { instance, snapshot } from '../../../test/support/renderer/fixtures';
+import { loadViewScenarios } from '../../../test/support/renderer/exo-scenarios';
+import { renderApp } from '../../../test/support/renderer/render-app';
+
+afterEach(cleanup);
+
+const QWEN_30B = 'mlx-community/Qwen3-30B-A3B-4bit';
+const LLAMA_1B = 'mlx-community/Llama-3.2-1B-Instruct-4bit';
+const LLAMA_3B = 'mlx-community/Llama-3.2-3B-Instruct-4bit';
+
+let demo: Snapshot;
+let loading: Snapshot;
+let unreachable: Snapshot;
+let restarted: Snapshot;
+
+beforeAll(async () => {
+  ({ demo, loading, unreachable, restarted } = await loadViewScenarios());
+}, 30_000);
+
+const card = (model: string) => screen.getAllByTestId('instance-card').find((c) => c.getAttribute('data-instance') === `exo:${model}`)!;
+
+describe('attached to the demo cluster', () => {
+  it('shows the source: exo at its URL, 2 Macs, connected, with the Macs and their fast synch assumed on', () => {
+    renderApp(demo);
+    const source = screen.getByTestId('exo-source');
+    expect(source.textContent).toContain(`exo at ${demo.exo!.url}`);
+    expect(source.textContent).toContain('2 Macs');
+    expect(screen.getByTestId('exo-connection').textContent).toBe('connected');
+    expect(screen.getAllByTestId('exo-node').map((n) => n.getAttribute('data-node'))).toEqual(['studio-a', 'mini-b']);
+    expect(source.textContent).toContain('fast synch on (assumed)');
+    expect(screen.queryByTestId('exo-restarted')).toBeNull();
+  });
+
+  it('shows each exo instance with its runner rows in plain words, the exo tag in a tooltip', () => {
+    renderApp(demo);
+    expect(screen.getAllByTestId('instance-card').map((c) => c.getAttribute('data-instance'))).toEqual([`exo:${LLAMA_1B}`, `exo:${LLAMA_3B}`, `exo:${QWEN_30B}`]);
+    const qwen = within(card(QWEN_30B));
+    const runner = qwen.getByTestId('exo-runner');
+    expect(runner.getAttribute('data-node')).toBe('studio-a');
+    expect(runner.textContent).toContain('rank 0');
+    expect(qwen.getByTestId('exo-runner-status').textContent).toBe('Running');
+    expect(qwen.getByTestId('exo-runner-status').getAttribute('title')).toContain('exo: RunnerRunning');
+    // exo's instances are exo's to stop.
+    expect(qwen.queryByRole('button', { name: /Stop/ })).toBeNull();
+  });
+
+  it("shows a failed runner with exo's message and its typed diagnostics", () => {
+    renderApp(demo);
+    const llama = within(card(LLAMA_3B));
+    expect(llama.getByTestId('exo-runner-status').textContent).toBe('Failed: Terminated (signal=6 (Abort trap: 6))');
+    expect(llama.getByTestId('exo-runner').getAttribute('data-node')).toBe('mini-b');
+    expect(llama.getAllByTestId('exo-diagnostic').map((d) => d.textContent)).toEqual([expect.stringContaining('RunnerMetalGpuTimeout')]);
+  });
+
+  it('shows the queue in the runner, not observed, with live ages, and the pending cancellation with its age', async () => {
+    const { store } = renderApp(demo);
+    const qwen = within(card(QWEN_30B));
+    const tasks = qwen.getAllByTestId('exo-task');
+    expect(tasks.map((t) => t.getAttribute('data-place'))).toEqual(['in_runner', 'in_runner', 'in_runner']);
+    expect(tasks.every((t) => t.textContent!.includes('not observed'))).toBe(true);
+    const cancel = qwen.getByTestId('pending-cancel');
+    expect(cancel.textContent).toContain('exo has not completed its CancelTask');
+    const age = () => Number(/(\d+) s/.exec(tasks[0]!.querySelector('.age')!.textContent!)![1]);
+    const before = age();
+    // Ages keep counting between snapshots, as local queues' do.
+    act(() => store.setState({ receivedAt: store.getState().receivedAt - 3_000 }));
+    await waitFor(() => expect(age()).toBeGreaterThanOrEqual(before + 3));
+  });
+
+  it('shows the warnings through the banner, "assumed" where fast synch was assumed, with no local relaunch button', () => {
+    renderApp(demo);
+    const banners = screen.getAllByTestId('warning-banner');
+    expect(banners.map((b) => b.getAttribute('data-code')).sort()).toEqual(['exo_runner_failed', 'two_ring_fast_synch']);
+    const ring = banners.find((b) => b.getAttribute('data-code') === 'two_ring_fast_synch')!;
+    expect(within(ring).getByTestId('warning-assumed').textContent).toBe('assumed');
+    expect(within(ring).queryByRole('button')).toBeNull();
+    const failed = banners.find((b) => b.getAttribute('data-code') === 'exo_runner_failed')!;
+    expect(within(failed).queryByTestId('warning-assumed')).toBeNull();
+  });
+
+  it('keeps Stop all off while only exo models run (they are exo’s to stop)', () => {
+    renderApp(demo);
+    expect((screen.getByRole('button', { name: 'Stop all' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('shows local instances beside exo ones', () => {
+    renderApp({ ...demo, instances: [instance(), ...demo.instances] });
+    expect((screen.getByRole('button', { name: 'Stop all' }) as HTMLButtonElement).disabled).toBe(false);
+    expect(screen.getAllByTestId('instance-card').map((c) => c.getAttribute('data-source') ?? 'local')).toEqual(['local', 'exo', 'exo', 'exo']);
+  });
+});
+
+describe('following exo', () => {
+  it('shows runners loading layer by layer on each Mac and the request waiting for the load', () => {
+    renderApp(loading);
+    const qwen = within(card(QWEN_30B));
+    expect(qwen.getAllByTestId('exo-runner-status').map((s) => s.textContent)).toEqual(['Loading 4 of 24 layers', 'Loading 4 of 24 layers']);
+    expect(qwen.getAllByRole('progressbar')).toHaveLength(2);
+    expect(qwen.getAllByTestId('exo-task').map((t) => t.getAttribute('data-place'))).toEqual(['waiting_for_load']);
+    expect(document.body.textContent).not.toContain('must never reach the page');
+  });
+
+  it('shows exo not reachable since when, with the last error, and recovers with the next snapshot', () => {
+    const { push } = renderApp(unreachable);
+    expect(screen.getByTestId('exo-source').getAttribute('data-connected')).toBe('false');
+    expect(screen.getByTestId('exo-connection').textContent).toMatch(/^not reachable since \d\d:\d\d:\d\d$/);
+    expect(screen.getByTestId('exo-source').textContent).toContain('exobar retries by itself');
+    expect(screen.getAllByTestId('warning-banner').map((b) => b.getAttribute('data-code'))).toContain('exo_unreachable');
+    push({ ...demo, seq: unreachable.seq + 1 });
+    expect(screen.getByTestId('exo-connection').textContent).toBe('connected');
+  });
+
+  it('says when exo restarted and its instances were matched by model', () => {
+    renderApp(restarted);
+    expect(screen.getByTestId('exo-restarted').textContent).toMatch(/^exo restarted: instances matched by model/);
+    expect(within(card(QWEN_30B)).getByText('matched by model')).toBeTruthy();
+  });
+});
+
+describe('attaching', () => {
+  it('offers an exo found on this Mac and attaches only when asked', async () => {
+    const { bridge } = renderApp(snapshot({ exoOffer: { url: 'http://127.0.0.1:52415', nodeId: 'f'.repeat(32), foundAt: 1 } }));
+    const offer = screen.getByTestId('exo-offer');
+    expect(offer.textContent).toContain('exo found on this Mac');
+    expect(bridge.attachExo).not.toHaveBeenCalled();
+    fireEvent.click(within(offer).getByRole('button', { name: 'Attach' }));
+    await waitFor(() => expect(bridge.attachExo).toHaveBeenCalledWith('http://127.0.0.1:52415'));
+  });
+
+  it('tests an address, says what answers there, then attaches', async () => {
+    const { bridge } = renderApp(snapshot());
+    const panel = within(screen.getByRole('region', { name: 'Attach to exo' }));
+    fireEvent.click(panel.getByRole('button', { name: /Attach to exo/ }));
+    fireEvent.change(panel.getByLabelText(/exo's API address/), { target: { value: 'http://10.0.0.5:52415' } });
+    bridge.probeExo.mockResolvedValueOnce({ ok: false, url: 'http://10.0.0.5:52415', error: 'connection refused' });
+    fireEvent.click(panel.getByRole('button', { name: 'Test' }));
+    expect((await panel.findByTestId('exo-probe-result')).textContent).toBe('Nothing exo-like answers at http://10.0.0.5:52415: connection refused');
+    fireEvent.click(panel.getByRole('button', { name: 'Test' }));
+    await waitFor(() => expect(panel.getByTestId('exo-probe-result').textContent).toContain('exo answers at http://10.0.0.5:52415 (node aaaaaaaa, 2 Macs)'));
+    fireEvent.click(panel.getByRole('button', { name: 'Attach' }));
+    await waitFor(() => expect(bridge.attachExo).toHaveBeenCalledWith('http://10.0.0.5:52415'));
+  });
+
+  it('hides the attach entry and the offer once attached', () => {
+    renderApp({ ...demo, exoOffer: { url: 'http://127.0.0.1:52415', nodeId: 'f'.repeat(32), foundAt: 1 } });
+    expect(screen.queryByTestId('exo-offer')).toBeNull();
+    expect(screen.queryByRole('region', { name: 'Attach to exo' })).toBeNull();
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Attach mode in a real browser: `npm run fake-exo` (a child process) and
+ * `exobar serve --exo http://127.0.0.1:PORT` together show two exo models on one Mac,
+ * a queue, a pending cancellation and a failed runner; losing the exo node shows the
+ * unreachable state, and exobar recovers by itself when exo comes back (new node ids:
+ * instances matched by model).
+ *
+ * Screenshots go to screenshots/ (gitignored); docs/images/exo-*.png are copies.
+ */
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './browser';
+import { createServer } from 'node:net';
+import { startFakeExoProcess, type FakeExoProcess } from '../support/fake-exo/fake-exo-process';
+import { startServe, type ServeProcess } from './serve-process';
+
+const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
+const QWEN = 'exo:mlx-community/Qwen3-30B-A3B-4bit';
+const LLAMA_1B = 'exo:mlx-community/Llama-3.2-1B-Instruct-4bit';
+const LLAMA_3B = 'exo:mlx-community/Llama-3.2-3B-Instruct-4bit';
+
+/** A port free right now on 127.0.0.1: the fake exo comes back on the same one. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+let port: number;
+let exo: FakeExoProcess;
+let serve: ServeProcess;
+let browser: Browser;
+let page: Page;
+
+const card = (id: string): Locator => page.locator(`[data-testid="instance-card"][data-instance="${id}"]`);
+const connection = (): Locator => page.getByTestId('exo-connection');
+
+/** The whole page, grown to its content (the README shows it in full). */
+async function shot(name: string): Promise<void> {
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width: 420, height });
+  await page.screenshot({ path: `${SHOTS}${name}.png` });
+  await page.setViewportSize({ width: 420, height: 700 });
+}
+
+beforeAll(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  port = await freePort();
+  exo = await startFakeExoProcess('demo', 1_000, port);
+  serve = await startServe({ simTimeScale: 0.1, args: ['--exo', exo.url] });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 420, height: 700 }, colorScheme: 'light' });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await serve?.stop();
+  await exo?.stop();
+});
+
+describe('exobar serve --exo against the fake exo', () => {
+  it('shows two exo models on one Mac, a queue, a pending cancellation and a failed runner', async () => {
+    await page.goto(serve.openUrl);
+    await expect.poll(() => connection().textContent(), { timeout: 30_000 }).toBe('connected');
+    await expect.poll(() => page.getByTestId('instance-card').count(), { timeout: 15_000 }).toBe(3);
+    const source = page.getByTestId('exo-source');
+    expect(await source.textContent()).toContain(`exo at ${exo.url}`);
+    expect(await source.textContent()).toContain('2 Macs');
+
+    // Two models on studio-a, both serving.
+    for (const id of [QWEN, LLAMA_1B]) expect(await card(id).getByTestId('exo-runner').getAttribute('data-node')).toBe('studio-a');
+    // The queue, in the runner, with ages.
+    expect(await card(QWEN).getByTestId('exo-task').count()).toBeGreaterThanOrEqual(2);
+    expect(await card(QWEN).getByTestId('exo-task').first().textContent()).toMatch(/not observed.*\d+ s/);
+    // The pending cancellation, with its age.
+    expect(await card(QWEN).getByTestId('pending-cancel').textContent()).toMatch(/exo has not completed its CancelTask\d+ s/);
+    // The failed runner on mini-b, with exo's diagnostics.
+    const failed = card(LLAMA_3B);
+    expect(await failed.getByTestId('exo-runner-status').textContent()).toBe('Failed: Terminated (signal=6 (Abort trap: 6))');
+    expect(await failed.getByTestId('exo-diagnostic').textContent()).toContain('RunnerMetalGpuTimeout');
+    // The warnings, "assumed" where exo's default was assumed.
+    const codes = await page.getByTestId('warning-banner').evaluateAll((els) => els.map((e) => e.getAttribute('data-code')).sort());
+    expect(codes).toEqual(['exo_runner_failed', 'two_ring_fast_synch']);
+    expect(await page.locator('[data-code="two_ring_fast_synch"]').getByTestId('warning-assumed').count()).toBe(1);
+    await shot('exo-attached');
+  });
+
+  it('shows the exo node lost as not reachable, and recovers by itself when exo returns (matched by model)', async () => {
+    await exo.stop();
+    await expect.poll(() => connection().textContent(), { timeout: 15_000 }).toMatch(/^not reachable since \d\d:\d\d:\d\d$/);
+    expect(await page.getByTestId('exo-source').getAttribute('data-connected')).toBe('false');
+    await expect.poll(() => page.locator('[data-code="exo_unreachable"]').count(), { timeout: 5_000 }).toBe(1);
+    // The last known models stay on screen meanwhile.
+    expect(await page.getByTestId('instance-card').count()).toBe(3);
+    await shot('exo-unreachable');
+
+    exo = await startFakeExoProcess('demo', 1_000, port);
+    await expect.poll(() => connection().textContent(), { timeout: 30_000 }).toBe('connected');
+    await expect.poll(() => page.getByTestId('exo-restarted').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.getByTestId('exo-restarted').textContent()).toContain('exo restarted: instances matched by model');
+    await expect.poll(() => page.getByTestId('instance-card').count(), { timeout: 10_000 }).toBe(3);
+    expect(await card(QWEN).getByText('matched by model').count()).toBe(1);
+    expect(await page.locator('[data-code="exo_unreachable"]').count()).toBe(0);
+  });
+});

@@ -1,0 +1,16 @@
+/**
+ * The exo view scenarios (test/support/fake-exo/mapped-snapshot.ts): snapshots the
+ * real mapper made from a fake exo over HTTP. Loaded by a path TypeScript does not
+ * follow: that module runs on Node (http, fs), which the page's typecheck has no types for.
+ */
+import type { Snapshot } from '../../../shared/snapshot';
+
+export type ViewScenarioName = 'demo' | 'loading' | 'unreachable' | 'restarted';
+
+const MODULE = '../../../test/support/fake-exo/mapped-snapshot';
+
+/** Attaches to a fake exo per scenario and returns the snapshots (a few hundred ms). */
+export async function loadViewScenarios(): Promise<Record<ViewScenarioName, Snapshot>> {
+  const mod = (await import(/* @vite-ignore */ MODULE)) as { viewScenarios(): Promise<Record<ViewScenarioName, Snapshot>> };
+  return mod.viewScenarios();
+}
