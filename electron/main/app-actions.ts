@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { app, clipboard, dialog, type BrowserWindow, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { DiagnosticsResult } from '../../shared/bridge';
-import { localInstances } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';

@@ -7,7 +7,6 @@
 import { z } from 'zod';
 import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../../shared/api';
 import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
-import { localInstances } from '../../../shared/instance-state';
 import { ApiError, rejected } from './api-error';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';
