@@ -6,7 +6,7 @@
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
-import type { FastSynchOverride, InstanceSnapshot, InstanceType } from '../../../shared/snapshot';
+import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
 import { BusyIntervals } from './busy-intervals';
@@ -93,6 +93,11 @@ export class Instance {
   /** Requests admitted to this instance and not ended (queued or in flight). */
   get load(): number {
     return this.requests.size;
+  }
+
+  /** True while the snapshot shows values that move with the clock: request ages, cancel ages, the token rate. */
+  get showsTimeDependentState(): boolean {
+    return this.requests.size > 0 || this.supervisor.pendingCancels.size > 0 || (this.tokenRate.perSecond() ?? 0) > 0;
   }
 
   get live(): NodeRequest[] {
@@ -187,7 +192,7 @@ export class Instance {
     await this.supervisor.dispose();
   }
 
-  snapshot(now = performance.now()): InstanceSnapshot {
+  snapshot(now = performance.now()): LocalInstanceSnapshot {
     return buildInstanceSnapshot(
       {
         id: this.id,
