@@ -85,15 +85,17 @@ export const SettingsSchema = z.object({
   /**
    * This Mac's exo when exobar starts it (docs/exo-process.md): the command (`exo`, a
    * path such as EXO.app/Contents/Resources/exo/exo, or a wrapper), extra arguments and
-   * extra environment. exobar sets `--api-port` and fast synch itself.
+   * extra environment. exobar sets `--api-port` and fast synch itself. `start: true`
+   * makes exobar start this Mac's exo when it starts (and stop it when it quits).
    */
   exo: z
     .strictObject({
+      start: z.boolean().default(false),
       command: z.string().min(1).default('exo'),
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
     })
-    .default({ command: 'exo', args: [], env: {} }),
+    .default({ start: false, command: 'exo', args: [], env: {} }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

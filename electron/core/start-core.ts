@@ -11,6 +11,7 @@ import type { ApiRoute } from './api/route-types';
 import { loadOrCreateToken } from './auth-token';
 import { ensureDataDir } from './data-dir';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
+import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgress, type ExoProcessManagerOptions } from './exo-process';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
 import { createNode } from './node';
@@ -38,6 +39,20 @@ export interface StartCoreOptions {
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
   logger?: Logger;
+  /** This Mac's exo (docs/exo-process.md); by default the settings' `exo` section says whether and how it starts. */
+  exo?: ExoStartOptions;
+}
+
+/** How the core runs this Mac's exo. */
+export interface ExoStartOptions {
+  /** Start exo with the core (`exobar serve --exo-start`); default: the setting `exo.start`. */
+  start?: boolean;
+  /** Replaces `exo.command` (`--exo-command`). */
+  command?: string;
+  /** Where exo's progress goes, one line per change (the CLI's stderr); default: the core's log. */
+  log?: (line: string) => void;
+  /** The manager's port, timing, crash policy and base environment (tests). */
+  manager?: Omit<ExoProcessManagerOptions, 'dataDir' | 'settings'>;
 }
 
 export interface RunningCore {
@@ -53,7 +68,14 @@ export interface RunningCore {
   server: ApiServer;
   /** The MLX engine: runtime detection, local models, "Set up MLX runtime" (the app's IPC calls it directly). */
   mlx: MlxRuntimeService;
-  /** Closes the API server and shuts the node down (every runner stopped). Idempotent. */
+  /**
+   * This Mac's exo as exobar runs it: idle until started (setting, flag or
+   * `POST /api/exo/process/start`); its state is the snapshot's `exoProcess`, and
+   * `thisMacFastSynch(exoProcess.state())` (shared/exo-process.ts) is this Mac's value
+   * for the exo section.
+   */
+  exoProcess: ExoProcessManager;
+  /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -86,10 +108,19 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
   });
   mlx.attach(node);
+  const exoCommand = options.exo?.command;
+  const exoProcess = new ExoProcessManager({
+    ...options.exo?.manager,
+    dataDir,
+    // Read at every start: a settings change applies at the next one.
+    settings: () => ({ ...getSettings().exo, ...(exoCommand ? { command: exoCommand } : {}) }),
+  });
+  // Idle means exobar never started exo here: the views show nothing for it then.
+  exoProcess.subscribe((state) => node.setExoProcess(state.status === 'idle' ? null : state));
   // Looking for Python and scanning model folders takes a moment: the API does not wait.
   void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings }), ...mlxRoutes(mlx), ...diagnosticsRoutes({ dataDir, getSettings })];
+  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings }), ...mlxRoutes(mlx), ...diagnosticsRoutes({ dataDir, getSettings }), ...exoProcessRoutes({ manager: exoProcess, getSettings })];
   const server = createApiServer({
     node,
     token,
@@ -105,21 +136,30 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   try {
     listening = await server.listen();
   } catch (error) {
-    await node.shutdown();
+    await Promise.all([node.shutdown(), exoProcess.shutdown()]);
     throw error;
   }
   node.setApiBaseUrl(`${listening.url}/v1`);
+  if (options.exo?.start ?? settings.exo.start) {
+    const log = options.exo?.log ?? ((line: string) => logger.info({ component: 'exo-process' }, line));
+    reportExoProgress(exoProcess, log);
+    // Not awaited: exo may take minutes to answer (an election); the state shows the progress.
+    exoProcess.start({ instances: [], override: settings.defaultFastSynch, acknowledgeRisk: false }).then(
+      (state) => reportExoOutcome(state, log),
+      (error: unknown) => log(`exo: not started: ${(error as Error).message}`),
+    );
+  }
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       node.setApiBaseUrl(null);
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
-      // the server stops accepting and ends the event streams.
-      await Promise.all([server.close(), node.shutdown()]);
+      // the server stops accepting and ends the event streams, exo stops if exobar started it.
+      await Promise.all([server.close(), node.shutdown(), exoProcess.shutdown()]);
     })();
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exoProcess, stop };
 }

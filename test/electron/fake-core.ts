@@ -2,6 +2,7 @@
 import { vi } from 'vitest';
 import { SIM_MODELS } from '../../shared/catalog';
 import type { Snapshot } from '../../shared/snapshot';
+import type { ExoProcessManager } from '../../electron/core/exo-process';
 import type { MlxRuntimeService } from '../../electron/core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../../electron/core/node-types';
 import type { RunningCore, StartCoreOptions } from '../../electron/core/start-core';
@@ -36,6 +37,7 @@ export class FakeNode {
   setLaunchProgress = vi.fn();
   setApiBaseUrl = vi.fn();
   setMlxRuntime = vi.fn();
+  setExoProcess = vi.fn();
   setExtraModels = vi.fn();
   waitForReady = vi.fn(async () => undefined);
   submit = vi.fn();
@@ -91,6 +93,8 @@ export function fakeStartCore() {
       server: {} as RunningCore['server'],
       mlx: mlx as unknown as MlxRuntimeService,
       fakeMlx: mlx,
+      // The app only reads whether exobar owns an exo and its log tails: an idle stand-in.
+      exoProcess: { ownsProcess: false, diagnosticLogTails: () => [], shutdown: async () => undefined } as unknown as ExoProcessManager,
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;

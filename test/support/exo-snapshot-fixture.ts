@@ -123,5 +123,6 @@ export function exoSnapshotFixture(): Snapshot {
     ],
     exo: exoSectionFixture(),
     exoOffer: null,
+    exoProcess: null,
   };
 }

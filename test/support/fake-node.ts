@@ -78,6 +78,10 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  setExoProcess(): void {
+    this.changed();
+  }
+
   setExtraModels(): void {
     this.changed();
   }
@@ -226,6 +230,7 @@ export class FakeNode implements ExobarNode {
       mlx: null,
       exo: null,
       exoOffer: null,
+      exoProcess: null,
     };
   }
 

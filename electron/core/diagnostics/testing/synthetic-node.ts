@@ -108,6 +108,7 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): DiagnosticNod
     mlx: null,
     exo: null,
     exoOffer: null,
+    exoProcess: null,
   };
   return {
     snapshot: () => structuredClone(snapshot),
