@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
 import { diagnosticsCommand } from './diagnostics-command';
+import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-process';
 import { localInstances } from '../shared/instance-state';
 import type { Snapshot } from '../shared/snapshot';
 import { startCore, type RunningCore } from './core/start-core';
@@ -71,7 +72,7 @@ const TimeScaleSchema = z
   .pipe(z.number({ error: 'expected a number such as 0.1' }).positive('the time scale must be above 0').max(1000).finite());
 const DirSchema = z.string().min(1, 'expected a directory');
 
-const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X]
+const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X] [--exo-start [--exo-command CMD]]
 
 Runs the exobar node and its local API: OpenAI-compatible endpoints under /v1, the
 control API under /api (bearer token) and the page at /.
@@ -80,10 +81,12 @@ control API under /api (bearer token) and the page at /.
   --host H            address to bind (default ${DEFAULT_API_HOST}; anything else exposes the API)
   --data-dir D        token, settings and runner logs (default ~/.exobar or $EXOBAR_DATA_DIR)
   --sim-time-scale X  multiply every simulated duration by X (default 1 = calibrated)
+${EXO_SERVE_USAGE}
   -h, --help          show this help
 
 Prints "exobar listening on http://HOST:PORT" once it accepts connections, then the
-address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner.`;
+address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner, and the
+exo exobar started (never one it did not start).`;
 
 /** How long a clean stop may take before the runners' process groups are killed. */
 const STOP_DEADLINE_MS = 15_000;
@@ -116,6 +119,7 @@ export const serveCommand: CliCommand = {
       'data-dir': { type: 'string' },
       'sim-time-scale': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      ...EXO_SERVE_FLAGS,
     });
     if (flags.help) {
       io.out(SERVE_USAGE);
@@ -125,6 +129,8 @@ export const serveCommand: CliCommand = {
     const host = flags.host === undefined ? DEFAULT_API_HOST : flagValue('host', HostSchema, flags.host);
     const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', TimeScaleSchema, flags['sim-time-scale']);
     const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
+    // --exo-start starts this Mac's exo (else the setting exo.start decides); progress goes to stderr.
+    const exoRequest = exoServeRequest(flags, (message) => new UsageError(message));
 
     let core: RunningCore;
     try {
@@ -133,6 +139,7 @@ export const serveCommand: CliCommand = {
         host,
         port,
         simTimeScale,
+        exo: { ...(exoRequest ? { start: true, command: exoRequest.command } : {}), log: io.err },
       });
     } catch (error) {
       io.err(`exobar serve: ${(error as Error).message}`);
@@ -153,17 +160,23 @@ export const serveCommand: CliCommand = {
         if (stopping) {
           io.err(`exobar serve: ${signal} again: killing the runners now`);
           killRunnerGroups(lastSnapshot);
+          core.exoProcess.killNow();
           resolve(130);
           return;
         }
         stopping = true;
         io.err(`exobar serve: ${signal}: stopping every runner (press Ctrl-C again to force)`);
         lastSnapshot = core.node.snapshot();
-        const deadline = setTimeout(() => {
-          io.err('exobar serve: the runners did not stop in time: killing them');
-          killRunnerGroups(lastSnapshot);
-          resolve(1);
-        }, STOP_DEADLINE_MS);
+        const deadline = setTimeout(
+          () => {
+            io.err('exobar serve: the runners did not stop in time: killing them');
+            killRunnerGroups(lastSnapshot);
+            core.exoProcess.killNow();
+            resolve(1);
+          },
+          // exo's own stop (SIGINT, SIGTERM, SIGKILL, then its runners) may take longer than the runners'.
+          Math.max(STOP_DEADLINE_MS, core.exoProcess.ownsProcess ? core.exoProcess.stopBudgetMs : 0),
+        );
         deadline.unref();
         core.stop().then(
           () => {
@@ -175,6 +188,7 @@ export const serveCommand: CliCommand = {
             clearTimeout(deadline);
             io.err(`exobar serve: stop failed: ${(error as Error).message}`);
             killRunnerGroups(lastSnapshot);
+            core.exoProcess.killNow();
             resolve(1);
           },
         );

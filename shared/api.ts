@@ -85,17 +85,19 @@ export const SettingsSchema = z.object({
   /**
    * This Mac's exo when exobar starts it (docs/exo-process.md): the command (`exo`, a
    * path such as EXO.app/Contents/Resources/exo/exo, or a wrapper), extra arguments and
-   * extra environment. exobar sets `--api-port` and fast synch itself. `start: true`
-   * makes exobar start this Mac's exo when it starts (and stop it when it quits).
+   * extra environment. exobar sets `--api-port` (from `apiPort`, exo's default 52415)
+   * and fast synch itself. `start: true` makes exobar start this Mac's exo when it
+   * starts (and stop it when it quits).
    */
   exo: z
     .strictObject({
       start: z.boolean().default(false),
+      apiPort: z.number().int().min(1).max(65535).default(52415),
       command: z.string().min(1).default('exo'),
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
     })
-    .default({ start: false, command: 'exo', args: [], env: {} }),
+    .default({ start: false, apiPort: 52415, command: 'exo', args: [], env: {} }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

@@ -110,6 +110,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   mlx.attach(node);
   const exoCommand = options.exo?.command;
   const exoProcess = new ExoProcessManager({
+    apiPort: settings.exo.apiPort,
     ...options.exo?.manager,
     dataDir,
     // Read at every start: a settings change applies at the next one.

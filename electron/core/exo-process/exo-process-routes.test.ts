@@ -29,9 +29,9 @@ async function exoRig(options: { start?: boolean; env?: Record<string, string> }
   const apiPort = await freePort();
   const settings: Settings = {
     ...defaultSettings(),
-    exo: { start: options.start ?? false, command: FAKE_EXO_COMMAND, args: ['-v'], env: { HOME: dirs.home, FAKE_EXO_RUNNERS: '1', ...options.env } },
+    exo: { start: options.start ?? false, apiPort, command: FAKE_EXO_COMMAND, args: ['-v'], env: { HOME: dirs.home, FAKE_EXO_RUNNERS: '1', ...options.env } },
   };
-  const rig = await startCoreRig({ settings, exo: { manager: { apiPort, timing: FAST_TIMING }, log: () => undefined } });
+  const rig = await startCoreRig({ settings, exo: { manager: { timing: FAST_TIMING }, log: () => undefined } });
   const pids = new Set<number>();
   rigs.push({ rig, dirs, pids });
   /** exo's pid and its descendants now (remembered for the cleanup). */
