@@ -17,7 +17,7 @@ import { applicationMenuTemplate } from './app-menu';
 import { createAppActions, type AppActions } from './app-actions';
 import { appPaths, runnerEnvironment, type AppLocation } from './app-paths';
 import { handleAppProtocol, registerAppScheme } from './app-protocol';
-import { installCleanQuit, killRunnerGroups, type QuitState } from './clean-quit';
+import { installCleanQuit, killRunnerGroups, STOP_DEADLINE_MS, type QuitState } from './clean-quit';
 import { createCoreServices, type CoreServices } from './core-services';
 import { registerIpcHandlers } from './ipc-handlers';
 import { loginItem } from './login-item';
@@ -142,9 +142,13 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
 
   const quit = installCleanQuit({
     app,
+    // core.stop() also stops the exo exobar started (never one it only attached to).
     stop: () => core.stop(),
-    forceKill: () => killRunnerGroups(lastSnapshot),
-    deadlineMs: options.stopDeadlineMs,
+    forceKill: () => {
+      killRunnerGroups(lastSnapshot);
+      core.exoProcess.killNow();
+    },
+    deadlineMs: () => options.stopDeadlineMs ?? Math.max(STOP_DEADLINE_MS, core.exoProcess.ownsProcess ? core.exoProcess.stopBudgetMs : 0),
     log,
   });
   if (options.handleSignals ?? true) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());

@@ -93,8 +93,8 @@ export function fakeStartCore() {
       server: {} as RunningCore['server'],
       mlx: mlx as unknown as MlxRuntimeService,
       fakeMlx: mlx,
-      // The app only reads whether exobar owns an exo and its log tails: an idle stand-in.
-      exoProcess: { ownsProcess: false, diagnosticLogTails: () => [], shutdown: async () => undefined } as unknown as ExoProcessManager,
+      // The app only asks whether exobar owns an exo, how long its stop takes, and kills it at a deadline: an idle stand-in.
+      exoProcess: { ownsProcess: false, stopBudgetMs: 27_000, killNow: vi.fn(() => false), diagnosticLogTails: () => [], shutdown: async () => undefined } as unknown as ExoProcessManager,
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;
