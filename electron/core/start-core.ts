@@ -35,7 +35,7 @@ export interface StartCoreOptions {
   /** The built renderer to serve at `/`; null serves only a "not built" page. Default: <repo>/out/renderer. */
   rendererDir?: string | null;
   /** Further endpoints, built once the node exists, beside the built-in ones (the safe launch is always there). */
-  extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger }) => ApiRoute[];
+  extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger; exoProcess: ExoProcessManager }) => ApiRoute[];
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
   logger?: Logger;
@@ -121,7 +121,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   // Looking for Python and scanning model folders takes a moment: the API does not wait.
   void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings }), ...mlxRoutes(mlx), ...diagnosticsRoutes({ dataDir, getSettings }), ...exoProcessRoutes({ manager: exoProcess, getSettings })];
+  const coreRoutes: ApiRoute[] = [...safePairRoutes({ getSettings }), ...mlxRoutes(mlx), ...diagnosticsRoutes({ dataDir, getSettings, exoProcess }), ...exoProcessRoutes({ manager: exoProcess, getSettings })];
   const server = createApiServer({
     node,
     token,
@@ -129,7 +129,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
-    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger }) ?? []), ...coreRoutes],
+    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger, exoProcess }) ?? []), ...coreRoutes],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
   });

@@ -5,7 +5,7 @@
  * CLI and the API use.
  */
 import type { SafePairPlan, Settings } from '../../shared/api';
-import { writeDiagnosticBundle } from '../core/diagnostics';
+import { writeDiagnosticBundle, type DiagnosticContext } from '../core/diagnostics';
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
@@ -35,6 +35,8 @@ export interface CoreServicesOptions {
   version: string;
   settings(): Settings;
   mlx: MlxRuntimeControl;
+  /** This Mac's exo as exobar runs it: its log tails go in the bundle. */
+  exoProcess?: DiagnosticContext['exoProcess'];
   /** Where a setup that failed to start is logged (its failures otherwise land in the snapshot). */
   log?: { warn(obj: object, msg: string): void };
 }
@@ -48,7 +50,7 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
       await launchSafePair(node, await planSafePair());
     },
     async writeDiagnosticBundle(file) {
-      await writeDiagnosticBundle({ node, dataDir, settings: options.settings(), version }, file);
+      await writeDiagnosticBundle({ node, exoProcess: options.exoProcess ?? null, dataDir, settings: options.settings(), version }, file);
     },
     startMlxSetup() {
       if (!mlx.supported) {

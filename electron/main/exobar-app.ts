@@ -116,7 +116,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     getSettings: () => settings.get(),
     rendererDir: paths.rendererDir,
     // The same control endpoints as `exobar serve` (the safe launch is built in).
-    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get() }),
+    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get(), exoProcess: running.exoProcess }),
     logger: log.child({ component: 'core' }),
   };
   let core: RunningCore;
@@ -165,6 +165,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     version: app.getVersion(),
     settings: () => settings.get(),
     mlx: core.mlx,
+    exoProcess: core.exoProcess,
     log,
   });
   const actions = createAppActions({

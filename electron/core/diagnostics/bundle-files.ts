@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
+import type { ExoLogBundleFile } from '../exo-process/exo-logs';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
 import { diagnose, type Diagnosis, type Finding } from './diagnosis';
@@ -117,6 +118,12 @@ async function logTail(ctx: DiagnosticContext, id: string, stream: 'stdout' | 's
   return { text: '', sourceBytes: 0, omittedBytes: 0, source: 'none' };
 }
 
+/** exo's output tails, when exobar has run exo (nothing when both are empty: exobar never started it). */
+function exoLogFiles(ctx: DiagnosticContext, redactor: Redactor, capBytes: number): ExoLogBundleFile[] {
+  const files = ctx.exoProcess?.diagnosticLogTails(redactor, capBytes) ?? [];
+  return files.some((file) => file.text !== '') ? files : [];
+}
+
 /**
  * Collects and redacts every file of the bundle. Never includes prompt or completion
  * text, secrets or the machine's identity (see redaction.ts); stays within the limits.
@@ -172,6 +179,12 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
       }),
     ),
   });
+
+  // This Mac's exo, when exobar runs it: both tails, redacted here, within the per-log cap.
+  for (const file of exoLogFiles(ctx, r, limits.maxLogBytesPerFile)) {
+    files.push({ name: file.name, data: Buffer.from(file.text, 'utf8') });
+    if (file.omittedBytes > 0) truncated.push({ name: file.name, omitted: `the first ${file.omittedBytes} bytes` });
+  }
 
   // The diagnosis is redacted like everything else (model ids may be local paths).
   const shownDiagnosis: Diagnosis | null = diagnosis ? r.value({ ...diagnosis, findings: rankFindings(diagnosis.findings, limits.maxFindings) }) : null;

@@ -21,6 +21,8 @@ export interface DiagnosticsRoutesOptions {
   getSettings: () => unknown;
   /** Further secrets to redact (the control token is found in <dataDir>/token anyway). */
   secrets?: readonly string[];
+  /** This Mac's exo as exobar runs it (its log tails go in the bundle). */
+  exoProcess?: DiagnosticContext['exoProcess'];
 }
 
 const QuerySchema = z.strictObject({
@@ -37,6 +39,7 @@ function context(ctx: RouteContext, options: DiagnosticsRoutesOptions): Diagnost
   if (!parsed.success) throw rejected(400, 'invalid_query', `invalid query parameters:\n${z.prettifyError(parsed.error)}`);
   return {
     node: ctx.node,
+    exoProcess: options.exoProcess ?? null,
     dataDir: options.dataDir,
     settings: options.getSettings(),
     version: ctx.node.snapshot().version,

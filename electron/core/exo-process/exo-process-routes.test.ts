@@ -3,53 +3,11 @@
  * the fake exo command as a real child process (with its runners), with a private
  * HOME, data directory and exo port per test.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { defaultSettings, type Settings } from '../../../shared/api';
+import { describe, expect, it } from 'vitest';
 import { ExoProcessStateSchema } from '../../../shared/exo-process';
-import { SnapshotSchema } from '../../../shared/snapshot';
-import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
-import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, waitUntil, type FakeExoDirs } from '../../../test/support/fake-exo-exe/harness';
-import { FAST_TIMING } from '../../../test/support/fake-exo-exe/manager-fixture';
+import { exoCoreRig as exoRig, forgetRig } from '../../../test/support/fake-exo-exe/core-fixture';
+import { processesWithHome, waitUntil } from '../../../test/support/fake-exo-exe/harness';
 import { processAlive } from '../../../test/support/process-alive';
-import { descendants } from './process-identity';
-
-const rigs: Array<{ rig: CoreRig; dirs: FakeExoDirs; pids: Set<number> }> = [];
-
-afterEach(async () => {
-  for (const { rig, dirs, pids } of rigs.splice(0)) {
-    await rig.close();
-    killAll([...pids, ...(process.platform === 'linux' ? processesWithHome(dirs.home) : [])]);
-    dirs.remove();
-  }
-});
-
-/** The real core whose settings start the fake exo (`exo.start` as given), with every pid of exo's tree it saw. */
-async function exoRig(options: { start?: boolean; env?: Record<string, string> } = {}) {
-  const dirs = makeFakeExoDirs();
-  const apiPort = await freePort();
-  const settings: Settings = {
-    ...defaultSettings(),
-    exo: { start: options.start ?? false, apiPort, command: FAKE_EXO_COMMAND, args: ['-v'], env: { HOME: dirs.home, FAKE_EXO_RUNNERS: '1', ...options.env } },
-  };
-  const rig = await startCoreRig({ settings, exo: { manager: { timing: FAST_TIMING }, log: () => undefined } });
-  const pids = new Set<number>();
-  rigs.push({ rig, dirs, pids });
-  /** exo's pid and its descendants now (remembered for the cleanup). */
-  const tree = async (): Promise<number[]> => {
-    const pid = rig.core.exoProcess.state().pid;
-    if (pid === null) return [];
-    const all = [pid, ...(await descendants(pid)).map((d) => d.pid)];
-    for (const p of all) pids.add(p);
-    return all;
-  };
-  const state = async () => {
-    const answer = await rig.control('GET', '/api/exo/process');
-    expect(answer.status).toBe(200);
-    return ExoProcessStateSchema.parse(answer.body);
-  };
-  const snapshot = async () => SnapshotSchema.parse((await rig.control('GET', '/api/state')).body);
-  return { rig, dirs, apiPort, tree, state, snapshot };
-}
 
 describe('/api/exo/process', () => {
   it('start, status, restart refused without consent, restart with consent, stop leaves no process', async () => {
@@ -124,7 +82,7 @@ describe('/api/exo/process', () => {
     );
     await waitUntil(async () => (await tree()).length >= 2, 'exo and its runner');
     const pids = await tree();
-    rigs.splice(rigs.findIndex((r) => r.rig === rig), 1);
+    forgetRig(rig);
     // Quitting exobar stops the exo it started.
     await rig.close();
     for (const pid of pids) expect(processAlive(pid), `pid ${pid} after the core stopped`).toBe(false);
