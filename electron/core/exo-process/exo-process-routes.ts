@@ -15,13 +15,13 @@
  */
 import { z } from 'zod';
 import type { Settings } from '../../../shared/api';
-import { ExoProcessRestartBodySchema, ExoProcessStartBodySchema, type ExoFastSynchPlan } from '../../../shared/exo-fast-synch';
+import { ExoProcessRestartBodySchema, ExoProcessStartBodySchema } from '../../../shared/exo-fast-synch';
 import type { ExoProcessState } from '../../../shared/exo-process';
-import type { FastSynchOverride } from '../../../shared/snapshot';
+import type { ExoProcessControl } from '../../../shared/exo-process-control';
 import { ApiError, rejected } from '../api/api-error';
 import type { ApiRoute, RouteContext } from '../api/route-types';
+import { controlExoProcess, refusalOrUnderWay } from './exo-process-control';
 import { ExoProcessError, type ExoProcessManager } from './exo-process-manager';
-import { thisMacExoInstances } from './this-mac-instances';
 
 export interface ExoProcessRoutesOptions {
   manager: ExoProcessManager;
@@ -50,40 +50,23 @@ function toApiError(error: unknown): unknown {
   return error instanceof ExoProcessError ? new ApiError(error.status, error.code, error.message) : error;
 }
 
-/**
- * Runs `work` and answers: at once (202) unless `wait` is done, after it (200). A
- * refusal is thrown by the manager before its first wait, so it has settled by the
- * next turn of the event loop and is answered as an error in both cases.
- */
-async function answer(ctx: RouteContext, manager: ExoProcessManager, wait: 'none' | 'done', work: Promise<ExoProcessState>): Promise<void> {
-  if (wait === 'done') {
-    ctx.json(200, await work.catch((error: unknown) => Promise.reject(toApiError(error))));
-    return;
-  }
-  const settled = await Promise.race([
-    work.then(
-      (state) => ({ state }),
-      (error: unknown) => Promise.reject(toApiError(error)),
-    ),
-    new Promise<null>((resolve) => setImmediate(() => resolve(null))),
-  ]);
-  if (settled) {
-    ctx.json(200, settled.state);
-    return;
-  }
-  // Going on without the caller: its outcome is in the snapshot; a late failure goes to the log.
-  work.catch((error: unknown) => ctx.log.warn({ err: error }, 'exo process action failed'));
-  ctx.json(202, manager.state());
-}
-
 /** GET /api/exo/process and POST /api/exo/process/{start,stop,restart}. */
 export function exoProcessRoutes(options: ExoProcessRoutesOptions): ApiRoute[] {
   const { manager } = options;
-  const plan = (ctx: RouteContext, override: FastSynchOverride, acknowledgeRisk: boolean): ExoFastSynchPlan => ({
-    instances: thisMacExoInstances(ctx.node.snapshot(), manager.state().nodeId),
-    override,
-    acknowledgeRisk,
-  });
+  /** Runs the action and answers: 202 at once (200 if it is already done), or 200 after it with `?wait=done`; a refusal is a 409 either way. */
+  const run = async (ctx: RouteContext, wait: 'none' | 'done', request: ExoProcessControl): Promise<void> => {
+    const work = controlExoProcess({ manager, snapshot: () => ctx.node.snapshot(), defaultFastSynch: () => options.getSettings().defaultFastSynch }, request);
+    let done: ExoProcessState | null;
+    try {
+      done = wait === 'done' ? await work : await refusalOrUnderWay(work);
+    } catch (error) {
+      throw toApiError(error);
+    }
+    if (done) return ctx.json(200, done);
+    // Going on without the caller: its outcome is in the snapshot; a late failure goes to the log.
+    work.catch((error: unknown) => ctx.log.warn({ err: error }, 'exo process action failed'));
+    ctx.json(202, manager.state());
+  };
   return [
     { method: 'GET', path: '/api/exo/process', auth: true, handle: (ctx) => ctx.json(200, manager.state()) },
     {
@@ -92,31 +75,18 @@ export function exoProcessRoutes(options: ExoProcessRoutesOptions): ApiRoute[] {
       auth: true,
       async handle(ctx) {
         const wait = waitQuery(ctx);
-        const body = hasBody(ctx) ? await ctx.body(ExoProcessStartBodySchema) : ExoProcessStartBodySchema.parse({});
-        const override = body.fastSynch ?? options.getSettings().defaultFastSynch;
-        await answer(ctx, manager, wait, manager.start(plan(ctx, override, body.acknowledgeRisk)));
+        const body = hasBody(ctx) ? await ctx.body(ExoProcessStartBodySchema) : {};
+        await run(ctx, wait, { action: 'start', ...body });
       },
     },
-    {
-      method: 'POST',
-      path: '/api/exo/process/stop',
-      auth: true,
-      handle: (ctx) => answer(ctx, manager, waitQuery(ctx), manager.stop()),
-    },
+    { method: 'POST', path: '/api/exo/process/stop', auth: true, handle: (ctx) => run(ctx, waitQuery(ctx), { action: 'stop' }) },
     {
       method: 'POST',
       path: '/api/exo/process/restart',
       auth: true,
       async handle(ctx) {
         const wait = waitQuery(ctx);
-        const body = await ctx.body(ExoProcessRestartBodySchema);
-        const spanning = thisMacExoInstances(ctx.node.snapshot(), manager.state().nodeId);
-        const request = {
-          consent: body.consent,
-          plan: body.fastSynch === undefined ? undefined : plan(ctx, body.fastSynch, body.acknowledgeRisk),
-          spanningInstances: spanning.map(({ id, model }) => ({ id, model })),
-        };
-        await answer(ctx, manager, wait, manager.restart(request));
+        await run(ctx, wait, { action: 'restart', ...(await ctx.body(ExoProcessRestartBodySchema)) });
       },
     },
   ];
