@@ -25,6 +25,7 @@ describe('preload', () => {
     expect(Object.keys(calls[0]![1] as object).sort()).toEqual(
       [
         'cancelRequest',
+        'controlExoProcess',
         'createInstance',
         'exportDiagnostics',
         'getSafePairPlan',
@@ -112,6 +113,7 @@ describe('preload', () => {
       setupMlxRuntime: vi.fn(async () => undefined),
       refreshMlxRuntime: vi.fn(async () => undefined),
       listModels: async () => [...SIM_MODELS],
+      controlExoProcess: vi.fn(async () => undefined),
     };
     registerIpcHandlers({ ipcMain: fake.ipcMain, backend, policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN }, onRefused: () => undefined });
     const bridge = createIpcBridge({
@@ -134,6 +136,11 @@ describe('preload', () => {
     await bridge.refreshMlxRuntime();
     expect(backend.setupMlxRuntime).toHaveBeenCalledOnce();
     expect(backend.refreshMlxRuntime).toHaveBeenCalledOnce();
+    await bridge.controlExoProcess({ action: 'restart', consent: true });
+    // Validated in main with the shared schema: its defaults filled in, anything else refused.
+    expect(backend.controlExoProcess).toHaveBeenCalledWith({ action: 'restart', consent: true, acknowledgeRisk: false });
+    await expect(bridge.controlExoProcess({ action: 'reboot' } as never)).rejects.toThrow(/argument 1/);
+    await expect(bridge.controlExoProcess({ action: 'stop', consent: true } as never)).rejects.toThrow(/argument 1/);
     const models = await bridge.listModels();
     expect(models.map((m) => [m.id, m.engine, m.simulated])).toEqual([
       ['sim/llama-3.2-1b', 'sim', true],

@@ -66,6 +66,7 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
     setupMlxRuntime: () => call(IpcChannel.setupMlxRuntime),
     refreshMlxRuntime: () => call(IpcChannel.refreshMlxRuntime),
     listModels: () => call(IpcChannel.listModels),
+    controlExoProcess: (request) => call(IpcChannel.controlExoProcess, request),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
+import type { ExoProcessControl } from './exo-process-control';
 import type { Snapshot } from './snapshot';
 
 export type Unsubscribe = () => void;
@@ -57,4 +58,10 @@ export interface ExobarBridge {
   refreshMlxRuntime(): Promise<void>;
   /** The node's model catalog: the sim models and, where the MLX runtime is found, the local MLX models. */
   listModels(): Promise<CatalogModel[]>;
+  /**
+   * Starts, stops or restarts this Mac's exo (docs/exo-process.md); resolves once the
+   * action is under way (its progress is in the snapshot's `exoProcess`). Rejects with
+   * `exo_restart_required` when a restart comes without `consent: true`.
+   */
+  controlExoProcess(request: ExoProcessControl): Promise<void>;
 }

@@ -18,6 +18,7 @@ export const IpcChannel = {
   setupMlxRuntime: 'exobar:setup-mlx-runtime',
   refreshMlxRuntime: 'exobar:refresh-mlx-runtime',
   listModels: 'exobar:list-models',
+  controlExoProcess: 'exobar:control-exo-process',
 } as const;
 
 /**

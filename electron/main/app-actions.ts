@@ -96,6 +96,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     setupMlxRuntime: async () => services.startMlxSetup(),
     refreshMlxRuntime: () => services.refreshMlxRuntime(),
     listModels: async () => node.models(),
+    controlExoProcess: (request) => services.controlExoProcess(request),
   };
 
   const menu: TrayMenuActions = {

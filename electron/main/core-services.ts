@@ -5,7 +5,9 @@
  * CLI and the API use.
  */
 import type { SafePairPlan, Settings } from '../../shared/api';
-import { writeDiagnosticBundle, type DiagnosticContext } from '../core/diagnostics';
+import type { ExoProcessControl } from '../../shared/exo-process-control';
+import { writeDiagnosticBundle } from '../core/diagnostics';
+import { controlExoProcess, refusalOrUnderWay, type ExoProcessManager } from '../core/exo-process';
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
@@ -24,6 +26,11 @@ export interface CoreServices {
   startMlxSetup(): void;
   /** Looks for the MLX runtime and the local models again. */
   refreshMlxRuntime(): Promise<void>;
+  /**
+   * Starts, stops or restarts this Mac's exo and returns once it is under way (as the
+   * control API without `?wait=done`); rejects with `exo_restart_required` without consent.
+   */
+  controlExoProcess(request: ExoProcessControl): Promise<void>;
 }
 
 /** The MLX runtime service's part the app uses. */
@@ -35,8 +42,8 @@ export interface CoreServicesOptions {
   version: string;
   settings(): Settings;
   mlx: MlxRuntimeControl;
-  /** This Mac's exo as exobar runs it: its log tails go in the bundle. */
-  exoProcess?: DiagnosticContext['exoProcess'];
+  /** This Mac's exo as exobar runs it: the popover's Start, Stop and Restart, and its log tails in the bundle. */
+  exoProcess?: ExoProcessManager;
   /** Where a setup that failed to start is logged (its failures otherwise land in the snapshot). */
   log?: { warn(obj: object, msg: string): void };
 }
@@ -65,6 +72,14 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
     },
     async refreshMlxRuntime() {
       await mlx.refresh();
+    },
+    async controlExoProcess(request) {
+      const manager = options.exoProcess;
+      if (!manager) throw Object.assign(new Error("This exobar does not run this Mac's exo"), { code: 'exo_process_unavailable' });
+      const work = controlExoProcess({ manager, snapshot: () => node.snapshot(), defaultFastSynch: () => options.settings().defaultFastSynch }, request);
+      // The outcome (running, crashed with exo's last lines) is in the snapshot; a late failure goes to the log.
+      work.catch((error: unknown) => options.log?.warn({ err: error }, 'exo process action failed'));
+      await refusalOrUnderWay(work);
     },
   };
 }

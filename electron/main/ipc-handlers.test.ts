@@ -24,6 +24,7 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     setupMlxRuntime: vi.fn(async () => undefined),
     refreshMlxRuntime: vi.fn(async () => undefined),
     listModels: vi.fn(async () => [...SIM_MODELS]),
+    controlExoProcess: vi.fn(async () => undefined),
   };
 }
 

@@ -90,6 +90,7 @@ const DISPATCH: Dispatch = {
   setupMlxRuntime: (b) => b.setupMlxRuntime(),
   refreshMlxRuntime: (b) => b.refreshMlxRuntime(),
   listModels: (b) => b.listModels(),
+  controlExoProcess: (b, [request]) => b.controlExoProcess(request),
 };
 
 /** Registers one handler per invoke channel; returns a function that removes them. */

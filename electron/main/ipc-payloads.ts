@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
+import { ExoProcessControlSchema } from '../../shared/exo-process-control';
 import { IpcChannel } from '../../shared/ipc-channels';
 
 const InstanceId = z.string().min(1).max(200);
@@ -26,6 +27,7 @@ export const IPC_PAYLOADS = {
   setupMlxRuntime: z.tuple([]),
   refreshMlxRuntime: z.tuple([]),
   listModels: z.tuple([]),
+  controlExoProcess: z.tuple([ExoProcessControlSchema]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple>;
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

@@ -28,5 +28,6 @@ export {
   type ServeExoOptions,
 } from './cli-options';
 export { exoProcessRoutes, type ExoProcessRoutesOptions } from './exo-process-routes';
+export { controlExoProcess, refusalOrUnderWay, type ExoControlContext } from './exo-process-control';
 export { thisMacExoInstances } from './this-mac-instances';
 export { thisMacFastSynch, exoFastSynchMismatchWarning } from '../../../shared/exo-process';

@@ -7,6 +7,7 @@
 import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from '../../../shared/api';
 import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
+import type { ExoProcessControl } from '../../../shared/exo-process-control';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { parseCatalogAnswer } from './catalog-schema';
 
@@ -244,6 +245,10 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     },
     async listModels(): Promise<CatalogModel[]> {
       return parseCatalogAnswer(await json<unknown>('GET', '/api/models'));
+    },
+    async controlExoProcess({ action, ...body }: ExoProcessControl) {
+      // 202: the start, stop or restart goes on in the server; its progress comes in the snapshots' exoProcess.
+      await request('POST', `/api/exo/process/${action}`, action === 'stop' ? undefined : body);
     },
   };
 }

@@ -66,5 +66,6 @@ export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): 
     setupMlxRuntime: () => clean(() => api.setupMlxRuntime()),
     refreshMlxRuntime: () => clean(() => api.refreshMlxRuntime()),
     listModels: () => clean(() => api.listModels()),
+    controlExoProcess: (request) => clean(() => api.controlExoProcess(request)),
   };
 }

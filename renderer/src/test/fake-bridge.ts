@@ -23,6 +23,7 @@ export class FakeBridge implements ExobarBridge {
   setupMlxRuntime = vi.fn(async () => {});
   refreshMlxRuntime = vi.fn(async () => {});
   listModels = vi.fn(async () => catalog());
+  controlExoProcess = vi.fn(async () => {});
 
   subscribeSnapshots(listener: (s: Snapshot) => void) {
     this.snapshotListeners.add(listener);
