@@ -8,6 +8,7 @@ import { AppAlerts } from './components/app-alerts';
 import { AppFooter } from './components/app-footer';
 import { AppHeader } from './components/app-header';
 import { ConnectionError, EmptyState, LoadingState } from './components/connection-state';
+import { ExoProcessStatus } from './components/exo-process-status';
 import { InstanceCard } from './components/instance-card';
 import { ModelsPanel } from './components/models-panel';
 import { NoticeBar } from './components/notice-bar';
@@ -60,6 +61,7 @@ export function App() {
         <AppAlerts />
         <NoticeBar />
         <WarningBanners />
+        <ExoProcessStatus />
         <Body />
       </main>
       <AppFooter />
