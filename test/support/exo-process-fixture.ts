@@ -34,7 +34,7 @@ export function exoProcessState(patch: Partial<ExoProcessState> = {}): ExoProces
 /** The states the views must tell apart, as the manager publishes them. */
 export const EXO_STATES = {
   running: () => exoProcessState(),
-  starting: () => exoProcessState({ status: 'starting', readyAt: null, nodeId: null, progress: "waiting for exo's API on port 52415" }),
+  starting: () => exoProcessState({ status: 'starting', readyAt: null, nodeId: null, progress: "waiting for exo's API (http://127.0.0.1:52415/node_id)" }),
   stopping: () => exoProcessState({ status: 'stopping', progress: 'asking exo to stop (SIGINT)' }),
   stopped: () =>
     exoProcessState({ status: 'stopped', ownsProcess: false, pid: null, exit: { code: 0, signal: null, at: T0 + 60_000 }, reason: 'stopped by exobar (SIGINT, graceful)' }),

@@ -20,7 +20,7 @@ describe("this Mac's exo in the popover", () => {
 
   it('says each of its own states in words', () => {
     const { push } = renderApp(snapshot({ exoProcess: EXO_STATES.starting() }), {}, <ExoProcessStatus />);
-    expect(summary()).toBe("starting: waiting for exo's API on port 52415");
+    expect(summary()).toBe("starting: waiting for exo's API (http://127.0.0.1:52415/node_id)");
     expect(button('Stop exo')).not.toBeNull();
     push(snapshot({ seq: 2, exoProcess: EXO_STATES.running() }));
     expect(summary()).toBe('running (pid 4242), fast synch off');
