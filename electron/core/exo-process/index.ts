@@ -30,4 +30,4 @@ export {
 export { exoProcessRoutes, type ExoProcessRoutesOptions } from './exo-process-routes';
 export { controlExoProcess, refusalOrUnderWay, type ExoControlContext } from './exo-process-control';
 export { thisMacExoInstances } from './this-mac-instances';
-export { thisMacFastSynch, exoFastSynchMismatchWarning } from '../../../shared/exo-process';
+export { thisMacFastSynch, withThisMacFastSynch, exoFastSynchMismatchWarning } from '../../../shared/exo-process';
