@@ -48,8 +48,9 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
 
   let title = '';
   if (snapshot.instances.length > 0) title = ttft ? `${serving} · ${formatSeconds(ttft.totalMs)}` : `${serving}`;
-  // This Mac's exo at a glance, while exobar runs it (a stop on purpose needs no glance).
-  const exo = snapshot.exoProcess;
+  // This Mac's exo at a glance, while exobar runs it (a stop on purpose needs no glance;
+  // idle, never started, is not in a core's snapshot).
+  const exo = snapshot.exoProcess?.status === 'idle' ? null : (snapshot.exoProcess ?? null);
   if (exo && exo.status !== 'stopped') title = [title, `exo ${exoProcessStatusLabel(exo.status)}`].filter(Boolean).join(' · ');
 
   const lines: string[] = [];

@@ -61,7 +61,8 @@ export function ExoProcessStatus() {
   const busy = useExobar((s) => s.busy['exo-process'] === true);
   const { controlExoProcess } = useActions();
   const [confirming, setConfirming] = useState(false);
-  if (!state) return null;
+  // idle (never started) is null in a core's snapshot; either way there is nothing to show.
+  if (!state || state.status === 'idle') return null;
 
   const tone = exoProcessTone(state);
   const down = state.status === 'crashed' || state.status === 'needs_attention' || state.status === 'stopped';
