@@ -111,8 +111,7 @@ export type ExoProcessState = z.infer<typeof ExoProcessStateSchema>;
 /**
  * The warning for a fast-synch value exo did not take (its "FAST_SYNCH forced ON|OFF"
  * line says the other value: a wrapper script, an old exo, a flag in the way). Shaped
- * like the snapshot's Warning; the code `exo_fast_synch_mismatch` joins WarningCode
- * when the snapshot carries `exoProcess`.
+ * like the snapshot's Warning; the node adds it to `warnings` beside `exoProcess`.
  */
 export function exoFastSynchMismatchWarning(state: Pick<ExoProcessState, 'fastSynch'>): {
   code: 'exo_fast_synch_mismatch';
