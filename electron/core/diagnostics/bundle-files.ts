@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
-import type { ExoLogBundleFile } from '../exo-process/exo-logs';
+import { exoLogDir, type ExoLogBundleFile } from '../exo-process/exo-logs';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
 import { diagnose, type Diagnosis, type Finding } from './diagnosis';
@@ -118,9 +118,23 @@ async function logTail(ctx: DiagnosticContext, id: string, stream: 'stdout' | 's
   return { text: '', sourceBytes: 0, omittedBytes: 0, source: 'none' };
 }
 
-/** exo's output tails, when exobar has run exo (nothing when both are empty: exobar never started it). */
-function exoLogFiles(ctx: DiagnosticContext, redactor: Redactor, capBytes: number): ExoLogBundleFile[] {
-  const files = ctx.exoProcess?.diagnosticLogTails(redactor, capBytes) ?? [];
+/** exo's logs as exobar kept them on disk (an export from a data directory, no exobar running). */
+async function exoLogFilesOnDisk(dataDir: string, redactor: Redactor, capBytes: number): Promise<ExoLogBundleFile[]> {
+  return Promise.all(
+    (['stdout', 'stderr'] as const).map(async (stream) => {
+      const tail = await readLogFileTail(exoLogDir(dataDir), stream, capBytes, 'exo-');
+      const text = redactor.text(tail.text);
+      return { name: `exo/exo-${stream}.log`, text: tail.omittedBytes > 0 ? truncationMarker(tail.omittedBytes) + text : text, omittedBytes: tail.omittedBytes };
+    }),
+  );
+}
+
+/**
+ * exo's output tails: from the exo exobar runs, else from its log files in the data
+ * directory; nothing when both are empty (exobar never started exo).
+ */
+async function exoLogFiles(ctx: DiagnosticContext, redactor: Redactor, capBytes: number): Promise<ExoLogBundleFile[]> {
+  const files = ctx.exoProcess ? ctx.exoProcess.diagnosticLogTails(redactor, capBytes) : ctx.dataDir ? await exoLogFilesOnDisk(ctx.dataDir, redactor, capBytes) : [];
   return files.some((file) => file.text !== '') ? files : [];
 }
 
@@ -180,8 +194,8 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
     ),
   });
 
-  // This Mac's exo, when exobar runs it: both tails, redacted here, within the per-log cap.
-  for (const file of exoLogFiles(ctx, r, limits.maxLogBytesPerFile)) {
+  // This Mac's exo, when exobar ran it: both tails, redacted, within the per-log cap.
+  for (const file of await exoLogFiles(ctx, r, limits.maxLogBytesPerFile)) {
     files.push({ name: file.name, data: Buffer.from(file.text, 'utf8') });
     if (file.omittedBytes > 0) truncated.push({ name: file.name, omitted: `the first ${file.omittedBytes} bytes` });
   }
