@@ -129,13 +129,18 @@ async function exoLogFilesOnDisk(dataDir: string, redactor: Redactor, capBytes: 
   );
 }
 
+const hasText = (files: readonly ExoLogBundleFile[]): boolean => files.some((file) => file.text !== '');
+
 /**
- * exo's output tails: from the exo exobar runs, else from its log files in the data
- * directory; nothing when both are empty (exobar never started exo).
+ * exo's output tails: from the exo exobar runs, else (not started in this run, or no
+ * exobar running) from its log files in the data directory; nothing when both are
+ * empty (exobar never started exo).
  */
 async function exoLogFiles(ctx: DiagnosticContext, redactor: Redactor, capBytes: number): Promise<ExoLogBundleFile[]> {
-  const files = ctx.exoProcess ? ctx.exoProcess.diagnosticLogTails(redactor, capBytes) : ctx.dataDir ? await exoLogFilesOnDisk(ctx.dataDir, redactor, capBytes) : [];
-  return files.some((file) => file.text !== '') ? files : [];
+  const live = ctx.exoProcess?.diagnosticLogTails(redactor, capBytes) ?? [];
+  if (hasText(live)) return live;
+  const disk = ctx.dataDir ? await exoLogFilesOnDisk(ctx.dataDir, redactor, capBytes) : [];
+  return hasText(disk) ? disk : [];
 }
 
 /**

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ExoProcessStateSchema } from '../../../shared/exo-process';
 import { exoCoreRig } from '../../../test/support/fake-exo-exe/core-fixture';
 import { waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { ExoProcessManager } from '../exo-process';
 import { collectBundle } from './bundle-files';
 
 describe('the diagnostic bundle with exo run by exobar', () => {
@@ -68,6 +69,15 @@ describe('the diagnostic bundle from a data directory (no exobar running)', () =
       expect(stderr).not.toContain('zelda-qa');
       expect(bundle.truncated.map((t) => t.name)).toContain('exo/exo-stderr.log');
       expect(bundle.files.find((f) => f.name === 'exo/exo-stdout.log')?.data.toString('utf8')).toBe('');
+
+      // exobar running again without having started exo yet: the last run's files still count.
+      const idle = new ExoProcessManager({ dataDir });
+      try {
+        const again = await collectBundle({ ...context, exoProcess: idle, limits: { maxLogBytesPerFile: 300 } });
+        expect(again.files.find((f) => f.name === 'exo/exo-stderr.log')?.data.toString('utf8')).toBe(stderr);
+      } finally {
+        await idle.shutdown();
+      }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
