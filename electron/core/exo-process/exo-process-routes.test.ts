@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExoProcessStateSchema } from '../../../shared/exo-process';
 import { exoCoreRig as exoRig, forgetRig } from '../../../test/support/fake-exo-exe/core-fixture';
-import { processesWithHome, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { EXO_START_MS, processesWithHome, waitUntil } from '../../../test/support/fake-exo-exe/harness';
 import { processAlive } from '../../../test/support/process-alive';
 
 describe('/api/exo/process', () => {
@@ -19,7 +19,7 @@ describe('/api/exo/process', () => {
     const started = await rig.control('POST', '/api/exo/process/start');
     expect(started.status).toBe(202);
     expect(ExoProcessStateSchema.parse(started.body).status).toBe('starting');
-    await waitUntil(async () => (await state()).status === 'running', 'exo running');
+    await waitUntil(async () => (await state()).status === 'running', 'exo running', EXO_START_MS);
     const running = await state();
     expect(running).toMatchObject({ ownsProcess: true, fastSynch: { enabled: false, observed: false, mismatch: false } });
     await waitUntil(async () => (await tree()).length >= 2, 'exo and its runner');
@@ -73,7 +73,7 @@ describe('/api/exo/process', () => {
   it('with exo.start in settings the core starts exo, shows a mismatch warning when exo logs the other value, and its stop leaves no process', async () => {
     // The fake logs "FAST_SYNCH forced ON" whatever exobar asked: a wrapper overriding the value.
     const { rig, tree, snapshot, dirs } = await exoRig({ start: true, env: { FAKE_EXO_LOG_FAST_SYNCH: 'on' } });
-    await waitUntil(async () => (await snapshot()).exoProcess?.status === 'running', 'exo started by the core');
+    await waitUntil(async () => (await snapshot()).exoProcess?.status === 'running', 'exo started by the core', EXO_START_MS);
     await waitUntil(async () => (await snapshot()).warnings.some((w) => w.code === 'exo_fast_synch_mismatch'), 'the mismatch warning');
     const shown = await snapshot();
     expect(shown.exoProcess?.fastSynch).toMatchObject({ enabled: false, observed: true, mismatch: true });
