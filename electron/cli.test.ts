@@ -139,7 +139,7 @@ describe('exobar serve', () => {
       });
       const exoPid = await running;
       expect(errors[0]).toMatch(/^exo: starting: checking that port \d+ is free$/);
-      await vi.waitFor(() => expect(errors.some((l) => l.startsWith('exo: fast synch off ('))).toBe(true));
+      await vi.waitFor(() => expect(errors.some((l) => l.startsWith('exo: fast synch off ('))).toBe(true), { timeout: 10_000 });
       // exo and its runner (the fake's tree, found by the HOME it was given: Linux only).
       const linux = process.platform === 'linux';
       if (linux) await vi.waitFor(() => expect(processesWithHome(exoDirs.home).length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
