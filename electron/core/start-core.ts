@@ -141,13 +141,14 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     throw error;
   }
   node.setApiBaseUrl(`${listening.url}/v1`);
+  // Every change of exo's state is said (stderr for the CLI, the log for the app), whoever started it.
+  const exoLog = options.exo?.log ?? ((line: string) => logger.info({ component: 'exo-process' }, line));
+  reportExoProgress(exoProcess, exoLog);
   if (options.exo?.start ?? settings.exo.start) {
-    const log = options.exo?.log ?? ((line: string) => logger.info({ component: 'exo-process' }, line));
-    reportExoProgress(exoProcess, log);
     // Not awaited: exo may take minutes to answer (an election); the state shows the progress.
     exoProcess.start({ instances: [], override: settings.defaultFastSynch, acknowledgeRisk: false }).then(
-      (state) => reportExoOutcome(state, log),
-      (error: unknown) => log(`exo: not started: ${(error as Error).message}`),
+      (state) => reportExoOutcome(state, exoLog),
+      (error: unknown) => exoLog(`exo: not started: ${(error as Error).message}`),
     );
   }
 
