@@ -5,12 +5,14 @@
  * SIGTERM stops every runner and exits, leaving no process behind.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import OpenAI from 'openai';
+import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome } from '../test/support/fake-exo-exe/harness';
+import { processAlive } from '../test/support/process-alive';
 import { main, type CliIo } from './cli';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'exobar.js');
@@ -116,8 +118,49 @@ describe('exobar serve', () => {
     expect(processesInGroups(groups)).toEqual([]);
   });
 
+  it('--exo-start starts this Mac\'s exo (--exo-command), says its progress, and on SIGTERM stops it and its runners', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'exobar-cli-'));
+    const exoDirs = makeFakeExoDirs();
+    dirs.push(dataDir);
+    try {
+      // exo's port and HOME from settings: the fake exo must not meet a real one (or another test's) on 52415.
+      writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ exo: { apiPort: await freePort(), env: { HOME: exoDirs.home, FAKE_EXO_RUNNERS: '1' } } }));
+      const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--exo-start', '--exo-command', FAKE_EXO_COMMAND], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        detached: true,
+        env: { ...process.env, EXOBAR_TOKEN: '' },
+      });
+      children.push(child);
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+      const errors: string[] = [];
+      const running = new Promise<number>((resolve, reject) => {
+        createInterface({ input: child.stderr! }).on('line', (line) => {
+          errors.push(line);
+          const pid = /^exo: running \(pid (\d+)\)$/.exec(line);
+          if (pid) resolve(Number(pid[1]));
+        });
+        void exited.then(() => reject(new Error(`exobar serve exited early: ${errors.join('\n')}`)));
+      });
+      const exoPid = await running;
+      expect(errors[0]).toMatch(/^exo: starting: checking that port \d+ is free$/);
+      await vi.waitFor(() => expect(errors.some((l) => l.startsWith('exo: fast synch off ('))).toBe(true), { timeout: 10_000 });
+      // exo and its runner (the fake's tree, found by the HOME it was given: Linux only).
+      const linux = process.platform === 'linux';
+      if (linux) await vi.waitFor(() => expect(processesWithHome(exoDirs.home).length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+
+      child.kill('SIGTERM');
+      expect(await exited).toEqual({ code: 0, signal: null });
+      expect(errors).toContain('exo: stopped: stopped by exobar (SIGINT, graceful)');
+      expect(processAlive(exoPid)).toBe(false);
+      if (linux) expect(processesWithHome(exoDirs.home)).toEqual([]);
+    } finally {
+      if (process.platform === 'linux') killAll(processesWithHome(exoDirs.home));
+      exoDirs.remove();
+    }
+  });
+
   it('answers bad flags with its usage and exit code 2', async () => {
-    for (const argv of [['serve', '--port', 'abc'], ['serve', '--port', '70000'], ['serve', '--sim-time-scale', '-1'], ['serve', '--nope'], ['serve', 'extra'], ['frobnicate'], []]) {
+    for (const argv of [['serve', '--exo-command', 'exo'], ['serve', '--exo-start', '--exo-command', ''], ['serve', '--port', 'abc'], ['serve', '--port', '70000'], ['serve', '--sim-time-scale', '-1'], ['serve', '--nope'], ['serve', 'extra'], ['frobnicate'], []]) {
       const io = captureIo();
       expect(await main(argv, io)).toBe(2);
       expect(io.errors.join('\n')).toMatch(/usage: exobar/);
@@ -145,6 +188,7 @@ describe('exobar serve', () => {
     expect(await main(['serve', '--help'], serveHelp)).toBe(0);
     expect(serveHelp.lines.join('\n')).toMatch(/--sim-time-scale X/);
     expect(serveHelp.lines.join('\n')).toMatch(/--exo URL +attach to the exo node at URL/);
+    expect(serveHelp.lines.join('\n')).toMatch(/--exo-start .*\n.*\n +--exo-command CMD/);
   });
 
   it('says so and exits 1 when the port is taken', async () => {

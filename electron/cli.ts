@@ -12,6 +12,7 @@ import { resolveDataDir } from './core/data-dir';
 import { packageVersion } from './core/package-root';
 import { diagnosticsCommand } from './diagnostics-command';
 import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
+import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-process';
 import { startCore, type RunningCore } from './core/start-core';
 import { normalizeExoUrl } from './core/exo/exo-probe';
 
@@ -77,7 +78,7 @@ const ExoUrlSchema = z.string().transform((raw, ctx) => {
   return z.NEVER;
 });
 
-const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X] [--exo URL]
+const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X] [--exo URL] [--exo-start [--exo-command CMD]]
 
 Runs the exobar node and its local API: OpenAI-compatible endpoints under /v1, the
 control API under /api (bearer token) and the page at /.
@@ -88,10 +89,12 @@ control API under /api (bearer token) and the page at /.
   --sim-time-scale X  multiply every simulated duration by X (default 1 = calibrated)
   --exo URL           attach to the exo node at URL (e.g. http://127.0.0.1:52415) for this
                       run: its models, runners, queues and warnings join the page and /api/state
+${EXO_SERVE_USAGE}
   -h, --help          show this help
 
 Prints "exobar listening on http://HOST:PORT" once it accepts connections, then the
-address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner.`;
+address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner, and the
+exo exobar started (never one it did not start).`;
 
 /** How long a clean stop may take before the runners' process groups are killed. */
 const STOP_DEADLINE_MS = 15_000;
@@ -108,6 +111,7 @@ export const serveCommand: CliCommand = {
       'sim-time-scale': { type: 'string' },
       exo: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      ...EXO_SERVE_FLAGS,
     });
     if (flags.help) {
       io.out(SERVE_USAGE);
@@ -118,6 +122,8 @@ export const serveCommand: CliCommand = {
     const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', TimeScaleSchema, flags['sim-time-scale']);
     const exoUrl = flags.exo === undefined ? undefined : flagValue('exo', ExoUrlSchema, flags.exo);
     const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
+    // --exo-start starts this Mac's exo (else the setting exo.start decides); progress goes to stderr.
+    const exoRequest = exoServeRequest(flags, (message) => new UsageError(message));
 
     let core: RunningCore;
     try {
@@ -127,6 +133,7 @@ export const serveCommand: CliCommand = {
         port,
         simTimeScale,
         exoUrl,
+        exoProcess: { ...(exoRequest ? { start: true, command: exoRequest.command } : {}), log: io.err },
       });
     } catch (error) {
       io.err(`exobar serve: ${(error as Error).message}`);
@@ -147,16 +154,22 @@ export const serveCommand: CliCommand = {
         if (stopping) {
           io.err(`exobar serve: ${signal} again: killing the runners now`);
           killRunnerGroups(core.node.runnerPids());
+          core.exoProcess.killNow();
           resolve(130);
           return;
         }
         stopping = true;
         io.err(`exobar serve: ${signal}: stopping every runner (press Ctrl-C again to force)`);
-        const deadline = setTimeout(() => {
-          io.err('exobar serve: the runners did not stop in time: killing them');
-          killRunnerGroups(core.node.runnerPids());
-          resolve(1);
-        }, STOP_DEADLINE_MS);
+        const deadline = setTimeout(
+          () => {
+            io.err('exobar serve: the runners did not stop in time: killing them');
+            killRunnerGroups(core.node.runnerPids());
+            core.exoProcess.killNow();
+            resolve(1);
+          },
+          // exo's own stop (SIGINT, SIGTERM, SIGKILL, then its runners) may take longer than the runners'.
+          Math.max(STOP_DEADLINE_MS, core.exoProcess.ownsProcess ? core.exoProcess.stopBudgetMs : 0),
+        );
         deadline.unref();
         core.stop().then(
           () => {
@@ -168,6 +181,7 @@ export const serveCommand: CliCommand = {
             clearTimeout(deadline);
             io.err(`exobar serve: stop failed: ${(error as Error).message}`);
             killRunnerGroups(core.node.runnerPids());
+            core.exoProcess.killNow();
             resolve(1);
           },
         );

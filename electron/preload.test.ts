@@ -26,6 +26,7 @@ describe('preload', () => {
       [
         'attachExo',
         'cancelRequest',
+        'controlExoProcess',
         'createInstance',
         'detachExo',
         'exportDiagnostics',
@@ -118,6 +119,7 @@ describe('preload', () => {
       probeExo: vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 })),
       attachExo: vi.fn(async () => undefined),
       detachExo: vi.fn(async () => undefined),
+      controlExoProcess: vi.fn(async () => undefined),
     };
     registerIpcHandlers({ ipcMain: fake.ipcMain, backend, policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN }, onRefused: () => undefined });
     const bridge = createIpcBridge({
@@ -140,6 +142,11 @@ describe('preload', () => {
     await bridge.refreshMlxRuntime();
     expect(backend.setupMlxRuntime).toHaveBeenCalledOnce();
     expect(backend.refreshMlxRuntime).toHaveBeenCalledOnce();
+    await bridge.controlExoProcess({ action: 'restart', consent: true });
+    // Validated in main with the shared schema: its defaults filled in, anything else refused.
+    expect(backend.controlExoProcess).toHaveBeenCalledWith({ action: 'restart', consent: true, acknowledgeRisk: false });
+    await expect(bridge.controlExoProcess({ action: 'reboot' } as never)).rejects.toThrow(/argument 1/);
+    await expect(bridge.controlExoProcess({ action: 'stop', consent: true } as never)).rejects.toThrow(/argument 1/);
     const models = await bridge.listModels();
     expect(models.map((m) => [m.id, m.engine, m.simulated])).toEqual([
       ['sim/llama-3.2-1b', 'sim', true],

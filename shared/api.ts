@@ -99,15 +99,19 @@ export const SettingsSchema = z.object({
    * (docs/exo-process.md; the command is `exo`, a path such as
    * EXO.app/Contents/Resources/exo/exo, or a wrapper). exobar sets `--api-port` and
    * fast synch itself.
+   * `start: true` makes exobar start this Mac's exo when it starts (and stop it when it
+   * quits); `apiPort` is the port it gives exo (exo's default 52415).
    */
   exo: z
     .strictObject({
       url: z.string().min(1).max(2048).nullable().default(null),
+      start: z.boolean().default(false),
+      apiPort: z.number().int().min(1).max(65535).default(52415),
       command: z.string().min(1).default('exo'),
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
     })
-    .default({ url: null, command: 'exo', args: [], env: {} }),
+    .default({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {} }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

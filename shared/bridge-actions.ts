@@ -11,6 +11,7 @@
  */
 import type { CreateInstanceRequest, ExoProbeAnswer, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
+import type { ExoProcessControl } from './exo-process-control';
 
 export interface DiagnosticsResult {
   /** False when the user dismissed the save dialog. */
@@ -45,6 +46,12 @@ export interface BridgeActions {
   attachExo(url: string): Promise<void>;
   /** Stops reading exo and clears `exo.url`. */
   detachExo(): Promise<void>;
+  /**
+   * Starts, stops or restarts this Mac's exo (docs/exo-process.md); resolves once the
+   * action is under way (its progress is in the snapshot's `exoProcess`). Rejects with
+   * `exo_restart_required` when a restart comes without `consent: true`.
+   */
+  controlExoProcess(request: ExoProcessControl): Promise<void>;
 }
 
 export type BridgeActionName = keyof BridgeActions;
@@ -84,6 +91,11 @@ const TABLE = {
   probeExo: { channel: 'exobar:probe-exo', http: { method: 'GET', path: (url) => `/api/exo/probe?url=${segment(url)}` } },
   attachExo: { channel: 'exobar:attach-exo', http: { method: 'POST', path: () => '/api/exo/attach', body: (url) => ({ url }) } },
   detachExo: { channel: 'exobar:detach-exo', http: { method: 'POST', path: () => '/api/exo/detach' } },
+  // 202: the start, stop or restart goes on in the server; its progress comes in the snapshots' exoProcess.
+  controlExoProcess: {
+    channel: 'exobar:control-exo-process',
+    http: { method: 'POST', path: ({ action }) => `/api/exo/process/${action}`, body: ({ action, ...body }) => (action === 'stop' ? undefined : body) },
+  },
 } as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
 
 /**

@@ -97,3 +97,25 @@ export function decideExoFastSynch(plan: ExoFastSynchPlan): ExoFastSynchDecision
       'for all its runners and ring needs it off; the JACCL instances run slower',
   };
 }
+
+/**
+ * `POST /api/exo/process/start`'s body (optional): the fast-synch override for this
+ * start (default: the settings' `defaultFastSynch`) and the risk gate.
+ */
+export const ExoProcessStartBodySchema = z.strictObject({
+  fastSynch: FastSynchOverrideSchema.optional(),
+  acknowledgeRisk: z.boolean().default(false),
+});
+export type ExoProcessStartBody = z.infer<typeof ExoProcessStartBodySchema>;
+
+/**
+ * `POST /api/exo/process/restart`'s body: nothing restarts without `consent: true` (a
+ * restart deletes the instances that span this Mac). `fastSynch` decides the value
+ * anew for what this Mac runs; without it exo restarts with the value it had.
+ */
+export const ExoProcessRestartBodySchema = z.strictObject({
+  consent: z.boolean().default(false),
+  fastSynch: FastSynchOverrideSchema.optional(),
+  acknowledgeRisk: z.boolean().default(false),
+});
+export type ExoProcessRestartBody = z.infer<typeof ExoProcessRestartBodySchema>;

@@ -5,7 +5,7 @@
  * state (starting, running, stopping, crashed) and why. Rules: docs/exo-process.md.
  */
 import { z } from 'zod';
-import type { ExoFastSynch } from './exo-snapshot';
+import type { ExoFastSynch, ExoSection } from './exo-snapshot';
 
 const epochMs = z.number().finite();
 
@@ -111,8 +111,7 @@ export type ExoProcessState = z.infer<typeof ExoProcessStateSchema>;
 /**
  * The warning for a fast-synch value exo did not take (its "FAST_SYNCH forced ON|OFF"
  * line says the other value: a wrapper script, an old exo, a flag in the way). Shaped
- * like the snapshot's Warning; the code `exo_fast_synch_mismatch` joins WarningCode
- * when the snapshot carries `exoProcess`.
+ * like the snapshot's Warning; the node adds it to `warnings` beside `exoProcess`.
  */
 export function exoFastSynchMismatchWarning(state: Pick<ExoProcessState, 'fastSynch'>): {
   code: 'exo_fast_synch_mismatch';
@@ -146,4 +145,16 @@ export function thisMacFastSynch(state: Pick<ExoProcessState, 'fastSynch' | 'own
   if (!state.ownsProcess || !fast) return null;
   if (fast.mismatch && fast.observed !== null) return { enabled: fast.observed, source: 'exo_log' };
   return { enabled: fast.enabled, source: 'exobar' };
+}
+
+/**
+ * The exo section with this Mac's node (the one whose id is the exo exobar runs:
+ * `state.nodeId`) given {@link thisMacFastSynch}; the section unchanged when exobar
+ * does not run this Mac's exo or the node is not in it. For the code that builds the
+ * exo section, so the exo section and its shared-GPU warnings use what exobar set.
+ */
+export function withThisMacFastSynch(section: ExoSection, state: Pick<ExoProcessState, 'fastSynch' | 'ownsProcess' | 'nodeId'> | null): ExoSection {
+  const fastSynch = state ? thisMacFastSynch(state) : null;
+  if (!fastSynch || !state?.nodeId || !section.nodes.some((n) => n.nodeId === state.nodeId)) return section;
+  return { ...section, nodes: section.nodes.map((n) => (n.nodeId === state.nodeId ? { ...n, fastSynch } : n)) };
 }

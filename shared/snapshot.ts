@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { FastSynchOverrideSchema, InstanceTypeSchema } from './api';
+import { ExoProcessStateSchema } from './exo-process';
 import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
 import { RunnerStatusSchema } from './runner-protocol';
 
@@ -265,6 +266,8 @@ export const SnapshotSchema = z.object({
   exo: ExoSectionSchema.nullable(),
   /** An exo found answering locally while none is attached (the views offer to attach); else null. */
   exoOffer: ExoOfferSchema.nullable(),
+  /** This Mac's exo as exobar runs it (docs/exo-process.md); null while exobar has not started it. */
+  exoProcess: ExoProcessStateSchema.nullable(),
 });
 export type Snapshot = z.infer<typeof SnapshotSchema>;
 
@@ -282,6 +285,7 @@ export function emptySnapshot(): Snapshot {
     mlx: null,
     exo: null,
     exoOffer: null,
+    exoProcess: null,
   };
 }
 

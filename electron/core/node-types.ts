@@ -4,6 +4,7 @@
  */
 import type { ChatMessage, GenerationStats, Usage } from '../../shared/runner-protocol';
 import type { CatalogModel } from '../../shared/catalog';
+import type { ExoProcessState } from '../../shared/exo-process';
 import type { SpawnSpec } from './supervisor/spawn-spec';
 import type { ExoOffer, ExoSection } from '../../shared/exo-snapshot';
 import type {
@@ -158,6 +159,8 @@ export interface ExobarNode {
    * beside the local ones, its warnings); electron/core/exo/exo-attachment.ts sets it.
    */
   setExoView(view: ExoSnapshotPart): void;
+  /** This Mac's exo as exobar runs it (electron/core/exo-process/), for the snapshot's `exoProcess`; null while exobar has not started it. */
+  setExoProcess(state: ExoProcessState | null): void;
   /** Replaces the models beyond the sim catalog (local MLX models found after a scan). */
   setExtraModels(models: CatalogModel[]): void;
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;

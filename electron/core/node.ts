@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
+import { exoFastSynchMismatchWarning, type ExoProcessState } from '../../shared/exo-process';
 import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk } from '../../shared/fast-synch-policy';
 import { GenerationParamsSchema } from '../../shared/runner-protocol';
 import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Snapshot, Warning } from '../../shared/snapshot';
@@ -61,6 +62,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let apiBaseUrl: string | null = null;
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
   let exoView: ExoSnapshotPart = NO_EXO;
+  let exoProcess: ExoProcessState | null = null;
   let warnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
@@ -97,6 +99,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       mlx: mlxRuntime,
       exo: exoView.exo,
       exoOffer: exoView.exoOffer,
+      exoProcess,
     };
   }
 
@@ -122,6 +125,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         });
       }
     }
+    const exoMismatch = exoProcess ? exoFastSynchMismatchWarning(exoProcess) : null;
+    if (exoMismatch) next.push(exoMismatch);
     const key = (w: Warning) => `${w.code}:${w.instanceIds.join(',')}`;
     const before = new Set(warnings.map(key));
     const after = new Set(next.map(key));
@@ -318,6 +323,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
     setExoView(view) {
       exoView = view;
+      changed();
+    },
+
+    setExoProcess(state) {
+      exoProcess = state;
       changed();
     },
 

@@ -12,6 +12,7 @@ import { ensureDataDir } from './data-dir';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
 import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
 import { exoRoutes } from './exo/exo-routes';
+import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgress, type ExoProcessManagerOptions } from './exo-process';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
 import { createNode } from './node';
@@ -36,7 +37,7 @@ export interface StartCoreOptions {
   /** The built renderer to serve at `/`; null serves only a "not built" page. Default: <repo>/out/renderer. */
   rendererDir?: string | null;
   /** Further endpoints, built once the node exists, beside the built-in ones (the safe launch is always there). */
-  extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger; exoBundle: () => ExoBundleSource | null }) => ApiRoute[];
+  extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger; exoBundle: () => ExoBundleSource | null; exoProcess: ExoProcessManager }) => ApiRoute[];
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
   logger?: Logger;
@@ -46,6 +47,20 @@ export interface StartCoreOptions {
   exo?: Partial<Omit<ExoAttachmentOptions, 'node' | 'saveUrl'>>;
   /** Saves a settings change (attaching saves `exo.url`); default: `<dataDir>/settings.json`. */
   updateSettings?: (patch: SettingsPatch) => Promise<unknown>;
+  /** This Mac's exo (docs/exo-process.md); by default the settings' `exo` section says whether and how it starts. */
+  exoProcess?: ExoStartOptions;
+}
+
+/** How the core runs this Mac's exo. */
+export interface ExoStartOptions {
+  /** Start exo with the core (`exobar serve --exo-start`); default: the setting `exo.start`. */
+  start?: boolean;
+  /** Replaces `exo.command` (`--exo-command`). */
+  command?: string;
+  /** Where exo's progress goes, one line per change (the CLI's stderr); default: the core's log. */
+  log?: (line: string) => void;
+  /** The manager's port, timing, crash policy and base environment (tests). */
+  manager?: Omit<ExoProcessManagerOptions, 'dataDir' | 'settings'>;
 }
 
 export interface RunningCore {
@@ -63,7 +78,14 @@ export interface RunningCore {
   mlx: MlxRuntimeService;
   /** Attach mode: the attached exo (if any), the offer, attach / detach / probe. */
   exo: ExoAttachment;
-  /** Closes the API server and shuts the node down (every runner stopped). Idempotent. */
+  /**
+   * This Mac's exo as exobar runs it: idle until started (setting, flag or
+   * `POST /api/exo/process/start`); its state is the snapshot's `exoProcess`, and
+   * `thisMacFastSynch(exoProcess.state())` (shared/exo-process.ts) is this Mac's value
+   * for the exo section.
+   */
+  exoProcess: ExoProcessManager;
+  /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -87,6 +109,16 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
   });
   mlx.attach(node);
+  const exoCommand = options.exoProcess?.command;
+  const exoProcess = new ExoProcessManager({
+    apiPort: settings.exo.apiPort,
+    ...options.exoProcess?.manager,
+    dataDir,
+    // Read at every start: a settings change applies at the next one.
+    settings: () => ({ ...getSettings().exo, ...(exoCommand ? { command: exoCommand } : {}) }),
+  });
+  // Idle means exobar never started exo here: the views show nothing for it then.
+  exoProcess.subscribe((state) => node.setExoProcess(state.status === 'idle' ? null : state));
   // Looking for Python and scanning model folders takes a moment: the API does not wait.
   void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
   const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
@@ -97,8 +129,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const coreRoutes: ApiRoute[] = [
     ...safePairRoutes({ getSettings }),
     ...mlxRoutes(mlx),
-    ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource() }),
+    ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
     ...exoRoutes(exo),
+    ...exoProcessRoutes({ manager: exoProcess, getSettings }),
   ];
   const server = createApiServer({
     node,
@@ -107,7 +140,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
-    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource() }) ?? []), ...coreRoutes],
+    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource(), exoProcess }) ?? []), ...coreRoutes],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
   });
@@ -116,21 +149,31 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     listening = await server.listen();
   } catch (error) {
     await exo.stop();
-    await node.shutdown();
+    await Promise.all([node.shutdown(), exoProcess.shutdown()]);
     throw error;
   }
   node.setApiBaseUrl(`${listening.url}/v1`);
+  // Every change of exo's state is said (stderr for the CLI, the log for the app), whoever started it.
+  const exoLog = options.exoProcess?.log ?? ((line: string) => logger.info({ component: 'exo-process' }, line));
+  reportExoProgress(exoProcess, exoLog);
+  if (options.exoProcess?.start ?? settings.exo.start) {
+    // Not awaited: exo may take minutes to answer (an election); the state shows the progress.
+    exoProcess.start({ instances: [], override: settings.defaultFastSynch, acknowledgeRisk: false }).then(
+      (state) => reportExoOutcome(state, exoLog),
+      (error: unknown) => exoLog(`exo: not started: ${(error as Error).message}`),
+    );
+  }
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       node.setApiBaseUrl(null);
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
-      // the server stops accepting and ends the event streams.
-      await Promise.all([server.close(), node.shutdown(), exo.stop()]);
+      // the server stops accepting and ends the event streams, exo stops if exobar started it.
+      await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown()]);
     })();
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, stop };
 }

@@ -102,6 +102,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       await options.exo.attach(url);
     },
     detachExo: () => options.exo.detach(),
+    controlExoProcess: (request) => services.controlExoProcess(request),
   };
 
   const menu: TrayMenuActions = {

@@ -16,7 +16,8 @@ export interface CleanQuitOptions {
   stop(): Promise<void>;
   /** Last resort when stop hangs or fails. */
   forceKill(): void;
-  deadlineMs?: number;
+  /** The deadline, read when quitting starts (an exo exobar started may need longer than the runners). */
+  deadlineMs?: number | (() => number);
   log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
@@ -39,11 +40,12 @@ export function installCleanQuit(options: CleanQuitOptions): { state(): QuitStat
     if (state === 'stopping') return;
     state = 'stopping';
     log?.info({}, 'quitting: stopping every runner');
+    const deadlineMs = (typeof options.deadlineMs === 'function' ? options.deadlineMs() : options.deadlineMs) ?? STOP_DEADLINE_MS;
     const deadline = setTimeout(() => {
-      log?.warn({ deadlineMs: options.deadlineMs ?? STOP_DEADLINE_MS }, 'runners did not stop in time: killing them');
+      log?.warn({ deadlineMs }, 'runners did not stop in time: killing them');
       options.forceKill();
       finish(1);
-    }, options.deadlineMs ?? STOP_DEADLINE_MS);
+    }, deadlineMs);
     options.stop().then(
       () => {
         clearTimeout(deadline);

@@ -5,8 +5,10 @@
  * CLI and the API use.
  */
 import type { SafePairPlan, Settings } from '../../shared/api';
+import type { ExoProcessControl } from '../../shared/exo-process-control';
 import { writeDiagnosticBundle } from '../core/diagnostics';
 import type { ExoBundleSource } from '../core/exo/exo-attachment';
+import { controlExoProcess, refusalOrUnderWay, type ExoProcessManager } from '../core/exo-process';
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
@@ -25,6 +27,11 @@ export interface CoreServices {
   startMlxSetup(): void;
   /** Looks for the MLX runtime and the local models again. */
   refreshMlxRuntime(): Promise<void>;
+  /**
+   * Starts, stops or restarts this Mac's exo and returns once it is under way (as the
+   * control API without `?wait=done`); rejects with `exo_restart_required` without consent.
+   */
+  controlExoProcess(request: ExoProcessControl): Promise<void>;
 }
 
 /** The MLX runtime service's part the app uses. */
@@ -38,6 +45,8 @@ export interface CoreServicesOptions {
   mlx: MlxRuntimeControl;
   /** The attached exo's material for the bundle's exo/ folder. */
   exo?: () => ExoBundleSource | null;
+  /** This Mac's exo as exobar runs it: the popover's Start, Stop and Restart, and its log tails in the bundle. */
+  exoProcess?: ExoProcessManager;
   /** Where a setup that failed to start is logged (its failures otherwise land in the snapshot). */
   log?: { warn(obj: object, msg: string): void };
 }
@@ -51,7 +60,7 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
       await launchSafePair(node, await planSafePair());
     },
     async writeDiagnosticBundle(file) {
-      await writeDiagnosticBundle({ node, dataDir, settings: options.settings(), version, exo: options.exo }, file);
+      await writeDiagnosticBundle({ node, exoProcess: options.exoProcess ?? null, dataDir, settings: options.settings(), version, exo: options.exo }, file);
     },
     startMlxSetup() {
       if (!mlx.supported) {
@@ -66,6 +75,14 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
     },
     async refreshMlxRuntime() {
       await mlx.refresh();
+    },
+    async controlExoProcess(request) {
+      const manager = options.exoProcess;
+      if (!manager) throw Object.assign(new Error("This exobar does not run this Mac's exo"), { code: 'exo_process_unavailable' });
+      const work = controlExoProcess({ manager, snapshot: () => node.snapshot(), defaultFastSynch: () => options.settings().defaultFastSynch }, request);
+      // The outcome (running, crashed with exo's last lines) is in the snapshot; a late failure goes to the log.
+      work.catch((error: unknown) => options.log?.warn({ err: error }, 'exo process action failed'));
+      await refusalOrUnderWay(work);
     },
   };
 }

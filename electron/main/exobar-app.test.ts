@@ -320,7 +320,7 @@ describe('quit', () => {
     expect(core.stopCalls).toBe(1);
   });
 
-  it('a stop that hangs past the deadline kills the runner process groups and exits', async () => {
+  it('a stop that hangs past the deadline kills the runner process groups and the exo exobar started, and exits', async () => {
     const { core } = await start({ stopDeadlineMs: 50 });
     core.fakeNode.publish({ instances: [instance('a')] });
     core.fakeNode.pids = [100]; // its runner, alive
@@ -330,6 +330,7 @@ describe('quit', () => {
       fake.app.quit();
       await vi.waitFor(() => expect(fake.app.exit).toHaveBeenCalledWith(1));
       expect(kill).toHaveBeenCalledWith(-100, 'SIGKILL');
+      expect(core.exoProcess.killNow).toHaveBeenCalledOnce();
     } finally {
       kill.mockRestore();
     }

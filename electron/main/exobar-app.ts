@@ -18,7 +18,7 @@ import { createAppActions, type AppActions } from './app-actions';
 import { appPaths, runnerEnvironment, type AppLocation } from './app-paths';
 import { handleAppProtocol, registerAppScheme } from './app-protocol';
 import { killRunnerGroups } from '../core/supervisor/kill-runner-groups';
-import { installCleanQuit, type QuitState } from './clean-quit';
+import { installCleanQuit, STOP_DEADLINE_MS, type QuitState } from './clean-quit';
 import { createCoreServices, type CoreServices } from './core-services';
 import { registerIpcHandlers } from './ipc-handlers';
 import { loginItem } from './login-item';
@@ -117,7 +117,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     getSettings: () => settings.get(),
     rendererDir: paths.rendererDir,
     // The same control endpoints as `exobar serve` (the safe launch is built in).
-    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get(), exo: running.exoBundle }),
+    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get(), exo: running.exoBundle, exoProcess: running.exoProcess }),
     // Attaching to exo saves exo.url in the app's settings.
     updateSettings: (patch) => settings.update(patch),
     logger: log.child({ component: 'core' }),
@@ -145,9 +145,13 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
 
   const quit = installCleanQuit({
     app,
+    // core.stop() also stops the exo exobar started (never one it only attached to).
     stop: () => core.stop(),
-    forceKill: () => killRunnerGroups(core.node.runnerPids()),
-    deadlineMs: options.stopDeadlineMs,
+    forceKill: () => {
+      killRunnerGroups(core.node.runnerPids());
+      core.exoProcess.killNow();
+    },
+    deadlineMs: () => options.stopDeadlineMs ?? Math.max(STOP_DEADLINE_MS, core.exoProcess.ownsProcess ? core.exoProcess.stopBudgetMs : 0),
     log,
   });
   if (options.handleSignals ?? true) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
@@ -165,6 +169,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     settings: () => settings.get(),
     mlx: core.mlx,
     exo: () => core.exo.bundleSource(),
+    exoProcess: core.exoProcess,
     log,
   });
   const actions = createAppActions({

@@ -27,6 +27,7 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     probeExo: vi.fn(async (url: string) => ({ ok: false as const, url, error: 'refused' })),
     attachExo: vi.fn(async () => undefined),
     detachExo: vi.fn(async () => undefined),
+    controlExoProcess: vi.fn(async () => undefined),
   };
 }
 

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { CreateInstanceRequestSchema, ExoAttachRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
 import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
+import { ExoProcessControlSchema } from '../../shared/exo-process-control';
 import { IpcChannel } from '../../shared/ipc-channels';
 
 const InstanceId = z.string().min(1).max(200);
@@ -30,6 +31,7 @@ export const IPC_PAYLOADS = {
   setupMlxRuntime: z.tuple([]),
   refreshMlxRuntime: z.tuple([]),
   listModels: z.tuple([]),
+  controlExoProcess: z.tuple([ExoProcessControlSchema]),
   probeExo: z.tuple([ExoUrl]),
   attachExo: z.tuple([ExoUrl]),
   detachExo: z.tuple([]),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { instance, snapshot, ttftSample, warning } from '../../test/support/electron/snapshot-fixtures';
 import { mappedExoSnapshot } from '../../test/support/fake-exo/mapped-snapshot';
+import { EXO_STATES } from '../../test/support/exo-process-fixture';
 import { trayStateOf, trayViewOf } from './tray-state';
 
 describe('tray state', () => {
@@ -71,5 +72,30 @@ describe('tray state', () => {
       await h.round(1_000);
     } });
     expect(trayViewOf(lost).tooltip).toMatch(new RegExp(`exo at ${lost.exo!.url}: not reachable since \\d\\d:\\d\\d:\\d\\d`));
+  });
+});
+
+describe("tray: this Mac's exo", () => {
+  it('glances at its own state beside the icon and says more in the tooltip', () => {
+    expect(trayViewOf(snapshot({ exoProcess: EXO_STATES.starting() })).title).toBe('exo starting');
+    const running = trayViewOf(snapshot({ instances: [instance('a')], exoProcess: EXO_STATES.running() }));
+    expect(running).toMatchObject({ state: 'serving', title: '1 · exo running' });
+    expect(running.tooltip).toContain("This Mac's exo: running (pid 4242), fast synch off");
+    expect(trayViewOf(snapshot({ exoProcess: EXO_STATES.stopping() })).title).toBe('exo stopping');
+    expect(trayViewOf(snapshot({ exoProcess: EXO_STATES.stopped() })).title).toBe('');
+    expect(trayViewOf(snapshot({ exoProcess: null })).tooltip).not.toContain("This Mac's exo");
+  });
+
+  it('a crash with no restart coming, or runners left behind, is failed, with the reason in the tooltip', () => {
+    const crashed = trayViewOf(snapshot({ exoProcess: EXO_STATES.crashed() }));
+    expect(crashed).toMatchObject({ state: 'failed', title: 'exo crashed' });
+    expect(crashed.tooltip).toContain("This Mac's exo: crashed (exit code 1)");
+    const wedged = trayViewOf(snapshot({ exoProcess: EXO_STATES.needsAttention() }));
+    expect(wedged).toMatchObject({ state: 'failed', title: 'exo needs attention' });
+    expect(wedged.tooltip).toMatch(/the GPU may be wedged.*reboot the Mac/);
+  });
+
+  it('a crash restart on its way is a warning', () => {
+    expect(trayViewOf(snapshot({ exoProcess: EXO_STATES.restarting() }))).toMatchObject({ state: 'warning', title: 'exo restarting' });
   });
 });

@@ -3,6 +3,7 @@
  * the short title beside it and the tooltip in words. Tested without Electron.
  */
 import type { Snapshot, TtftSample } from '../../shared/snapshot';
+import { exoProcessStatusLabel, exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
 import { exoInstances, isFailed, isServing } from '../../shared/instance-state';
 import { formatSeconds, instanceStatusWords, plural } from './status-words';
 
@@ -11,7 +12,7 @@ export type TrayState = (typeof TRAY_STATES)[number];
 
 export interface TrayView {
   state: TrayState;
-  /** Beside the icon on macOS: "2 · 0.38s" (models serving · latest TTFT); empty when nothing runs. */
+  /** Beside the icon on macOS: "2 · 0.38s" (models serving · latest TTFT), then "exo running" while exobar runs this Mac's exo; empty when nothing runs. */
   title: string;
   tooltip: string;
 }
@@ -31,8 +32,9 @@ export function latestTtft(snapshot: Snapshot): TtftSample | null {
  * must act), a warning beats activity, a prefill in progress beats plain serving.
  */
 export function trayStateOf(snapshot: Snapshot): TrayState {
-  if (snapshot.instances.some(isFailed) || snapshot.launch?.state === 'failed') return 'failed';
-  if (snapshot.warnings.length > 0) return 'warning';
+  const exoTone = snapshot.exoProcess ? exoProcessTone(snapshot.exoProcess) : null;
+  if (snapshot.instances.some(isFailed) || snapshot.launch?.state === 'failed' || exoTone === 'failed') return 'failed';
+  if (snapshot.warnings.length > 0 || exoTone === 'warn') return 'warning';
   if (snapshot.instances.some((i) => i.prefill !== null)) return 'prefilling';
   if (snapshot.instances.some(isServing)) return 'serving';
   return 'idle';
@@ -46,6 +48,10 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
 
   let title = '';
   if (snapshot.instances.length > 0) title = ttft ? `${serving} · ${formatSeconds(ttft.totalMs)}` : `${serving}`;
+  // This Mac's exo at a glance, while exobar runs it (a stop on purpose needs no glance;
+  // idle, never started, is not in a core's snapshot).
+  const exo = snapshot.exoProcess?.status === 'idle' ? null : (snapshot.exoProcess ?? null);
+  if (exo && exo.status !== 'stopped') title = [title, `exo ${exoProcessStatusLabel(exo.status)}`].filter(Boolean).join(' · ');
 
   const lines: string[] = [];
   if (snapshot.instances.length === 0) lines.push('exobar: no models running');
@@ -60,6 +66,10 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
     if (isFailed(instance)) lines.push(`${instance.modelName}: ${instanceStatusWords(instance)}`);
   }
   if (snapshot.launch?.state === 'failed') lines.push(`Launch failed: ${snapshot.launch.error ?? snapshot.launch.step}`);
+  if (exo) {
+    lines.push(`This Mac's exo: ${exoProcessSummary(exo)}`);
+    if (exoProcessTone(exo) === 'failed' && exo.reason) lines.push(exo.reason);
+  }
   for (const warning of snapshot.warnings) lines.push(`Warning: ${warning.title}`);
   return { state, title, tooltip: lines.join('\n') };
 }

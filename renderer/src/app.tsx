@@ -12,6 +12,7 @@ import { ConnectionError, EmptyState, LoadingState } from './components/connecti
 import { ExoAttachPanel, ExoOfferBanner } from './components/exo-attach';
 import { ExoInstanceCard } from './components/exo-instance-card';
 import { ExoSourceHeader } from './components/exo-source-header';
+import { ExoProcessStatus } from './components/exo-process-status';
 import { InstanceCard } from './components/instance-card';
 import { ModelsPanel } from './components/models-panel';
 import { NoticeBar } from './components/notice-bar';
@@ -69,6 +70,7 @@ export function App() {
         <NoticeBar />
         <ExoOfferBanner />
         <WarningBanners />
+        <ExoProcessStatus />
         <Body />
       </main>
       <AppFooter />

@@ -112,6 +112,10 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  setExoProcess(): void {
+    this.changed();
+  }
+
   setExtraModels(): void {
     this.changed();
   }
@@ -335,6 +339,7 @@ export class FakeNode implements ExobarNode {
       mlx: null,
       exo: null,
       exoOffer: null,
+      exoProcess: null,
     };
   }
 

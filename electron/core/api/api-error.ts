@@ -53,6 +53,7 @@ const STATUS_BY_NODE_CODE: Record<string, number> = {
   invalid_request: 400,
   fast_synch_shared_gpu: 409,
   fast_synch_mismatch: 409,
+  exo_restart_required: 409,
   launch_failed: 503,
 };
 

@@ -3,6 +3,8 @@
  * CLI and the Electron app each fill one {@link DiagnosticContext}.
  */
 import type { ExoBundleSource } from '../exo/exo-attachment';
+import type { ExoLogBundleFile } from '../exo-process/exo-logs';
+import type { Redactor } from './redaction';
 import type { ExobarNode } from '../node-types';
 import type { DiagnosisOptions } from './diagnosis';
 import type { Identity } from './redaction';
@@ -40,6 +42,8 @@ export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
 export interface DiagnosticContext {
   /** The running node; null when exporting from a data directory with no node running. */
   node: DiagnosticNode | null;
+  /** This Mac's exo as exobar runs it: its stdout and stderr tails become `exo/exo-stdout.log` and `exo/exo-stderr.log`. */
+  exoProcess?: { diagnosticLogTails(redactor: Redactor, capBytes?: number): ExoLogBundleFile[] } | null;
   /** Where runner logs (logs/<instance>/), the token and settings.json live; null when unknown. */
   dataDir: string | null;
   /** The settings in effect (secrets are removed before they enter the bundle); null reads <dataDir>/settings.json. */

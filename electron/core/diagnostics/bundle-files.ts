@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
+import { exoLogDir, type ExoLogBundleFile } from '../exo-process/exo-logs';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { instanceIdOf, isEventOf } from '../node/node-event';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
@@ -121,6 +122,31 @@ async function logTail(ctx: DiagnosticContext, id: string, stream: 'stdout' | 's
   return { text: '', sourceBytes: 0, omittedBytes: 0, source: 'none' };
 }
 
+/** exo's logs as exobar kept them on disk (an export from a data directory, no exobar running). */
+async function exoLogFilesOnDisk(dataDir: string, redactor: Redactor, capBytes: number): Promise<ExoLogBundleFile[]> {
+  return Promise.all(
+    (['stdout', 'stderr'] as const).map(async (stream) => {
+      const tail = await readLogFileTail(exoLogDir(dataDir), stream, capBytes, 'exo-');
+      const text = redactor.text(tail.text);
+      return { name: `exo/exo-${stream}.log`, text: tail.omittedBytes > 0 ? truncationMarker(tail.omittedBytes) + text : text, omittedBytes: tail.omittedBytes };
+    }),
+  );
+}
+
+const hasText = (files: readonly ExoLogBundleFile[]): boolean => files.some((file) => file.text !== '');
+
+/**
+ * exo's output tails: from the exo exobar runs, else (not started in this run, or no
+ * exobar running) from its log files in the data directory; nothing when both are
+ * empty (exobar never started exo).
+ */
+async function exoLogFiles(ctx: DiagnosticContext, redactor: Redactor, capBytes: number): Promise<ExoLogBundleFile[]> {
+  const live = ctx.exoProcess?.diagnosticLogTails(redactor, capBytes) ?? [];
+  if (hasText(live)) return live;
+  const disk = ctx.dataDir ? await exoLogFilesOnDisk(ctx.dataDir, redactor, capBytes) : [];
+  return hasText(disk) ? disk : [];
+}
+
 /**
  * Collects and redacts every file of the bundle. Never includes prompt or completion
  * text, secrets or the machine's identity (see redaction.ts); stays within the limits.
@@ -176,6 +202,12 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
       }),
     ),
   });
+
+  // This Mac's exo, when exobar ran it: both tails, redacted, within the per-log cap.
+  for (const file of await exoLogFiles(ctx, r, limits.maxLogBytesPerFile)) {
+    files.push({ name: file.name, data: Buffer.from(file.text, 'utf8') });
+    if (file.omittedBytes > 0) truncated.push({ name: file.name, omitted: `the first ${file.omittedBytes} bytes` });
+  }
 
   // The diagnosis is redacted like everything else (model ids may be local paths).
   const shownDiagnosis: Diagnosis | null = diagnosis ? r.value({ ...diagnosis, findings: rankFindings(diagnosis.findings, limits.maxFindings) }) : null;

@@ -23,6 +23,8 @@ export interface DiagnosticsRoutesOptions {
   secrets?: readonly string[];
   /** The attached exo's material for the bundle's exo/ folder (attach mode); null when none. */
   exo?: DiagnosticContext['exo'];
+  /** This Mac's exo as exobar runs it (its log tails go in the bundle). */
+  exoProcess?: DiagnosticContext['exoProcess'];
 }
 
 const QuerySchema = z.strictObject({
@@ -39,6 +41,7 @@ function context(ctx: RouteContext, options: DiagnosticsRoutesOptions): Diagnost
   if (!parsed.success) throw rejected(400, 'invalid_query', `invalid query parameters:\n${z.prettifyError(parsed.error)}`);
   return {
     node: ctx.node,
+    exoProcess: options.exoProcess ?? null,
     dataDir: options.dataDir,
     settings: options.getSettings(),
     version: ctx.node.snapshot().version,

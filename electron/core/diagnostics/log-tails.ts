@@ -63,12 +63,13 @@ export async function readLastBytes(path: string, bytes: number): Promise<{ data
 
 /**
  * Reads the end of one runner log from disk: `<name>.log`, preceded by the end of its
- * rotated `<name>.log.1` when the current file is shorter than the cap.
+ * rotated `<name>.log.1` when the current file is shorter than the cap. `prefix` names
+ * other logs of the same kind (`exo-` for exo's `exo-stdout.log`).
  */
-export async function readLogFileTail(dir: string, stream: LogStream, capBytes: number): Promise<LogTail> {
-  const current = await readLastBytes(join(dir, `${stream}.log`), capBytes + 1);
+export async function readLogFileTail(dir: string, stream: LogStream, capBytes: number, prefix = ''): Promise<LogTail> {
+  const current = await readLastBytes(join(dir, `${prefix}${stream}.log`), capBytes + 1);
   const room = capBytes + 1 - (current?.data.length ?? 0);
-  const rotated = room > 0 ? await readLastBytes(join(dir, `${stream}.log.1`), room) : null;
+  const rotated = room > 0 ? await readLastBytes(join(dir, `${prefix}${stream}.log.1`), room) : null;
   if (!current && !rotated) return { text: '', sourceBytes: 0, omittedBytes: 0, source: 'none' };
   const sourceBytes = (current?.size ?? 0) + (rotated?.size ?? 0);
   const joined = Buffer.concat([rotated?.data ?? Buffer.alloc(0), current?.data ?? Buffer.alloc(0)]);

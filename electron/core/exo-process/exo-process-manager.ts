@@ -287,6 +287,29 @@ export class ExoProcessManager {
     await this.logs.close();
   }
 
+  /**
+   * The longest a stop takes with these timings: exo's three signals and their waits,
+   * then the leftover runners (stopped side by side), plus a margin. Quitting waits at
+   * least this long before it falls back to {@link killNow}.
+   */
+  get stopBudgetMs(): number {
+    const t = this.timing;
+    return t.sigintGraceMs + t.sigtermGraceMs + t.sigkillWaitMs + t.runnerTermGraceMs + t.runnerKillWaitMs + 2_000;
+  }
+
+  /**
+   * The last resort when exobar must exit now (a second Ctrl-C, a stop past its
+   * deadline): SIGKILL to the process group of the exo exobar spawned (its runners are
+   * in it unless they left it). Nothing when exobar does not own a live exo; an exo it
+   * only attached to is never signalled. True when the signal was sent.
+   */
+  killNow(): boolean {
+    const pid = this.child?.pid;
+    if (!this.childAlive || pid === undefined) return false;
+    this.expectingExit = true;
+    return sendSignal(-pid, 'SIGKILL') || sendSignal(pid, 'SIGKILL');
+  }
+
   /** Redacted tails of exo's stdout and stderr for the diagnostic bundle. */
   diagnosticLogTails(redactor: Redactor, capBytes?: number): ExoLogBundleFile[] {
     return this.logs.diagnosticTails(redactor, capBytes);

@@ -16,4 +16,18 @@ export {
 export { DEFAULT_CRASH_POLICY, type ExoCrashPolicy } from './backoff';
 export { DEFAULT_EXO_SETTINGS, type ExoProcessSettings } from './exo-command';
 export { exoLogDir, type ExoLogBundleFile } from './exo-logs';
-export { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeSettings, startServeExo, type ExoServeFlags, type ServeExoOptions } from './cli-options';
+export {
+  EXO_SERVE_FLAGS,
+  EXO_SERVE_USAGE,
+  exoServeRequest,
+  exoServeSettings,
+  reportExoOutcome,
+  reportExoProgress,
+  startServeExo,
+  type ExoServeFlags,
+  type ServeExoOptions,
+} from './cli-options';
+export { exoProcessRoutes, type ExoProcessRoutesOptions } from './exo-process-routes';
+export { controlExoProcess, refusalOrUnderWay, type ExoControlContext } from './exo-process-control';
+export { thisMacExoInstances } from './this-mac-instances';
+export { thisMacFastSynch, withThisMacFastSynch, exoFastSynchMismatchWarning } from '../../../shared/exo-process';

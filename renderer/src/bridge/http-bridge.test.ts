@@ -202,6 +202,27 @@ describe('http bridge: actions', () => {
     await expect(bridge.updateInstance('i', { fastSynch: 'on' })).rejects.toThrow('Two ring runners with fast synch on: pass acknowledgeRisk');
   });
 
+  it("starts, stops and restarts this Mac's exo at /api/exo/process, and a refused restart rejects with the server's words", async () => {
+    const { fetch, calls } = fakeFetch((url, init) => {
+      if (url.endsWith('/restart') && !JSON.parse(String(init.body)).consent) {
+        return json({ error: { message: 'A restart deletes every instance that spans this Mac. Send "consent": true to restart.', code: 'exo_restart_required' } }, 409);
+      }
+      return json({ status: 'starting' }, 202);
+    });
+    const bridge = createHttpBridge({ baseUrl: 'http://h:1', token: 'T', fetch });
+    await bridge.controlExoProcess({ action: 'start', fastSynch: 'off' });
+    await bridge.controlExoProcess({ action: 'stop' });
+    await bridge.controlExoProcess({ action: 'restart', consent: true });
+    await expect(bridge.controlExoProcess({ action: 'restart', consent: false })).rejects.toThrow(/A restart deletes every instance that spans this Mac/);
+    expect(calls.map((c) => `${c.init.method} ${c.url.replace('http://h:1', '')} ${String(c.init.body ?? '')}`)).toEqual([
+      'POST /api/exo/process/start {"fastSynch":"off"}',
+      'POST /api/exo/process/stop ',
+      'POST /api/exo/process/restart {"consent":true}',
+      'POST /api/exo/process/restart {"consent":false}',
+    ]);
+    expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
+  });
+
   it('describes a non-JSON failure and an unreachable server', async () => {
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch: fakeFetch(() => new Response('oops', { status: 502, statusText: 'Bad Gateway' })).fetch });
     await expect(bridge.stopInstance('x')).rejects.toThrow('The server answered 502 Bad Gateway');

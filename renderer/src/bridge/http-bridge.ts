@@ -235,5 +235,6 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     probeExo: (url) => send('probeExo', url).then(bodyOf<ExoProbeAnswer>),
     attachExo: (url) => send('attachExo', url).then(nothing),
     detachExo: () => send('detachExo').then(nothing),
+    controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
   };
 }

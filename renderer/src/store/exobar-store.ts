@@ -7,6 +7,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
+import type { ExoProcessControl } from '../../../shared/exo-process-control';
 import { localInstances } from '../../../shared/instance-state';
 import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 import { copyText } from '../lib/clipboard';
@@ -52,6 +53,8 @@ export interface ExobarActions {
   setupMlxRuntime(): Promise<void>;
   /** Looks for the MLX runtime and local models again, then reloads the catalog. */
   refreshMlxRuntime(): Promise<void>;
+  /** Starts, stops or restarts this Mac's exo (busy key `exo-process`); the outcome is in the snapshot's `exoProcess`. */
+  controlExoProcess(request: ExoProcessControl): Promise<void>;
   dismissNotice(): void;
   /** Hides one of the app's undelivered alerts (it does not come back). */
   dismissAlert(id: number): void;
@@ -196,6 +199,8 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           await bridge.refreshMlxRuntime();
           await get().actions.loadModels();
         }),
+      // One key for the three: while one is under way the others wait (the snapshot shows its progress).
+      controlExoProcess: (request) => run('exo-process', () => bridge.controlExoProcess(request)),
       dismissNotice: () => set({ notice: null }),
       dismissAlert: (id) => {
         dismissedAlerts.add(id);

@@ -19,6 +19,7 @@ export function recordingServices(): CoreServices & Record<string, ReturnType<ty
     writeDiagnosticBundle: vi.fn(async (file: string) => (await import('node:fs')).writeFileSync(file, 'zip')),
     startMlxSetup: vi.fn(() => undefined),
     refreshMlxRuntime: vi.fn(async () => undefined),
+    controlExoProcess: vi.fn(async () => undefined),
   };
 }
 

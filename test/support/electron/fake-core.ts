@@ -1,6 +1,7 @@
 /** A stand-in for a running core (startCore's result) in the app glue's tests. */
 import { vi } from 'vitest';
 import type { ExoAttachment } from '../../../electron/core/exo/exo-attachment';
+import type { ExoProcessManager } from '../../../electron/core/exo-process';
 import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-service';
 import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { FakeNode } from '../fake-node';
@@ -75,6 +76,8 @@ export function fakeStartCore() {
       mlx: mlx as unknown as MlxRuntimeService,
       exo: new FakeExoAttachment() as unknown as ExoAttachment,
       fakeMlx: mlx,
+      // The app only asks whether exobar owns an exo, how long its stop takes, and kills it at a deadline: an idle stand-in.
+      exoProcess: { ownsProcess: false, stopBudgetMs: 27_000, killNow: vi.fn(() => false), diagnosticLogTails: () => [], shutdown: async () => undefined } as unknown as ExoProcessManager,
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;

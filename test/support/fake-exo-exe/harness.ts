@@ -79,6 +79,12 @@ export function spawnSleeper(): { pid: number; kill(): void } {
   return { pid: child.pid!, kill: () => child.kill('SIGKILL') };
 }
 
+/**
+ * How long a test waits for the fake exo to answer its API: the fake is TypeScript run
+ * through tsx, which takes seconds on a loaded machine; within FAST_TIMING's deadline.
+ */
+export const EXO_START_MS = 30_000;
+
 /** Waits until `check` holds, polling; throws with `what` after `timeoutMs`. */
 export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -27,6 +27,7 @@ export class FakeBridge implements ExobarBridge {
   probeExo = vi.fn(async (url: string): Promise<ExoProbeAnswer> => ({ ok: true, url, nodeId: 'a'.repeat(32), nodes: 2 }));
   attachExo = vi.fn(async (_url: string) => {});
   detachExo = vi.fn(async () => {});
+  controlExoProcess = vi.fn(async () => {});
 
   subscribeSnapshots(listener: (s: Snapshot) => void) {
     this.snapshotListeners.add(listener);

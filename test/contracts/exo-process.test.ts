@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { exoFastSynchMismatchWarning, thisMacFastSynch } from './exo-process';
+import { exoSectionFixture } from '../support/exo-snapshot-fixture';
+import { exoProcessState } from '../support/exo-process-fixture';
+import { exoFastSynchMismatchWarning, thisMacFastSynch, withThisMacFastSynch } from '../../shared/exo-process';
 
 describe('exoFastSynchMismatchWarning', () => {
   it('warns only when exo logged the other value', () => {
@@ -20,5 +22,24 @@ describe('thisMacFastSynch', () => {
     expect(thisMacFastSynch({ ownsProcess: false, fastSynch: { ...set, observed: false, mismatch: false } })).toBeNull();
     expect(thisMacFastSynch({ ownsProcess: true, fastSynch: { ...set, observed: null, mismatch: false } })).toEqual({ enabled: false, source: 'exobar' });
     expect(thisMacFastSynch({ ownsProcess: true, fastSynch: { ...set, observed: true, mismatch: true } })).toEqual({ enabled: true, source: 'exo_log' });
+  });
+});
+
+describe('withThisMacFastSynch', () => {
+  // The section's node 12D3KooWB has exo's default assumed (on); exobar runs that node's exo with fast synch off.
+  const section = exoSectionFixture();
+  it("gives the node of the exo exobar runs exobar's value, and leaves the others", () => {
+    const out = withThisMacFastSynch(section, exoProcessState({ nodeId: '12D3KooWB' }));
+    expect(out.nodes.map((n) => [n.nodeId, n.fastSynch])).toEqual([
+      ['12D3KooWA', { enabled: false, source: 'exobar' }],
+      ['12D3KooWB', { enabled: false, source: 'exobar' }],
+    ]);
+    expect(section.nodes[1]!.fastSynch).toEqual({ enabled: true, source: 'assumed' });
+  });
+
+  it('changes nothing when exobar does not run exo, or runs another node', () => {
+    expect(withThisMacFastSynch(section, null)).toBe(section);
+    expect(withThisMacFastSynch(section, exoProcessState({ nodeId: '12D3KooWB', ownsProcess: false, status: 'stopped', pid: null }))).toBe(section);
+    expect(withThisMacFastSynch(section, exoProcessState({ nodeId: 'someone-else' }))).toBe(section);
   });
 });

@@ -1,0 +1,47 @@
+/**
+ * The app's Start, Stop and Restart of this Mac's exo (IPC → core services → the
+ * process manager), with the real core and the fake exo command as a child process.
+ */
+import { describe, expect, it } from 'vitest';
+import { exoCoreRig } from '../../test/support/fake-exo-exe/core-fixture';
+import { EXO_START_MS, waitUntil } from '../../test/support/fake-exo-exe/harness';
+import { processAlive } from '../../test/support/process-alive';
+import { createCoreServices } from './core-services';
+
+describe("core services: this Mac's exo", () => {
+  it('returns once the action is under way, refuses a restart without consent with its code, and stops exo', async () => {
+    const { rig, tree } = await exoCoreRig();
+    const services = createCoreServices({
+      node: rig.node,
+      dataDir: rig.core.dataDir,
+      version: 'test',
+      settings: () => rig.core.settings,
+      mlx: rig.core.mlx,
+      exoProcess: rig.core.exoProcess,
+    });
+    const exo = rig.core.exoProcess;
+    await services.controlExoProcess({ action: 'start' });
+    // Under way, not done: exo's API cannot answer within one turn of the event loop.
+    expect(exo.state().status).toBe('starting');
+    // exo's start-up time under load is not what this tests: a generous deadline.
+    await waitUntil(() => exo.state().status === 'running', 'exo running', EXO_START_MS);
+    const pid = exo.state().pid!;
+
+    await expect(services.controlExoProcess({ action: 'restart', consent: false })).rejects.toMatchObject({
+      code: 'exo_restart_required',
+      message: expect.stringMatching(/A restart deletes every instance that spans this Mac/),
+    });
+    expect(exo.state().pid).toBe(pid);
+
+    const pids = await tree();
+    await services.controlExoProcess({ action: 'stop' });
+    await waitUntil(() => exo.state().status === 'stopped', 'exo stopped');
+    for (const p of pids) expect(processAlive(p), `pid ${p}`).toBe(false);
+  });
+
+  it('says so when this exobar does not run exo', async () => {
+    const { rig } = await exoCoreRig();
+    const services = createCoreServices({ node: rig.node, dataDir: rig.core.dataDir, version: 'test', settings: () => rig.core.settings, mlx: rig.core.mlx });
+    await expect(services.controlExoProcess({ action: 'start' })).rejects.toMatchObject({ code: 'exo_process_unavailable' });
+  });
+});
