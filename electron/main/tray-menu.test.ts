@@ -63,9 +63,9 @@ describe('tray menu', () => {
     const menu = buildTrayMenu(exo, { startAtLogin: false }, actions());
     const labels = menu.filter((m) => m.id?.startsWith('instance:')).map((m) => m.label);
     expect(labels).toEqual([
-      'Llama-3.2-1B-Instruct-4bit — exo: 1/1 runners serving · queue 0 · 1 in flight',
-      'Llama-3.2-3B-Instruct-4bit — Failed: Terminated (signal=6 (Abort trap: 6)) · queue 0',
-      'Qwen3-30B-A3B-4bit — exo: 1/1 runners serving · queue 0 · 3 in flight',
+      'Llama-3.2-1B-Instruct-4bit — exo: 1/1 runners serving',
+      'Llama-3.2-3B-Instruct-4bit — Failed: Terminated (signal=6 (Abort trap: 6))',
+      'Qwen3-30B-A3B-4bit — exo: 1/1 runners serving',
     ]);
     expect(byId(menu, 'stop-all').enabled).toBe(false);
     expect(byId(buildTrayMenu({ ...exo, instances: [instance('a'), ...exo.instances] }, { startAtLogin: false }, actions()), 'stop-all').enabled).toBe(true);

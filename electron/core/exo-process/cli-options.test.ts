@@ -3,7 +3,7 @@ import { FAKE_EXO_COMMAND, freePort, makeFakeExoDirs } from '../../../test/suppo
 import { processAlive } from '../../../test/support/process-alive';
 import { exoServeSettings, startServeExo } from './cli-options';
 
-const settings = { url: null, command: 'exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } };
+const settings = { command: 'exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } };
 
 describe('exoServeSettings', () => {
   it('starts nothing without --exo-start, and takes --exo-command over exo.command', () => {
