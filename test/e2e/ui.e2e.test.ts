@@ -11,6 +11,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mlxPlatform } from '../../electron/core/mlx/mlx-platform';
 import { launchChromium } from './browser';
 import { streamChat, type StreamingChat } from './chat-client';
 import { controlClient } from './control-client';
@@ -78,11 +79,15 @@ describe('the page against exobar serve', () => {
     expect(await sim.count()).toBe(2);
     for (const text of await sim.allInnerTexts()) expect(text).toMatch(/simulated[\s\S]*sim[\s\S]*\d+\.\d GB/);
     const engine = models.getByTestId('mlx-engine');
-    if (process.platform !== 'darwin' || process.arch !== 'arm64') {
-      // Off Apple silicon: the core's reason, and no setup to offer.
+    if (!mlxPlatform(process.platform, process.arch).supported) {
+      // Where MLX cannot run: the core's reason, and no setup to offer.
       expect(await engine.getAttribute('data-state')).toBe('unavailable');
       expect(await models.getByTestId('mlx-reason').innerText()).toContain('Apple silicon');
       expect(await models.getByRole('button', { name: 'Set up MLX runtime' }).count()).toBe(0);
+    } else if ((await engine.getAttribute('data-state')) === 'unavailable') {
+      // Where MLX can run (Metal on a Mac, the CPU on Linux) but this fresh data directory has no runtime: why, and the setup offered.
+      expect(await models.getByTestId('mlx-reason').innerText()).toMatch(/No Python with mlx-lm found|cannot run MLX/);
+      expect(await models.getByRole('button', { name: 'Set up MLX runtime' }).count()).toBe(1);
     }
     // "check again" goes to POST /api/mlx/refresh and comes back without an error notice.
     await models.getByRole('button', { name: 'check again' }).click();
