@@ -76,10 +76,19 @@ function fullHistory(ids: string[]): { events: NodeEvent[]; timelines: RequestTi
       concurrentBusyInstances: i % 3 === 0 ? [ids[(i + 1) % ids.length]!] : [],
     });
   }
-  const kinds: NodeEvent['kind'][] = ['request_arrived', 'request_dispatched', 'request_acknowledged', 'prefill_progress', 'first_token', 'request_finished'];
+  // A request's life as the node logs it, repeated until the log is full.
+  const life = (ids: { t: number; instanceId: string; requestId: string }): NodeEvent[] => [
+    { ...ids, kind: 'request_arrived', data: { promptTokens: 20 } },
+    { ...ids, kind: 'request_dispatched' },
+    { ...ids, kind: 'request_acknowledged' },
+    { ...ids, kind: 'prefill_progress', data: { processed: 4096, total: 8192 } },
+    { ...ids, kind: 'first_token', data: { totalMs: 90, waitMs: 3, prefillMs: 57, firstTokenMs: 30 } },
+    { ...ids, kind: 'request_finished', data: { completionTokens: 32 } },
+  ];
   for (let i = 0; events.length < EVENT_CAPACITY; i++) {
     const timeline = timelines[i % timelines.length]!;
-    events.push({ t: timeline.arrivedAt + i * 0.01, kind: kinds[i % kinds.length]!, instanceId: timeline.instanceId, requestId: timeline.requestId, data: { processed: 4096, total: 8192 } });
+    const kinds = life({ t: timeline.arrivedAt + i * 0.01, instanceId: timeline.instanceId, requestId: timeline.requestId });
+    events.push(kinds[i % kinds.length]!);
   }
   return { events, timelines };
 }

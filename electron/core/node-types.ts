@@ -7,7 +7,7 @@ import type { CatalogModel } from '../../shared/catalog';
 import type { SpawnSpec } from './supervisor/spawn-spec';
 import type {
   FastSynchOverride,
-  InstanceSnapshot,
+  LocalInstanceSnapshot,
   InstanceType,
   LaunchProgress,
   MlxRuntimeSnapshot,
@@ -85,39 +85,9 @@ export interface CreateInstanceOptions {
   acknowledgeRisk: boolean;
 }
 
-/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl). */
-export interface NodeEvent {
-  /** Monotonic milliseconds (`performance.now()` of the node process). */
-  t: number;
-  kind:
-    | 'request_arrived'
-    | 'request_dispatched'
-    | 'request_acknowledged'
-    | 'prefill_progress'
-    | 'first_token'
-    | 'request_finished'
-    | 'request_failed'
-    | 'request_cancelled'
-    | 'cancel_requested'
-    | 'cancel_held'
-    | 'cancel_sent'
-    | 'cancel_confirmed'
-    | 'runner_status'
-    | 'runner_spawned'
-    | 'runner_exited'
-    | 'runner_hello'
-    | 'runner_malformed_line'
-    | 'watchdog_fired'
-    | 'runner_restart_scheduled'
-    | 'instance_created'
-    | 'instance_deleted'
-    | 'warning_raised'
-    | 'warning_cleared';
-  instanceId?: string;
-  requestId?: string;
-  /** Token counts, statuses, reasons: never prompt or completion text. */
-  data?: Record<string, unknown>;
-}
+/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
+export type { NodeEvent } from './node/node-event';
+import type { NodeEvent } from './node/node-event';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -174,7 +144,7 @@ export interface ExobarNode {
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;
   /** Cancels a request by its id; false when no such request is in flight. */
   cancel(requestId: string): boolean;
-  createInstance(options: CreateInstanceOptions): Promise<InstanceSnapshot>;
+  createInstance(options: CreateInstanceOptions): Promise<LocalInstanceSnapshot>;
   /** Resolves once the instance's runner is ready; rejects with a NodeError when it fails. */
   waitForReady(instanceId: string, timeoutMs?: number): Promise<void>;
   updateInstance(instanceId: string, update: { fastSynch: FastSynchOverride; mode: 'drain' | 'cancel'; acknowledgeRisk: boolean }): Promise<void>;

@@ -37,6 +37,8 @@ export interface NodeInternals {
 }
 
 const TIMELINE_HISTORY = 2000;
+/** How often a snapshot with live ages is renewed when no event renews it. */
+const CLOCK_REFRESH_MS = 1000;
 
 /** Creates a node. Nothing runs until an instance is created. */
 export function createNode(options: NodeOptions, internals: NodeInternals = {}): ExobarNode & { readonly eventLog: EventLog } {
@@ -51,7 +53,6 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const instances = new Map<string, Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
-  let seq = 0;
   let launch: LaunchProgress | null = null;
   let apiBaseUrl: string | null = null;
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
@@ -59,15 +60,25 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let instanceCounter = 0;
   let shuttingDown = false;
 
-  const broadcaster = new SnapshotBroadcaster(() => snapshot());
-  const changed = () => broadcaster.changed();
+  const broadcaster = new SnapshotBroadcaster(buildSnapshot);
+  /** The state changed: a new version, and the warnings (with their events) follow it now, read or not. */
+  const changed = (): void => {
+    broadcaster.changed();
+    updateWarnings();
+  };
+  // Ages, time-left estimates and the token rate move with the clock, not with events: while
+  // any is shown, a new version each second keeps a read at most a second behind the clock.
+  const clockTimer = setInterval(() => {
+    if ([...instances.values()].some((i) => i.showsTimeDependentState)) changed();
+  }, CLOCK_REFRESH_MS);
+  clockTimer.unref();
 
   const runnerCommand =
     internals.runnerCommand ??
     ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : (options.mlxSpawnSpec?.(model) ?? null)));
 
-  function snapshot(): Snapshot {
-    seq += 1;
+  /** Builds the snapshot of the current state; the broadcaster calls it at most once per version. */
+  function buildSnapshot(seq: number): Snapshot {
     const now = performance.now();
     return {
       seq,
@@ -75,16 +86,19 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       version: options.version ?? '0.0.0',
       apiBaseUrl,
       instances: [...instances.values()].map((i) => i.snapshot(now)),
-      warnings: currentWarnings(),
+      warnings,
       launch,
       rejectedInputs: { ...rejectedInputs },
       mlx: mlxRuntime,
+      exo: null,
+      exoOffer: null,
     };
   }
 
   const rejectedInputs: Record<string, number> = {};
 
-  function currentWarnings(): Warning[] {
+  /** Recomputes the warnings from the state and records the ones raised and cleared. */
+  function updateWarnings(): void {
     const placed = [...instances.values()].map((i) => ({
       id: i.id,
       model: i.model.id,
@@ -106,10 +120,9 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     const key = (w: Warning) => `${w.code}:${w.instanceIds.join(',')}`;
     const before = new Set(warnings.map(key));
     const after = new Set(next.map(key));
-    for (const w of next) if (!before.has(key(w))) eventLog.record('warning_raised', { data: { code: w.code, instanceIds: w.instanceIds } });
-    for (const w of warnings) if (!after.has(key(w))) eventLog.record('warning_cleared', { data: { code: w.code, instanceIds: w.instanceIds } });
+    for (const w of next) if (!before.has(key(w))) eventLog.record({ kind: 'warning_raised', data: { code: w.code, instanceIds: w.instanceIds } });
+    for (const w of warnings) if (!after.has(key(w))) eventLog.record({ kind: 'warning_cleared', data: { code: w.code, instanceIds: w.instanceIds } });
     warnings = next;
-    return next;
   }
 
   function findModel(id: string): CatalogModel {
@@ -236,7 +249,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         (request) => recordEnded(request, instance),
       );
       instances.set(id, instance);
-      eventLog.record('instance_created', {
+      eventLog.record({
+        kind: 'instance_created',
         instanceId: id,
         data: { model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled, reason: decision.reason },
       });
@@ -270,13 +284,13 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
       instances.delete(instanceId);
-      eventLog.record('instance_deleted', { instanceId });
+      eventLog.record({ kind: 'instance_deleted', instanceId });
       changed();
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
       changed();
     },
 
-    snapshot,
+    snapshot: () => broadcaster.current(),
 
     onSnapshot: (listener, throttleMs) => broadcaster.subscribe(listener, throttleMs),
 
@@ -324,6 +338,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const all = [...instances.values()];
       instances.clear();
       await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
+      clearInterval(clockTimer);
       broadcaster.close();
     },
   };

@@ -6,7 +6,7 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
-import { runnerStatusWords } from './status-words';
+import { instanceStatusWords } from './status-words';
 
 /** What the menu's entries do. */
 export interface TrayMenuActions {
@@ -38,7 +38,7 @@ export const START_AT_LOGIN_ID = 'start-at-login';
  * so streaming never rebuilds the menu. Loading shows as "Loading", without the layer count.
  */
 export function instanceMenuLabel(instance: InstanceSnapshot): string {
-  const status = instance.runner.status.kind === 'RunnerLoading' ? 'Loading' : runnerStatusWords(instance.runner.status);
+  const status = instance.source === 'local' && instance.runner.status.kind === 'RunnerLoading' ? 'Loading' : instanceStatusWords(instance);
   return `${instance.modelName} — ${status}`;
 }
 

@@ -48,7 +48,7 @@ function findInstance(snapshot: Snapshot, id: string): InstanceSnapshot | null {
 async function createInstance(ctx: RouteContext): Promise<void> {
   const q = query(ctx, CreateQuerySchema);
   const body = await ctx.body(CreateInstanceRequestSchema);
-  let instance = await ctx.node.createInstance(body);
+  let instance: InstanceSnapshot = await ctx.node.createInstance(body);
   if (q.wait === 'ready') {
     await ctx.node.waitForReady(instance.id, q.timeout_ms);
     instance = findInstance(ctx.node.snapshot(), instance.id) ?? instance;
@@ -87,6 +87,7 @@ function events(ctx: RouteContext): void {
   const sse = new SseStream(ctx.res);
   sse.open();
   let pending: Snapshot | null = null;
+  let lastSeq = -1;
   const flush = (): void => {
     if (pending == null || sse.isClosed) return;
     const next = pending;
@@ -94,6 +95,9 @@ function events(ctx: RouteContext): void {
     sse.data(next);
   };
   const push = (snapshot: Snapshot): void => {
+    // The subscription's first send is the version already sent at once: a version goes out once.
+    if (snapshot.seq <= lastSeq) return;
+    lastSeq = snapshot.seq;
     pending = snapshot;
     if (ctx.res.writableLength < EVENTS_MAX_BUFFERED_BYTES) flush();
   };

@@ -5,8 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { NodeEvent, RequestTimeline } from '../node-types';
+import { instanceIdOf, isEventOf } from '../node/node-event';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
 import { diagnose, type Diagnosis, type Finding } from './diagnosis';
 import { capMemoryTail, listLogDirs, readLogFileTail, runnerLogDir, safeSegment, truncationMarker, type LogTail } from './log-tails';
@@ -80,7 +82,7 @@ async function runnerIds(ctx: DiagnosticContext, snapshot: Snapshot | null, even
   };
   for (const instance of snapshot?.instances ?? []) add(instance.id);
   for (let i = events.length - 1; i >= 0; i--) {
-    const id = events[i]!.instanceId;
+    const id = instanceIdOf(events[i]!);
     if (id) add(id);
   }
   if (ctx.dataDir) for (const id of await listLogDirs(ctx.dataDir)) add(id);
@@ -89,9 +91,10 @@ async function runnerIds(ctx: DiagnosticContext, snapshot: Snapshot | null, even
 
 /** exit.json: what is known of a runner's status and deaths. */
 function exitReport(id: string, snapshot: Snapshot | null, events: readonly NodeEvent[]): unknown {
-  const instance = snapshot?.instances.find((i) => i.id === id) ?? null;
-  const mine = events.filter((e) => e.instanceId === id);
-  const pick = (kind: NodeEvent['kind']) => mine.filter((e) => e.kind === kind).map((e) => ({ t: e.t, ...e.data }));
+  const instance = (snapshot ? localInstances(snapshot) : []).find((i) => i.id === id) ?? null;
+  const mine = events.filter((e) => instanceIdOf(e) === id);
+  const pick = (kind: 'runner_exited' | 'watchdog_fired' | 'runner_restart_scheduled' | 'runner_spawned') =>
+    mine.filter(isEventOf(kind)).map((e) => ({ t: e.t, ...e.data }));
   return {
     instanceId: id,
     model: instance?.model ?? null,

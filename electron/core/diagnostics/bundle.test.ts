@@ -64,8 +64,13 @@ function context(extra: Partial<DiagnosticContext> = {}): DiagnosticContext {
     node: syntheticNode({
       logs: { [SMALL]: { stdout: stdoutLog, stderr: stderrLog }, [MEDIUM]: { stdout: '', stderr: `done for zelda-qa\n` } },
       events: [
-        // Defensive: even an event that carried text must lose it.
-        { t: 200_000, kind: 'runner_malformed_line', instanceId: SMALL, data: { reason: 'not JSON', prompt: SECRET_PROMPT, messages: [{ role: 'user', content: SECRET_PROMPT }] } },
+        // A malformed line's reason quotes the start of the line, which can be a task with its prompt: it must lose it.
+        {
+          t: 200_000,
+          kind: 'runner_malformed_line',
+          instanceId: SMALL,
+          data: { reason: `not JSON: {"kind":"TextGeneration","params":{"messages":[{"role":"user","content":"${SECRET_PROMPT} and more` },
+        },
         { t: 200_001, kind: 'warning_raised', data: { code: 'two_ring_fast_synch', instanceIds: [SMALL, MEDIUM] } },
       ],
     }),

@@ -128,7 +128,7 @@ describe('diagnose', () => {
     const events: NodeEvent[] = [
       ready(B1),
       { t: 650, kind: 'watchdog_fired', instanceId: B1, data: { phase: 'prefill', silentMs: 540 } },
-      { t: 700, kind: 'request_failed', instanceId: B1, requestId: 'hung', data: { code: 'runner_stuck', reason: 'runner stuck' } },
+      { t: 700, kind: 'request_failed', instanceId: B1, requestId: 'hung', data: { completionTokens: 0, code: 'runner_stuck', reason: 'runner stuck' } },
       { t: 720, kind: 'runner_exited', instanceId: B1, data: { cause: 'stuck', code: null, signal: 'SIGTERM', reason: 'runner stuck: no event for 0.5 s during prefill (watchdog)' } },
     ];
     const d = diagnose([hung], events, { now: 5000 });
@@ -141,7 +141,7 @@ describe('diagnose', () => {
     const crashed = tl({ requestId: 'c', instanceId: B1, arrivedAt: 0, firstTokenAt: 200, endedAt: 210, outcome: 'failed' });
     const events: NodeEvent[] = [
       { t: 205, kind: 'runner_exited', instanceId: B1, data: { cause: 'crashed', code: 1, signal: null, reason: 'runner crashed (exit code 1)' } },
-      { t: 210, kind: 'request_failed', instanceId: B1, requestId: 'c', data: { code: 'runner_crashed' } },
+      { t: 210, kind: 'request_failed', instanceId: B1, requestId: 'c', data: { completionTokens: 0, code: 'runner_crashed', reason: 'runner crashed (exit code 1)' } },
     ];
     expect(diagnose([crashed], events, { now: 500 }).findings[0]).toMatchObject({ cause: 'runner_crashed', evidence: { exitCode: 1 } });
   });
@@ -157,7 +157,7 @@ describe('diagnose', () => {
 
   it('mentions fast synch when a runner involved in GPU sharing has it on', () => {
     const shared = tl({ requestId: 'x', instanceId: B1, arrivedAt: 0, acknowledgedAt: 5, firstTokenAt: 2000, concurrentBusyInstances: [B3] });
-    const events: NodeEvent[] = [{ t: 0, kind: 'runner_hello', instanceId: B3, data: { fastSynch: true, engine: 'sim' } }];
+    const events: NodeEvent[] = [{ t: 0, kind: 'runner_hello', instanceId: B3, data: { fastSynch: true, engine: 'sim', decided: true } }];
     const d = diagnose([shared], events, { now: 3000 });
     expect(d.fastSynchOn).toEqual([B3]);
     expect(d.findings[0]).toMatchObject({ cause: 'shared_gpu', evidence: { confirmed: false } });

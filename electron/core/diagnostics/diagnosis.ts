@@ -17,6 +17,8 @@
  */
 import type { RunnerStatusKind } from '../../../shared/runner-protocol';
 import type { NodeEvent, RequestTimeline } from '../node-types';
+import { isEventOf } from '../node/node-event';
+import { busyIntervalOf, overlapMs, ttftParts as measureTtftParts, type TtftParts } from '../node/request-metrics';
 
 export type StallCause =
   | 'queued_behind_same_model_prefill'
@@ -50,16 +52,7 @@ export const DEFAULT_DIAGNOSIS_OPTIONS: Omit<DiagnosisOptions, 'now'> = {
   sharedGpuSlowdown: 1.3,
 };
 
-export interface TtftParts {
-  /** Arrival at the node until the task was written to the runner. */
-  dispatchMs: number | null;
-  /** Written until the runner acknowledged it (the runner admits only between steps). */
-  ackWaitMs: number | null;
-  /** Acknowledgement until the last prefill progress (or the first token). */
-  prefillMs: number | null;
-  /** Last prefill progress until the first token. */
-  firstTokenMs: number | null;
-}
+export type { TtftParts } from '../node/request-metrics';
 
 export interface Finding {
   requestId: string;
@@ -171,18 +164,11 @@ function prefillEnd(t: RequestTimeline, now: number): number {
   return t.firstTokenAt ?? t.prefillEndAt ?? t.endedAt ?? now;
 }
 
-/** The parts of a request's wait so far, measured up to `until` (first token, end, or now). */
+/** The parts of a request's wait so far, measured up to `until` (first token, end, or now), to 0.1 ms. */
 export function ttftParts(t: RequestTimeline, until: number): TtftParts {
-  const dispatchEnd = t.dispatchedAt ?? until;
-  const parts: TtftParts = { dispatchMs: r1(dispatchEnd - t.arrivedAt), ackWaitMs: null, prefillMs: null, firstTokenMs: null };
-  if (t.dispatchedAt === null) return parts;
-  const ack = t.acknowledgedAt ?? until;
-  parts.ackWaitMs = r1(ack - t.dispatchedAt);
-  if (t.acknowledgedAt === null) return parts;
-  const lastPrefill = t.prefillEndAt ?? (t.firstTokenAt !== null ? t.acknowledgedAt : until);
-  parts.prefillMs = r1(Math.max(0, Math.min(lastPrefill, until) - t.acknowledgedAt));
-  if (t.firstTokenAt !== null) parts.firstTokenMs = r1(Math.max(0, t.firstTokenAt - Math.max(lastPrefill, t.acknowledgedAt)));
-  return parts;
+  const parts = measureTtftParts(t, until);
+  const round = (n: number | null) => (n === null ? null : r1(n));
+  return { dispatchMs: round(parts.dispatchMs), ackWaitMs: round(parts.ackWaitMs), prefillMs: round(parts.prefillMs), firstTokenMs: round(parts.firstTokenMs) };
 }
 
 function dominant(parts: TtftParts): TtftPart {
@@ -197,25 +183,15 @@ function dominant(parts: TtftParts): TtftPart {
 
 interface StatusChange {
   t: number;
-  kind: string;
-}
-
-function statusKind(event: NodeEvent): string | null {
-  const status = event.data?.status;
-  if (typeof status === 'string') return status;
-  if (status && typeof status === 'object' && typeof (status as { kind?: unknown }).kind === 'string') return (status as { kind: string }).kind;
-  return null;
+  kind: RunnerStatusKind;
 }
 
 /** Per instance: the runner's status changes, in time order. */
 function statusHistory(events: readonly NodeEvent[]): Map<string, StatusChange[]> {
   const out = new Map<string, StatusChange[]>();
-  for (const e of events) {
-    if (e.kind !== 'runner_status' || !e.instanceId) continue;
-    const kind = statusKind(e);
-    if (!kind) continue;
+  for (const e of events.filter(isEventOf('runner_status'))) {
     const list = out.get(e.instanceId) ?? [];
-    list.push({ t: e.t, kind });
+    list.push({ t: e.t, kind: e.data.status.kind });
     out.set(e.instanceId, list);
   }
   for (const list of out.values()) list.sort((a, b) => a.t - b.t);
@@ -223,9 +199,9 @@ function statusHistory(events: readonly NodeEvent[]): Map<string, StatusChange[]
 }
 
 /** The runner statuses that held at some moment in [from, to]; empty when nothing is known. */
-function statusesDuring(history: StatusChange[] | undefined, from: number, to: number): string[] {
+function statusesDuring(history: StatusChange[] | undefined, from: number, to: number): RunnerStatusKind[] {
   if (!history || history.length === 0) return [];
-  const seen = new Set<string>();
+  const seen = new Set<RunnerStatusKind>();
   let before: StatusChange | null = null;
   for (const change of history) {
     if (change.t <= from) before = change;
@@ -238,14 +214,12 @@ function statusesDuring(history: StatusChange[] | undefined, from: number, to: n
 function incidentsOf(events: readonly NodeEvent[]): RunnerIncident[] {
   const out: RunnerIncident[] = [];
   for (const e of events) {
-    if (!e.instanceId) continue;
-    const d = e.data ?? {};
-    const str = (v: unknown) => (typeof v === 'string' ? v : null);
-    const num = (v: unknown) => (typeof v === 'number' ? v : null);
     if (e.kind === 'watchdog_fired') {
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase: str(d.phase), silentMs: num(d.silentMs) });
-    } else if (e.kind === 'runner_exited' && d.cause !== 'stopped') {
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause: str(d.cause), code: num(d.code), signal: str(d.signal), reason: str(d.reason), phase: null, silentMs: null });
+      const { phase, silentMs } = e.data;
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase, silentMs });
+    } else if (e.kind === 'runner_exited' && e.data.cause !== 'stopped') {
+      const { cause, code, signal, reason } = e.data;
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause, code, signal, reason, phase: null, silentMs: null });
     }
   }
   return out;
@@ -254,13 +228,13 @@ function incidentsOf(events: readonly NodeEvent[]): RunnerIncident[] {
 /** The error code a failed request ended with (request_failed events carry it). */
 function failureCodes(events: readonly NodeEvent[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const e of events) if (e.kind === 'request_failed' && e.requestId && typeof e.data?.code === 'string') out.set(e.requestId, e.data.code);
+  for (const e of events) if (e.kind === 'request_failed') out.set(e.requestId, e.data.code);
   return out;
 }
 
 function latestFastSynch(events: readonly NodeEvent[]): string[] {
   const latest = new Map<string, boolean>();
-  for (const e of events) if (e.kind === 'runner_hello' && e.instanceId && typeof e.data?.fastSynch === 'boolean') latest.set(e.instanceId, e.data.fastSynch);
+  for (const e of events) if (e.kind === 'runner_hello') latest.set(e.instanceId, e.data.fastSynch);
   return [...latest].filter(([, on]) => on).map(([id]) => id);
 }
 
@@ -414,7 +388,7 @@ export function diagnose(
   function explainDispatch(t: RequestTimeline, dispatchMs: number): Verdict {
     const end = t.dispatchedAt ?? opts.now;
     const statuses = statusesDuring(history.get(t.instanceId), t.arrivedAt, end);
-    const notReady = statuses.filter((s) => !READY.has(s as RunnerStatusKind));
+    const notReady = statuses.filter((s) => !READY.has(s));
     const siblings = (byInstance.get(t.instanceId) ?? []).filter((o) => o !== t);
     const inFlightAtArrival = siblings.filter((o) => o.dispatchedAt !== null && o.dispatchedAt <= t.arrivedAt && (o.endedAt ?? Infinity) > t.arrivedAt).length;
     // A slot freed just before the dispatch: the node held it back at its in-flight cap.
@@ -501,19 +475,7 @@ export function diagnose(
   function busyOverlap(instanceId: string, from: number, to: number): number | null {
     const theirs = byInstance.get(instanceId);
     if (!theirs) return null;
-    const intervals = theirs
-      .filter((o) => o.acknowledgedAt !== null)
-      .map((o) => [Math.max(from, o.acknowledgedAt!), Math.min(to, o.endedAt ?? opts.now)] as const)
-      .filter(([a, b]) => b > a)
-      .sort((x, y) => x[0] - y[0]);
-    let total = 0;
-    let reach = from;
-    for (const [a, b] of intervals) {
-      if (b <= reach) continue;
-      total += b - Math.max(a, reach);
-      reach = b;
-    }
-    return total;
+    return overlapMs(theirs.flatMap((o) => busyIntervalOf(o) ?? []), from, to, opts.now);
   }
 
   function explainCompute(t: RequestTimeline, reference: ReturnType<typeof soloFor>, until: number): Verdict {

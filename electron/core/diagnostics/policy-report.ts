@@ -5,8 +5,10 @@
  * raised and cleared over time), because a collapse under fast synch (domain.md) can
  * only be told apart from a supervisor stall when this is known.
  */
+import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot, Warning } from '../../../shared/snapshot';
 import type { NodeEvent } from '../node-types';
+import { isEventOf } from '../node/node-event';
 
 export interface PolicyRunner {
   instanceId: string;
@@ -34,16 +36,11 @@ export interface PolicyReport {
   warningEvents: Array<{ t: number; kind: 'warning_raised' | 'warning_cleared'; code: string | null; instanceIds: string[] }>;
 }
 
-function ids(data: Record<string, unknown> | undefined): string[] {
-  const list = data?.instanceIds;
-  return Array.isArray(list) ? list.filter((v): v is string => typeof v === 'string') : [];
-}
-
 /** Builds policy.json from a snapshot (null when no node runs) and the recent events. */
 export function buildPolicyReport(snapshot: Snapshot | null, events: readonly NodeEvent[]): PolicyReport {
   const warningEvents = events
-    .filter((e): e is NodeEvent & { kind: 'warning_raised' | 'warning_cleared' } => e.kind === 'warning_raised' || e.kind === 'warning_cleared')
-    .map((e) => ({ t: e.t, kind: e.kind, code: typeof e.data?.code === 'string' ? e.data.code : null, instanceIds: ids(e.data) }));
+    .filter(isEventOf('warning_raised', 'warning_cleared'))
+    .map((e) => ({ t: e.t, kind: e.kind, code: e.data.code, instanceIds: e.data.instanceIds }));
   const warnings = snapshot?.warnings ?? [];
   const runners = new Map<string, PolicyRunner>();
   const blank = (instanceId: string): PolicyRunner => ({
@@ -62,24 +59,17 @@ export function buildPolicyReport(snapshot: Snapshot | null, events: readonly No
 
   // Instances known from events (deleted ones included), then overwritten by the snapshot.
   for (const e of events) {
-    if (!e.instanceId) continue;
     if (e.kind === 'instance_created') {
-      const d = e.data ?? {};
-      runners.set(e.instanceId, {
-        ...blank(e.instanceId),
-        model: typeof d.model === 'string' ? d.model : null,
-        instanceType: typeof d.instanceType === 'string' ? d.instanceType : null,
-        decision: typeof d.fastSynch === 'boolean' ? (d.fastSynch ? 'on' : 'off') : null,
-        reason: typeof d.reason === 'string' ? d.reason : null,
-      });
-    } else if (e.kind === 'runner_hello' && typeof e.data?.fastSynch === 'boolean') {
+      const { model, instanceType, fastSynch, reason } = e.data;
+      runners.set(e.instanceId, { ...blank(e.instanceId), model, instanceType, decision: fastSynch ? 'on' : 'off', reason });
+    } else if (e.kind === 'runner_hello') {
       const runner = runners.get(e.instanceId) ?? blank(e.instanceId);
       runner.reported = e.data.fastSynch;
-      if (typeof e.data.decided === 'boolean') runner.decision = e.data.decided ? 'on' : 'off';
+      runner.decision = e.data.decided ? 'on' : 'off';
       runners.set(e.instanceId, runner);
     }
   }
-  for (const instance of snapshot?.instances ?? []) {
+  for (const instance of snapshot ? localInstances(snapshot) : []) {
     const previous = runners.get(instance.id) ?? blank(instance.id);
     runners.set(instance.id, {
       ...previous,

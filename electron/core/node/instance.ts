@@ -6,10 +6,10 @@
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
-import type { FastSynchOverride, InstanceSnapshot, InstanceType } from '../../../shared/snapshot';
+import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
-import { BusyIntervals } from './busy-intervals';
+import { BusyIntervals } from './request-metrics';
 import { buildInstanceSnapshot } from './instance-snapshot';
 import type { Dispatcher } from './dispatcher';
 import type { EventLog } from './event-log';
@@ -95,6 +95,11 @@ export class Instance {
     return this.requests.size;
   }
 
+  /** True while the snapshot shows values that move with the clock: request ages, cancel ages, the token rate. */
+  get showsTimeDependentState(): boolean {
+    return this.requests.size > 0 || this.supervisor.pendingCancels.size > 0 || (this.tokenRate.perSecond() ?? 0) > 0;
+  }
+
   get live(): NodeRequest[] {
     return [...this.requests.values()];
   }
@@ -115,7 +120,7 @@ export class Instance {
     }
     this.requests.set(request.id, request);
     this.queue.push(request);
-    this.log.record('request_arrived', { instanceId: this.id, requestId: request.id, data: { promptTokens: request.promptTokens } });
+    this.log.record({ kind: 'request_arrived', instanceId: this.id, requestId: request.id, data: { promptTokens: request.promptTokens } });
     this.pump();
     this.changed();
   }
@@ -123,7 +128,7 @@ export class Instance {
   /** Cancels one of this instance's requests; see architecture invariant 2. */
   cancel(request: NodeRequest): void {
     if (request.ended || request.cancelRequestedAt !== null) return;
-    this.log.record('cancel_requested', { instanceId: this.id, requestId: request.id, data: { phase: request.phase } });
+    this.log.record({ kind: 'cancel_requested', instanceId: this.id, requestId: request.id, data: { phase: request.phase } });
     if (request.dispatchedAt === null) {
       // Still in the node: removed at once, the runner never hears of it.
       this.removeFromQueue(request);
@@ -187,7 +192,7 @@ export class Instance {
     await this.supervisor.dispose();
   }
 
-  snapshot(now = performance.now()): InstanceSnapshot {
+  snapshot(now = performance.now()): LocalInstanceSnapshot {
     return buildInstanceSnapshot(
       {
         id: this.id,
@@ -230,7 +235,7 @@ export class Instance {
           if (request.ended || !this.ready) return;
           request.dispatchedAt = performance.now();
           this.supervisor.submitGeneration(task);
-          this.log.record('request_dispatched', { instanceId: this.id, requestId: request.id });
+          this.log.record({ kind: 'request_dispatched', instanceId: this.id, requestId: request.id });
           this.changed();
         },
         acknowledged: request.acknowledged(),
@@ -242,13 +247,13 @@ export class Instance {
     const now = performance.now();
     switch (event.type) {
       case 'spawned':
-        this.log.record('runner_spawned', { instanceId: this.id, data: { pid: event.pid } });
+        this.log.record({ kind: 'runner_spawned', instanceId: this.id, data: { pid: event.pid } });
         break;
       case 'hello':
-        this.log.record('runner_hello', { instanceId: this.id, data: { fastSynch: event.fastSynch, engine: event.engine, decided: this.decision.enabled } });
+        this.log.record({ kind: 'runner_hello', instanceId: this.id, data: { fastSynch: event.fastSynch, engine: event.engine, decided: this.decision.enabled } });
         break;
       case 'runner_status':
-        this.log.record('runner_status', { instanceId: this.id, data: { status: event.status } });
+        this.log.record({ kind: 'runner_status', instanceId: this.id, data: { status: event.status } });
         break;
       case 'ready':
         this.fatalError = null;
@@ -260,7 +265,7 @@ export class Instance {
         if (!request || request.ended) break;
         request.markAcknowledged(now);
         this.busy.markBusy(now);
-        this.log.record('request_acknowledged', { instanceId: this.id, requestId: request.id });
+        this.log.record({ kind: 'request_acknowledged', instanceId: this.id, requestId: request.id });
         break;
       }
       case 'chunk':
@@ -272,7 +277,7 @@ export class Instance {
       case 'cancel_held':
       case 'cancel_sent': {
         const request = this.byTask.get(event.taskId);
-        this.log.record(event.type, { instanceId: this.id, requestId: request?.id });
+        this.log.record({ kind: event.type, instanceId: this.id, requestId: request?.id });
         break;
       }
       case 'task_lost': {
@@ -281,10 +286,10 @@ export class Instance {
         break;
       }
       case 'malformed_line':
-        this.log.record('runner_malformed_line', { instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
+        this.log.record({ kind: 'runner_malformed_line', instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
         break;
       case 'watchdog':
-        this.log.record('watchdog_fired', { instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs) } });
+        this.log.record({ kind: 'watchdog_fired', instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs) } });
         break;
       case 'down':
         this.onDown(event);
@@ -298,7 +303,8 @@ export class Instance {
     if (!request || request.ended) return;
     if (chunk.kind === 'PrefillProgressChunk') {
       request.markPrefill(chunk.processedTokens, chunk.totalTokens, now);
-      this.log.record('prefill_progress', {
+      this.log.record({
+        kind: 'prefill_progress',
         instanceId: this.id,
         requestId: request.id,
         data: { processed: chunk.processedTokens, total: chunk.totalTokens },
@@ -313,7 +319,8 @@ export class Instance {
       const sample = request.markToken(chunk.text, chunk.tokenId, now);
       if (sample) {
         this.ttft.add(sample);
-        this.log.record('first_token', {
+        this.log.record({
+        kind: 'first_token',
           instanceId: this.id,
           requestId: request.id,
           data: { totalMs: sample.totalMs, waitMs: sample.waitMs, prefillMs: sample.prefillMs, firstTokenMs: sample.firstTokenMs },
@@ -335,7 +342,7 @@ export class Instance {
         stats: request.stats,
       });
     } else if (status === 'Cancelled') {
-      this.log.record('cancel_confirmed', { instanceId: this.id, requestId: request.id });
+      this.log.record({ kind: 'cancel_confirmed', instanceId: this.id, requestId: request.id });
       this.end(request, { type: 'cancelled', usage: request.usage() });
     } else {
       const message = request.runnerError ?? `the runner reported the task ${status}`;
@@ -344,12 +351,13 @@ export class Instance {
   }
 
   private onDown(event: Extract<SupervisorEvent, { type: 'down' }>): void {
-    this.log.record('runner_exited', {
+    this.log.record({
+        kind: 'runner_exited',
       instanceId: this.id,
       data: { cause: event.cause, code: event.exit?.code ?? null, signal: event.exit?.signal ?? null, reason: event.message },
     });
     if (event.willRestartInMs !== null) {
-      this.log.record('runner_restart_scheduled', { instanceId: this.id, data: { inMs: event.willRestartInMs } });
+      this.log.record({ kind: 'runner_restart_scheduled', instanceId: this.id, data: { inMs: event.willRestartInMs } });
       return;
     }
     // No restart coming: nothing queued may wait for it (a client never hangs).
@@ -371,17 +379,13 @@ export class Instance {
     if (event.type === 'finished') this.counters.completed += 1;
     else if (event.type === 'cancelled') this.counters.cancelled += 1;
     else this.counters.failed += 1;
-    this.log.record(
-      event.type === 'finished' ? 'request_finished' : event.type === 'cancelled' ? 'request_cancelled' : 'request_failed',
-      {
-        instanceId: this.id,
-        requestId: request.id,
-        data: {
-          completionTokens: request.completionTokens,
-          ...(event.type === 'failed' ? { code: event.error.code, reason: event.error.message } : {}),
-        },
-      },
-    );
+    const ids = { instanceId: this.id, requestId: request.id };
+    const completionTokens = request.completionTokens;
+    if (event.type === 'failed') {
+      this.log.record({ kind: 'request_failed', ...ids, data: { completionTokens, code: event.error.code, reason: event.error.message } });
+    } else {
+      this.log.record({ kind: event.type === 'finished' ? 'request_finished' : 'request_cancelled', ...ids, data: { completionTokens } });
+    }
     if (request.acknowledgedAt !== null && !this.live.some((r) => r.acknowledgedAt !== null)) this.busy.markIdle(now);
     this.onRequestEnded(request);
     this.pump();
@@ -393,8 +397,8 @@ export class Instance {
     if (index !== -1) this.queue.splice(index, 1);
   }
 
-  /** Whether this instance's runner was busy at any moment in [from, to]. */
+  /** Whether this instance's runner was busy for any time within [from, to]. */
   wasBusyDuring(from: number, to: number): boolean {
-    return this.busy.overlaps(from, to);
+    return this.busy.overlapMs(from, to) > 0;
   }
 }

@@ -6,6 +6,7 @@
 import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
 import type { NodeError, RequestEvent, RequestTimeline } from '../node-types';
+import { ttftParts } from './request-metrics';
 
 type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
 
@@ -126,17 +127,16 @@ export class NodeRequest {
     };
   }
 
+  /** The sample at the first token: the four parts of request-metrics, the node's waits (dispatch and ack) as one. */
   private buildTtftSample(now: number): TtftSample {
-    // The runner prefills a prompt inside the step that admits (and acknowledges) it.
-    const ack = this.acknowledgedAt ?? now;
-    const prefillEnd = this.prefillEndAt ?? ack;
+    const parts = ttftParts(this, now);
     return {
       requestId: this.id,
       at: Date.now(),
       totalMs: now - this.arrivedAt,
-      waitMs: ack - this.arrivedAt,
-      prefillMs: prefillEnd - ack,
-      firstTokenMs: now - prefillEnd,
+      waitMs: (parts.dispatchMs ?? 0) + (parts.ackWaitMs ?? 0),
+      prefillMs: parts.prefillMs ?? 0,
+      firstTokenMs: parts.firstTokenMs ?? 0,
       promptTokens: this.promptTokens,
     };
   }

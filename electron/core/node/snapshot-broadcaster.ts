@@ -1,7 +1,17 @@
 /**
- * Sends snapshots to listeners on change, each at most once per its throttle. Events
- * can arrive thousands of times a second (16 streams of tokens); views need ~10 Hz.
- * The last change is never dropped: a trailing send follows every burst.
+ * The node's snapshot as a value per state version, and the one throttle on the way to
+ * its readers.
+ *
+ * `changed()` is called wherever the state changes; it bumps the version (the
+ * snapshot's `seq`). The snapshot of a version is built at most once, on first read,
+ * and that one object is shared by every reader and subscriber: reading is pure.
+ *
+ * Subscribers hear of changes at most once per their throttle (100 ms by default).
+ * Events can arrive thousands of times a second (16 streams of tokens); views need
+ * ~10 Hz. This is the only throttle between the node and a view: doing it at the source
+ * bounds every consumer's work at once (serialising for SSE and IPC, the tray, the
+ * page's renders), so the renderer applies what arrives as it arrives. The last change
+ * is never dropped: a trailing send follows every burst.
  */
 import type { Snapshot } from '../../../shared/snapshot';
 
@@ -9,24 +19,38 @@ interface Subscriber {
   listener: (snapshot: Snapshot) => void;
   throttleMs: number;
   lastSentAt: number;
-  lastSentVersion: number;
+  lastSentSeq: number;
   timer: NodeJS.Timeout | null;
 }
 
 export class SnapshotBroadcaster {
   private readonly subscribers = new Set<Subscriber>();
   private version = 0;
+  private cached: Snapshot | null = null;
 
-  constructor(private readonly build: () => Snapshot) {}
+  /** `build(seq)` makes the snapshot of the current state, numbered `seq`. */
+  constructor(private readonly build: (seq: number) => Snapshot) {}
 
-  /** Marks the state changed; listeners hear of it within their throttle. */
+  /** The state's version: the `seq` of the snapshot `current()` returns. */
+  get seq(): number {
+    return this.version;
+  }
+
+  /** The snapshot of the current version, built once and then shared. */
+  current(): Snapshot {
+    this.cached ??= this.build(this.version);
+    return this.cached;
+  }
+
+  /** Marks the state changed: a new version; listeners hear of it within their throttle. */
   changed(): void {
     this.version += 1;
+    this.cached = null;
     for (const subscriber of this.subscribers) this.schedule(subscriber);
   }
 
   subscribe(listener: (snapshot: Snapshot) => void, throttleMs = 100): () => void {
-    const subscriber: Subscriber = { listener, throttleMs, lastSentAt: 0, lastSentVersion: -1, timer: null };
+    const subscriber: Subscriber = { listener, throttleMs, lastSentAt: Number.NEGATIVE_INFINITY, lastSentSeq: -1, timer: null };
     this.subscribers.add(subscriber);
     this.schedule(subscriber);
     return () => {
@@ -45,11 +69,11 @@ export class SnapshotBroadcaster {
     const wait = Math.max(0, subscriber.lastSentAt + subscriber.throttleMs - performance.now());
     subscriber.timer = setTimeout(() => {
       subscriber.timer = null;
-      if (!this.subscribers.has(subscriber) || subscriber.lastSentVersion === this.version) return;
+      if (!this.subscribers.has(subscriber) || subscriber.lastSentSeq === this.version) return;
       subscriber.lastSentAt = performance.now();
-      subscriber.lastSentVersion = this.version;
+      subscriber.lastSentSeq = this.version;
       try {
-        subscriber.listener(this.build());
+        subscriber.listener(this.current());
       } catch {
         // One faulty view must not stop the others from hearing.
       }

@@ -7,10 +7,10 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { SafePairPlan } from '../../../shared/api';
 import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
+import { localInstances } from '../../../shared/instance-state';
 import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 import { copyText } from '../lib/clipboard';
 import { errorMessage } from '../lib/error-message';
-import { createCoalescer, type CoalesceTimers } from './coalesce';
 import { mergeTtftSamples, TTFT_WINDOW } from './ttft-history';
 
 export type ConnectionState = 'connecting' | 'connected' | 'error';
@@ -80,16 +80,15 @@ export interface ExobarState {
 }
 
 export interface ExobarStoreOptions {
-  /** Minimum time between two applied snapshots; 100 ms = at most ~10 renders a second. */
-  throttleMs?: number;
-  timers?: CoalesceTimers;
+  /** The clock for `receivedAt` (tests pass a fake). */
+  now?: () => number;
   /** Clipboard writer (tests pass a fake). */
   copy?: (text: string) => Promise<void>;
   ttftWindow?: number;
 }
 
 export type ExobarStore = StoreApi<ExobarState> & {
-  /** Unsubscribes from the bridge and drops any snapshot waiting to be applied. */
+  /** Unsubscribes from the bridge. */
   dispose(): void;
 };
 
@@ -103,10 +102,9 @@ export function canFixWarning(warning: Warning): boolean {
  * missed between creation and the first render.
  */
 export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOptions = {}): ExobarStore {
-  const throttleMs = options.throttleMs ?? 100;
   const copy = options.copy ?? copyText;
   const ttftWindow = options.ttftWindow ?? TTFT_WINDOW;
-  const now = (): number => options.timers?.now() ?? Date.now();
+  const now = options.now ?? Date.now;
   let noticeId = 0;
   const dismissedAlerts = new Set<number>();
 
@@ -151,7 +149,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       fixWarning: (warning) =>
         run(`fix:${warning.code}`, async () => {
           if (!canFixWarning(warning)) throw new Error(`No automatic fix for ${warning.code}: ${warning.fix}`);
-          const affected = get().snapshot.instances.filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
+          const affected = localInstances(get().snapshot).filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
           // Drain, not cancel: requests already running finish before the runner relaunches
           // with MLX_METAL_FAST_SYNCH=0 (MLX reads it once per process, so a relaunch is needed).
           // Turning fast synch off needs no risk acknowledgement: it only lowers the risk.
@@ -235,12 +233,11 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
     });
   };
 
-  const coalescer = createCoalescer(applySnapshot, throttleMs, options.timers);
-  const unsubscribeSnapshots = bridge.subscribeSnapshots((snapshot) => coalescer.push(snapshot));
+  // Applied as they arrive: the node already sends at most one per 100 ms (its broadcaster
+  // is the one throttle between state and view), so a second one here would only add lag.
+  const unsubscribeSnapshots = bridge.subscribeSnapshots(applySnapshot);
   const unsubscribeConnection = bridge.subscribeConnection((error) => {
     if (error) {
-      // A snapshot still waiting would flip the page back to "connected": drop it.
-      coalescer.dispose();
       store.setState({ connection: 'error', connectionError: error });
     } else {
       store.setState((s) => ({ connection: s.received ? 'connected' : 'connecting', connectionError: null }));
@@ -254,7 +251,6 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       unsubscribeSnapshots();
       unsubscribeConnection();
       unsubscribeAlerts();
-      coalescer.dispose();
     },
   });
 }

@@ -16,8 +16,7 @@ export interface Rendered extends RenderResult {
 
 export function renderApp(first?: Snapshot, options: ExobarStoreOptions = {}, ui: ReactElement = <App />): Rendered {
   const bridge = new FakeBridge();
-  // throttleMs 0: every push renders at once; the throttle has its own tests.
-  const store = createExobarStore(bridge, { throttleMs: 0, copy: async () => {}, ...options });
+  const store = createExobarStore(bridge, { copy: async () => {}, ...options });
   const result = render(<StoreProvider store={store}>{ui}</StoreProvider>);
   const push = (snapshot: Snapshot) => act(() => bridge.push(snapshot));
   if (first) push(first);

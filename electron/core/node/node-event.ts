@@ -1,0 +1,77 @@
+/**
+ * The node's event log entries: a union on `kind`, each kind with its own typed
+ * payload, so the diagnosis, the policy report and the bundle read them as written
+ * (no re-parsing). Payloads carry token counts, statuses and reasons, never prompt or
+ * completion text. The diagnostic bundle writes them as they are to events.jsonl.
+ */
+import type { RunnerStatus } from '../../../shared/runner-protocol';
+import type { InstanceType, RequestPhase, WarningCode } from '../../../shared/snapshot';
+import type { DownCause } from '../supervisor/runner-supervisor';
+import type { WatchdogPhase } from '../supervisor/watchdog';
+import type { NodeErrorCode } from '../node-types';
+
+interface At {
+  /** Monotonic milliseconds (`performance.now()` of the node process). */
+  t: number;
+}
+interface OfInstance extends At {
+  instanceId: string;
+}
+interface OfRequest extends OfInstance {
+  requestId: string;
+}
+
+export type NodeEvent =
+  | (OfRequest & { kind: 'request_arrived'; data: { promptTokens: number } })
+  | (OfRequest & { kind: 'request_dispatched' })
+  | (OfRequest & { kind: 'request_acknowledged' })
+  | (OfRequest & { kind: 'prefill_progress'; data: { processed: number; total: number } })
+  | (OfRequest & { kind: 'first_token'; data: { totalMs: number; waitMs: number; prefillMs: number; firstTokenMs: number } })
+  | (OfRequest & { kind: 'request_finished'; data: { completionTokens: number } })
+  | (OfRequest & { kind: 'request_failed'; data: { completionTokens: number; code: NodeErrorCode; reason: string } })
+  | (OfRequest & { kind: 'request_cancelled'; data: { completionTokens: number } })
+  | (OfRequest & { kind: 'cancel_requested'; data: { phase: RequestPhase } })
+  /** The request is unknown when its task ended meanwhile. */
+  | (OfInstance & { kind: 'cancel_held'; requestId?: string })
+  | (OfInstance & { kind: 'cancel_sent'; requestId?: string })
+  | (OfRequest & { kind: 'cancel_confirmed' })
+  | (OfInstance & { kind: 'runner_status'; data: { status: RunnerStatus } })
+  | (OfInstance & { kind: 'runner_spawned'; data: { pid: number | null } })
+  | (OfInstance & { kind: 'runner_exited'; data: { cause: DownCause; code: number | null; signal: string | null; reason: string } })
+  | (OfInstance & { kind: 'runner_hello'; data: { fastSynch: boolean; engine: string; decided: boolean } })
+  | (OfInstance & { kind: 'runner_malformed_line'; data: { reason: string } })
+  | (OfInstance & { kind: 'watchdog_fired'; data: { phase: WatchdogPhase; silentMs: number } })
+  | (OfInstance & { kind: 'runner_restart_scheduled'; data: { inMs: number } })
+  | (OfInstance & { kind: 'instance_created'; data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string } })
+  | (OfInstance & { kind: 'instance_deleted' })
+  | (At & { kind: 'warning_raised'; data: WarningEventData })
+  | (At & { kind: 'warning_cleared'; data: WarningEventData });
+
+/** Which warning was raised or cleared, and for which instances. */
+export interface WarningEventData {
+  code: WarningCode;
+  instanceIds: string[];
+}
+
+export type NodeEventKind = NodeEvent['kind'];
+
+/** One kind's entry. */
+export type NodeEventOf<K extends NodeEventKind> = Extract<NodeEvent, { kind: K }>;
+
+/** An entry as written: the log stamps `t`. */
+export type NewNodeEvent = NodeEvent extends infer E ? (E extends NodeEvent ? Omit<E, 't'> : never) : never;
+
+/** Narrows an entry to the given kinds (a type guard usable with `filter`). */
+export function isEventOf<K extends NodeEventKind>(...kinds: K[]): (event: NodeEvent) => event is NodeEventOf<K> {
+  return (event): event is NodeEventOf<K> => (kinds as string[]).includes(event.kind);
+}
+
+/** The instance an entry is about; null for node-wide entries (warnings). */
+export function instanceIdOf(event: NodeEvent): string | null {
+  return 'instanceId' in event ? event.instanceId : null;
+}
+
+/** The request an entry is about; null for entries about no single request. */
+export function requestIdOf(event: NodeEvent): string | null {
+  return 'requestId' in event ? (event.requestId ?? null) : null;
+}

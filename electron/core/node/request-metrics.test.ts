@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { BusyIntervals, busyIntervalOf, overlapMs, ttftParts } from './request-metrics';
+
+describe('request metrics', () => {
+  it('splits a time to first token into four parts that add up to it', () => {
+    const t = { arrivedAt: 0, dispatchedAt: 2, acknowledgedAt: 1500, prefillEndAt: 1900, firstTokenAt: 1950 };
+    const parts = ttftParts(t, 1950);
+    expect(parts).toEqual({ dispatchMs: 2, ackWaitMs: 1498, prefillMs: 400, firstTokenMs: 50 });
+    expect(parts.dispatchMs! + parts.ackWaitMs! + parts.prefillMs! + parts.firstTokenMs!).toBe(1950);
+  });
+
+  it('measures a request still waiting up to `until`, later parts null', () => {
+    expect(ttftParts({ arrivedAt: 0, dispatchedAt: 5, acknowledgedAt: null, prefillEndAt: null, firstTokenAt: null }, 300)).toEqual({
+      dispatchMs: 5,
+      ackWaitMs: 295,
+      prefillMs: null,
+      firstTokenMs: null,
+    });
+  });
+
+  it('counts overlapping busy time once, open intervals up to now', () => {
+    const intervals = [
+      { start: 0, end: 100 },
+      { start: 50, end: 150 },
+      { start: 400, end: null },
+    ];
+    expect(overlapMs(intervals, 0, 200)).toBe(150);
+    expect(overlapMs(intervals, 300, 1000, 500)).toBe(100);
+    // Touching at a point is not sharing.
+    expect(overlapMs([{ start: 0, end: 100 }], 100, 200)).toBe(0);
+  });
+
+  it('the live intervals and the ones derived from requests agree', () => {
+    const requests = [
+      { acknowledgedAt: 10, endedAt: 60 },
+      { acknowledgedAt: 40, endedAt: 90 },
+      { acknowledgedAt: null, endedAt: 95 },
+    ];
+    const live = new BusyIntervals();
+    live.markBusy(10);
+    live.markIdle(90);
+    const derived = requests.flatMap((r) => busyIntervalOf(r) ?? []);
+    for (const [from, to] of [
+      [0, 30],
+      [50, 100],
+      [85, 200],
+      [95, 200],
+    ] as const) {
+      expect(live.overlapMs(from, to)).toBe(overlapMs(derived, from, to));
+    }
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Request metrics, defined once: the parts of a time to first token, and when a runner
+ * was busy. The instance (live TTFT samples, the timelines' "other runner busy"), the
+ * diagnosis (its findings and their evidence), the timeline CSV and the benchmark
+ * (through the TTFT samples) all measure with these functions.
+ */
+
+/** The moments of one request, in monotonic milliseconds; null when it has not happened. */
+export interface RequestMoments {
+  arrivedAt: number;
+  /** Written to the runner. */
+  dispatchedAt: number | null;
+  /** The runner admitted it (it admits only between generation steps). */
+  acknowledgedAt: number | null;
+  /** The last prefill progress chunk. */
+  prefillEndAt: number | null;
+  firstTokenAt: number | null;
+}
+
+/**
+ * The four parts of a time to first token; they add up to the time from arrival to
+ * `until`. A part that has not begun is null.
+ */
+export interface TtftParts {
+  /** Arrival at the node until the task was written to the runner. */
+  dispatchMs: number | null;
+  /** Written until the runner acknowledged it (the runner admits only between steps). */
+  ackWaitMs: number | null;
+  /** Acknowledgement until the last prefill progress (or the first token). */
+  prefillMs: number | null;
+  /** Last prefill progress until the first token. */
+  firstTokenMs: number | null;
+}
+
+/** The parts of a request's wait so far, measured up to `until` (its first token, its end, or now). */
+export function ttftParts(t: RequestMoments, until: number): TtftParts {
+  const dispatchEnd = t.dispatchedAt ?? until;
+  const parts: TtftParts = { dispatchMs: dispatchEnd - t.arrivedAt, ackWaitMs: null, prefillMs: null, firstTokenMs: null };
+  if (t.dispatchedAt === null) return parts;
+  const ack = t.acknowledgedAt ?? until;
+  parts.ackWaitMs = ack - t.dispatchedAt;
+  if (t.acknowledgedAt === null) return parts;
+  // The runner prefills a prompt inside the step that admits (and acknowledges) it.
+  const lastPrefill = t.prefillEndAt ?? (t.firstTokenAt !== null ? t.acknowledgedAt : until);
+  parts.prefillMs = Math.max(0, Math.min(lastPrefill, until) - t.acknowledgedAt);
+  if (t.firstTokenAt !== null) parts.firstTokenMs = Math.max(0, t.firstTokenAt - Math.max(lastPrefill, t.acknowledgedAt));
+  return parts;
+}
+
+/** A span of time; `end` null: still open (measured up to the caller's `now`). */
+export interface Interval {
+  start: number;
+  end: number | null;
+}
+
+/**
+ * Milliseconds of [from, to] covered by the union of `intervals` (open ones end at
+ * `now`). "Another runner was busy during this request" means this is above zero.
+ */
+export function overlapMs(intervals: Iterable<Interval>, from: number, to: number, now = to): number {
+  const clipped = [...intervals]
+    .map((i) => [Math.max(from, i.start), Math.min(to, i.end ?? now)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let total = 0;
+  let reach = from;
+  for (const [a, b] of clipped) {
+    if (b <= reach) continue;
+    total += b - Math.max(a, reach);
+    reach = b;
+  }
+  return total;
+}
+
+/**
+ * When a runner was busy, from a request's moments: a runner is busy with a request
+ * from its acknowledgement to its end (it holds the request in its batch meanwhile).
+ */
+export function busyIntervalOf(t: { acknowledgedAt: number | null; endedAt: number | null }): Interval | null {
+  return t.acknowledgedAt === null ? null : { start: t.acknowledgedAt, end: t.endedAt };
+}
+
+/**
+ * A runner's busy time kept live, as a bounded list of intervals: busy from the first
+ * acknowledged request until none is left. The same definition as `busyIntervalOf`
+ * over its requests, merged as they come; the timelines use it to tell which other
+ * runners shared the GPU while a request waited or prefilled.
+ */
+export class BusyIntervals {
+  private readonly intervals: Interval[] = [];
+
+  constructor(private readonly capacity = 500) {}
+
+  /** The runner has acknowledged work from `now` on (no-op while already busy). */
+  markBusy(now: number): void {
+    const last = this.intervals.at(-1);
+    if (last && last.end === null) return;
+    this.intervals.push({ start: now, end: null });
+    if (this.intervals.length > this.capacity) this.intervals.shift();
+  }
+
+  /** The runner has no acknowledged work left at `now`. */
+  markIdle(now: number): void {
+    const last = this.intervals.at(-1);
+    if (last && last.end === null) last.end = now;
+  }
+
+  /** Milliseconds the runner was busy within [from, to]. */
+  overlapMs(from: number, to: number, now = performance.now()): number {
+    return overlapMs(this.intervals, from, to, now);
+  }
+}
