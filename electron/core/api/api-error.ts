@@ -12,7 +12,13 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly options: { param?: string | null; rejectedInput?: boolean; headers?: Record<string, string> } = {},
+    readonly options: {
+      param?: string | null;
+      rejectedInput?: boolean;
+      headers?: Record<string, string>;
+      /** Extra fields of the error object a client can act on (e.g. `requests` for `requests_in_flight`). */
+      details?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -80,6 +86,7 @@ export function errorBody(error: ApiError): ApiErrorBody {
       type: errorTypeForStatus(error.status),
       code: error.code,
       param: error.options.param ?? null,
+      ...error.options.details,
     },
   };
 }
