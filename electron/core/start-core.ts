@@ -9,6 +9,7 @@ import type { Settings } from '../../shared/api';
 import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } from './api/api-server';
 import type { ApiRoute } from './api/route-types';
 import { loadOrCreateToken } from './auth-token';
+import { writeServerRecord } from './server-record';
 import { ensureDataDir } from './data-dir';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
@@ -73,7 +74,7 @@ function packageVersion(): string {
 export async function startCore(options: StartCoreOptions): Promise<RunningCore> {
   const logger = options.logger ?? pino({ name: 'exobar', level: process.env.EXOBAR_LOG_LEVEL ?? 'info' }, pino.destination(2));
   const dataDir = await ensureDataDir(options.dataDir);
-  const { token } = await loadOrCreateToken(dataDir);
+  const { token, source: tokenSource, path: tokenPath } = await loadOrCreateToken(dataDir);
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;
   const getSettings = options.getSettings ?? (() => settings);
   const mlx = new MlxRuntimeService({ dataDir, getSettings });
@@ -109,6 +110,17 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     throw error;
   }
   node.setApiBaseUrl(`${listening.url}/v1`);
+  // Where this server listens, for `exobar diagnostics` (any port); a failure to write it
+  // costs only that convenience, never the server.
+  const removeRecord = await writeServerRecord(dataDir, {
+    url: listening.url,
+    pid: process.pid,
+    tokenPath: tokenSource === 'env' ? null : tokenPath,
+    startedAt: Date.now(),
+  }).catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not record the server in the data directory');
+    return async () => undefined;
+  });
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
@@ -116,7 +128,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       node.setApiBaseUrl(null);
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams.
-      await Promise.all([server.close(), node.shutdown()]);
+      await Promise.all([server.close(), node.shutdown(), removeRecord()]);
     })();
     return stopping;
   };
