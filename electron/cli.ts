@@ -14,6 +14,8 @@ import { diagnosticsCommand } from './diagnostics-command';
 import { localInstances } from '../shared/instance-state';
 import type { Snapshot } from '../shared/snapshot';
 import { startCore, type RunningCore } from './core/start-core';
+import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './core/terminal-log';
+import type { Logger } from 'pino';
 
 /** Where a command writes; tests and embedders can capture it. */
 export interface CliIo {
@@ -71,7 +73,7 @@ const TimeScaleSchema = z
   .pipe(z.number({ error: 'expected a number such as 0.1' }).positive('the time scale must be above 0').max(1000).finite());
 const DirSchema = z.string().min(1, 'expected a directory');
 
-const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X]
+const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X] [--log-format F]
 
 Runs the exobar node and its local API: OpenAI-compatible endpoints under /v1, the
 control API under /api (bearer token) and the page at /.
@@ -80,10 +82,13 @@ control API under /api (bearer token) and the page at /.
   --host H            address to bind (default ${DEFAULT_API_HOST}; anything else exposes the API)
   --data-dir D        token, settings and runner logs (default ~/.exobar or $EXOBAR_DATA_DIR)
   --sim-time-scale X  multiply every simulated duration by X (default 1 = calibrated)
+  --log-format F      pretty (one human line per request) or json (default: pretty in a
+                      terminal, json otherwise; also $EXOBAR_LOG_FORMAT)
   -h, --help          show this help
 
 Prints "exobar listening on http://HOST:PORT" once it accepts connections, then the
-address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner.`;
+address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner. The log
+goes to stderr at $EXOBAR_LOG_LEVEL (default info; docs/operations.md).`;
 
 /** How long a clean stop may take before the runners' process groups are killed. */
 const STOP_DEADLINE_MS = 15_000;
@@ -115,11 +120,19 @@ export const serveCommand: CliCommand = {
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       'sim-time-scale': { type: 'string' },
+      'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     });
     if (flags.help) {
       io.out(SERVE_USAGE);
       return 0;
+    }
+    let logger: Logger;
+    try {
+      const format = resolveLogFormat({ flag: flags['log-format'], env: io.env, isTTY: process.stderr.isTTY === true });
+      logger = createTerminalLogger({ format, level: resolveLogLevel(io.env) });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
     }
     const port = flags.port === undefined ? undefined : flagValue('port', PortSchema, flags.port);
     const host = flags.host === undefined ? DEFAULT_API_HOST : flagValue('host', HostSchema, flags.host);
@@ -133,6 +146,7 @@ export const serveCommand: CliCommand = {
         host,
         port,
         simTimeScale,
+        logger,
       });
     } catch (error) {
       io.err(`exobar serve: ${(error as Error).message}`);

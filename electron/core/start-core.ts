@@ -4,12 +4,13 @@
  * `exobar serve` both start the core through this one function.
  */
 import { readFileSync } from 'node:fs';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
 import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } from './api/api-server';
 import type { ApiRoute } from './api/route-types';
 import { loadOrCreateToken } from './auth-token';
 import { writeServerRecord } from './server-record';
+import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './terminal-log';
 import { ensureDataDir } from './data-dir';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
@@ -72,7 +73,9 @@ function packageVersion(): string {
  * If the server cannot listen (port taken), the node is shut down before rejecting.
  */
 export async function startCore(options: StartCoreOptions): Promise<RunningCore> {
-  const logger = options.logger ?? pino({ name: 'exobar', level: process.env.EXOBAR_LOG_LEVEL ?? 'info' }, pino.destination(2));
+  const logger =
+    options.logger ??
+    createTerminalLogger({ format: resolveLogFormat({ env: process.env, isTTY: process.stderr.isTTY === true }), level: resolveLogLevel(process.env) });
   const dataDir = await ensureDataDir(options.dataDir);
   const { token, source: tokenSource, path: tokenPath } = await loadOrCreateToken(dataDir);
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;

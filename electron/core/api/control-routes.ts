@@ -51,6 +51,7 @@ function findInstance(snapshot: Snapshot, id: string): InstanceSnapshot | null {
 async function createInstance(ctx: RouteContext): Promise<void> {
   const q = query(ctx, CreateQuerySchema);
   const body = await ctx.body(CreateInstanceRequestSchema);
+  ctx.logFields.model = body.model;
   const launched = await launchInstance(ctx.node, body);
   let instance: InstanceSnapshot = launched.instance;
   if (q.wait === 'ready') {
