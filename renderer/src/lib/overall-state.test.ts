@@ -9,8 +9,9 @@ const loading = withStatus({ kind: 'RunnerLoading', layersLoaded: 10, totalLayer
 describe('overallState', () => {
   it('says a model is loading (not "All good · 0 models running") while the only model loads', () => {
     const state = overallState(snap({ instances: [loading] }), 'connected', true);
-    expect(state).toMatchObject({ level: 'loading', headline: '1 model loading', running: 0 });
-    expect(state.lifecycle).toMatchObject({ loading: 1, serving: 0 });
+    expect(state).toMatchObject({ level: 'loading', headline: '1 model loading', running: 0, loading: 1 });
+    // Flat values only: the header selects it with a shallow comparison.
+    expect(Object.values(state).every((v) => typeof v !== 'object')).toBe(true);
   });
 
   it('counts a serving model as running and a loading one beside it as loading', () => {

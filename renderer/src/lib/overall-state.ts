@@ -6,7 +6,7 @@
  */
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
-import { fastSynchMismatch, instanceLifecycle, lifecycleCounts, type InstanceLifecycle } from '../../../shared/instance-state';
+import { fastSynchMismatch, instanceLifecycle, lifecycleCounts } from '../../../shared/instance-state';
 
 export interface OverallState {
   level: 'ok' | 'loading' | 'warning' | 'failed' | 'connecting';
@@ -14,8 +14,12 @@ export interface OverallState {
   /** Instances serving now (a model still loading is not counted). */
   running: number;
   warnings: number;
-  /** How many instances are in each lifecycle state. */
-  lifecycle: Record<InstanceLifecycle, number>;
+  /**
+   * Instances on their way up (loading or restarting). Flat numbers only: the header
+   * selects this object with a shallow comparison, so a nested object would be new on
+   * every read and re-render forever.
+   */
+  loading: number;
 }
 
 /** The header's state for this snapshot and connection. */
@@ -24,7 +28,8 @@ export function overallState(snapshot: Snapshot, connection: ConnectionState, re
   const mismatches = snapshot.instances.filter(fastSynchMismatch).length;
   const hasMismatchWarning = snapshot.warnings.some((w) => w.code === 'fast_synch_mismatch');
   const warnings = snapshot.warnings.length + (hasMismatchWarning ? 0 : mismatches);
-  const base = { running: lifecycle.serving, warnings, lifecycle };
+  const starting = lifecycle.loading + lifecycle.restarting;
+  const base = { running: lifecycle.serving, warnings, loading: starting };
   if (connection === 'error') return { level: 'failed', headline: 'Disconnected', ...base };
   if (!received) return { level: 'connecting', headline: 'Connecting…', ...base };
   if (lifecycle.failed > 0) {
@@ -33,7 +38,6 @@ export function overallState(snapshot: Snapshot, connection: ConnectionState, re
   }
   if (snapshot.launch?.state === 'failed') return { level: 'failed', headline: 'Launch failed', ...base };
   if (warnings > 0) return { level: 'warning', headline: warnings === 1 ? 'Warning' : `${warnings} warnings`, ...base };
-  const starting = lifecycle.loading + lifecycle.restarting;
   if (starting > 0) {
     const verb = lifecycle.restarting > 0 && lifecycle.loading === 0 ? 'restarting' : 'loading';
     return { level: 'loading', headline: `${starting === 1 ? '1 model' : `${starting} models`} ${verb}`, ...base };
