@@ -60,6 +60,8 @@ const STATUS_BY_NODE_CODE: Record<string, number> = {
   fast_synch_shared_gpu: 409,
   fast_synch_mismatch: 409,
   launch_failed: 503,
+  model_already_running: 409,
+  requests_in_flight: 409,
 };
 
 /** Maps anything thrown by a handler or by the node to an {@link ApiError}. */
