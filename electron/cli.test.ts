@@ -160,7 +160,7 @@ describe('exobar serve', () => {
   });
 
   it('answers bad flags with its usage and exit code 2', async () => {
-    for (const argv of [['serve', '--port', 'abc'], ['serve', '--port', '70000'], ['serve', '--sim-time-scale', '-1'], ['serve', '--nope'], ['serve', 'extra'], ['frobnicate'], []]) {
+    for (const argv of [['serve', '--port', 'abc'], ['serve', '--port', '70000'], ['serve', '--sim-time-scale', '-1'], ['serve', '--nope'], ['serve', '--log-format', 'xml'], ['serve', 'extra'], ['frobnicate'], []]) {
       const io = captureIo();
       expect(await main(argv, io)).toBe(2);
       expect(io.errors.join('\n')).toMatch(/usage: exobar/);
