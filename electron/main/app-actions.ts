@@ -10,7 +10,7 @@ import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
 import { launchInstance } from '../core/instance-launch';
 import type { ExobarNode } from '../core/node-types';
-import { requestsEndingOnStop, requestsWillEndWords } from '../core/stop-confirmation';
+import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
 import type { TrayMenuActions } from './tray-menu';

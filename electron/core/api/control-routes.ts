@@ -9,7 +9,7 @@ import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../
 import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
 import { instanceLifecycle } from '../../../shared/instance-state';
 import { launchInstance } from '../instance-launch';
-import { requestsEndingOnStop, requestsWillEndWords } from '../stop-confirmation';
+import { requestsEndingOnStop, requestsWillEndWords } from '../../../shared/stop-confirmation';
 import { ApiError, rejected } from './api-error';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';

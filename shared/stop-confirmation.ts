@@ -1,9 +1,9 @@
 /**
  * Stopping models that have requests in flight ends those requests (each fails with
- * `instance_deleted`). The API and the tray ask first: how many requests would end
- * is counted here, once, from the snapshot.
+ * `instance_deleted`). The API, the tray and the page ask first: how many requests
+ * would end is counted here, once, from the snapshot.
  */
-import type { Snapshot } from '../../shared/snapshot';
+import type { Snapshot } from './snapshot';
 
 /**
  * The requests that end if the instances `ids` stop: every request they hold, queued
