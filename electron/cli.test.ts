@@ -5,7 +5,7 @@
  * SIGTERM stops every runner and exits, leaving no process behind.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -14,6 +14,8 @@ import OpenAI from 'openai';
 import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome } from '../test/support/fake-exo-exe/harness';
 import { processAlive } from '../test/support/process-alive';
 import { main, type CliIo } from './cli';
+import { parseBundle, readZip } from '../test/support/diagnostics/read-zip';
+import { readServerRecord } from './core/server-record';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'exobar.js');
 const children: ChildProcess[] = [];
@@ -45,6 +47,36 @@ function processesInGroups(groups: number[]): string[] {
     .filter((line) => line !== '' && groups.includes(Number(line.split(/\s+/)[1])) && !line.split(/\s+/)[2]!.startsWith('Z'));
 }
 
+/** `exobar serve --port 0` as a real process, once it has printed its address and token. */
+async function startServe() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'exobar-cli-'));
+  dirs.push(dataDir);
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', '0.1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, EXOBAR_TOKEN: '' },
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const lines: string[] = [];
+  const reader = createInterface({ input: child.stdout! });
+  await new Promise<void>((resolve, reject) => {
+    reader.on('line', (line) => {
+      lines.push(line);
+      if (lines.length === 2) resolve();
+    });
+    void exited.then(() => reject(new Error(`exobar serve exited early: ${stderr}`)));
+  });
+  const listening = /^exobar listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(lines[0]!);
+  expect(listening, lines[0]).not.toBeNull();
+  const url = listening![1]!;
+  const open = new RegExp(`^open ${url.replace(/[.]/g, '\\.')}/#token=([A-Za-z0-9_-]+)$`).exec(lines[1]!);
+  expect(open, lines[1]).not.toBeNull();
+  return { dataDir, child, exited, url, token: open![1]!, stderr: () => stderr };
+}
+
 function captureIo(): CliIo & { lines: string[]; errors: string[] } {
   const lines: string[] = [];
   const errors: string[] = [];
@@ -53,33 +85,7 @@ function captureIo(): CliIo & { lines: string[]; errors: string[] } {
 
 describe('exobar serve', () => {
   it('prints its address, serves, and on SIGTERM stops every runner and exits 0', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'exobar-cli-'));
-    dirs.push(dataDir);
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', '0.1'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-      env: { ...process.env, EXOBAR_TOKEN: '' },
-    });
-    children.push(child);
-    let stderr = '';
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    const lines: string[] = [];
-    const reader = createInterface({ input: child.stdout! });
-    await new Promise<void>((resolve, reject) => {
-      reader.on('line', (line) => {
-        lines.push(line);
-        if (lines.length === 2) resolve();
-      });
-      void exited.then(() => reject(new Error(`exobar serve exited early: ${stderr}`)));
-    });
-    const listening = /^exobar listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(lines[0]!);
-    expect(listening, lines[0]).not.toBeNull();
-    const url = listening![1]!;
-    const open = new RegExp(`^open ${url.replace(/[.]/g, '\\.')}/#token=([A-Za-z0-9_-]+)$`).exec(lines[1]!);
-    expect(open, lines[1]).not.toBeNull();
-    const token = open![1]!;
-
+    const { dataDir, child, exited, url, token, stderr: stderrOf } = await startServe();
     const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
     const created = await fetch(`${url}/api/instances?wait=ready`, { method: 'POST', headers, body: JSON.stringify({ model: 'sim/llama-3.2-1b' }) });
     expect(created.status).toBe(201);
@@ -112,8 +118,10 @@ describe('exobar serve', () => {
     expect(await exited).toEqual({ code: 0, signal: null });
     // The node ends it with its shutdown error, in OpenAI's error shape, before the server closes.
     expect(await streamEnded).toMatch(/shutting down/);
-    expect(stderr).toMatch(/stopped/);
-    expect(stderr).not.toContain(token);
+    expect(stderrOf()).toMatch(/stopped/);
+    expect(stderrOf()).not.toContain(token);
+    // A clean stop removes the record of where it listened.
+    expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
     expect(() => process.kill(runnerPid, 0)).toThrow();
     expect(processesInGroups(groups)).toEqual([]);
   });
@@ -159,8 +167,47 @@ describe('exobar serve', () => {
     }
   });
 
+  it('exobar diagnostics finds it on its --port 0 address through <dataDir>/server.json and writes the live bundle with its diagnosis', async () => {
+    const { dataDir, child, exited, url, token } = await startServe();
+    const record = JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8')) as Record<string, unknown>;
+    expect(record).toMatchObject({ url, pid: child.pid, tokenPath: join(dataDir, 'token') });
+    expect(JSON.stringify(record)).not.toContain(token);
+
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    expect((await fetch(`${url}/api/instances?wait=ready`, { method: 'POST', headers, body: JSON.stringify({ model: 'sim/llama-3.2-1b' }) })).status).toBe(201);
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    await client.chat.completions.create({ model: 'sim/llama-3.2-1b', messages: [{ role: 'user', content: 'hello' }], max_tokens: 3 });
+
+    const out = join(dataDir, 'live.zip');
+    const io = captureIo();
+    expect(await main(['diagnostics', '--out', out, '--data-dir', dataDir, '--threshold-ms', '0'], io), io.errors.join('\n')).toBe(0);
+    expect(io.lines[0]).toBe(`exobar diagnostics: live bundle from the server at ${url} (pid ${child.pid})`);
+    const manifest = parseBundle(await readZip(out)).json.get('manifest.json') as { source: string; diagnosis: { findings: unknown[] } | null };
+    expect(manifest.source).toBe('running node');
+    // Threshold 0: the one request is diagnosed.
+    expect(manifest.diagnosis?.findings.length).toBeGreaterThanOrEqual(1);
+
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    // With the server gone, the command says why the bundle is the offline one.
+    const offline = captureIo();
+    expect(await main(['diagnostics', '--out', join(dataDir, 'offline.zip'), '--data-dir', dataDir], offline)).toBe(0);
+    expect(offline.errors.join('\n')).toMatch(/writing the offline bundle \(no live state, no diagnosis\): no server has recorded itself in .*server\.json/);
+  });
+
+  it('ignores a server record whose process is gone', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'exobar-cli-'));
+    dirs.push(dataDir);
+    // A pid that cannot be running: a finished child's.
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((resolve) => gone.on('exit', resolve));
+    writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ url: 'http://127.0.0.1:1', pid: gone.pid, tokenPath: null, startedAt: 1 }));
+    const reading = await readServerRecord(dataDir);
+    expect(reading).toEqual({ found: false, reason: expect.stringMatching(new RegExp(`pid ${gone.pid}, which is no longer running`)) });
+  });
+
   it('answers bad flags with its usage and exit code 2', async () => {
-    for (const argv of [['serve', '--exo-command', 'exo'], ['serve', '--exo-start', '--exo-command', ''], ['serve', '--port', 'abc'], ['serve', '--port', '70000'], ['serve', '--sim-time-scale', '-1'], ['serve', '--nope'], ['serve', 'extra'], ['frobnicate'], []]) {
+    for (const argv of [['serve', '--exo-command', 'exo'], ['serve', '--exo-start', '--exo-command', ''], ['serve', '--port', 'abc'], ['serve', '--port', '70000'], ['serve', '--sim-time-scale', '-1'], ['serve', '--nope'], ['serve', '--log-format', 'xml'], ['serve', 'extra'], ['frobnicate'], []]) {
       const io = captureIo();
       expect(await main(argv, io)).toBe(2);
       expect(io.errors.join('\n')).toMatch(/usage: exobar/);

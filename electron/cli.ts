@@ -15,6 +15,8 @@ import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
 import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-process';
 import { startCore, type RunningCore } from './core/start-core';
 import { normalizeExoUrl } from './core/exo/exo-probe';
+import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './core/terminal-log';
+import type { Logger } from 'pino';
 
 /** Where a command writes; tests and embedders can capture it. */
 export interface CliIo {
@@ -78,7 +80,7 @@ const ExoUrlSchema = z.string().transform((raw, ctx) => {
   return z.NEVER;
 });
 
-const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X] [--exo URL] [--exo-start [--exo-command CMD]]
+const SERVE_USAGE = `usage: exobar serve [--port N] [--host H] [--data-dir D] [--sim-time-scale X] [--exo URL] [--exo-start [--exo-command CMD]] [--log-format F]
 
 Runs the exobar node and its local API: OpenAI-compatible endpoints under /v1, the
 control API under /api (bearer token) and the page at /.
@@ -90,11 +92,14 @@ control API under /api (bearer token) and the page at /.
   --exo URL           attach to the exo node at URL (e.g. http://127.0.0.1:52415) for this
                       run: its models, runners, queues and warnings join the page and /api/state
 ${EXO_SERVE_USAGE}
+  --log-format F      pretty (one human line per request) or json (default: pretty in a
+                      terminal, json otherwise; also $EXOBAR_LOG_FORMAT)
   -h, --help          show this help
 
 Prints "exobar listening on http://HOST:PORT" once it accepts connections, then the
 address to open in a browser. Ctrl-C (SIGINT) or SIGTERM stops every runner, and the
-exo exobar started (never one it did not start).`;
+exo exobar started (never one it did not start). The log goes to stderr at
+$EXOBAR_LOG_LEVEL (default info; docs/operations.md).`;
 
 /** How long a clean stop may take before the runners' process groups are killed. */
 const STOP_DEADLINE_MS = 15_000;
@@ -110,12 +115,20 @@ export const serveCommand: CliCommand = {
       'data-dir': { type: 'string' },
       'sim-time-scale': { type: 'string' },
       exo: { type: 'string' },
+      'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       ...EXO_SERVE_FLAGS,
     });
     if (flags.help) {
       io.out(SERVE_USAGE);
       return 0;
+    }
+    let logger: Logger;
+    try {
+      const format = resolveLogFormat({ flag: flags['log-format'], env: io.env, isTTY: process.stderr.isTTY === true });
+      logger = createTerminalLogger({ format, level: resolveLogLevel(io.env) });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
     }
     const port = flags.port === undefined ? undefined : flagValue('port', PortSchema, flags.port);
     const host = flags.host === undefined ? DEFAULT_API_HOST : flagValue('host', HostSchema, flags.host);
@@ -134,6 +147,7 @@ export const serveCommand: CliCommand = {
         simTimeScale,
         exoUrl,
         exoProcess: { ...(exoRequest ? { start: true, command: exoRequest.command } : {}), log: io.err },
+        logger,
       });
     } catch (error) {
       io.err(`exobar serve: ${(error as Error).message}`);

@@ -1,7 +1,9 @@
 /**
  * `exobar diagnostics`: writes the diagnostic bundle (docs/diagnostics.md) to a file.
- * Asks the running server first (it holds the live state: snapshot, events, timelines);
- * when none answers, exports what the data directory holds (runner logs and settings).
+ * Asks the running server first (it holds the live state: snapshot, events, timelines),
+ * found through the record it keeps in the data directory (core/server-record.ts);
+ * when none answers, exports what the data directory holds (runner logs and settings)
+ * and says why.
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -11,6 +13,8 @@ import { resolveDataDir } from './core/data-dir';
 import { packageVersion } from './core/package-root';
 import { diagnosticBundleFileName, writeDiagnosticBundle } from './core/diagnostics';
 import { fetchDiagnosticBundle, ServerUnreachableError } from './core/diagnostics/remote-export';
+import { TOKEN_FILE_NAME } from './core/auth-token';
+import { readServerRecord, SERVER_RECORD_FILE_NAME } from './core/server-record';
 import type { CliCommand } from './cli';
 
 const USAGE = `usage: exobar diagnostics [--out FILE] [--data-dir D] [--url URL] [--offline] [--threshold-ms N]
@@ -22,7 +26,8 @@ and host names, non-loopback IP addresses and the home directory are removed.
 
   --out FILE          where to write (default ./exobar-diagnostics-<time>.zip)
   --data-dir D        the data directory (default ~/.exobar or $EXOBAR_DATA_DIR)
-  --url URL           the running server (default http://127.0.0.1:<apiPort from settings>)
+  --url URL           the running server (default: the one recorded in <data-dir>/server.json,
+                      on whatever port it listens; else http://127.0.0.1:<apiPort from settings>)
   --offline           do not ask a server: export the data directory's logs and settings
   --threshold-ms N    a time to first token from N ms on is diagnosed (default 1000)
   -h, --help          show this help
@@ -36,7 +41,8 @@ const ThresholdSchema = z
   .regex(/^\d+$/, 'expected whole milliseconds, e.g. 500')
   .transform(Number);
 
-async function readText(path: string): Promise<string | null> {
+async function readText(path: string | null): Promise<string | null> {
+  if (path === null) return null;
   try {
     return (await readFile(path, 'utf8')).trim();
   } catch {
@@ -57,6 +63,31 @@ async function defaultServerUrl(dataDir: string): Promise<string> {
     }
   }
   return `http://${DEFAULT_API_HOST}:${port}`;
+}
+
+interface ServerToAsk {
+  url: string;
+  /** The server's pid, from its record; null for a URL given or guessed from the settings. */
+  pid: number | null;
+  tokenPath: string;
+  /** Why this address, when it is a guess (said if nothing answers there). */
+  why: string;
+}
+
+/**
+ * The server to ask: the one given with --url; else the one recorded in the data
+ * directory (`server.json`, written by every running server, any port); else the
+ * settings' apiPort, for a server that wrote no record.
+ */
+async function findServer(dataDir: string, explicitUrl: string | null): Promise<ServerToAsk> {
+  const tokenPath = join(dataDir, TOKEN_FILE_NAME);
+  if (explicitUrl) return { url: explicitUrl, pid: null, tokenPath, why: `--url ${explicitUrl}` };
+  const recorded = await readServerRecord(dataDir);
+  if (recorded.found) {
+    const { url, pid } = recorded.record;
+    return { url, pid, tokenPath: recorded.record.tokenPath ?? tokenPath, why: `the server recorded in ${SERVER_RECORD_FILE_NAME} (pid ${pid}) did not answer` };
+  }
+  return { url: await defaultServerUrl(dataDir), pid: null, tokenPath, why: recorded.reason };
 }
 
 export const diagnosticsCommand: CliCommand = {
@@ -85,14 +116,15 @@ export const diagnosticsCommand: CliCommand = {
     const explicitUrl = flags.url === undefined ? null : flagValue('url', UrlSchema, flags.url);
 
     if (!flags.offline) {
-      const baseUrl = explicitUrl ?? (await defaultServerUrl(dataDir));
-      const token = io.env.EXOBAR_TOKEN || (await readText(join(dataDir, 'token')));
+      const server = await findServer(dataDir, explicitUrl);
+      const token = io.env.EXOBAR_TOKEN || (await readText(server.tokenPath));
       if (!token) {
-        io.err(`exobar diagnostics: no control token (set EXOBAR_TOKEN or check ${join(dataDir, 'token')}); exporting the data directory only`);
+        io.err(`exobar diagnostics: writing the offline bundle (no live state, no diagnosis): no control token (set EXOBAR_TOKEN or check ${server.tokenPath})`);
       } else {
         try {
-          const { bytes } = await fetchDiagnosticBundle({ baseUrl, token, outPath: out, thresholdMs });
-          io.out(`wrote ${out} (${bytes} bytes) from the server at ${baseUrl}`);
+          const { bytes } = await fetchDiagnosticBundle({ baseUrl: server.url, token, outPath: out, thresholdMs });
+          io.out(`exobar diagnostics: live bundle from the server at ${server.url}${server.pid !== null ? ` (pid ${server.pid})` : ''}`);
+          io.out(`wrote ${out} (${bytes} bytes) from the server at ${server.url}`);
           return 0;
         } catch (error) {
           // A server that answered with an error is reported, not papered over with a poorer bundle.
@@ -100,9 +132,14 @@ export const diagnosticsCommand: CliCommand = {
             io.err(`exobar diagnostics: ${(error as Error).message}`);
             return 1;
           }
-          io.err(`exobar diagnostics: ${error.message}; exporting the data directory ${dataDir} (logs and settings, no live state)`);
+          io.err(
+            `exobar diagnostics: writing the offline bundle (no live state, no diagnosis): ${server.why}; ${error.message}; ` +
+              `exporting the data directory ${dataDir} (logs and settings)`,
+          );
         }
       }
+    } else {
+      io.err('exobar diagnostics: writing the offline bundle (--offline: no live state, no diagnosis)');
     }
     const written = await writeDiagnosticBundle(
       { node: null, dataDir, settings: null, version: packageVersion('unknown'), diagnosis: thresholdMs !== undefined ? { thresholdMs } : undefined },

@@ -3,6 +3,7 @@
  * with the schemas that validate them. One schema library (zod) for every boundary.
  */
 import { z } from 'zod';
+import type { InstanceLifecycle } from './instance-state';
 
 export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
 export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
@@ -14,6 +15,12 @@ export const CreateInstanceRequestSchema = z.strictObject({
   fastSynch: FastSynchOverrideSchema.default('auto'),
   /** Required to create an instance that would put two ring runners with fast synch on one GPU. */
   acknowledgeRisk: z.boolean().default(false),
+  /**
+   * Start another instance even when the model already runs (another copy of its
+   * weights in memory). Without it, a launch of a running model answers with the
+   * running instance (`reused: true`).
+   */
+  duplicate: z.boolean().default(false),
 });
 export type CreateInstanceRequest = z.input<typeof CreateInstanceRequestSchema>;
 
@@ -44,9 +51,15 @@ export interface SafePairPlanEntry {
   instanceType: 'ring' | 'jaccl';
   fastSynch: boolean;
   fastSynchReason: string;
+  /** The model's memory: what the launch adds when it starts a new instance (counted in `memory.requiredBytes`). */
   memoryBytes: number;
-  /** Already running: the launch reuses it. */
+  /** An instance of the model exists: the launch reuses it and adds no memory. */
   alreadyRunning: boolean;
+  /**
+   * The reused instance's lifecycle state (shared/instance-state.ts): "loading" is not
+   * "serving" yet; null when the launch starts a new instance.
+   */
+  state: InstanceLifecycle | null;
 }
 
 export interface SafePairPlan {

@@ -2,6 +2,44 @@
 import type { ExoInstanceSnapshot, InstanceSnapshot, LocalInstanceSnapshot, Snapshot } from './snapshot';
 
 const SERVING = new Set(['RunnerReady', 'RunnerRunning']);
+const STOPPING = new Set(['RunnerShuttingDown', 'RunnerShutdown']);
+
+/**
+ * An instance's lifecycle in one word, derived from its runners: the one answer the
+ * header, the safe-launch plan and progress, the tray and the page give.
+ * - loading: on its way to serving (starting, connecting, loading layers, warming up).
+ * - restarting: loading again after its runner went down (crash, watchdog, relaunch).
+ * - serving: takes requests now.
+ * - stopping: shutting down.
+ * - failed: cannot serve until someone acts (or the supervisor's next restart).
+ */
+export const INSTANCE_LIFECYCLES = ['loading', 'restarting', 'serving', 'stopping', 'failed'] as const;
+export type InstanceLifecycle = (typeof INSTANCE_LIFECYCLES)[number];
+
+/**
+ * The derived lifecycle state of an instance. Failed wins over everything (an exo
+ * instance with one failed shard cannot serve), then stopping, then serving when every
+ * runner serves; anything else is still on its way up. A local runner on its way up
+ * after an exit (`lastExit` set) is restarting, not loading for the first time.
+ */
+export function instanceLifecycle(instance: InstanceSnapshot): InstanceLifecycle {
+  if (isFailed(instance)) return 'failed';
+  if (instance.source === 'local') {
+    const kind = instance.runner.status.kind;
+    if (STOPPING.has(kind)) return 'stopping';
+    if (SERVING.has(kind)) return 'serving';
+    return instance.runner.lastExit !== null ? 'restarting' : 'loading';
+  }
+  if (instance.exo.runners.some((r) => STOPPING.has(r.status))) return 'stopping';
+  return isServing(instance) ? 'serving' : 'loading';
+}
+
+/** How many instances are in each lifecycle state (every state present, zero when none). */
+export function lifecycleCounts(instances: readonly InstanceSnapshot[]): Record<InstanceLifecycle, number> {
+  const counts = Object.fromEntries(INSTANCE_LIFECYCLES.map((s) => [s, 0])) as Record<InstanceLifecycle, number>;
+  for (const instance of instances) counts[instanceLifecycle(instance)] += 1;
+  return counts;
+}
 
 /**
  * True when the instance can take requests now (exo's RunnerReady or RunnerRunning):
@@ -10,6 +48,16 @@ const SERVING = new Set(['RunnerReady', 'RunnerRunning']);
 export function isServing(instance: InstanceSnapshot): boolean {
   if (instance.source === 'local') return SERVING.has(instance.runner.status.kind);
   return instance.exo.runners.length > 0 && instance.exo.runners.every((r) => r.known && SERVING.has(r.status));
+}
+
+/**
+ * "2 serving · 1 loading": the counts that are not zero, in lifecycle order; "none"
+ * with no instances. The same words in the tray's tooltip and the page's header.
+ */
+export function lifecycleSummary(instances: readonly InstanceSnapshot[]): string {
+  const counts = lifecycleCounts(instances);
+  const parts = INSTANCE_LIFECYCLES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`);
+  return parts.length > 0 ? parts.join(' · ') : 'none';
 }
 
 /** True for an instance whose runner this node supervises. */

@@ -83,6 +83,16 @@ describe('planSafePair', () => {
     expect(plan.memory.requiredBytes).toBe(SIM_MODELS[0]?.memoryBytes);
   });
 
+  it('says a reused instance that still loads is loading, not running, and shows the memory of the new one', () => {
+    const plan = planSafePair(input({ running: [{ id: 'i1', model: MEDIUM, instanceType: 'ring', fastSynch: false, state: 'loading' }] }));
+    expect(plan.models.map((m) => [m.model, m.alreadyRunning, m.state])).toEqual([
+      [SMALL, false, null],
+      [MEDIUM, true, 'loading'],
+    ]);
+    expect(plan.models[0]?.memoryBytes).toBe(SIM_MODELS[0]?.memoryBytes);
+    expect(plan.memory.requiredBytes).toBe(plan.models[0]?.memoryBytes);
+  });
+
   it('needs no memory at all when both already run', () => {
     const plan = planSafePair(
       input({

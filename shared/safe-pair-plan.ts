@@ -10,6 +10,7 @@
  */
 import { defaultSettings, type SafePairPlan, type SafePairPlanEntry, type Settings } from './api';
 import type { CatalogModel } from './catalog';
+import type { InstanceLifecycle } from './instance-state';
 import { decideFastSynch, sharedGpuWarnings, type PlacedInstance } from './fast-synch-policy';
 
 const GiB = 1024 ** 3;
@@ -31,6 +32,8 @@ export interface RunningInstanceInfo {
   fastSynch: boolean;
   /** Why, as the snapshot says it; used as the plan entry's reason when the instance is reused. */
   fastSynchReason?: string;
+  /** Its lifecycle state (shared/instance-state.ts); the plan entry says it, so a loading model is not shown as serving. */
+  state?: InstanceLifecycle;
 }
 
 export interface SafePairPlanInput {
@@ -102,12 +105,13 @@ export function planSafePair(input: SafePairPlanInput): SafePairPlan {
       blockers.push(`${id} is already running as a JACCL instance; the safe pair runs it as a ring instance. Stop it first.`);
     }
     if (reused) {
-      models.push(entry(model, reused.fastSynch, reused.fastSynchReason ?? `already running with fast synch ${reused.fastSynch ? 'on' : 'off'}`, true));
+      const reason = reused.fastSynchReason ?? `already running with fast synch ${reused.fastSynch ? 'on' : 'off'}`;
+      models.push(entry(model, reused.fastSynch, reason, reused.state ?? 'serving'));
       continue;
     }
     // 'auto': the ring rule decides (off), unless the settings' global default forces it.
     const decision = decideFastSynch('ring', 'auto', settings.defaultFastSynch);
-    models.push(entry(model, decision.enabled, decision.reason, false));
+    models.push(entry(model, decision.enabled, decision.reason, null));
     toStart.push({ id: `safe-pair:${slot}`, model: id, instanceType: 'ring', fastSynch: decision.enabled });
   }
 
@@ -131,7 +135,8 @@ export function planSafePair(input: SafePairPlanInput): SafePairPlan {
   return { models, memory: { requiredBytes, freeBytes, headroomBytes }, blockers, canRun: blockers.length === 0 };
 }
 
-function entry(model: CatalogModel, fastSynch: boolean, fastSynchReason: string, alreadyRunning: boolean): SafePairPlanEntry {
+/** A plan entry; `state` is the reused instance's lifecycle state, null for a new instance. */
+function entry(model: CatalogModel, fastSynch: boolean, fastSynchReason: string, state: InstanceLifecycle | null): SafePairPlanEntry {
   return {
     model: model.id,
     modelName: model.name,
@@ -141,6 +146,7 @@ function entry(model: CatalogModel, fastSynch: boolean, fastSynchReason: string,
     fastSynch,
     fastSynchReason,
     memoryBytes: model.memoryBytes,
-    alreadyRunning,
+    alreadyRunning: state !== null,
+    state,
   };
 }

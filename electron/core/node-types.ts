@@ -55,7 +55,9 @@ export type NodeErrorCode =
   | 'invalid_request'
   | 'fast_synch_shared_gpu'
   | 'fast_synch_mismatch'
-  | 'launch_failed';
+  | 'launch_failed'
+  | 'model_already_running'
+  | 'requests_in_flight';
 
 /** An error the node answers with; `status` is the HTTP status the API maps it to. */
 export class NodeError extends Error {

@@ -3,11 +3,13 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
 import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } from './api/api-server';
 import type { ApiRoute } from './api/route-types';
 import { loadOrCreateToken } from './auth-token';
+import { writeServerRecord } from './server-record';
+import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './terminal-log';
 import { ensureDataDir } from './data-dir';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
 import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
@@ -94,9 +96,11 @@ export interface RunningCore {
  * If the server cannot listen (port taken), the node is shut down before rejecting.
  */
 export async function startCore(options: StartCoreOptions): Promise<RunningCore> {
-  const logger = options.logger ?? pino({ name: 'exobar', level: process.env.EXOBAR_LOG_LEVEL ?? 'info' }, pino.destination(2));
+  const logger =
+    options.logger ??
+    createTerminalLogger({ format: resolveLogFormat({ env: process.env, isTTY: process.stderr.isTTY === true }), level: resolveLogLevel(process.env) });
   const dataDir = await ensureDataDir(options.dataDir);
-  const { token } = await loadOrCreateToken(dataDir);
+  const { token, source: tokenSource, path: tokenPath } = await loadOrCreateToken(dataDir);
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;
   const getSettings = options.getSettings ?? (() => settings);
   const mlx = new MlxRuntimeService({ dataDir, getSettings });
@@ -163,6 +167,17 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       (error: unknown) => exoLog(`exo: not started: ${(error as Error).message}`),
     );
   }
+  // Where this server listens, for `exobar diagnostics` (any port); a failure to write it
+  // costs only that convenience, never the server.
+  const removeRecord = await writeServerRecord(dataDir, {
+    url: listening.url,
+    pid: process.pid,
+    tokenPath: tokenSource === 'env' ? null : tokenPath,
+    startedAt: Date.now(),
+  }).catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not record the server in the data directory');
+    return async () => undefined;
+  });
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
@@ -170,7 +185,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       node.setApiBaseUrl(null);
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams, exo stops if exobar started it.
-      await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown()]);
+      await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);
     })();
     return stopping;
   };

@@ -3,14 +3,16 @@
  * so both do exactly the same thing. Main owns the state; these are named calls on it.
  */
 import { join } from 'node:path';
-import { app, clipboard, dialog, type BrowserWindow, type SaveDialogOptions } from 'electron';
+import { app, clipboard, dialog, type BrowserWindow, type MessageBoxOptions, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { DiagnosticsResult } from '../../shared/bridge';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
+import { launchInstance } from '../core/instance-launch';
 import type { ExobarNode } from '../core/node-types';
 import { stopAllInstances } from '../core/node/stop-all';
+import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
 import type { TrayMenuActions } from './tray-menu';
@@ -53,6 +55,42 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     if (failed.length > 0) throw new Error(`${failed.length} of ${ids.length} models did not stop: ${String(failed[0]!.error)}`);
   };
 
+  /**
+   * The window a dialog opens on: a sheet on the popover; from the tray menu (no
+   * popover) the app comes to the front first, or the dialog would open behind the
+   * other apps' windows.
+   */
+  const dialogParent = (): BrowserWindow | null => {
+    const parent = popover.dialogParent?.() ?? null;
+    if (!parent) app.focus({ steal: true });
+    return parent;
+  };
+
+  /**
+   * The tray's "Stop all models": with requests in flight it asks first, in words
+   * ("2 requests will end"), since each of them fails for its client.
+   */
+  const confirmAndStopAll = async () => {
+    const snapshot = node.snapshot();
+    const requests = requestsEndingOnStop(snapshot, snapshot.instances.map((i) => i.id));
+    if (requests > 0) {
+      const question: MessageBoxOptions = {
+        type: 'warning',
+        message: `Stop all models? ${requestsWillEndWords(requests)}.`,
+        detail: 'Each client gets an error for its request. Models without requests stop at once either way.',
+        buttons: ['Stop all', 'Cancel'],
+        defaultId: 1,
+        cancelId: 1,
+      };
+      const answer = await popover.pinWhile(async () => {
+        const parent = dialogParent();
+        return parent ? dialog.showMessageBox(parent, question) : dialog.showMessageBox(question);
+      });
+      if (answer.response !== 0) return;
+    }
+    await stopAll();
+  };
+
   const exportDiagnostics = (): Promise<DiagnosticsResult> =>
     popover.pinWhile(async () => {
       const saveOptions: SaveDialogOptions = {
@@ -61,10 +99,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
         filters: [{ name: 'Zip archive', extensions: ['zip'] }],
         properties: ['createDirectory', 'showOverwriteConfirmation'],
       };
-      // A sheet on the popover; from the tray menu (no popover) the app comes to the front first,
-      // or the dialog would open behind the other apps' windows.
-      const parent = popover.dialogParent?.() ?? null;
-      if (!parent) app.focus({ steal: true });
+      const parent = dialogParent();
       const choice = await (parent ? dialog.showSaveDialog(parent, saveOptions) : dialog.showSaveDialog(saveOptions));
       if (choice.canceled || !choice.filePath) return { saved: false, location: null };
       await services.writeDiagnosticBundle(choice.filePath);
@@ -84,7 +119,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     getSnapshot: (): Snapshot => node.snapshot(),
     getSafePairPlan: () => services.planSafePair(),
     launchSafePair: () => services.launchSafePair(),
-    createInstance: async (request) => ({ id: (await node.createInstance(request)).id }),
+    createInstance: async (request) => {
+      const { instance, reused } = await launchInstance(node, request);
+      return { id: instance.id, reused };
+    },
     updateInstance: (id, request) => node.updateInstance(id, request),
     stopInstance: (id) => node.deleteInstance(id),
     stopAll,
@@ -107,7 +145,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
 
   const menu: TrayMenuActions = {
     launchSafePair: fromMenu('Launch safe pair', () => services.launchSafePair()),
-    stopAll: fromMenu('Stop all models', stopAll),
+    stopAll: fromMenu('Stop all models', confirmAndStopAll),
     exportDiagnostics: fromMenu('Export diagnostic bundle', async () => {
       const result = await exportDiagnostics();
       if (result.saved) notify('Diagnostic bundle saved', result.location ?? '');

@@ -6,7 +6,7 @@ vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
 import { clipboard, dialog, fake, FakeWebContents, Notification, protocol, session } from '../../test/support/electron/fake-electron';
 import { fakeStartCore, type FakeExoAttachment } from '../../test/support/electron/fake-core';
 import { flush, menuItem, recordingServices, silent, startApp } from '../../test/support/electron/app-harness';
-import { instance, warning } from '../../test/support/electron/snapshot-fixtures';
+import { instance, request, warning } from '../../test/support/electron/snapshot-fixtures';
 import { defaultSettings } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';
 import { startExobarApp } from './exobar-app';
@@ -196,13 +196,32 @@ describe('snapshots, tray and notifications', () => {
     expect(clipboard.writeText).toHaveBeenCalledWith('http://127.0.0.1:52416/v1');
   });
 
-  it('Stop all models stops every instance', async () => {
+  it('Stop all models stops every instance, without a question when no request is in flight', async () => {
     const { core } = await start();
     const a = core.fakeNode.addReady('sim/llama-3.2-1b');
     const b = core.fakeNode.addReady('sim/llama-3.2-3b');
     menuItem(MENU_LABELS.stopAll).click({});
+    expect(dialog.showMessageBox).not.toHaveBeenCalledWith(expect.objectContaining({ buttons: ['Stop all', 'Cancel'] }));
     await vi.waitFor(() => expect(vi.mocked(core.fakeNode.deleteInstance).mock.calls.map((c) => c[0]).sort()).toEqual([a, b].sort()));
     expect(core.fakeNode.snapshot().instances).toEqual([]);
+  });
+
+  it('Stop all models with requests in flight asks first, in words, and stops nothing when cancelled', async () => {
+    const { core } = await start();
+    const busy = instance('a', { queue: { capacity: 64, requests: [request('r1', 'decoding'), request('r2', 'queued')] } });
+    core.fakeNode.publish({ instances: [busy, instance('b')] });
+    dialog.showMessageBox.mockResolvedValueOnce({ response: 1, checkboxChecked: false });
+    menuItem(MENU_LABELS.stopAll).click({});
+    await vi.waitFor(() => expect(dialog.showMessageBox).toHaveBeenCalled());
+    const question = dialog.showMessageBox.mock.calls.at(-1)!.at(-1) as { message: string; buttons: string[] };
+    expect(question.message).toBe('Stop all models? 2 requests will end.');
+    expect(question.buttons).toEqual(['Stop all', 'Cancel']);
+    await flush();
+    expect(core.fakeNode.deleteInstance).not.toHaveBeenCalled();
+
+    dialog.showMessageBox.mockResolvedValueOnce({ response: 0, checkboxChecked: false });
+    menuItem(MENU_LABELS.stopAll).click({});
+    await vi.waitFor(() => expect(vi.mocked(core.fakeNode.deleteInstance).mock.calls.map((c) => c[0]).sort()).toEqual(['a', 'b']));
   });
 
   it('a menu action that fails becomes a notification', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { instance, snapshot, ttftSample, warning } from '../../test/support/electron/snapshot-fixtures';
 import { mappedExoSnapshot } from '../../test/support/fake-exo/mapped-snapshot';
 import { EXO_STATES } from '../../test/support/exo-process-fixture';
-import { trayStateOf, trayViewOf } from './tray-state';
+import { trayViewOf } from './tray-state';
 
 describe('tray state', () => {
   it('is idle with no instances, with an empty title', () => {
@@ -11,8 +11,13 @@ describe('tray state', () => {
     expect(view.tooltip).toContain('no models running');
   });
 
-  it('is idle while the only runner is still loading', () => {
-    expect(trayStateOf(snapshot({ instances: [instance('a', { status: { kind: 'RunnerLoading', layersLoaded: 3, totalLayers: 16 } })] }))).toBe('idle');
+  it('is idle while the only runner is still loading, and the tooltip says it loads (not "serving")', () => {
+    const view = trayViewOf(snapshot({ instances: [instance('a', { status: { kind: 'RunnerLoading', layersLoaded: 3, totalLayers: 16 } })] }));
+    expect(view.state).toBe('idle');
+    expect(view.title).toBe('0');
+    expect(view.tooltip).toContain('exobar: 1 model: 1 loading');
+    expect(view.tooltip).toContain('Model a: Loading 3/16 layers');
+    expect(view.tooltip).not.toContain('serving');
   });
 
   it('is serving when a runner is ready, titled with models serving and the latest TTFT', () => {
@@ -21,7 +26,7 @@ describe('tray state', () => {
     const view = trayViewOf(snapshot({ instances: [a, b] }));
     expect(view.state).toBe('serving');
     expect(view.title).toBe('2 · 0.38s');
-    expect(view.tooltip).toContain('2 models serving of 2');
+    expect(view.tooltip).toContain('exobar: 2 models: 2 serving');
     expect(view.tooltip).toContain('Latest time to first token 0.38s');
   });
 

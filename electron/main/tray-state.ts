@@ -4,7 +4,7 @@
  */
 import type { Snapshot, TtftSample } from '../../shared/snapshot';
 import { exoProcessStatusLabel, exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
-import { exoInstances, isFailed, isServing } from '../../shared/instance-state';
+import { exoInstances, instanceLifecycle, isServing, lifecycleSummary } from '../../shared/instance-state';
 import { formatSeconds, instanceStatusWords, plural } from './status-words';
 
 export const TRAY_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
@@ -33,17 +33,19 @@ export function latestTtft(snapshot: Snapshot): TtftSample | null {
  */
 export function trayStateOf(snapshot: Snapshot): TrayState {
   const exoTone = snapshot.exoProcess ? exoProcessTone(snapshot.exoProcess) : null;
-  if (snapshot.instances.some(isFailed) || snapshot.launch?.state === 'failed' || exoTone === 'failed') return 'failed';
+  const states = snapshot.instances.map(instanceLifecycle);
+  if (states.includes('failed') || snapshot.launch?.state === 'failed' || exoTone === 'failed') return 'failed';
   if (snapshot.warnings.length > 0 || exoTone === 'warn') return 'warning';
   if (snapshot.instances.some((i) => i.prefill !== null)) return 'prefilling';
-  if (snapshot.instances.some(isServing)) return 'serving';
+  // A model still loading is not serving yet: the glyph stays idle, the tooltip says "loading".
+  if (states.includes('serving')) return 'serving';
   return 'idle';
 }
 
 /** Everything the tray shows for this snapshot. */
 export function trayViewOf(snapshot: Snapshot): TrayView {
   const state = trayStateOf(snapshot);
-  const serving = snapshot.instances.filter(isServing).length;
+  const serving = snapshot.instances.filter((i) => instanceLifecycle(i) === 'serving').length;
   const ttft = latestTtft(snapshot);
 
   let title = '';
@@ -55,7 +57,7 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
 
   const lines: string[] = [];
   if (snapshot.instances.length === 0) lines.push('exobar: no models running');
-  else lines.push(`exobar: ${plural(serving, 'model')} serving of ${snapshot.instances.length}`);
+  else lines.push(`exobar: ${plural(snapshot.instances.length, 'model')}: ${lifecycleSummary(snapshot.instances)}`);
   if (ttft) lines.push(`Latest time to first token ${formatSeconds(ttft.totalMs)}`);
   if (snapshot.exo) lines.push(exoLine(snapshot));
   for (const instance of snapshot.instances) {
@@ -63,7 +65,8 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
       const { processedTokens, totalTokens } = instance.prefill;
       lines.push(`${instance.modelName} prefilling ${processedTokens.toLocaleString('en-US')}/${totalTokens.toLocaleString('en-US')} tokens`);
     }
-    if (isFailed(instance)) lines.push(`${instance.modelName}: ${instanceStatusWords(instance)}`);
+    // Failed, loading, restarting and stopping instances are named with their runner's words.
+    if (instanceLifecycle(instance) !== 'serving') lines.push(`${instance.modelName}: ${instanceStatusWords(instance)}`);
   }
   if (snapshot.launch?.state === 'failed') lines.push(`Launch failed: ${snapshot.launch.error ?? snapshot.launch.step}`);
   if (exo) {

@@ -114,10 +114,12 @@ describe('app states', () => {
 });
 
 describe('header', () => {
-  it('says "All good" with the running and warning counts', async () => {
+  it('says a model is loading (not "All good") while one loads, with the running and warning counts', async () => {
     renderApp(snapshot({ instances: [instance(), prefillingInstance(), withStatus({ kind: 'RunnerLoading', layersLoaded: 1, totalLayers: 2 }, { id: 'x' })] }));
     const header = screen.getByTestId('app-header');
-    expect(header.textContent).toContain('All good');
+    expect(header.textContent).toContain('1 model loading');
+    expect(header.textContent).not.toContain('All good');
+    expect(header.dataset.level).toBe('loading');
     expect(screen.getByTestId('running-count').textContent).toBe('2 models running');
     expect(screen.getByTestId('warning-count').textContent).toBe('0 warnings');
     await act(async () => {});

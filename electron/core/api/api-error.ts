@@ -12,7 +12,13 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly options: { param?: string | null; rejectedInput?: boolean; headers?: Record<string, string> } = {},
+    readonly options: {
+      param?: string | null;
+      rejectedInput?: boolean;
+      headers?: Record<string, string>;
+      /** Extra fields of the error object a client can act on (e.g. `requests` for `requests_in_flight`). */
+      details?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -55,6 +61,8 @@ const STATUS_BY_NODE_CODE: Record<string, number> = {
   fast_synch_mismatch: 409,
   exo_restart_required: 409,
   launch_failed: 503,
+  model_already_running: 409,
+  requests_in_flight: 409,
 };
 
 /** Maps anything thrown by a handler or by the node to an {@link ApiError}. */
@@ -81,6 +89,7 @@ export function errorBody(error: ApiError): ApiErrorBody {
       type: errorTypeForStatus(error.status),
       code: error.code,
       param: error.options.param ?? null,
+      ...error.options.details,
     },
   };
 }

@@ -59,6 +59,11 @@ export interface ApiServer {
   rejectedInputs(): number;
 }
 
+/** True for the API's paths (/v1 and /api, and under them); the rest is the page. */
+function isApiPath(path: string): boolean {
+  return path === '/v1' || path.startsWith('/v1/') || path === '/api' || path.startsWith('/api/');
+}
+
 /** Creates the API server (not yet listening). */
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const host = options.host ?? DEFAULT_API_HOST;
@@ -99,7 +104,14 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const pathname = rawUrl.split('?')[0] ?? '/';
     // Every /v1 answer names its request; a chat completion replaces this with its own id.
     if (pathname === '/v1' || pathname.startsWith('/v1/')) res.setHeader(REQUEST_ID_HEADER, `req-${randomBytes(12).toString('hex')}`);
-    res.on('finish', () => log.debug({ method, path: pathname, status: res.statusCode, ms: Math.round((performance.now() - arrivedAt) * 10) / 10 }, 'request'));
+    // One line per request, at info for the API (the operator's record of what clients
+    // asked), at debug for the page's static files.
+    const logFields: Record<string, unknown> = {};
+    res.on('finish', () => {
+      const line = { method, path: pathname, status: res.statusCode, ms: Math.round((performance.now() - arrivedAt) * 10) / 10, ...logFields };
+      if (isApiPath(pathname)) log.info(line, 'request');
+      else log.debug(line, 'request');
+    });
     try {
       const refusal = checkHost(req.headers.host, policy) ?? checkOrigin(req.headers.origin, policy);
       if (refusal) throw refusal;
@@ -107,11 +119,10 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       const parsedUrl = new URL(rawUrl, 'http://exobar.invalid');
       const match = table.match(method, parsedUrl.pathname);
       if ('allowed' in match) {
-        const isApi = parsedUrl.pathname.startsWith('/v1/') || parsedUrl.pathname.startsWith('/api/') || parsedUrl.pathname === '/v1' || parsedUrl.pathname === '/api';
         if (match.allowed.length > 0) {
           throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${parsedUrl.pathname}; use ${match.allowed.join(' or ')}`, { headers: { Allow: match.allowed.join(', ') } });
         }
-        if (isApi) throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}; see docs/api.md`);
+        if (isApiPath(parsedUrl.pathname)) throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}; see docs/api.md`);
         if (method !== 'GET' && method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`, { headers: { Allow: 'GET, HEAD' } });
         await serveStatic(req, res, parsedUrl.pathname, rendererDir);
         return;
@@ -128,6 +139,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         arrivedAt,
         node: options.node,
         log,
+        logFields,
         body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit),
         json: (status, body, headers) => sendJson(res, status, body, headers),
         trackStream(end) {

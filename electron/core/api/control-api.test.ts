@@ -2,7 +2,7 @@
  * The control API against the real node with sim runners: the token, the snapshot
  * (once and streamed), instances with the fast-synch 409 gate, the catalog.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Snapshot } from '../../../shared/snapshot';
 import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 
@@ -139,6 +139,31 @@ describe('instances', () => {
     expect(again.body.error.code).toBe('instance_not_found');
   });
 
+  it('a launch of a model that runs answers with the running instance (200, reused); a second one only with duplicate: true', async () => {
+    const before = (await rig.control('GET', '/api/state')).body.instances.length as number;
+    const again = await rig.control('POST', '/api/instances', { model: SMALL });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: smallId, reused: true, state: 'serving', instance: { id: smallId, model: SMALL } });
+    expect((await rig.control('GET', '/api/state')).body.instances).toHaveLength(before);
+
+    // Asked as another instance type: neither reused as the wrong type nor silently doubled.
+    const otherType = await rig.control('POST', '/api/instances', { model: SMALL, instanceType: 'jaccl' });
+    expect(otherType.status).toBe(409);
+    expect(otherType.body.error.code).toBe('model_already_running');
+    expect(otherType.body.error.message).toMatch(/duplicate/);
+
+    const second = await rig.control('POST', '/api/instances', { model: SMALL, duplicate: true });
+    expect(second.status).toBe(201);
+    expect(second.body).toMatchObject({ reused: false, state: 'loading', instance: { model: SMALL } });
+    expect(second.body.id).not.toBe(smallId);
+    expect((await rig.control('GET', '/api/state')).body.instances).toHaveLength(before + 1);
+    // With two running, a plain launch still answers (with the one that serves) and starts nothing.
+    const third = await rig.control('POST', '/api/instances', { model: SMALL });
+    expect(third.status).toBe(200);
+    expect(third.body.id).toBe(smallId);
+    expect((await rig.control('DELETE', `/api/instances/${second.body.id}?confirm=1`)).status).toBe(200);
+  });
+
   it('400 for invalid bodies, saying what was wrong; 404 for an unknown instance', async () => {
     const unknownField = await rig.control('POST', '/api/instances', { model: SMALL, colour: 'blue' });
     expect(unknownField.status).toBe(400);
@@ -165,5 +190,42 @@ describe('endpoints of other parts of the core', () => {
     const plan = await rig.control('GET', '/api/launch/safe-pair');
     expect(plan.status).toBe(200);
     expect(plan.body.models.map((m: { model: string }) => m.model)).toEqual([SMALL, MEDIUM]);
+  });
+});
+
+describe('stopping a model with requests in flight', () => {
+  it('answers 409 requests_in_flight with the count unless confirmed (body or ?confirm=1), for one model and for all', async () => {
+    const id = await rig.launch(MEDIUM);
+    const response = await fetch(`${rig.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: MEDIUM, messages: [{ role: 'user', content: 'tell me a long story' }], max_tokens: 4000, stream: true }),
+    });
+    expect(response.status).toBe(200);
+    const held = () => rig.node.snapshot().instances.find((i) => i.id === id)?.queue.requests.length ?? 0;
+    await vi.waitFor(() => expect(held()).toBe(1));
+
+    const one = await rig.control('DELETE', `/api/instances/${id}`);
+    expect(one.status).toBe(409);
+    expect(one.body.error).toMatchObject({ code: 'requests_in_flight', type: 'conflict_error', param: 'confirm', requests: 1 });
+    expect(one.body.error.message).toMatch(/^1 request will end/);
+    const all = await rig.control('DELETE', '/api/instances');
+    expect(all.status).toBe(409);
+    expect(all.body.error).toMatchObject({ code: 'requests_in_flight', requests: 1 });
+    const notConfirmed = await rig.control('DELETE', `/api/instances/${id}?confirm=0`);
+    expect(notConfirmed.status).toBe(409);
+    const badBody = await rig.control('DELETE', `/api/instances/${id}`, { confirm: 'yes' });
+    expect(badBody.status).toBe(400);
+    // Nothing was stopped by the refusals: the request is still in flight.
+    expect(held()).toBe(1);
+
+    const confirmed = await rig.control('DELETE', `/api/instances/${id}`, { confirm: true });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body).toEqual({ id, deleted: true });
+    // The stream the stop ended says why.
+    expect(await response.text()).toMatch(/instance_deleted/);
+    const rest = await rig.control('DELETE', '/api/instances?confirm=1');
+    expect(rest.status).toBe(200);
+    expect(rest.body.deleted).toContain(smallId);
   });
 });

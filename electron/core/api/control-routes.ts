@@ -7,10 +7,14 @@
 import { z } from 'zod';
 import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../../shared/api';
 import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
+import { instanceLifecycle } from '../../../shared/instance-state';
+import { launchInstance } from '../instance-launch';
+import { requestsEndingOnStop, requestsWillEndWords } from '../../../shared/stop-confirmation';
 import { ApiError, rejected } from './api-error';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';
 import { stopAllInstances } from '../node/stop-all';
+import { localInstances } from '../../../shared/instance-state';
 
 /** Interval at which /api/events pushes snapshots at most (the node throttles its listeners). */
 export const EVENTS_THROTTLE_MS = 100;
@@ -49,12 +53,15 @@ function findInstance(snapshot: Snapshot, id: string): InstanceSnapshot | null {
 async function createInstance(ctx: RouteContext): Promise<void> {
   const q = query(ctx, CreateQuerySchema);
   const body = await ctx.body(CreateInstanceRequestSchema);
-  let instance: InstanceSnapshot = await ctx.node.createInstance(body);
+  ctx.logFields.model = body.model;
+  const launched = await launchInstance(ctx.node, body);
+  let instance: InstanceSnapshot = launched.instance;
   if (q.wait === 'ready') {
     await ctx.node.waitForReady(instance.id, q.timeout_ms);
     instance = findInstance(ctx.node.snapshot(), instance.id) ?? instance;
   }
-  ctx.json(201, { id: instance.id, instance });
+  // 200 for the instance that already ran (nothing was created), 201 for a new one.
+  ctx.json(launched.reused ? 200 : 201, { id: instance.id, instance, reused: launched.reused, state: instanceLifecycle(instance) });
 }
 
 async function updateInstance(ctx: RouteContext): Promise<void> {
@@ -64,14 +71,47 @@ async function updateInstance(ctx: RouteContext): Promise<void> {
   ctx.json(200, { id, instance: findInstance(ctx.node.snapshot(), id) });
 }
 
+/** `?confirm=1` (or `true`): stop even though requests are in flight. */
+const StopQuerySchema = z.strictObject({ confirm: z.enum(['1', 'true', '0', 'false']).optional() });
+/** The optional body of a stop: `{"confirm": true}`. */
+const StopBodySchema = z.strictObject({ confirm: z.boolean().default(false) });
+
+/**
+ * True when the caller confirmed ending requests in flight, by query or by body. A
+ * DELETE without a body is the usual case, so the body is read only when one is sent.
+ */
+async function stopConfirmed(ctx: RouteContext): Promise<boolean> {
+  const q = query(ctx, StopQuerySchema);
+  if (q.confirm === '1' || q.confirm === 'true') return true;
+  const length = ctx.req.headers['content-length'];
+  const hasBody = (length !== undefined && length !== '0') || ctx.req.headers['transfer-encoding'] !== undefined;
+  return hasBody ? (await ctx.body(StopBodySchema)).confirm : false;
+}
+
+/**
+ * Refuses (409 `requests_in_flight`, with the count in `error.requests`) to stop
+ * instances whose requests would end, unless the caller confirmed: one click must not
+ * fail every request in flight without a question.
+ */
+async function refuseUnconfirmedStop(ctx: RouteContext, ids: readonly string[]): Promise<void> {
+  const requests = requestsEndingOnStop(ctx.node.snapshot(), ids);
+  if (requests === 0 || (await stopConfirmed(ctx))) return;
+  throw new ApiError(409, 'requests_in_flight', `${requestsWillEndWords(requests)} if ${ids.length === 1 ? 'this model stops' : 'these models stop'}; send "confirm": true (or ?confirm=1) to stop anyway`, {
+    param: 'confirm',
+    details: { requests },
+  });
+}
+
 async function deleteInstance(ctx: RouteContext): Promise<void> {
   const id = instanceId(ctx);
+  await refuseUnconfirmedStop(ctx, [id]);
   await ctx.node.deleteInstance(id);
   ctx.json(200, { id, deleted: true });
 }
 
 /** Stops every instance (the "stop all" action); each deletion stops its runner cleanly. */
 async function deleteAllInstances(ctx: RouteContext): Promise<void> {
+  await refuseUnconfirmedStop(ctx, localInstances(ctx.node.snapshot()).map((i) => i.id));
   const { ids, failed } = await stopAllInstances(ctx.node);
   if (failed.length > 0) throw new ApiError(500, 'delete_failed', `could not stop instances: ${failed.map((f) => f.id).join(', ')}`);
   ctx.json(200, { deleted: ids });

@@ -102,6 +102,7 @@ async function chatCompletions(ctx: RouteContext): Promise<void> {
   if (unsupported) throw unsupported;
   const body = validateJson(raw, ChatCompletionRequestSchema);
   const request = toSubmitRequest(body, ctx.arrivedAt);
+  ctx.logFields.model = request.model;
   const modelRefusal = refuseForModel(request, ctx.node.models().find((m) => m.id === request.model));
   if (modelRefusal) throw modelRefusal;
   const submitted = await submit(ctx, request);

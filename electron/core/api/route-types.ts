@@ -20,6 +20,8 @@ export interface RouteContext {
   arrivedAt: number;
   node: ExobarNode;
   log: Logger;
+  /** Fields the request's one log line adds (a route sets `model` once it knows it). */
+  logFields: Record<string, unknown>;
   /** Reads, parses and validates the JSON body (size-limited); throws a counted 400/413/415. */
   body<S extends z.ZodType>(schema: S): Promise<z.output<S>>;
   /** Answers with JSON. */

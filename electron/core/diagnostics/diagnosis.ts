@@ -69,6 +69,12 @@ export interface Finding {
   cause: StallCause;
   /** True when the verdict points at a defect in exobar: report it. */
   bugToReport: boolean;
+  /**
+   * Prompt tokens the runner actually processed: all of them once the first token came;
+   * for a request that ended before it (cancelled part-way, failed) the count the last
+   * prefill progress reported. Rates are computed from this, never from the prompt size.
+   */
+  processedPromptTokens: number;
   /** The verdict in words, with its numbers. */
   explanation: string;
   evidence: Record<string, unknown>;
@@ -232,6 +238,13 @@ function failureCodes(events: readonly NodeEvent[]): Map<string, string> {
   return out;
 }
 
+/** Per request, its last prefill progress: tokens processed so far and when (monotonic ms). */
+function prefillProgress(events: readonly NodeEvent[]): Map<string, { processed: number; t: number }> {
+  const out = new Map<string, { processed: number; t: number }>();
+  for (const e of events) if (e.kind === 'prefill_progress') out.set(e.requestId, { processed: e.data.processed, t: e.t });
+  return out;
+}
+
 function latestFastSynch(events: readonly NodeEvent[]): string[] {
   const latest = new Map<string, boolean>();
   for (const e of events) if (e.kind === 'runner_hello') latest.set(e.instanceId, e.data.fastSynch);
@@ -271,6 +284,7 @@ export function diagnose(
   const history = statusHistory(events);
   const incidents = incidentsOf(events);
   const codes = failureCodes(events);
+  const progress = prefillProgress(events);
   const fastSynchOn = latestFastSynch(events);
   const byInstance = new Map<string, RequestTimeline[]>();
   for (const t of timelines) {
@@ -337,7 +351,28 @@ export function diagnose(
       dominantPart: part,
     };
     const verdict = runnerDied ? runnerDeath(t, failureCode!, until) : explain(t, part, parts, reference, until);
-    return { ...base, ...verdict };
+    const note = endedPartWay(t);
+    return { ...base, processedPromptTokens: processed(t).tokens, ...verdict, explanation: note ? `${note} ${verdict.explanation}` : verdict.explanation };
+  }
+
+  /**
+   * The prompt tokens the runner processed and when the last of them was reported: the
+   * whole prompt by the first token; else what the last prefill progress said (zero
+   * before any), which is all a request cancelled or failed part-way ever cost.
+   */
+  function processed(t: RequestTimeline): { tokens: number; at: number | null } {
+    if (t.firstTokenAt !== null) return { tokens: t.promptTokens, at: t.firstTokenAt };
+    const last = progress.get(t.requestId);
+    return last ? { tokens: Math.min(last.processed, t.promptTokens), at: last.t } : { tokens: 0, at: null };
+  }
+
+  /** "Cancelled part-way through its prefill, at 12288 of 30007 prompt tokens." for a request that ended before its first token. */
+  function endedPartWay(t: RequestTimeline): string | null {
+    if (t.firstTokenAt !== null || (t.outcome !== 'cancelled' && t.outcome !== 'failed')) return null;
+    const done = processed(t).tokens;
+    const verb = t.outcome === 'cancelled' ? 'Cancelled' : 'Failed';
+    if (done === 0) return `${verb} before its prefill made progress (0 of ${t.promptTokens} prompt tokens processed).`;
+    return `${verb} part-way through its prefill, at ${done} of ${t.promptTokens} prompt tokens.`;
   }
 
   function runnerDeath(t: RequestTimeline, code: string, until: number): Verdict {
@@ -489,7 +524,11 @@ export function diagnose(
     const known = busy.filter((b) => b.overlapMs !== null);
     const sharedFraction = known.length === busy.length && busy.length > 0 && serviceMs > 0 ? Math.max(...known.map((b) => b.overlapMs!)) / serviceMs : null;
     const slowdown = reference.serviceMs !== null && reference.serviceMs > 0 ? serviceMs / reference.serviceMs : null;
-    const rate = serviceMs > 0 ? Math.round((t.promptTokens / serviceMs) * 1000) : null;
+    // The rate counts only the tokens processed, over the time they took: a request
+    // cancelled part-way did not prefill its whole prompt in the time it ran.
+    const done = processed(t);
+    const rateMs = done.at !== null ? done.at - start : 0;
+    const rate = done.tokens > 0 && rateMs > 0 ? Math.round((done.tokens / rateMs) * 1000) : null;
     const evidence = {
       serviceMs: r1(serviceMs),
       soloServiceMs: reference.serviceMs !== null ? r1(reference.serviceMs) : null,
@@ -521,10 +560,15 @@ export function diagnose(
       };
     }
     const solo = slowdown !== null ? ` (${slowdown.toFixed(2)}x the solo time of comparable prompts)` : '';
+    const rateWords = rate !== null ? ` (${rate} tokens/s)` : '';
+    const what =
+      done.tokens === t.promptTokens
+        ? `Its own prefill of ${t.promptTokens} prompt tokens took ${ms(serviceMs)}${rateWords}`
+        : `Its own prefill ran ${ms(serviceMs)} and processed ${done.tokens} of its ${t.promptTokens} prompt tokens${rateWords}`;
     return {
       cause: 'own_prefill',
       bugToReport: false,
-      explanation: `Its own prefill of ${t.promptTokens} prompt tokens took ${ms(serviceMs)}${rate !== null ? ` (${rate} tokens/s)` : ''}${solo}: the prompt is long, nothing else held it up.`,
+      explanation: `${what}${solo}: the prompt is long, nothing else held it up.`,
       evidence,
     };
   }

@@ -61,6 +61,35 @@ describe('bundle after real incidents', () => {
     expect(Number(row.ack_wait_ms)).toBeGreaterThan(Number(row.dispatch_ms) * 10);
   });
 
+  it('says a request cancelled mid-prefill was cancelled part-way, at how many tokens, with a rate of the tokens processed only', async () => {
+    fixture = createNodeFixture({ simTimeScale: 0.1 });
+    await fixture.launch(MEDIUM);
+    const long = submitTracked(fixture.node, { model: MEDIUM, messages: makePrompt(30_000, 'cancelled-prompt'), maxTokens: 4 });
+    const processedSoFar = () => Math.max(0, ...long.events.map((e) => (e.type === 'prefill_progress' ? e.processedTokens : 0)));
+    await eventually(() => processedSoFar() >= 8192, 10_000, 'two prefill chunks');
+    expect(fixture.node.cancel(long.handle.id)).toBe(true);
+    await long.handle.done.catch(() => undefined);
+    expect(long.events.some((e) => e.type === 'cancelled')).toBe(true);
+    expect(long.tokens).toBe(0);
+
+    const { findings } = await exportBundle(fixture, { diagnosis: { thresholdMs: 200 } });
+    const finding = findings.find((f) => f.requestId === long.handle.id);
+    expect(finding, JSON.stringify(findings, null, 2)).toBeDefined();
+    const promptTokens = finding!.promptTokens;
+    expect(finding!.outcome).toBe('cancelled');
+    // What the runner reported last: at least the two chunks waited for, never the whole prompt.
+    expect(finding!.processedPromptTokens).toBeGreaterThanOrEqual(8192);
+    expect(finding!.processedPromptTokens).toBeLessThan(promptTokens);
+    expect(finding!.processedPromptTokens).toBe(processedSoFar());
+    expect(finding!.explanation).toMatch(new RegExp(`^Cancelled part-way through its prefill, at ${finding!.processedPromptTokens} of ${promptTokens} prompt tokens\\.`));
+    expect(finding!.explanation).not.toMatch(new RegExp(`prefill of ${promptTokens} prompt tokens took`));
+    // The rate is of the tokens processed: over the time the request ran it accounts for
+    // about what was processed, far from the whole prompt (the old, wrong figure).
+    const { promptTokensPerSecond: rate, serviceMs } = finding!.evidence as { promptTokensPerSecond: number; serviceMs: number };
+    expect(rate).toBeGreaterThan(0);
+    expect((rate * serviceMs) / 1000).toBeLessThan(promptTokens * 0.8);
+  });
+
   it('names the shared GPU for a short request to one model while the other prefills', async () => {
     // A larger time scale than elsewhere: the 1B's ~0.23 s must stand out from process noise.
     fixture = createNodeFixture({ simTimeScale: 0.5 });

@@ -192,7 +192,7 @@ describe('planSafePairForNode', () => {
     const node = walkingFakeNode();
     const id = node.addReady(MEDIUM, 'jaccl', true);
     expect(runningInstancesFromSnapshot(node.snapshot())).toEqual([
-      { id, model: MEDIUM, instanceType: 'jaccl', fastSynch: true, fastSynchReason: 'forced on by user' },
+      { id, model: MEDIUM, instanceType: 'jaccl', fastSynch: true, fastSynchReason: 'forced on by user', state: 'serving' },
     ]);
   });
 

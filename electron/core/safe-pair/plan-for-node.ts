@@ -4,7 +4,7 @@
  */
 import type { SafePairPlan, Settings } from '../../../shared/api';
 import { planSafePair, type RunningInstanceInfo } from '../../../shared/safe-pair-plan';
-import { localInstances } from '../../../shared/instance-state';
+import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ExobarNode } from '../node-types';
 import { readSystemMemory, type SystemMemory } from '../system-memory';
@@ -22,6 +22,7 @@ export function runningInstancesFromSnapshot(snapshot: Snapshot): RunningInstanc
     instanceType: i.instanceType,
     fastSynch: i.fastSynch.enabled,
     fastSynchReason: i.fastSynch.reason,
+    state: instanceLifecycle(i),
   }));
 }
 

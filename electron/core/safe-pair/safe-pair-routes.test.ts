@@ -58,6 +58,7 @@ describe('/api/launch/safe-pair on the real core', () => {
     expect(post.status).toBe(200);
     expect(post.body.launch).toMatchObject({ state: 'done', error: null });
     expect(post.body.plan.models.every((m: { alreadyRunning: boolean }) => m.alreadyRunning)).toBe(true);
+    expect(post.body.plan.models.map((m: { state: string }) => m.state)).toEqual(['serving', 'serving']);
 
     const state = await rig.control('GET', '/api/state');
     const instances = state.body.instances as Array<{ id: string; model: string; runner: { pid: number; status: { kind: string } }; fastSynch: { enabled: boolean; reported: boolean | null } }>;
@@ -77,6 +78,18 @@ describe('/api/launch/safe-pair on the real core', () => {
     expect(again.body.instances.map((i: { reused: boolean }) => i.reused)).toEqual([true, true]);
     const after = await rig.control('GET', '/api/state');
     expect(after.body.instances.map((i: (typeof instances)[number]) => [i.id, i.runner.pid])).toEqual(instances.map((i) => [i.id, i.runner.pid]));
+  });
+
+  it('plans a model whose instance still loads as loading, not as running', async () => {
+    await rig.control('DELETE', '/api/instances?confirm=1');
+    // Not waited for: the runner process is still starting when the plan is read.
+    await rig.control('POST', '/api/instances', { model: MEDIUM });
+    const plan = (await rig.control('GET', '/api/launch/safe-pair')).body as SafePairPlan;
+    expect(plan.models.map((m) => [m.model, m.alreadyRunning, m.state])).toEqual([
+      [SMALL, false, null],
+      [MEDIUM, true, 'loading'],
+    ]);
+    expect(plan.memory.requiredBytes).toBe(plan.models[0]?.memoryBytes);
   });
 
   it('needs the bearer token', async () => {

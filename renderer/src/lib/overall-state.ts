@@ -1,31 +1,47 @@
 /**
  * The header's one-glance answer to "is everything fine?", worst first: a lost
- * connection or a failed runner or launch beats a warning, which beats "All good".
+ * connection or a failed runner or launch beats a warning, which beats a model still
+ * loading, which beats "All good". Instance states come from the one derivation in
+ * shared/instance-state.ts (the tray and the safe launch use the same).
  */
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
-import { fastSynchMismatch, isFailed, isServing } from '../../../shared/instance-state';
+import { fastSynchMismatch, instanceLifecycle, lifecycleCounts } from '../../../shared/instance-state';
 
 export interface OverallState {
-  level: 'ok' | 'warning' | 'failed' | 'connecting';
+  level: 'ok' | 'loading' | 'warning' | 'failed' | 'connecting';
   headline: string;
+  /** Instances serving now (a model still loading is not counted). */
   running: number;
   warnings: number;
+  /**
+   * Instances on their way up (loading or restarting). Flat numbers only: the header
+   * selects this object with a shallow comparison, so a nested object would be new on
+   * every read and re-render forever.
+   */
+  loading: number;
 }
 
+/** The header's state for this snapshot and connection. */
 export function overallState(snapshot: Snapshot, connection: ConnectionState, received: boolean): OverallState {
-  const running = snapshot.instances.filter(isServing).length;
+  const lifecycle = lifecycleCounts(snapshot.instances);
   const mismatches = snapshot.instances.filter(fastSynchMismatch).length;
   const hasMismatchWarning = snapshot.warnings.some((w) => w.code === 'fast_synch_mismatch');
   const warnings = snapshot.warnings.length + (hasMismatchWarning ? 0 : mismatches);
-  const base = { running, warnings };
+  const starting = lifecycle.loading + lifecycle.restarting;
+  const base = { running: lifecycle.serving, warnings, loading: starting };
   if (connection === 'error') return { level: 'failed', headline: 'Disconnected', ...base };
   if (!received) return { level: 'connecting', headline: 'Connecting…', ...base };
-  const failed = snapshot.instances.filter(isFailed);
-  if (failed.length > 0) {
-    return { level: 'failed', headline: failed.length === 1 ? `${failed[0]?.modelName} failed` : `${failed.length} runners failed`, ...base };
+  if (lifecycle.failed > 0) {
+    const failed = snapshot.instances.find((i) => instanceLifecycle(i) === 'failed');
+    return { level: 'failed', headline: lifecycle.failed === 1 ? `${failed?.modelName} failed` : `${lifecycle.failed} runners failed`, ...base };
   }
   if (snapshot.launch?.state === 'failed') return { level: 'failed', headline: 'Launch failed', ...base };
   if (warnings > 0) return { level: 'warning', headline: warnings === 1 ? 'Warning' : `${warnings} warnings`, ...base };
+  if (starting > 0) {
+    const verb = lifecycle.restarting > 0 && lifecycle.loading === 0 ? 'restarting' : 'loading';
+    return { level: 'loading', headline: `${starting === 1 ? '1 model' : `${starting} models`} ${verb}`, ...base };
+  }
+  if (snapshot.launch?.state === 'running') return { level: 'loading', headline: 'Launching', ...base };
   return { level: 'ok', headline: 'All good', ...base };
 }

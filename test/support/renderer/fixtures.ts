@@ -111,6 +111,7 @@ export function safePairPlan(overrides: Partial<SafePairPlan> = {}): SafePairPla
         fastSynchReason: 'ring instance',
         memoryBytes: 1.4 * GiB,
         alreadyRunning: false,
+        state: null,
       },
       {
         model: 'sim/llama-3.2-3b',
@@ -122,6 +123,7 @@ export function safePairPlan(overrides: Partial<SafePairPlan> = {}): SafePairPla
         fastSynchReason: 'ring instance',
         memoryBytes: 3.4 * GiB,
         alreadyRunning: false,
+        state: null,
       },
     ],
     memory: { requiredBytes: 4.8 * GiB, freeBytes: 20 * GiB, headroomBytes: 2 * GiB },

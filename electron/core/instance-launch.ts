@@ -1,0 +1,55 @@
+/**
+ * Launching a model, as every caller does it (POST /api/instances, the window's
+ * IPC createInstance): a model that already runs answers with its running instance
+ * instead of starting a second copy of its weights; a second instance only when the
+ * caller asks for one with `duplicate: true`.
+ */
+import type { CreateInstanceRequestSchema } from '../../shared/api';
+import { instanceLifecycle, localInstances, type InstanceLifecycle } from '../../shared/instance-state';
+import type { LocalInstanceSnapshot } from '../../shared/snapshot';
+import type { z } from 'zod';
+import { NodeError, type ExobarNode } from './node-types';
+
+export type LaunchInstanceRequest = z.output<typeof CreateInstanceRequestSchema>;
+
+export interface LaunchInstanceResult {
+  instance: LocalInstanceSnapshot;
+  /** True when the model already ran and its instance is answered; nothing was started. */
+  reused: boolean;
+  /** The instance's lifecycle state now (a reused instance may still be loading). */
+  state: InstanceLifecycle;
+}
+
+/**
+ * The running local instance of `model`, if any: the one a launch reuses. Prefers one
+ * that serves over one still loading, so a duplicate started on purpose that is still
+ * loading does not hide a serving one.
+ */
+export function runningInstanceOf(node: Pick<ExobarNode, 'snapshot'>, model: string): LocalInstanceSnapshot | null {
+  const same = localInstances(node.snapshot()).filter((i) => i.model === model);
+  return same.find((i) => instanceLifecycle(i) === 'serving') ?? same[0] ?? null;
+}
+
+/**
+ * Launches `request.model`, or answers with its running instance. A running instance of
+ * another instance type is not silently reused as the wrong type nor doubled: that is a
+ * 409 `model_already_running` that says how to get either. `duplicate: true` always starts
+ * a new instance (the node's own checks, the shared-GPU one included, still apply).
+ */
+export async function launchInstance(node: Pick<ExobarNode, 'snapshot' | 'createInstance'>, request: LaunchInstanceRequest): Promise<LaunchInstanceResult> {
+  const { duplicate, ...create } = request;
+  if (!duplicate) {
+    const existing = runningInstanceOf(node, create.model);
+    if (existing && existing.instanceType !== create.instanceType) {
+      throw new NodeError(
+        'model_already_running',
+        `${create.model} already runs as a ${existing.instanceType} instance (${existing.id}); ` +
+          `stop it first to run it as ${create.instanceType}, or send "duplicate": true to start a second instance beside it`,
+        409,
+      );
+    }
+    if (existing) return { instance: existing, reused: true, state: instanceLifecycle(existing) };
+  }
+  const instance = await node.createInstance(create);
+  return { instance, reused: false, state: instanceLifecycle(instance) };
+}
