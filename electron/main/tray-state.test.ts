@@ -69,7 +69,7 @@ describe('tray state', () => {
     // The demo: three exo models, one with a failed runner on mini-b, plus the local one.
     expect(view.title).toBe('3');
     expect(view.state).toBe('failed');
-    expect(view.tooltip).toContain('3 models serving of 4');
+    expect(view.tooltip).toContain('exobar: 4 models: 3 serving · 1 failed');
     expect(view.tooltip).toContain(`exo at ${exo.exo!.url}: 2 Macs, 3 models (2 serving)`);
 
     const lost = await mappedExoSnapshot({ then: async (h) => {
