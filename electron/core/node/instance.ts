@@ -232,11 +232,19 @@ export class Instance {
       };
       this.dispatcher.dispatch({
         send: () => {
-          if (request.ended || !this.ready) return;
+          if (request.ended) return false;
+          if (!this.ready) {
+            // The runner went down between pump and send (the baseline holds jobs behind
+            // other acks): back to the queue, sent again when a runner is ready, or failed
+            // with the rest of the queue if none will be.
+            this.requeue(request);
+            return false;
+          }
           request.dispatchedAt = performance.now();
           this.supervisor.submitGeneration(task);
           this.log.record({ kind: 'request_dispatched', instanceId: this.id, requestId: request.id });
           this.changed();
+          return true;
         },
         acknowledged: request.acknowledged(),
       });
@@ -390,6 +398,20 @@ export class Instance {
     this.onRequestEnded(request);
     this.pump();
     this.changed();
+  }
+
+  /** Undoes a pump for a request that was never written: it waits in the queue again, in arrival order. */
+  private requeue(request: NodeRequest): void {
+    this.reserved -= 1;
+    request.dispatchQueuedAt = null;
+    if (request.taskId) this.byTask.delete(request.taskId);
+    request.taskId = null;
+    const index = this.queue.findIndex((queued) => queued.arrivedAt > request.arrivedAt);
+    this.queue.splice(index === -1 ? this.queue.length : index, 0, request);
+    this.log.record({ kind: 'request_requeued', instanceId: this.id, requestId: request.id });
+    this.changed();
+    // A runner that is back already would otherwise wait for the next event to pump.
+    queueMicrotask(() => this.pump());
   }
 
   private removeFromQueue(request: NodeRequest): void {

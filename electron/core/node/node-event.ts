@@ -24,6 +24,8 @@ interface OfRequest extends OfInstance {
 export type NodeEvent =
   | (OfRequest & { kind: 'request_arrived'; data: { promptTokens: number } })
   | (OfRequest & { kind: 'request_dispatched' })
+  /** Handed to the dispatcher but never written: its runner was not ready by then; it waits in the queue again. */
+  | (OfRequest & { kind: 'request_requeued' })
   | (OfRequest & { kind: 'request_acknowledged' })
   | (OfRequest & { kind: 'prefill_progress'; data: { processed: number; total: number } })
   | (OfRequest & { kind: 'first_token'; data: { totalMs: number; waitMs: number; prefillMs: number; firstTokenMs: number } })
