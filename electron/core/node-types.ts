@@ -126,7 +126,7 @@ export interface NodeOptions {
   /** Version string reported in the snapshot. */
   version?: string;
   /** Watchdog limits and restart policy; defaults suit the calibrated sim and real MLX. */
-  watchdog?: Partial<{ prefillMs: number; decodeMs: number; lifecycleMs: number }>;
+  watchdog?: Partial<{ prefillMs: number; decodeMs: number; lifecycleMs: number; floorMs: number; safetyFactor: number }>;
   restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number }>;
 }
 

@@ -26,7 +26,8 @@ import {
   type RequestTimeline,
 } from './node-types';
 import type { SpawnSpec } from './supervisor/spawn-spec';
-import { DEFAULT_WATCHDOG_LIMITS } from './supervisor/watchdog';
+import { ratePriorFor } from './supervisor/runner-rates';
+import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
 
 export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
@@ -76,6 +77,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const runnerCommand =
     internals.runnerCommand ??
     ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : (options.mlxSpawnSpec?.(model) ?? null)));
+
+  /** The settings' limits; a sim runner's floor shrinks with its time scale, as all its durations do. */
+  function watchdogLimitsFor(model: CatalogModel): WatchdogLimits {
+    const limits = { ...DEFAULT_WATCHDOG_LIMITS, ...options.watchdog };
+    return model.engine === 'sim' ? { ...limits, floorMs: limits.floorMs * simTimeScale } : limits;
+  }
 
   /** Builds the snapshot of the current state; the broadcaster calls it at most once per version. */
   function buildSnapshot(seq: number): Snapshot {
@@ -239,7 +246,10 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
               return { ...spec, env: { ...spec.env, ...fastSynchEnv(instance.decision.enabled) } };
             },
             logDir: join(dataDir, 'logs', id),
-            watchdog: { ...DEFAULT_WATCHDOG_LIMITS, ...options.watchdog },
+            watchdog: watchdogLimitsFor(model),
+            rates: ratePriorFor(model, simTimeScale),
+            // Every other local runner with work computes on this GPU too.
+            gpuSharers: () => [...instances.values()].filter((other) => other.id !== id && other.load > 0).length,
             restart: { baseDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, ...options.restart },
           },
         },

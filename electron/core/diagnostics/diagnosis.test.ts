@@ -127,9 +127,9 @@ describe('diagnose', () => {
     const hung = tl({ requestId: 'hung', instanceId: B1, arrivedAt: 100, acknowledgedAt: 105, endedAt: 700, outcome: 'failed' });
     const events: NodeEvent[] = [
       ready(B1),
-      { t: 650, kind: 'watchdog_fired', instanceId: B1, data: { phase: 'prefill', silentMs: 540 } },
+      { t: 650, kind: 'watchdog_fired', instanceId: B1, data: { phase: 'prefill', silentMs: 540, deadlineMs: 500 } },
       { t: 700, kind: 'request_failed', instanceId: B1, requestId: 'hung', data: { completionTokens: 0, code: 'runner_stuck', reason: 'runner stuck' } },
-      { t: 720, kind: 'runner_exited', instanceId: B1, data: { cause: 'stuck', code: null, signal: 'SIGTERM', reason: 'runner stuck: no event for 0.5 s during prefill (watchdog)' } },
+      { t: 720, kind: 'runner_exited', instanceId: B1, data: { cause: 'stuck', code: null, signal: 'SIGTERM', reason: 'runner stuck: no output for 0.5 s during prefill (watchdog deadline 0.5 s)' } },
     ];
     const d = diagnose([hung], events, { now: 5000 });
     expect(d.findings).toHaveLength(1);

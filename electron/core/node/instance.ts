@@ -297,7 +297,7 @@ export class Instance {
         this.log.record({ kind: 'runner_malformed_line', instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
         break;
       case 'watchdog':
-        this.log.record({ kind: 'watchdog_fired', instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs) } });
+        this.log.record({ kind: 'watchdog_fired', instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs), deadlineMs: Math.round(event.deadlineMs) } });
         break;
       case 'down':
         this.onDown(event);

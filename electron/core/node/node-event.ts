@@ -42,7 +42,7 @@ export type NodeEvent =
   | (OfInstance & { kind: 'runner_exited'; data: { cause: DownCause; code: number | null; signal: string | null; reason: string } })
   | (OfInstance & { kind: 'runner_hello'; data: { fastSynch: boolean; engine: string; decided: boolean } })
   | (OfInstance & { kind: 'runner_malformed_line'; data: { reason: string } })
-  | (OfInstance & { kind: 'watchdog_fired'; data: { phase: WatchdogPhase; silentMs: number } })
+  | (OfInstance & { kind: 'watchdog_fired'; data: { phase: WatchdogPhase; silentMs: number; deadlineMs: number } })
   | (OfInstance & { kind: 'runner_restart_scheduled'; data: { inMs: number } })
   | (OfInstance & { kind: 'instance_created'; data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string } })
   | (OfInstance & { kind: 'instance_deleted' })

@@ -65,7 +65,7 @@ describe('runner failures', () => {
     expect(outcome.type).toBe('failed');
     if (outcome.type === 'failed') {
       expect(outcome.error.code).toBe('runner_stuck');
-      expect(outcome.error.message).toMatch(/watchdog/);
+      expect(outcome.error.message).toMatch(/no output for .* during prefill \(watchdog deadline/);
     }
     const events = node.recentEvents();
     const firedAt = events.find((e) => e.kind === 'watchdog_fired')!.t;

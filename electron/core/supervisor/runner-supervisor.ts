@@ -11,10 +11,17 @@
  */
 import { join } from 'node:path';
 import type { Chunk, RunnerOutput, RunnerStatus, Task, TaskStatus } from '../../../shared/runner-protocol';
+import { countPromptTokens } from '../../../shared/token-count';
 import { LogTail } from './log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
+import { RunnerRates, type RatePrior } from './runner-rates';
 import type { SpawnSpec } from './spawn-spec';
-import { Watchdog, type WatchdogLimits, type WatchdogPhase } from './watchdog';
+import { Watchdog, watchdogDeadlineMs, type WatchdogFiring, type WatchdogLimits, type WatchdogPhase, type WatchdogWork } from './watchdog';
+
+/** exo's prefill chunk: the longest prefill step between two progress lines. */
+const PREFILL_CHUNK_TOKENS = 4096;
+/** exo's batch: requests decoding together at most. */
+const MAX_BATCH = 8;
 
 type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
 
@@ -34,6 +41,10 @@ export interface SupervisorOptions {
   /** Directory for stdout.log and stderr.log; null keeps logs in memory only. */
   logDir: string | null;
   watchdog: WatchdogLimits;
+  /** The catalog's figures for this model in real ms: the prior of the learned rates. */
+  rates: RatePrior;
+  /** Other runners computing on this GPU now: each stretches the watchdog's deadline. */
+  gpuSharers?: () => number;
   restart: RestartPolicy;
   helloTimeoutMs?: number;
   ackTimeoutMs?: number;
@@ -57,7 +68,7 @@ export type SupervisorEvent =
   /** A generation task ended without a terminal status from the runner (it died or was stopped). */
   | { type: 'task_lost'; taskId: string; cause: DownCause; message: string }
   | { type: 'malformed_line'; reason: string }
-  | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number }
+  | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number; deadlineMs: number }
   | { type: 'down'; cause: DownCause; message: string; exit: RunnerExit | null; willRestartInMs: number | null };
 
 export interface InProgressTask {
@@ -65,6 +76,11 @@ export interface InProgressTask {
   sentAt: number;
   acknowledgedAt: number | null;
   tokens: number;
+  /** Prompt tokens as the node counts them (the runner's tokenizer may differ a little). */
+  promptTokens: number;
+  /** Prompt tokens the runner reported prefilled. */
+  processed: number;
+  lastTokenAt: number | null;
 }
 
 export interface PendingCancel {
@@ -97,6 +113,10 @@ export class RunnerSupervisor {
   private helloWaiter: ((hello: Extract<RunnerOutput, { type: 'Hello' }>) => void) | null = null;
   private lifecycleTaskOpen = false;
   private readonly watchdog: Watchdog;
+  /** This runner's measured speed, kept across restarts (same model, same Mac). */
+  readonly rates: RunnerRates;
+  /** When the last prefill progress arrived: a prefill between two tokens is not a decode step. */
+  private lastPrefillAt = 0;
   private taskCounter = 0;
   /** Bumped on every spawn: events of a previous process are ignored. */
   private epoch = 0;
@@ -110,7 +130,8 @@ export class RunnerSupervisor {
       stdout: new LogTail({ filePath: logFile('stdout.log') }),
       stderr: new LogTail({ filePath: logFile('stderr.log') }),
     };
-    this.watchdog = new Watchdog(options.watchdog, () => this.currentPhase(), (phase, silentMs) => this.onStuck(phase, silentMs));
+    this.rates = new RunnerRates(options.rates);
+    this.watchdog = new Watchdog(options.watchdog, () => this.currentDeadline(), (firing) => this.onStuck(firing));
   }
 
   /** Starts the runner in the background; progress arrives as events. Never throws. */
@@ -124,9 +145,19 @@ export class RunnerSupervisor {
    * once: the acknowledgement comes later as an event (exo's fix for the stalled worker).
    */
   submitGeneration(task: GenerationTask): void {
-    const entry: InProgressTask = { task, sentAt: performance.now(), acknowledgedAt: null, tokens: 0 };
+    const entry: InProgressTask = {
+      task,
+      sentAt: performance.now(),
+      acknowledgedAt: null,
+      tokens: 0,
+      promptTokens: countPromptTokens(task.params.messages),
+      processed: 0,
+      lastTokenAt: null,
+    };
+    // Only work reaching an idle runner starts the clock; more work never resets it.
+    const wasIdle = this.currentWork() === null;
     this.inProgress.set(task.taskId, entry);
-    this.watchdog.touch();
+    if (wasIdle) this.watchdog.workStartedWhileIdle();
     this.process?.send(task);
   }
 
@@ -200,6 +231,7 @@ export class RunnerSupervisor {
       onMessage: (message) => epoch === this.epoch && this.onMessage(message),
       onMalformedLine: (reason, line) => {
         if (epoch !== this.epoch) return;
+        this.watchdog.outputSeen();
         this.malformedLines += 1;
         this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
         this.emit({ type: 'malformed_line', reason });
@@ -272,7 +304,6 @@ export class RunnerSupervisor {
         fail,
       });
       this.lifecycleTaskOpen = true;
-      this.watchdog.touch();
       this.process?.send(task);
     });
   }
@@ -284,7 +315,9 @@ export class RunnerSupervisor {
   }
 
   private onMessage(message: RunnerOutput): void {
-    this.watchdog.touch();
+    const now = performance.now();
+    const sinceLastLineMs = this.watchdog.silentMs(now);
+    this.watchdog.outputSeen();
     switch (message.type) {
       case 'Hello':
         this.helloWaiter?.(message);
@@ -320,6 +353,7 @@ export class RunnerSupervisor {
       case 'ChunkGenerated': {
         const entry = this.findByCommandId(message.commandId);
         if (!entry) return;
+        this.learnRates(entry, message.chunk, sinceLastLineMs, now);
         if (message.chunk.kind === 'TokenChunk') entry.tokens += 1;
         this.emit({ type: 'chunk', taskId: entry.task.taskId, chunk: message.chunk });
         return;
@@ -343,18 +377,53 @@ export class RunnerSupervisor {
     this.emit({ type: 'runner_status', status });
   }
 
-  private currentPhase(): WatchdogPhase | null {
-    if (this.state !== 'starting' && this.state !== 'ready') return null;
-    if (this.state === 'starting' || this.lifecycleTaskOpen) return 'lifecycle';
-    if (this.inProgress.size === 0) return null;
-    for (const entry of this.inProgress.values()) if (entry.tokens === 0) return 'prefill';
-    return 'decode';
+  /** Prefill chunks give seconds per prompt token; consecutive tokens of one request give the decode step. */
+  private learnRates(entry: InProgressTask, chunk: Chunk, sinceLastLineMs: number, now: number): void {
+    if (chunk.kind === 'PrefillProgressChunk') {
+      const tokens = chunk.processedTokens - entry.processed;
+      this.rates.recordPrefillChunk(tokens, sinceLastLineMs, entry.processed === 0);
+      entry.processed = chunk.processedTokens;
+      entry.promptTokens = chunk.totalTokens;
+      this.lastPrefillAt = now;
+    } else if (chunk.kind === 'TokenChunk') {
+      if (entry.lastTokenAt !== null && this.lastPrefillAt < entry.lastTokenAt) {
+        this.rates.recordDecodeStep(now - entry.lastTokenAt, this.decodingCount());
+      }
+      entry.lastTokenAt = now;
+    }
   }
 
-  private onStuck(phase: WatchdogPhase, silentMs: number): void {
-    this.emit({ type: 'watchdog', phase, silentMs });
-    const seconds = (silentMs / 1000).toFixed(1);
-    void this.goDown('stuck', `runner stuck: no event for ${seconds} s during ${phase} (watchdog)`, null);
+  private decodingCount(): number {
+    let n = 0;
+    for (const entry of this.inProgress.values()) if (entry.tokens > 0) n += 1;
+    return Math.min(MAX_BATCH, Math.max(1, n));
+  }
+
+  /** What the runner is working on, for the watchdog; null when it is idle (silence is normal then). */
+  private currentWork(): WatchdogWork | null {
+    if (this.state !== 'starting' && this.state !== 'ready') return null;
+    if (this.state === 'starting' || this.lifecycleTaskOpen) return { phase: 'lifecycle' };
+    if (this.inProgress.size === 0) return null;
+    let prefillTokens = -1;
+    for (const entry of this.inProgress.values()) {
+      if (entry.tokens > 0) continue;
+      prefillTokens = Math.max(prefillTokens, Math.min(PREFILL_CHUNK_TOKENS, Math.max(0, entry.promptTokens - entry.processed)));
+    }
+    const batch = this.decodingCount();
+    if (prefillTokens >= 0) return { phase: 'prefill', expectedStepMs: this.rates.prefillStepMs(prefillTokens, batch) };
+    return { phase: 'decode', expectedStepMs: this.rates.decodeStepMs(batch) };
+  }
+
+  private currentDeadline(): { phase: WatchdogPhase; deadlineMs: number } | null {
+    const work = this.currentWork();
+    if (work === null) return null;
+    return { phase: work.phase, deadlineMs: watchdogDeadlineMs(this.options.watchdog, work, this.options.gpuSharers?.() ?? 0) };
+  }
+
+  private onStuck({ phase, silentMs, deadlineMs }: WatchdogFiring): void {
+    this.emit({ type: 'watchdog', phase, silentMs, deadlineMs });
+    const seconds = (ms: number) => (ms / 1000).toFixed(1);
+    void this.goDown('stuck', `runner stuck: no output for ${seconds(silentMs)} s during ${phase} (watchdog deadline ${seconds(deadlineMs)} s)`, null);
   }
 
   private onExit(exit: RunnerExit): void {
