@@ -180,7 +180,7 @@ export class FakeNode implements ExobarNode {
       engine: model.engine,
       simulated: model.simulated,
       instanceType: options.instanceType,
-      runner: { status: { kind: 'RunnerReady' }, pid: null, restarts: 0, lastExit: null, malformedLines: 0 },
+      runner: { state: 'ready', status: { kind: 'RunnerReady' }, pid: null, restarts: 0, restartAt: null, lastExit: null, attention: null, malformedLines: 0 },
       fastSynch: { override: options.fastSynch, enabled: fastSynch, reason: fastSynch ? 'forced on by user' : 'ring instance', reported: fastSynch },
       queue: { capacity: this.queueCapacity, requests: [] },
       prefill: null,

@@ -125,7 +125,7 @@ describe('bundle after real incidents', () => {
     // The adaptive deadline for a short prompt is the floor (5 s, scaled to 0.5 s), below the 600 ms ceiling.
     expect(finding.evidence.silentMs as number).toBeGreaterThanOrEqual(500);
     const exit = parsed.json.get(`runners/${instanceId}/exit.json`) as { lastExit: { reason: string; signal: string | null }; watchdog: unknown[] };
-    expect(exit.lastExit.reason).toMatch(/watchdog/);
+    expect(exit.lastExit).toMatchObject({ cause: 'stuck', message: expect.stringMatching(/watchdog/) });
     expect(exit.watchdog).toHaveLength(1);
     for (const [name, data] of entries) expect(data.toString().includes(SECRET_PROMPT), name).toBe(false);
   });

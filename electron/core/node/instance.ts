@@ -293,6 +293,9 @@ export class Instance {
         if (request) this.end(request, { type: 'failed', error: new NodeError(DOWN_CODES[event.cause], event.message, 503) });
         break;
       }
+      case 'state':
+        this.log.record({ kind: 'runner_state', instanceId: this.id, data: { from: event.from, to: event.to, reason: event.reason.slice(0, 300) } });
+        break;
       case 'malformed_line':
         this.log.record({ kind: 'runner_malformed_line', instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
         break;

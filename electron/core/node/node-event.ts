@@ -5,7 +5,7 @@
  * completion text. The diagnostic bundle writes them as they are to events.jsonl.
  */
 import type { RunnerStatus } from '../../../shared/runner-protocol';
-import type { InstanceType, RequestPhase, WarningCode } from '../../../shared/snapshot';
+import type { InstanceType, RequestPhase, RunnerState, WarningCode } from '../../../shared/snapshot';
 import type { DownCause } from '../supervisor/runner-supervisor';
 import type { WatchdogPhase } from '../supervisor/watchdog';
 import type { NodeErrorCode } from '../node-types';
@@ -38,6 +38,8 @@ export type NodeEvent =
   | (OfInstance & { kind: 'cancel_sent'; requestId?: string })
   | (OfRequest & { kind: 'cancel_confirmed' })
   | (OfInstance & { kind: 'runner_status'; data: { status: RunnerStatus } })
+  /** One transition of the supervisor's state machine (runner-state-machine.ts). */
+  | (OfInstance & { kind: 'runner_state'; data: { from: RunnerState; to: RunnerState; reason: string } })
   | (OfInstance & { kind: 'runner_spawned'; data: { pid: number | null } })
   | (OfInstance & { kind: 'runner_exited'; data: { cause: DownCause; code: number | null; signal: string | null; reason: string } })
   | (OfInstance & { kind: 'runner_hello'; data: { fastSynch: boolean; engine: string; decided: boolean } })

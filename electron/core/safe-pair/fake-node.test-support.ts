@@ -6,7 +6,7 @@
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import { decideFastSynch } from '../../../shared/fast-synch-policy';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
-import { emptySnapshot, type FastSynchOverride, type LocalInstanceSnapshot, type LaunchProgress, type Snapshot } from '../../../shared/snapshot';
+import { emptySnapshot, type FastSynchOverride, type LocalInstanceSnapshot, type LaunchProgress, type RunnerState, type Snapshot } from '../../../shared/snapshot';
 import { NodeError, type CreateInstanceOptions, type ExobarNode } from '../node-types';
 import type { SafePairNode } from './launch-safe-pair';
 import { instanceFixture } from '../../../test/support/instance-fixture';
@@ -100,6 +100,7 @@ export class FakeNode implements SafePairNode, Pick<ExobarNode, 'models'> {
 
   private setStatus(inst: FakeInstance, status: RunnerStatus): void {
     inst.snap.runner.status = status;
+    inst.snap.runner.state = stateOf(status);
     if (status.kind === 'RunnerReady') {
       inst.snap.fastSynch.reported = inst.snap.fastSynch.enabled;
       for (const w of inst.waiters.splice(0)) w.resolve();
@@ -149,7 +150,29 @@ function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ri
     engine: model.engine,
     simulated: model.simulated,
     instanceType,
-    runner: { status, pid: 1000, restarts: 0, lastExit: null, malformedLines: 0 },
+    runner: { state: stateOf(status), status, pid: 1000, restarts: 0, restartAt: null, lastExit: null, attention: null, malformedLines: 0 },
     fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: null },
   });
+}
+
+/** The supervisor's state for a runner status, as a real node would show it while starting. */
+function stateOf(status: RunnerStatus): RunnerState {
+  switch (status.kind) {
+    case 'RunnerLoading':
+    case 'RunnerLoaded':
+      return 'loading';
+    case 'RunnerWarmingUp':
+      return 'warming_up';
+    case 'RunnerReady':
+      return 'ready';
+    case 'RunnerRunning':
+      return 'running';
+    case 'RunnerFailed':
+      return 'failed';
+    case 'RunnerShuttingDown':
+    case 'RunnerShutdown':
+      return 'stopped';
+    default:
+      return 'starting';
+  }
 }

@@ -14,6 +14,12 @@ export interface RunnerExit {
   signal: NodeJS.Signals | null;
 }
 
+/** How a terminate ended: `died` false means the process outlived SIGKILL (a wedged GPU can do that). */
+export interface TerminateResult {
+  exit: RunnerExit | null;
+  died: boolean;
+}
+
 export interface RunnerProcessHandlers {
   onMessage(message: RunnerOutput): void;
   onMalformedLine(reason: string, line: string): void;
@@ -64,7 +70,11 @@ export class RunnerProcess {
       logs.stderr.append(`[exobar] failed to start runner: ${error.message}\n`);
       this.markExited({ code: null, signal: null }, handlers);
     });
-    this.child.on('exit', (code, signal) => this.markExited({ code, signal }, handlers));
+    // 'close', not 'exit': stdout is fully read by then, so the runner's last lines (its
+    // RunnerFailed reason, a final error chunk) arrive before the exit is handled.
+    this.child.on('close', (code, signal) => this.markExited({ code, signal }, handlers));
+    // Something the runner spawned may still hold its stdout open: the group goes with it.
+    this.child.on('exit', () => this.killGroup());
   }
 
   get alive(): boolean {
@@ -102,13 +112,27 @@ export class RunnerProcess {
     });
   }
 
-  /** SIGTERM to the group, then SIGKILL after `graceMs`; resolves once the process is gone. */
-  async terminate(graceMs = 2000): Promise<RunnerExit> {
+  /**
+   * SIGTERM to the group, then SIGKILL after `graceMs`; says truthfully whether the
+   * process is gone (a process stuck in the kernel on a wedged GPU may survive SIGKILL).
+   */
+  async terminate(graceMs = 2000, killWaitMs = 5000): Promise<TerminateResult> {
     this.signalGroup('SIGTERM');
     const exit = await this.waitForExit(graceMs);
-    if (exit) return exit;
+    if (exit) return { exit, died: true };
     this.signalGroup('SIGKILL');
-    return (await this.waitForExit(5000)) ?? { code: null, signal: 'SIGKILL' };
+    const killed = await this.waitForExit(killWaitMs);
+    return killed ? { exit: killed, died: true } : { exit: null, died: false };
+  }
+
+  /** Reaps anything left in the runner's process group. */
+  private killGroup(): void {
+    if (this.pid === null) return;
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      // The group is already empty.
+    }
   }
 
   closeStdin(): void {
@@ -118,14 +142,7 @@ export class RunnerProcess {
   private markExited(exit: RunnerExit, handlers: RunnerProcessHandlers): void {
     if (this.exited) return;
     this.exited = exit;
-    // Reap anything the runner left in its group.
-    if (this.pid !== null) {
-      try {
-        process.kill(-this.pid, 'SIGKILL');
-      } catch {
-        // The group is already empty.
-      }
-    }
+    this.killGroup();
     handlers.onExit(exit);
     for (const waiter of this.exitWaiters.splice(0)) waiter(exit);
   }

@@ -121,20 +121,22 @@ describe('instance card', () => {
     expect(within(c).getByTestId('tokens-per-second').textContent).toBe('42.5 tok/s');
   });
 
-  it('shows a failed runner with its reason and the supervisor exit reason', () => {
+  it('shows a runner that needs attention with the supervisor’s exit message and what to do', () => {
     const failed = withStatus({ kind: 'RunnerFailed', errorMessage: 'Runner stopped answering' });
     failed.runner = {
       ...failed.runner,
+      state: 'needs_attention',
       pid: null,
       restarts: 3,
-      lastExit: { code: null, signal: 'SIGKILL', reason: 'watchdog: no event for 30 s in prefill', at: 0 },
+      lastExit: { cause: 'stuck', exitCode: null, signal: 'SIGKILL', message: 'Runner stopped answering: no output for 30 s in prefill', at: 0 },
+      attention: 'the GPU may be wedged',
     };
     renderApp(snapshot({ instances: [failed] }));
     const c = card('Llama 3.2 1B (simulated)');
     expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerFailed');
     const alert = within(c).getByRole('alert');
-    expect(alert.textContent).toContain('Runner stopped answering');
-    expect(alert.textContent).toContain('watchdog: no event for 30 s in prefill');
+    expect(alert.textContent).toContain('Needs attention: Runner stopped answering: no output for 30 s in prefill');
+    expect(alert.textContent).toContain('the GPU may be wedged');
     expect(c.textContent).toContain('3 restarts');
     expect(screen.getByTestId('app-header').getAttribute('data-level')).toBe('failed');
   });
