@@ -86,6 +86,12 @@ export const SettingsSchema = z.object({
     .partial()
     .default({}),
   /**
+   * Debugging aids. `logGeneratedText`: keep generated text in each runner's stdout.log;
+   * off by default, so prompts' answers never reach the disk (the log shows each token's
+   * length instead).
+   */
+  debug: z.strictObject({ logGeneratedText: z.boolean().default(false) }).default({ logGeneratedText: false }),
+  /**
    * This Mac's exo when exobar starts it (docs/exo-process.md): the command (`exo`, a
    * path such as EXO.app/Contents/Resources/exo/exo, or a wrapper), extra arguments and
    * extra environment. exobar sets `--api-port` and fast synch itself.

@@ -127,7 +127,9 @@ export interface NodeOptions {
   version?: string;
   /** Watchdog limits and restart policy; defaults suit the calibrated sim and real MLX. */
   watchdog?: Partial<{ prefillMs: number; decodeMs: number; lifecycleMs: number; floorMs: number; safetyFactor: number }>;
-  restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number }>;
+  restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number; windowMs: number }>;
+  /** Keep generated text in the runners' stdout logs (a debug setting; off: only token lengths). */
+  logGeneratedText?: boolean;
 }
 
 export interface ExobarNode {

@@ -246,6 +246,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
               return { ...spec, env: { ...spec.env, ...fastSynchEnv(instance.decision.enabled) } };
             },
             logDir: join(dataDir, 'logs', id),
+            logGeneratedText: options.logGeneratedText ?? false,
             watchdog: watchdogLimitsFor(model),
             rates: ratePriorFor(model, simTimeScale),
             // Every other local runner with work computes on this GPU too.

@@ -37,7 +37,7 @@ export class RunnerProcess {
   private exited: RunnerExit | null = null;
   private readonly exitWaiters: Array<(exit: RunnerExit) => void> = [];
 
-  constructor(spec: SpawnSpec, logs: RunnerLogs, handlers: RunnerProcessHandlers) {
+  constructor(spec: SpawnSpec, logs: RunnerLogs, handlers: RunnerProcessHandlers, options: { logGeneratedText?: boolean } = {}) {
     // detached: the runner leads its own process group, so a stop reaches anything it spawned too.
     this.child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
@@ -47,10 +47,12 @@ export class RunnerProcess {
     });
     this.pid = this.child.pid ?? null;
 
+    const keepText = options.logGeneratedText ?? false;
     const splitter = new LineSplitter(
       (line) => {
         if (line.trim() === '') return;
         const parsed = parseRunnerOutputLine(line);
+        if (!keepText) logs.stdout.append(`${parsed.ok ? redactedLine(parsed.value, line) : `[malformed line, ${line.length} characters]`}\n`);
         if (parsed.ok) handlers.onMessage(parsed.value);
         else handlers.onMalformedLine(parsed.reason, line);
       },
@@ -58,7 +60,7 @@ export class RunnerProcess {
     );
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => {
-      logs.stdout.append(chunk);
+      if (keepText) logs.stdout.append(chunk);
       splitter.push(chunk);
     });
     this.child.stdout.on('end', () => splitter.flush());
@@ -146,4 +148,10 @@ export class RunnerProcess {
     handlers.onExit(exit);
     for (const waiter of this.exitWaiters.splice(0)) waiter(exit);
   }
+}
+
+/** A stdout line as the log keeps it: a token's text replaced by its length, everything else as written. */
+function redactedLine(message: RunnerOutput, line: string): string {
+  if (message.type !== 'ChunkGenerated' || message.chunk.kind !== 'TokenChunk') return line;
+  return JSON.stringify({ ...message, chunk: { ...message.chunk, text: `[${message.chunk.text.length} characters]` } });
 }

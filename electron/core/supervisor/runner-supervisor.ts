@@ -66,6 +66,8 @@ export interface SupervisorOptions {
   expectedFastSynch: () => boolean;
   /** Directory for stdout.log and stderr.log; null keeps logs in memory only. */
   logDir: string | null;
+  /** Keep generated text in stdout.log; false writes each token's length instead (privacy). */
+  logGeneratedText?: boolean;
   watchdog: WatchdogLimits;
   /** The catalog's figures for this model in real ms: the prior of the learned rates. */
   rates: RatePrior;
@@ -302,7 +304,7 @@ export class RunnerSupervisor {
         this.emit({ type: 'malformed_line', reason });
       },
       onExit: (exit) => epoch === this.epoch && this.onExit(exit),
-    });
+    }, { logGeneratedText: this.options.logGeneratedText ?? false });
     this.process = proc;
     this.pid = proc.pid;
     this.emit({ type: 'spawned', pid: proc.pid });
