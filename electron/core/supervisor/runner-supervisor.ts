@@ -10,7 +10,7 @@
  * each with a deadline.
  */
 import { join } from 'node:path';
-import type { Chunk, RunnerOutput, RunnerStatus, Task, TaskStatus } from '../../../shared/runner-protocol';
+import { PROTOCOL_VERSION, type Chunk, type RunnerOutput, type RunnerStatus, type Task, type TaskStatus } from '../../../shared/runner-protocol';
 import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
 import { LogTail } from './log-tail';
@@ -311,6 +311,10 @@ export class RunnerSupervisor {
     this.watchdog.start();
     try {
       const hello = await this.waitForHello(this.options.helloTimeoutMs ?? 15_000);
+      if (hello.protocolVersion !== PROTOCOL_VERSION) {
+        await this.goDown('startup_failed', `runner speaks protocol ${hello.protocolVersion}, exobar ${PROTOCOL_VERSION}: install matching versions`, null);
+        return;
+      }
       this.reportedFastSynch = hello.fastSynch;
       this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
       const expected = this.options.expectedFastSynch();
