@@ -51,7 +51,9 @@ export type NodeErrorCode =
   | 'invalid_request'
   | 'fast_synch_shared_gpu'
   | 'fast_synch_mismatch'
-  | 'launch_failed';
+  | 'launch_failed'
+  /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
+  | 'not_retryable';
 
 /** An error the node answers with; `status` is the HTTP status the API maps it to. */
 export class NodeError extends Error {
@@ -151,6 +153,11 @@ export interface ExobarNode {
   waitForReady(instanceId: string, timeoutMs?: number): Promise<void>;
   updateInstance(instanceId: string, update: { fastSynch: FastSynchOverride; mode: 'drain' | 'cancel'; acknowledgeRisk: boolean }): Promise<void>;
   deleteInstance(instanceId: string): Promise<void>;
+  /**
+   * The operator's retry of a runner that failed for good or needs attention (stuck with
+   * a possibly wedged GPU): a new runner starts, its failure count starting over.
+   */
+  retryInstance(instanceId: string): void;
   snapshot(): Snapshot;
   /** Snapshots on change, at most one per `throttleMs` (default 100 ms); returns an unsubscribe. */
   onSnapshot(listener: (snapshot: Snapshot) => void, throttleMs?: number): () => void;

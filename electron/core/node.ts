@@ -291,6 +291,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       await instance.relaunch(update.mode);
     },
 
+    retryInstance(instanceId) {
+      const instance = instances.get(instanceId);
+      if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
+      instance.retry();
+    },
+
     async deleteInstance(instanceId) {
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);

@@ -213,6 +213,16 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  /** Like the node: only a runner down for good can be retried; it is ready again at once here. */
+  retryInstance(instanceId: string): void {
+    const instance = this.instances.get(instanceId);
+    if (!instance) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+    const { state } = instance.runner;
+    if (state !== 'failed' && state !== 'needs_attention') throw new NodeError('not_retryable', `${instanceId} is ${state}`, 409);
+    instance.runner = { ...instance.runner, state: 'ready', status: { kind: 'RunnerReady' }, attention: null };
+    this.changed();
+  }
+
   snapshot(): Snapshot {
     return {
       seq: this.seq,

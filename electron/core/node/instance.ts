@@ -180,6 +180,18 @@ export class Instance {
     this.changed();
   }
 
+  /** The operator's retry of a runner down for good (failed or needs attention). */
+  retry(): void {
+    const state = this.supervisor.runnerState;
+    if (state !== 'failed' && state !== 'needs_attention') {
+      throw new NodeError('not_retryable', `${this.model.id} is ${state.replace('_', ' ')}: only a failed runner or one that needs attention can be retried`, 409);
+    }
+    this.fatalError = null;
+    this.accepting = true;
+    this.supervisor.retry();
+    this.changed();
+  }
+
   /** Ends every request with `error` and stops the runner for good. */
   async dispose(error: NodeError): Promise<void> {
     this.accepting = false;
