@@ -31,6 +31,7 @@ describe('preload', () => {
         'launchSafePair',
         'listModels',
         'refreshMlxRuntime',
+        'retryInstance',
         'setupMlxRuntime',
         'stopAll',
         'stopInstance',
@@ -106,6 +107,7 @@ describe('preload', () => {
       createInstance: vi.fn(async () => ({ id: 'i1' })),
       updateInstance: vi.fn(async () => undefined),
       stopInstance: vi.fn(async () => undefined),
+      retryInstance: vi.fn(async () => undefined),
       stopAll: vi.fn(async () => undefined),
       cancelRequest: vi.fn(async () => undefined),
       exportDiagnostics: async () => ({ saved: false, location: null }),
@@ -123,6 +125,8 @@ describe('preload', () => {
     expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false });
     await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
     await bridge.stopInstance('i1');
+    await bridge.retryInstance('i1');
+    expect(backend.retryInstance).toHaveBeenCalledWith('i1');
     await bridge.stopAll();
     await bridge.cancelRequest('chatcmpl-9');
     await bridge.launchSafePair();

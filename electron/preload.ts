@@ -60,6 +60,7 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
     createInstance: (request) => call(IpcChannel.createInstance, request),
     updateInstance: (id, request) => call(IpcChannel.updateInstance, id, request),
     stopInstance: (id) => call(IpcChannel.stopInstance, id),
+    retryInstance: (id) => call(IpcChannel.retryInstance, id),
     stopAll: () => call(IpcChannel.stopAll),
     cancelRequest: (requestId) => call(IpcChannel.cancelRequest, requestId),
     exportDiagnostics: () => call(IpcChannel.exportDiagnostics),

@@ -44,6 +44,8 @@ export interface ExobarBridge {
   createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
   updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
   stopInstance(id: string): Promise<void>;
+  /** The operator's retry of a runner that failed or needs attention (runner.state). */
+  retryInstance(id: string): Promise<void>;
   stopAll(): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
   exportDiagnostics(): Promise<DiagnosticsResult>;

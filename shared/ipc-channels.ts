@@ -12,6 +12,7 @@ export const IpcChannel = {
   createInstance: 'exobar:create-instance',
   updateInstance: 'exobar:update-instance',
   stopInstance: 'exobar:stop-instance',
+  retryInstance: 'exobar:retry-instance',
   stopAll: 'exobar:stop-all',
   cancelRequest: 'exobar:cancel-request',
   exportDiagnostics: 'exobar:export-diagnostics',

@@ -86,6 +86,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     createInstance: async (request) => ({ id: (await node.createInstance(request)).id }),
     updateInstance: (id, request) => node.updateInstance(id, request),
     stopInstance: (id) => node.deleteInstance(id),
+    retryInstance: async (id) => node.retryInstance(id),
     stopAll,
     async cancelRequest(requestId) {
       if (!node.cancel(requestId)) {

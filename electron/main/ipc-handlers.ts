@@ -84,6 +84,7 @@ const DISPATCH: Dispatch = {
   createInstance: (b, [request]) => b.createInstance(request),
   updateInstance: (b, [id, request]) => b.updateInstance(id, request),
   stopInstance: (b, [id]) => b.stopInstance(id),
+  retryInstance: (b, [id]) => b.retryInstance(id),
   stopAll: (b) => b.stopAll(),
   cancelRequest: (b, [requestId]) => b.cancelRequest(requestId),
   exportDiagnostics: (b) => b.exportDiagnostics(),

@@ -216,6 +216,9 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     async updateInstance(id: string, body: UpdateInstanceRequest) {
       await request('PATCH', `/api/instances/${encodeURIComponent(id)}`, body);
     },
+    async retryInstance(id: string) {
+      await request('POST', `/api/instances/${encodeURIComponent(id)}/retry`);
+    },
     async stopInstance(id: string) {
       await request('DELETE', `/api/instances/${encodeURIComponent(id)}`);
     },

@@ -60,6 +60,7 @@ export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): 
     createInstance: (request) => clean(() => api.createInstance(request)),
     updateInstance: (id, request) => clean(() => api.updateInstance(id, request)),
     stopInstance: (id) => clean(() => api.stopInstance(id)),
+    retryInstance: (id) => clean(() => api.retryInstance(id)),
     stopAll: () => clean(() => api.stopAll()),
     cancelRequest: (requestId) => clean(() => api.cancelRequest(requestId)),
     exportDiagnostics: () => clean(() => api.exportDiagnostics()),

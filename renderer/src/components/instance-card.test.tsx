@@ -155,6 +155,25 @@ describe('instance card', () => {
     expect(bridge.stopInstance).toHaveBeenCalledWith('inst-1b');
   });
 
+  it('offers Retry only for a runner down for good (its typed state), and sends it', () => {
+    const ready = instance();
+    const failed = withStatus({ kind: 'RunnerFailed', errorMessage: 'model not found' });
+    failed.runner = { ...failed.runner, state: 'failed', lastExit: { cause: 'startup_failed', exitCode: 1, signal: null, message: 'model not found', at: 0 } };
+    // A runner restarting after a crash has a failed status too, but the supervisor brings it back.
+    const restarting = withStatus({ kind: 'RunnerFailed', errorMessage: 'crashed' });
+    restarting.runner = { ...restarting.runner, state: 'restarting', restartAt: Date.now() + 2000 };
+    for (const [inst, offered] of [[ready, false], [restarting, false], [failed, true]] as const) {
+      cleanup();
+      const { bridge } = renderApp(snapshot({ instances: [inst] }));
+      const retry = screen.queryByRole('button', { name: 'Retry Llama 3.2 1B (simulated)' });
+      expect(retry !== null, inst.runner.state).toBe(offered);
+      if (retry) {
+        fireEvent.click(retry);
+        expect(bridge.retryInstance).toHaveBeenCalledWith('inst-1b');
+      }
+    }
+  });
+
   it('disables stop while the runner shuts down', async () => {
     renderApp(snapshot({ instances: [withStatus({ kind: 'RunnerShuttingDown' })] }));
     const stop = screen.getByRole('button', { name: 'Stop Llama 3.2 1B (simulated)' }) as HTMLButtonElement;
