@@ -27,6 +27,7 @@ import {
 } from './node-types';
 import type { SpawnSpec } from './supervisor/spawn-spec';
 import { ratePriorFor } from './supervisor/runner-rates';
+import { RunnerRegistry } from './supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
 
 export interface NodeInternals {
@@ -51,6 +52,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let catalog = [...SIM_MODELS, ...(options.extraModels ?? [])];
   const dispatcher = createDispatcher(internals.dispatchMode ?? 'nonblocking');
   const eventLog = new EventLog();
+  // Runners an exobar that crashed left behind: stopped now, by pid and start time.
+  const runnerRegistry = new RunnerRegistry(dataDir);
+  void runnerRegistry.stopOrphans().then((results) => {
+    for (const { pid, outcome } of results) if (outcome !== 'gone') eventLog.record({ kind: 'runner_orphan', data: { pid, outcome } });
+  });
   const instances = new Map<string, Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
@@ -247,6 +253,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
             },
             logDir: join(dataDir, 'logs', id),
             logGeneratedText: options.logGeneratedText ?? false,
+            processes: runnerRegistry,
             watchdog: watchdogLimitsFor(model),
             rates: ratePriorFor(model, simTimeScale),
             // Every other local runner with work computes on this GPU too.

@@ -9,6 +9,7 @@ import type { InstanceType, RequestPhase, RunnerState, WarningCode } from '../..
 import type { DownCause } from '../supervisor/runner-supervisor';
 import type { WatchdogPhase } from '../supervisor/watchdog';
 import type { NodeErrorCode } from '../node-types';
+import type { LeftoverOutcome } from '../exo-process/leftover-runners';
 
 interface At {
   /** Monotonic milliseconds (`performance.now()` of the node process). */
@@ -48,6 +49,8 @@ export type NodeEvent =
   | (OfInstance & { kind: 'runner_restart_scheduled'; data: { inMs: number } })
   | (OfInstance & { kind: 'instance_created'; data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string } })
   | (OfInstance & { kind: 'instance_deleted' })
+  /** A runner a previous exobar left running, found at start (exited, killed, survived; reused: the pid is another process now, left alone). */
+  | (At & { kind: 'runner_orphan'; data: { pid: number; outcome: LeftoverOutcome } })
   | (At & { kind: 'warning_raised'; data: WarningEventData })
   | (At & { kind: 'warning_cleared'; data: WarningEventData });
 

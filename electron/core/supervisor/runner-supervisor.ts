@@ -76,6 +76,8 @@ export interface SupervisorOptions {
   restart: RestartPolicy;
   helloTimeoutMs?: number;
   ackTimeoutMs?: number;
+  /** Where each runner's pid and start time are recorded, so a later exobar can stop orphans. */
+  processes?: { started(instanceId: string, pid: number): Promise<void>; ended(pid: number): void };
   /** How long a Shutdown may take before the process group gets SIGTERM. */
   shutdownGraceMs?: number;
 }
@@ -303,10 +305,14 @@ export class RunnerSupervisor {
         this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
         this.emit({ type: 'malformed_line', reason });
       },
-      onExit: (exit) => epoch === this.epoch && this.onExit(exit),
+      onExit: (exit) => {
+        if (proc.pid !== null) this.options.processes?.ended(proc.pid);
+        if (epoch === this.epoch) this.onExit(exit);
+      },
     }, { logGeneratedText: this.options.logGeneratedText ?? false });
     this.process = proc;
     this.pid = proc.pid;
+    if (proc.pid !== null) void this.options.processes?.started(this.options.instanceId, proc.pid).catch(() => undefined);
     this.emit({ type: 'spawned', pid: proc.pid });
     this.watchdog.start();
     try {
