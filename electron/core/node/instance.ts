@@ -302,7 +302,9 @@ export class Instance {
       }
       case 'task_lost': {
         const request = this.byTask.get(event.taskId);
-        if (request) this.end(request, { type: 'failed', error: new NodeError(DOWN_CODES[event.cause], event.message, 503) });
+        // The runner's own error for this request, when it sent one before going down, says more than the supervisor can.
+        const message = request?.runnerError ? `${request.runnerError} (${event.message})` : event.message;
+        if (request) this.end(request, { type: 'failed', error: new NodeError(DOWN_CODES[event.cause], message, 503) });
         break;
       }
       case 'state':

@@ -6,6 +6,8 @@
 //   crash-on-generate  exits 1 when a generation arrives
 //   hang-on-generate   acknowledges a generation, then stays silent
 //   protocol-2       says hello with protocol version 2
+//   error-on-generate  ends each generation with its own error chunk and Failed
+//   error-then-exit    sends a generation's error chunk, then RunnerFailed, and exits 1
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2] ?? 'ok';
@@ -52,6 +54,12 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       return task(input.taskId, 'Complete');
     case 'TextGeneration': {
       if (mode === 'crash-on-generate') process.exit(1);
+      if (mode === 'error-on-generate' || mode === 'error-then-exit') {
+        write({ type: 'ChunkGenerated', commandId: input.commandId, chunk: { kind: 'ErrorChunk', errorMessage: 'prompt of 9000 tokens exceeds the context of 8192' } });
+        if (mode === 'error-on-generate') return task(input.taskId, 'Failed');
+        status('RunnerFailed', { errorMessage: 'Metal: out of memory' });
+        process.exit(1);
+      }
       if (mode === 'hang-on-generate') {
         hung = true;
         return;
