@@ -29,7 +29,7 @@ export interface InstanceConfig {
   override: FastSynchOverride;
   decision: FastSynchDecision;
   queueCapacity: number;
-  /** Tasks written to the runner at once; the runner batches 8 and queues the rest on its stdin. */
+  /** Tasks written to the runner at once; it batches 8 and acknowledges and queues the rest inside itself. */
   maxInFlight: number;
   supervisor: Omit<SupervisorOptions, 'instanceId' | 'expectedFastSynch'>;
 }
