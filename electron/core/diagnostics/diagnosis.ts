@@ -88,6 +88,8 @@ export interface RunnerIncident {
   reason: string | null;
   phase: string | null;
   silentMs: number | null;
+  /** The watchdog's adaptive deadline when it fired. */
+  deadlineMs: number | null;
 }
 
 export interface SoloReference {
@@ -215,11 +217,11 @@ function incidentsOf(events: readonly NodeEvent[]): RunnerIncident[] {
   const out: RunnerIncident[] = [];
   for (const e of events) {
     if (e.kind === 'watchdog_fired') {
-      const { phase, silentMs } = e.data;
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase, silentMs });
+      const { phase, silentMs, deadlineMs } = e.data;
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase, silentMs, deadlineMs });
     } else if (e.kind === 'runner_exited' && e.data.cause !== 'stopped') {
       const { cause, code, signal, reason } = e.data;
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause, code, signal, reason, phase: null, silentMs: null });
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause, code, signal, reason, phase: null, silentMs: null, deadlineMs: null });
     }
   }
   return out;
@@ -348,13 +350,15 @@ export function diagnose(
       failureCode: code,
       watchdogPhase: watchdog?.phase ?? null,
       silentMs: watchdog?.silentMs ?? null,
+      deadlineMs: watchdog?.deadlineMs ?? null,
       exitCause: exit?.cause ?? null,
       exitCode: exit?.code ?? null,
       exitSignal: exit?.signal ?? null,
       reason: exit?.reason ?? null,
     };
     if (code === 'runner_stuck') {
-      const silence = watchdog?.silentMs != null ? ` after ${ms(watchdog.silentMs)} without an event` : '';
+      const deadline = watchdog?.deadlineMs != null ? ` (its deadline: ${ms(watchdog.deadlineMs)})` : '';
+      const silence = watchdog?.silentMs != null ? ` after ${ms(watchdog.silentMs)} without output${deadline}` : '';
       return {
         cause: 'runner_stuck',
         bugToReport: false,
