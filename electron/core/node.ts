@@ -39,6 +39,8 @@ export interface NodeInternals {
 }
 
 const TIMELINE_HISTORY = 2000;
+/** The least watchdog floor a time-scaled sim runner gets, real ms. */
+const SIM_MIN_FLOOR_MS = 1000;
 /** How often a snapshot with live ages is renewed when no event renews it. */
 const CLOCK_REFRESH_MS = 1000;
 
@@ -84,10 +86,14 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     internals.runnerCommand ??
     ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : (options.mlxSpawnSpec?.(model) ?? null)));
 
-  /** The settings' limits; a sim runner's floor shrinks with its time scale, as all its durations do. */
+  /**
+   * The settings' limits. A sim runner's floor shrinks with its time scale, as all its
+   * durations do, but not below 1 s of real time: a busy machine's scheduling pauses do not scale.
+   */
   function watchdogLimitsFor(model: CatalogModel): WatchdogLimits {
     const limits = { ...DEFAULT_WATCHDOG_LIMITS, ...options.watchdog };
-    return model.engine === 'sim' ? { ...limits, floorMs: limits.floorMs * simTimeScale } : limits;
+    if (model.engine !== 'sim') return limits;
+    return { ...limits, floorMs: Math.min(limits.floorMs, Math.max(SIM_MIN_FLOOR_MS, limits.floorMs * simTimeScale)) };
   }
 
   /** Builds the snapshot of the current state; the broadcaster calls it at most once per version. */

@@ -1,7 +1,7 @@
 /**
  * The watchdog's adaptive deadline against real sim runners, with the default limits
- * (docs/operations.md, "Watchdog"), at time scale 0.1: every duration, the floor
- * included, is a tenth of its calibrated value.
+ * (docs/operations.md, "Watchdog"), at time scale 0.1: every duration is a tenth of
+ * its calibrated value, the floor too (5 s becomes its 1 s minimum of real time).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_PROMPTS } from '../../../shared/runner-protocol';

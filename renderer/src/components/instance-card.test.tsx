@@ -168,6 +168,7 @@ describe('instance card', () => {
       const retry = screen.queryByRole('button', { name: 'Retry Llama 3.2 1B (simulated)' });
       expect(retry !== null, inst.runner.state).toBe(offered);
       if (retry) {
+        expect(screen.getByTestId('runner-state').textContent).toBe('Failed: model not found');
         fireEvent.click(retry);
         expect(bridge.retryInstance).toHaveBeenCalledWith('inst-1b');
       }
