@@ -8,6 +8,19 @@ import { RUNNER_STATES, type RunnerState } from '../../../shared/snapshot';
 import { RunnerSupervisor, WEDGED_GPU_ADVICE, type SupervisorEvent } from './runner-supervisor';
 import { canTransition, RUNNER_TRANSITIONS, RunnerStateMachine } from './runner-state-machine';
 import { UNKNOWN_MODEL_PRIOR } from './runner-rates';
+import { RunnerProcess, type TerminateResult } from './runner-process';
+
+/** A runner stuck in the kernel (a wedged GPU): SIGTERM and SIGKILL do not end it. */
+class UnkillableRunner extends RunnerProcess {
+  static made: UnkillableRunner[] = [];
+  constructor(...args: ConstructorParameters<typeof RunnerProcess>) {
+    super(...args);
+    UnkillableRunner.made.push(this);
+  }
+  override terminate(): Promise<TerminateResult> {
+    return Promise.resolve({ exit: null, died: false });
+  }
+}
 
 const FAKE_RUNNER = fileURLToPath(new URL('./fake-runner.test-support.mjs', import.meta.url));
 
@@ -40,7 +53,7 @@ interface Rig {
 
 const rigs: RunnerSupervisor[] = [];
 
-function rig(mode: string, options: { fastSynch?: boolean; runnerSeesFastSynch?: boolean; maxRestarts?: number } = {}): Rig {
+function rig(mode: string, options: { fastSynch?: boolean; runnerSeesFastSynch?: boolean; maxRestarts?: number; unkillable?: boolean } = {}): Rig {
   const events: SupervisorEvent[] = [];
   const current = { value: mode };
   const supervisor = new RunnerSupervisor(
@@ -56,6 +69,7 @@ function rig(mode: string, options: { fastSynch?: boolean; runnerSeesFastSynch?:
       watchdog: { lifecycleMs: 5000, prefillMs: 400, decodeMs: 400, floorMs: 300, safetyFactor: 4 },
       rates: UNKNOWN_MODEL_PRIOR,
       restart: { baseDelayMs: 50, maxDelayMs: 200, maxRestarts: options.maxRestarts ?? 5 },
+      ...(options.unkillable ? { createProcess: (...args: ConstructorParameters<typeof RunnerProcess>) => new UnkillableRunner(...args) } : {}),
     },
     (event) => events.push(event),
   );
@@ -84,6 +98,7 @@ const generation = (s: RunnerSupervisor) => {
 describe('runner state machine with a real runner process', () => {
   afterEach(async () => {
     await Promise.all(rigs.splice(0).map((s) => s.dispose()));
+    for (const proc of UnkillableRunner.made.splice(0)) proc.signalGroup('SIGKILL');
   });
 
   it('starting → loading → warming_up → ready → running → ready → stopped', async () => {
@@ -153,6 +168,17 @@ describe('runner state machine with a real runner process', () => {
     expect(r.supervisor.retry()).toBe(true);
     await r.waitState('ready');
     expect(r.transitions()).toContain('needs_attention>starting');
+  });
+
+  it('stuck, fast synch off, but the process survives SIGKILL: not relaunched, needs attention, terminate said so', async () => {
+    const r = rig('hang-on-generate', { unkillable: true });
+    r.supervisor.start();
+    await r.waitState('ready');
+    generation(r.supervisor);
+    await r.waitState('needs_attention');
+    expect(r.supervisor.attention).toBe(`the stuck runner survived SIGKILL: ${WEDGED_GPU_ADVICE}`);
+    expect(r.supervisor.lastExit).toMatchObject({ cause: 'stuck', exitCode: null, signal: null });
+    expect(r.supervisor.restarts).toBe(0);
   });
 
   const startupFailures: Array<[string, RegExp]> = [

@@ -78,6 +78,8 @@ export interface SupervisorOptions {
   ackTimeoutMs?: number;
   /** Where each runner's pid and start time are recorded, so a later exobar can stop orphans. */
   processes?: { started(instanceId: string, pid: number): Promise<void>; ended(pid: number): void };
+  /** Makes the runner process (tests substitute one whose terminate fails, as on a wedged GPU). */
+  createProcess?: (...args: ConstructorParameters<typeof RunnerProcess>) => RunnerProcess;
   /** How long a Shutdown may take before the process group gets SIGTERM. */
   shutdownGraceMs?: number;
 }
@@ -296,7 +298,8 @@ export class RunnerSupervisor {
     this.machine.transition('starting', reason);
     this.setRunnerStatus({ kind: 'RunnerConnecting' });
     const spec = this.options.spawnSpec();
-    const proc = new RunnerProcess(spec, this.logs, {
+    const create = this.options.createProcess ?? ((...args: ConstructorParameters<typeof RunnerProcess>) => new RunnerProcess(...args));
+    const proc = create(spec, this.logs, {
       onMessage: (message) => epoch === this.epoch && this.onMessage(message),
       onMalformedLine: (reason, line) => {
         if (epoch !== this.epoch) return;
