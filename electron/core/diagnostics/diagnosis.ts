@@ -272,6 +272,7 @@ export function diagnose(
   }
   const history = statusHistory(events);
   const incidents = incidentsOf(events);
+  const stateChanges = events.filter(isEventOf('runner_state'));
   const codes = failureCodes(events);
   const fastSynchOn = latestFastSynch(events);
   const byInstance = new Map<string, RequestTimeline[]>();
@@ -342,6 +343,11 @@ export function diagnose(
     return { ...base, ...verdict };
   }
 
+  function stateAfter(instanceId: string, from: number): { state: string; reason: string } | null {
+    const next = stateChanges.find((e) => e.instanceId === instanceId && e.t >= from - 1 && ['restarting', 'failed', 'needs_attention'].includes(e.data.to));
+    return next ? { state: next.data.to, reason: next.data.reason } : null;
+  }
+
   function runnerDeath(t: RequestTimeline, code: string, until: number): Verdict {
     const mine = incidents.filter((i) => i.instanceId === t.instanceId && i.t >= t.arrivedAt - 1 && i.t <= until + 1000);
     const watchdog = mine.find((i) => i.kind === 'watchdog') ?? null;
@@ -355,6 +361,8 @@ export function diagnose(
       exitCode: exit?.code ?? null,
       exitSignal: exit?.signal ?? null,
       reason: exit?.reason ?? null,
+      // What the supervisor did next, from its state machine: restarting, failed, needs_attention.
+      runnerStateAfter: stateAfter(t.instanceId, watchdog?.t ?? exit?.t ?? until),
     };
     if (code === 'runner_stuck') {
       const deadline = watchdog?.deadlineMs != null ? ` (its deadline: ${ms(watchdog.deadlineMs)})` : '';
@@ -364,7 +372,8 @@ export function diagnose(
         bugToReport: false,
         explanation:
           `The runner of ${t.instanceId} went silent during ${watchdog?.phase ?? 'its work'}${silence}; the watchdog killed it and failed this request ` +
-          '(a runner wedged on the GPU stays alive, so only missing progress shows it).',
+          '(a runner wedged on the GPU stays alive, so only missing progress shows it).' +
+          (evidence.runnerStateAfter?.state === 'needs_attention' ? ` It was not relaunched: ${evidence.runnerStateAfter.reason}.` : ''),
         evidence,
       };
     }
