@@ -37,7 +37,7 @@ const EXPECTED: Record<string, string> = {
   busy: 'about 0.38-0.40 s (exo: 0.38-0.40)',
   queued_baseline: 'stalls, >= 5x busy (exo: 15.1-15.7)',
   queued_exobar: 'within 1.2x of busy (exo: 0.34-0.42)',
-  batch_full_baseline: '3B TTFT: about one 1B step over busy (exo acks the 9th between steps)',
+  batch_full_baseline: "3B waits for the 1B's 9 acks, one step each (exo's behaviour): about 1.8 s",
   batch_full_exobar: '3B TTFT within 1.2x of busy',
 };
 
