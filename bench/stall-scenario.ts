@@ -6,8 +6,9 @@
  *
  * The batch_full conditions: 9 requests on the 1B (one more than its batch), then a
  * short request on the 3B, whose TTFT is measured. exo's runner acknowledges the ninth
- * at the next step boundary and queues it inside itself, so even the baseline (one loop
- * awaiting each ack) stalls the 3B by about one step, not until a 1B request finishes.
+ * at the next step boundary and queues it inside itself, so the baseline (one loop
+ * awaiting each ack) holds the 3B only while the nine acks come, one step each (~1.8 s),
+ * never until a 1B request finishes; exobar's dispatcher does not hold it at all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
