@@ -41,4 +41,16 @@ describe('runner process', () => {
     const result = await procs.at(-1)!.terminate(200, 2000);
     expect(result).toEqual({ exit: { code: null, signal: 'SIGKILL' }, died: true });
   });
+
+  it('handles the exit anyway when a process outside its group keeps its output open', async () => {
+    const r = start(
+      `const c = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { detached: true, stdio: ['ignore', 'inherit', 'ignore'] });` +
+        `c.unref(); process.stdout.write(JSON.stringify({ type: 'TaskAcknowledged', taskId: String(c.pid) }) + '\\n'); process.exit(4);`,
+    );
+    const started = performance.now();
+    expect(await r.exited).toEqual({ code: 4, signal: null });
+    expect(performance.now() - started).toBeLessThan(4000);
+    const holder = r.messages[0];
+    if (holder?.type === 'TaskAcknowledged') process.kill(Number(holder.taskId), 'SIGKILL');
+  });
 });

@@ -9,6 +9,9 @@ import { LineSplitter } from './line-splitter';
 import { LogTail } from './log-tail';
 import type { SpawnSpec } from './spawn-spec';
 
+/** Longest wait for the output to close once the process exited. */
+const CLOSE_AFTER_EXIT_MS = 2000;
+
 export interface RunnerExit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -75,8 +78,12 @@ export class RunnerProcess {
     // 'close', not 'exit': stdout is fully read by then, so the runner's last lines (its
     // RunnerFailed reason, a final error chunk) arrive before the exit is handled.
     this.child.on('close', (code, signal) => this.markExited({ code, signal }, handlers));
-    // Something the runner spawned may still hold its stdout open: the group goes with it.
-    this.child.on('exit', () => this.killGroup());
+    // Something the runner spawned may still hold its stdout open: the group goes with it,
+    // and should a process outside the group hold it, the exit is handled anyway soon after.
+    this.child.on('exit', (code, signal) => {
+      this.killGroup();
+      setTimeout(() => this.markExited({ code, signal }, handlers), CLOSE_AFTER_EXIT_MS).unref();
+    });
   }
 
   get alive(): boolean {
