@@ -3,6 +3,12 @@
  * the 3B prefills a unique ~30k-token prompt for ~19 s; a short 1B request is sent
  * 3.5 s in. With one more 3B request queued behind the long one, a supervisor that
  * awaits acknowledgements stalls the 1B for ~15 s; exobar's must not.
+ *
+ * The batch_full conditions: 9 requests on the 1B (one more than its batch), then a
+ * short request on the 3B, whose TTFT is measured. exo's runner acknowledges the ninth
+ * at the next step boundary and queues it inside itself, so the baseline (one loop
+ * awaiting each ack) holds the 3B only while the nine acks come, one step each (~1.8 s),
+ * never until a 1B request finishes; exobar's dispatcher does not hold it at all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +18,7 @@ import type { DispatchMode } from '../electron/core/node/dispatcher';
 import type { ExobarNode } from '../electron/core/node-types';
 import { makePrompt } from '../shared/token-count';
 
-export const STALL_CONDITIONS = ['alone', 'busy', 'queued_baseline', 'queued_exobar'] as const;
+export const STALL_CONDITIONS = ['alone', 'busy', 'queued_baseline', 'queued_exobar', 'batch_full_baseline', 'batch_full_exobar'] as const;
 export type StallCondition = (typeof STALL_CONDITIONS)[number];
 
 export const SMALL_MODEL = 'sim/llama-3.2-1b';
@@ -22,9 +28,13 @@ const LONG_PROMPT_TOKENS = 30_000;
 const SHORT_REQUEST_AT_S = 3.5;
 /** When the extra 3B request is queued behind the long one. */
 const QUEUED_REQUEST_AT_S = 1.0;
+/** Requests on the 1B in the batch_full conditions: one more than a runner's batch of 8. */
+const BATCH_FULL_REQUESTS = 9;
+/** When the 3B request follows them, calibrated seconds (all nine are in their runner by then). */
+const BATCH_FULL_SHORT_AT_S = 0.5;
 
 export interface StallTrialResult {
-  /** The 1B's time to first token, in calibrated seconds (measured / time scale). */
+  /** The measured request's time to first token (the 1B's; the 3B's in batch_full), calibrated seconds (measured / time scale). */
   ttftS: number;
   /** Its parts, calibrated seconds. */
   waitS: number;
@@ -64,23 +74,31 @@ export async function runStallTrial(rig: StallRig, condition: StallCondition, tr
   const ignore = () => undefined;
   const pending: Promise<unknown>[] = [];
   const salt = `trial-${condition}-${trial}-${Date.now()}`;
-  if (condition !== 'alone') {
+  const batchFull = condition === 'batch_full_baseline' || condition === 'batch_full_exobar';
+  if (batchFull) {
+    for (let i = 0; i < BATCH_FULL_REQUESTS; i++) {
+      pending.push(node.submit({ model: SMALL_MODEL, messages: makePrompt(20, `${salt}-batch-${i}`), maxTokens: 300 }, ignore).done);
+    }
+    await sleep(BATCH_FULL_SHORT_AT_S * 1000 * timeScale);
+  }
+  if (condition !== 'alone' && !batchFull) {
     pending.push(node.submit({ model: LONG_MODEL, messages: makePrompt(LONG_PROMPT_TOKENS, salt), maxTokens: 8 }, ignore).done);
   }
   if (condition === 'queued_baseline' || condition === 'queued_exobar') {
     await sleep(QUEUED_REQUEST_AT_S * 1000 * timeScale);
     pending.push(node.submit({ model: LONG_MODEL, messages: makePrompt(200, `${salt}-queued`), maxTokens: 8 }, ignore).done);
   }
-  if (condition !== 'alone') await sleep((SHORT_REQUEST_AT_S - (condition === 'busy' ? 0 : QUEUED_REQUEST_AT_S)) * 1000 * timeScale);
-  const short = node.submit({ model: SMALL_MODEL, messages: makePrompt(20, `${salt}-short`), maxTokens: 8 }, ignore);
+  if (condition !== 'alone' && !batchFull) await sleep((SHORT_REQUEST_AT_S - (condition === 'busy' ? 0 : QUEUED_REQUEST_AT_S)) * 1000 * timeScale);
+  const shortModel = batchFull ? LONG_MODEL : SMALL_MODEL;
+  const short = node.submit({ model: shortModel, messages: makePrompt(20, `${salt}-short`), maxTokens: 8 }, ignore);
   const outcome = await short.done;
-  if (outcome.type !== 'finished') throw new Error(`the 1B request ended ${outcome.type}`);
+  if (outcome.type !== 'finished') throw new Error(`the measured ${shortModel} request ended ${outcome.type}`);
   await Promise.all(pending);
   const sample = node
     .snapshot()
     .instances.flatMap((i) => i.ttft.samples)
     .find((s) => s.requestId === short.id);
-  if (!sample) throw new Error('no TTFT sample for the 1B request');
+  if (!sample) throw new Error(`no TTFT sample for the measured ${shortModel} request`);
   const toS = (ms: number) => ms / 1000 / timeScale;
   return { ttftS: toS(sample.totalMs), waitS: toS(sample.waitMs), prefillS: toS(sample.prefillMs), firstTokenS: toS(sample.firstTokenMs) };
 }
@@ -112,10 +130,10 @@ export async function measureStall(
     // Interleave conditions trial by trial, so machine noise spreads over all of them.
     for (let trial = 0; trial < trials; trial++) {
       for (const condition of STALL_CONDITIONS) {
-        const rig = condition === 'queued_baseline' ? baseline : exobar;
+        const rig = condition.endsWith('_baseline') ? baseline : exobar;
         const result = await runStallTrial(rig, condition, trial);
         results[condition].trials.push(round(result.ttftS));
-        progress(`${condition} trial ${trial + 1}/${trials}: 1B TTFT ${result.ttftS.toFixed(3)} s`);
+        progress(`${condition} trial ${trial + 1}/${trials}: TTFT ${result.ttftS.toFixed(3)} s`);
       }
     }
     for (const condition of STALL_CONDITIONS) results[condition].median_s = round(median(results[condition].trials));

@@ -35,6 +35,7 @@ describe('preload', () => {
         'listModels',
         'probeExo',
         'refreshMlxRuntime',
+        'retryInstance',
         'setupMlxRuntime',
         'stopAll',
         'stopInstance',
@@ -110,6 +111,7 @@ describe('preload', () => {
       createInstance: vi.fn(async () => ({ id: 'i1' })),
       updateInstance: vi.fn(async () => undefined),
       stopInstance: vi.fn(async () => undefined),
+      retryInstance: vi.fn(async () => undefined),
       stopAll: vi.fn(async () => undefined),
       cancelRequest: vi.fn(async () => undefined),
       exportDiagnostics: async () => ({ saved: false, location: null }),
@@ -131,6 +133,8 @@ describe('preload', () => {
     expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false });
     await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
     await bridge.stopInstance('i1');
+    await bridge.retryInstance('i1');
+    expect(backend.retryInstance).toHaveBeenCalledWith('i1');
     await bridge.stopAll();
     await bridge.cancelRequest('chatcmpl-9');
     await bridge.launchSafePair();

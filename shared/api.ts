@@ -92,18 +92,27 @@ export const SettingsSchema = z.object({
    */
   dataDir: z.string().min(1).nullable().default(null),
   /**
-   * Watchdog limits: the longest silence from a runner with work in progress before it
-   * counts as stuck, per phase. Prefill must exceed one 4096-token chunk of the slowest
-   * model on this Mac (with the GPU shared), or healthy runners get killed.
+   * Watchdog limits (docs/operations.md, "Watchdog"): the deadline for a runner's silence
+   * adapts to its measured speed (expected step × safetyFactor, stretched while other
+   * runners share the GPU), never below floorMs, never above the phase's ceiling
+   * (prefillMs, decodeMs). lifecycleMs is the fixed limit while loading or warming up.
    */
   watchdog: z
     .strictObject({
       lifecycleMs: z.number().int().min(1000).max(3_600_000),
       prefillMs: z.number().int().min(1000).max(3_600_000),
       decodeMs: z.number().int().min(1000).max(3_600_000),
+      floorMs: z.number().int().min(500).max(600_000),
+      safetyFactor: z.number().min(1.5).max(100),
     })
     .partial()
     .default({}),
+  /**
+   * Debugging aids. `logGeneratedText`: keep generated text in each runner's stdout.log;
+   * off by default, so prompts' answers never reach the disk (the log shows each token's
+   * length instead).
+   */
+  debug: z.strictObject({ logGeneratedText: z.boolean().default(false) }).default({ logGeneratedText: false }),
   /**
    * exo: attach mode and this Mac's exo. `url` is the exo node whose HTTP API exobar
    * reads (e.g. http://127.0.0.1:52415; null attaches to nothing): `POST /api/exo/attach`

@@ -27,6 +27,8 @@ export interface BridgeActions {
   createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
   updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
   stopInstance(id: string): Promise<void>;
+  /** The operator's retry of a runner that failed or needs attention (runner.state). */
+  retryInstance(id: string): Promise<void>;
   stopAll(): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
   exportDiagnostics(): Promise<DiagnosticsResult>;
@@ -79,6 +81,7 @@ const TABLE = {
     channel: 'exobar:update-instance',
     http: { method: 'PATCH', path: (id) => `/api/instances/${segment(id)}`, body: (_id, request) => request },
   },
+  retryInstance: { channel: 'exobar:retry-instance', http: { method: 'POST', path: (id) => `/api/instances/${segment(id)}/retry` } },
   stopInstance: { channel: 'exobar:stop-instance', http: { method: 'DELETE', path: (id) => `/api/instances/${segment(id)}` } },
   // One call: the server stops every instance it has, one launched since the page's last snapshot included.
   stopAll: { channel: 'exobar:stop-all', http: { method: 'DELETE', path: () => '/api/instances' } },

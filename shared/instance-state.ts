@@ -25,10 +25,18 @@ export type InstanceLifecycle = (typeof INSTANCE_LIFECYCLES)[number];
 export function instanceLifecycle(instance: InstanceSnapshot): InstanceLifecycle {
   if (isFailed(instance)) return 'failed';
   if (instance.source === 'local') {
-    const kind = instance.runner.status.kind;
-    if (STOPPING.has(kind)) return 'stopping';
-    if (SERVING.has(kind)) return 'serving';
-    return instance.runner.lastExit !== null ? 'restarting' : 'loading';
+    // The supervisor's own state machine says it (runner.state); no guessing from statuses.
+    switch (instance.runner.state) {
+      case 'ready':
+      case 'running':
+        return 'serving';
+      case 'restarting':
+        return 'restarting';
+      case 'stopped':
+        return 'stopping';
+      default:
+        return 'loading';
+    }
   }
   if (instance.exo.runners.some((r) => STOPPING.has(r.status))) return 'stopping';
   return isServing(instance) ? 'serving' : 'loading';
@@ -81,7 +89,8 @@ export function exoInstances(snapshot: Pick<Snapshot, 'instances'>): ExoInstance
  * The one definition the tray, the page and the alerts use.
  */
 export function isFailed(instance: InstanceSnapshot): boolean {
-  if (instance.source === 'local') return instance.runner.status.kind === 'RunnerFailed';
+  // Down for good: failed, or stopped and waiting for the operator (a runner restarting after a crash is not).
+  if (instance.source === 'local') return instance.runner.state === 'failed' || instance.runner.state === 'needs_attention';
   return instance.exo.runners.some((r) => r.status === 'RunnerFailed');
 }
 

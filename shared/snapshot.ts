@@ -103,20 +103,43 @@ export const FastSynchSnapshotSchema = z.object({
 });
 export type FastSynchSnapshot = z.infer<typeof FastSynchSnapshotSchema>;
 
+/**
+ * A local runner's state (electron/core/supervisor/runner-state-machine.ts holds the
+ * transitions): starting (spawned, waiting for its hello), loading, warming_up, ready,
+ * running (requests in progress), restarting (down, a restart scheduled at `restartAt`),
+ * failed (down for good: a start-up failure that would repeat, or too many failures),
+ * needs_attention (stuck and not relaunched: the operator decides), stopped.
+ */
+export const RUNNER_STATES = ['starting', 'loading', 'warming_up', 'ready', 'running', 'restarting', 'failed', 'needs_attention', 'stopped'] as const;
+export const RunnerStateSchema = z.enum(RUNNER_STATES);
+export type RunnerState = z.infer<typeof RunnerStateSchema>;
+
+/** Why a runner went down: crashed, found stuck by the watchdog, failed to start, or stopped on purpose. */
+export const RunnerExitCauseSchema = z.enum(['crash', 'stuck', 'startup_failed', 'stopped']);
+export type RunnerExitCause = z.infer<typeof RunnerExitCauseSchema>;
+
 export const RunnerExitSnapshotSchema = z.object({
-  code: z.number().nullable(),
+  cause: RunnerExitCauseSchema,
+  /** Null when it died by a signal, or has not died (stuck and surviving SIGKILL). */
+  exitCode: z.number().nullable(),
   signal: z.string().nullable(),
-  /** Why the supervisor considers it dead: "crashed", "watchdog: no event for 30 s in prefill", ... */
-  reason: z.string(),
   at: epochMs,
+  /** In words, the runner's own where it said why (its error, its RunnerFailed message). */
+  message: z.string(),
 });
 export type RunnerExitSnapshot = z.infer<typeof RunnerExitSnapshotSchema>;
 
 export const RunnerSnapshotSchema = z.object({
+  state: RunnerStateSchema,
+  /** The runner's own last status (exo's RunnerStatus), as it reported it. */
   status: RunnerStatusSchema,
   pid: z.number().nullable(),
   restarts: z.number(),
+  /** When the scheduled restart happens (epoch ms); null unless restarting. */
+  restartAt: epochMs.nullable(),
   lastExit: RunnerExitSnapshotSchema.nullable(),
+  /** Why it needs attention or failed for good, and what the operator can do; null otherwise. */
+  attention: z.string().nullable(),
   /** Malformed or unknown stdout lines seen from this runner. */
   malformedLines: z.number(),
 });

@@ -57,7 +57,9 @@ export type NodeErrorCode =
   | 'fast_synch_mismatch'
   | 'launch_failed'
   | 'model_already_running'
-  | 'requests_in_flight';
+  | 'requests_in_flight'
+  /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
+  | 'not_retryable';
 
 /** An error the node answers with; `status` is the HTTP status the API maps it to. */
 export class NodeError extends Error {
@@ -143,8 +145,10 @@ export interface NodeOptions {
   /** Version string reported in the snapshot. */
   version?: string;
   /** Watchdog limits and restart policy; defaults suit the calibrated sim and real MLX. */
-  watchdog?: Partial<{ prefillMs: number; decodeMs: number; lifecycleMs: number }>;
-  restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number }>;
+  watchdog?: Partial<{ prefillMs: number; decodeMs: number; lifecycleMs: number; floorMs: number; safetyFactor: number }>;
+  restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number; windowMs: number }>;
+  /** Keep generated text in the runners' stdout logs (a debug setting; off: only token lengths). */
+  logGeneratedText?: boolean;
 }
 
 export interface ExobarNode {
@@ -173,6 +177,11 @@ export interface ExobarNode {
   waitForReady(instanceId: string, timeoutMs?: number): Promise<void>;
   updateInstance(instanceId: string, update: { fastSynch: FastSynchOverride; mode: 'drain' | 'cancel'; acknowledgeRisk: boolean }): Promise<void>;
   deleteInstance(instanceId: string): Promise<void>;
+  /**
+   * The operator's retry of a runner that failed for good or needs attention (stuck with
+   * a possibly wedged GPU): a new runner starts, its failure count starting over.
+   */
+  retryInstance(instanceId: string): void;
   snapshot(): Snapshot;
   /** Snapshots on change, at most one per `throttleMs` (default 100 ms); returns an unsubscribe. */
   onSnapshot(listener: (snapshot: Snapshot) => void, throttleMs?: number): () => void;

@@ -29,7 +29,9 @@ import {
   type RequestTimeline,
 } from './node-types';
 import type { SpawnSpec } from './supervisor/spawn-spec';
-import { DEFAULT_WATCHDOG_LIMITS } from './supervisor/watchdog';
+import { ratePriorFor } from './supervisor/runner-rates';
+import { RunnerRegistry } from './supervisor/runner-registry';
+import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
 
 export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
@@ -40,6 +42,8 @@ export interface NodeInternals {
 }
 
 const TIMELINE_HISTORY = 2000;
+/** The least watchdog floor a time-scaled sim runner gets, real ms. */
+const SIM_MIN_FLOOR_MS = 1000;
 /** How often a snapshot with live ages is renewed when no event renews it. */
 const CLOCK_REFRESH_MS = 1000;
 
@@ -53,6 +57,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let catalog = [...SIM_MODELS, ...(options.extraModels ?? [])];
   const dispatcher = createDispatcher(internals.dispatchMode ?? 'nonblocking');
   const eventLog = new EventLog();
+  // Runners an exobar that crashed left behind: stopped now, by pid and start time.
+  const runnerRegistry = new RunnerRegistry(dataDir);
+  void runnerRegistry.stopOrphans().then((results) => {
+    for (const { pid, outcome } of results) if (outcome !== 'gone') eventLog.record({ kind: 'runner_orphan', data: { pid, outcome } });
+  });
   const instances = new Map<string, Instance>();
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();
@@ -83,6 +92,16 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const runnerCommand =
     internals.runnerCommand ??
     ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : (options.mlxSpawnSpec?.(model) ?? null)));
+
+  /**
+   * The settings' limits. A sim runner's floor shrinks with its time scale, as all its
+   * durations do, but not below 1 s of real time: a busy machine's scheduling pauses do not scale.
+   */
+  function watchdogLimitsFor(model: CatalogModel): WatchdogLimits {
+    const limits = { ...DEFAULT_WATCHDOG_LIMITS, ...options.watchdog };
+    if (model.engine !== 'sim') return limits;
+    return { ...limits, floorMs: Math.min(limits.floorMs, Math.max(SIM_MIN_FLOOR_MS, limits.floorMs * simTimeScale)) };
+  }
 
   /** Builds the snapshot of the current state; the broadcaster calls it at most once per version. */
   function buildSnapshot(seq: number): Snapshot {
@@ -249,7 +268,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
               return { ...spec, env: { ...spec.env, ...fastSynchEnv(instance.decision.enabled) } };
             },
             logDir: join(dataDir, 'logs', id),
-            watchdog: { ...DEFAULT_WATCHDOG_LIMITS, ...options.watchdog },
+            logGeneratedText: options.logGeneratedText ?? false,
+            processes: runnerRegistry,
+            watchdog: watchdogLimitsFor(model),
+            rates: ratePriorFor(model, simTimeScale),
+            // Every other local runner with work computes on this GPU too.
+            gpuSharers: () => [...instances.values()].filter((other) => other.id !== id && other.load > 0).length,
             restart: { baseDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, ...options.restart },
           },
         },
@@ -289,6 +313,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       instance.decision = decision;
       changed();
       await instance.relaunch(update.mode);
+    },
+
+    retryInstance(instanceId) {
+      const instance = instances.get(instanceId);
+      if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
+      instance.retry();
     },
 
     async deleteInstance(instanceId) {

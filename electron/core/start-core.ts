@@ -109,6 +109,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     simTimeScale: options.simTimeScale,
     defaultFastSynch: settings.defaultFastSynch,
     watchdog: settings.watchdog,
+    logGeneratedText: settings.debug.logGeneratedText,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
   });

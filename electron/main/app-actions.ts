@@ -125,6 +125,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     },
     updateInstance: (id, request) => node.updateInstance(id, request),
     stopInstance: (id) => node.deleteInstance(id),
+    retryInstance: async (id) => node.retryInstance(id),
     stopAll,
     async cancelRequest(requestId) {
       if (!node.cancel(requestId)) {

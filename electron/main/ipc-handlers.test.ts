@@ -18,6 +18,7 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     createInstance: vi.fn(async () => ({ id: 'inst-1' })),
     updateInstance: vi.fn(async () => undefined),
     stopInstance: vi.fn(async () => undefined),
+    retryInstance: vi.fn(async () => undefined),
     stopAll: vi.fn(async () => undefined),
     cancelRequest: vi.fn(async () => undefined),
     exportDiagnostics: vi.fn(async () => ({ saved: true, location: '/tmp/x.zip' })),

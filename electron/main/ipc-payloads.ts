@@ -25,6 +25,7 @@ export const IPC_PAYLOADS = {
   createInstance: z.tuple([CreateInstanceRequestSchema]),
   updateInstance: z.tuple([InstanceId, UpdateInstanceRequestSchema]),
   stopInstance: z.tuple([InstanceId]),
+  retryInstance: z.tuple([InstanceId]),
   stopAll: z.tuple([]),
   cancelRequest: z.tuple([RequestId]),
   exportDiagnostics: z.tuple([]),

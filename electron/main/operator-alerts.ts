@@ -1,10 +1,11 @@
 /**
  * What deserves a notification, as a pure diff of consecutive snapshots: a runner
- * that failed, a runner the supervisor restarted (crash or watchdog: a runner wedged
- * on the GPU stays alive and silent, so only the watchdog notices it), and a
- * shared-GPU warning that just appeared. Each alert fires once, on the transition.
+ * that failed for good or needs attention, a runner the supervisor is restarting
+ * (crash or stuck: a runner wedged on the GPU stays alive and silent, so only the
+ * watchdog notices it), and a shared-GPU warning that just appeared. Each alert fires
+ * once, on the transition.
  */
-import { isFailed, localInstances } from '../../shared/instance-state';
+import { localInstances } from '../../shared/instance-state';
 import type { LocalInstanceSnapshot, Snapshot, Warning } from '../../shared/snapshot';
 import { truncate } from './status-words';
 
@@ -23,13 +24,19 @@ function warningKey(warning: Warning): string {
 function exitReason(instance: LocalInstanceSnapshot): string {
   const exit = instance.runner.lastExit;
   if (!exit) return 'no exit recorded';
-  const how = exit.signal ? `signal ${exit.signal}` : exit.code !== null ? `exit code ${exit.code}` : 'no exit code';
-  return `${exit.reason} (${how})`;
+  const how = exit.signal ? `signal ${exit.signal}` : exit.exitCode !== null ? `exit code ${exit.exitCode}` : 'no exit code';
+  return `${exit.message} (${how})`;
+}
+
+/** What the runner itself last said when it failed, if it did. */
+function runnerWords(instance: LocalInstanceSnapshot): string | null {
+  return instance.runner.status.kind === 'RunnerFailed' ? instance.runner.status.errorMessage : null;
 }
 
 /**
  * Alerts for `next` compared with `prev` (null before the first snapshot: then every
- * failure and warning in `next` is new).
+ * failure and warning in `next` is new). Reads the runner's typed state and the exit's
+ * cause, never the wording of a message.
  */
 export function operatorAlerts(prev: Snapshot | null, next: Snapshot): OperatorAlert[] {
   const alerts: OperatorAlert[] = [];
@@ -38,31 +45,25 @@ export function operatorAlerts(prev: Snapshot | null, next: Snapshot): OperatorA
   // Runner restarts and exits are local runners' facts; exo instances alert through their warnings.
   for (const instance of localInstances(next)) {
     const old = before.get(instance.id);
-    const restartsBefore = old?.runner.restarts ?? 0;
-    const restarted = instance.runner.restarts > restartsBefore;
-    const exitChanged = instance.runner.lastExit !== null && instance.runner.lastExit.at !== old?.runner.lastExit?.at;
-    const failedNow = isFailed(instance);
-    const failedBefore = old !== undefined && isFailed(old);
+    const { state, lastExit } = instance.runner;
+    const exitChanged = lastExit !== null && lastExit.at !== old?.runner.lastExit?.at;
+    const downForGood = state === 'failed' || state === 'needs_attention';
 
-    if (failedNow && (!failedBefore || exitChanged)) {
-      const message = instance.runner.status.kind === 'RunnerFailed' ? instance.runner.status.errorMessage : '';
+    if (downForGood && (old?.runner.state !== state || exitChanged)) {
       alerts.push({
-        key: `failed:${instance.id}:${instance.runner.lastExit?.at ?? instance.runner.restarts}`,
+        key: `${state}:${instance.id}:${lastExit?.at ?? instance.runner.restarts}`,
         kind: 'runner_failed',
-        title: `${instance.modelName} failed`,
-        body: truncate(instance.runner.lastExit ? `${message} — ${exitReason(instance)}` : message, 200),
+        title: state === 'needs_attention' ? `${instance.modelName} needs attention` : `${instance.modelName} failed`,
+        body: truncate([lastExit ? exitReason(instance) : runnerWords(instance), instance.runner.attention].filter(Boolean).join(' — '), 200),
       });
-    } else if (restarted || exitChanged) {
-      const byWatchdog = instance.runner.lastExit?.reason.startsWith('watchdog') ?? false;
+    } else if (state === 'restarting' && exitChanged) {
+      const stuck = lastExit.cause === 'stuck';
+      const inS = instance.runner.restartAt !== null ? Math.max(0, Math.round((instance.runner.restartAt - next.at) / 1000)) : null;
       alerts.push({
-        key: `restarted:${instance.id}:${instance.runner.restarts}:${instance.runner.lastExit?.at ?? ''}`,
+        key: `restarted:${instance.id}:${lastExit.at}`,
         kind: 'runner_restarted',
-        title: byWatchdog ? `${instance.modelName} was stuck and was restarted` : `${instance.modelName} stopped and was restarted`,
-        body: truncate(
-          `${exitReason(instance)}. Restart ${instance.runner.restarts}.` +
-            (byWatchdog && instance.fastSynch.enabled ? ' Fast synch is on: the GPU may stay wedged until a reboot.' : ''),
-          200,
-        ),
+        title: stuck ? `${instance.modelName} was stuck and was restarted` : `${instance.modelName} stopped and was restarted`,
+        body: truncate(`${exitReason(instance)}. Restart ${instance.runner.restarts + 1}${inS !== null ? ` in ${inS} s` : ''}.`, 200),
       });
     }
   }

@@ -16,7 +16,14 @@ export function runnerStatusWords(status: RunnerStatus): string {
  * instance, a failed runner's message or how many of its runners serve.
  */
 export function instanceStatusWords(instance: InstanceSnapshot): string {
-  if (instance.source === 'local') return runnerStatusWords(instance.runner.status);
+  if (instance.source === 'local') {
+    // The supervisor's typed state first: "restarting" and "needs attention" are not runner statuses.
+    const { state, lastExit, attention } = instance.runner;
+    if (state === 'restarting') return lastExit?.cause === 'stuck' ? 'Restarting (was stuck)' : 'Restarting';
+    if (state === 'needs_attention') return `Needs attention: ${truncate(attention ?? lastExit?.message ?? '', 60)}`;
+    if (state === 'failed') return `Failed: ${truncate(lastExit?.message ?? (instance.runner.status.kind === 'RunnerFailed' ? instance.runner.status.errorMessage : ''), 60)}`;
+    return runnerStatusWords(instance.runner.status);
+  }
   const runners = instance.exo.runners;
   const failed = isFailed(instance) ? runners.find((r) => r.status === 'RunnerFailed') : undefined;
   if (failed) return `Failed: ${truncate(failed.errorMessage ?? 'runner failed', 60)}`;

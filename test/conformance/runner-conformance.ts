@@ -4,9 +4,11 @@
  * a runner joins by adding a `*.test.ts` that calls {@link describeRunnerConformance}
  * with its {@link RunnerConformanceProfile}.
  *
- * The cases that matter most for the supervisor come from exo's engine: a runner admits
- * at most one task per generation step and only between steps (so an ack can take as long
- * as a whole prefill), and it drops a cancel for a task it has not admitted (so the
+ * The cases that matter most for the supervisor come from exo's engine: a runner reads
+ * tasks only between generation steps and acknowledges every task it reads (so an ack can
+ * take as long as a whole prefill, never longer than one step); it admits at most one
+ * task per step, tasks beyond the batch wait in a queue inside the runner and a cancel
+ * removes them from it at once; and it drops a cancel for a task it has not read (so the
  * supervisor must hold cancels until the ack).
  */
 import { describe, expect, it } from 'vitest';
@@ -335,7 +337,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
     }
 
     it(
-      'admits at most one task per step: an ack waits for the running prefill, and the next one for that prefill',
+      'acknowledges every task read between steps, and admits at most one per step: an ack waits for the running prefill',
       async () => {
         const runner = await startReady();
         runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
@@ -353,20 +355,59 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         const ackThird = runner.received.find((r) => isAck('third')(r.message))!;
         // Both were waiting in the runner's stdin during the long prefill; neither was acknowledged then.
         expect(ackSecond.index).toBeGreaterThan(longDone.index);
-        // The second's whole prefill is in the step that admitted it; the third waits for the next step.
-        const secondPrefillDone = chunks(runner, 'cmd-second', 'PrefillProgressChunk').at(-1)!;
+        // Both were read at the same step boundary, so both are acknowledged before either is admitted.
+        const secondPrefill = chunks(runner, 'cmd-second', 'PrefillProgressChunk');
+        const thirdPrefill = chunks(runner, 'cmd-third', 'PrefillProgressChunk');
+        expect(ackThird.index).toBeLessThan(secondPrefill[0]!.index);
+        // The second's whole prefill is in the step that admitted it; the third's prefill waits for the next step.
+        const secondPrefillDone = secondPrefill.at(-1)!;
         expect(secondPrefillDone.chunk.processedTokens).toBe(secondPrefillDone.chunk.totalTokens);
-        expect(ackThird.index).toBeGreaterThan(secondPrefillDone.index);
+        expect(thirdPrefill[0]!.index).toBeGreaterThan(secondPrefillDone.index);
         // A step ends with a decode step, so a token always separates two admissions.
         const tokenBetween = (from: number, to: number) =>
           runner.received
             .slice(from + 1, to)
             .some((r) => r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk');
-        expect(tokenBetween(longDone.index, ackSecond.index), 'a decode step between the long prefill and the second ack').toBe(true);
-        expect(tokenBetween(secondPrefillDone.index, ackThird.index), 'a decode step between the second and third ack').toBe(true);
+        expect(tokenBetween(longDone.index, secondPrefill[0]!.index), 'a decode step between the long prefill and the second admission').toBe(true);
+        expect(tokenBetween(secondPrefillDone.index, thirdPrefill[0]!.index), 'a decode step between the second and third admission').toBe(true);
         for (const taskId of ['long', 'second', 'third']) {
           expect(runner.messages.some(isStatus(taskId, 'Complete'))).toBe(true);
         }
+      },
+      caseTimeout,
+    );
+
+    it(
+      'a task beyond a full batch is acknowledged within one step and waits in the runner; its cancel removes it at once',
+      async () => {
+        const runner = await startReady();
+        const ids = Array.from({ length: MAX_CONCURRENT_REQUESTS }, (_, i) => `full-${i}`);
+        for (const id of ids) runner.send(generationTask(id, { promptTokens: 20, maxTokens: 100_000 }));
+        for (const id of ids) {
+          await runner.waitFor(isChunk(commandIdOf(id), 'TokenChunk'), longTimeout, { description: `a token of ${id}` });
+        }
+        const sentExtra = runner.sent.length;
+        runner.send(generationTask('extra', { promptTokens: 20, maxTokens: 3 }));
+        const ack = await runner.waitFor(isAck('extra'), generationTimeout);
+        // Read at the next step boundary, while all eight still decode (none can finish: 100 000 tokens each).
+        // Batch members emit one token per step; steps of a few ms pass while the line crosses the pipes.
+        const sentAt = runner.sent[sentExtra]!.at;
+        const stepsBeforeAck = chunks(runner, commandIdOf(ids[0]!), 'TokenChunk').filter((c) => c.at > sentAt && c.index < ack.index).length;
+        expect(stepsBeforeAck).toBeLessThanOrEqual(10);
+        expect(runner.messages.slice(0, ack.index).some((m) => ids.some((id) => isTerminal(id)(m)))).toBe(false);
+        runner.send({ kind: 'CancelTask', cancelledTaskId: 'extra' });
+        const cancelled = await runner.waitFor(isTerminal('extra'), generationTimeout);
+        expect(cancelled.message).toMatchObject({ status: 'Cancelled' });
+        // Never admitted: no prefill, a final chunk with no completion tokens, and well before the next cancel check.
+        expect(chunks(runner, 'cmd-extra', 'PrefillProgressChunk')).toEqual([]);
+        expect(chunks(runner, 'cmd-extra', 'TokenChunk').map((c) => c.chunk)).toEqual([
+          expect.objectContaining({ finishReason: 'cancelled', usage: { promptTokens: expect.any(Number), completionTokens: 0 } }),
+        ]);
+        const stepsToCancel = chunks(runner, commandIdOf(ids[0]!), 'TokenChunk').filter((c) => c.index > ack.index && c.index < cancelled.index).length;
+        expect(stepsToCancel).toBeLessThan(50);
+        for (const id of ids) runner.send({ kind: 'CancelTask', cancelledTaskId: id });
+        for (const id of ids) await runner.waitFor(isTerminal(id), generationTimeout);
+        expect(runner.exit).toBeNull();
       },
       caseTimeout,
     );
@@ -444,12 +485,18 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         for (const id of ids) runner.send(generationTask(id, { promptTokens: 20, maxTokens: 40 }));
         for (const id of ids) await runner.waitFor(isTerminal(id), longTimeout);
 
+        // Admission is the first prefill progress of a request.
         let inFlight = 0;
         let maxInFlight = 0;
         let firstComplete = -1;
+        const admitted = new Set<string>();
         for (const r of runner.received) {
           const m = r.message;
-          if (m.type === 'TaskAcknowledged' && ids.includes(m.taskId)) maxInFlight = Math.max(maxInFlight, ++inFlight);
+          const id = m.type === 'ChunkGenerated' ? m.commandId.replace(/^cmd-/, '') : null;
+          if (m.type === 'ChunkGenerated' && m.chunk.kind === 'PrefillProgressChunk' && id && ids.includes(id) && !admitted.has(id)) {
+            admitted.add(id);
+            maxInFlight = Math.max(maxInFlight, ++inFlight);
+          }
           if (m.type === 'TaskStatusUpdated' && ids.includes(m.taskId) && TERMINAL.includes(m.status)) {
             inFlight--;
             if (firstComplete < 0) firstComplete = r.index;
@@ -463,6 +510,8 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
             .flatMap((r) => (r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk' ? [r.message.commandId] : [])),
         );
         expect(producing.size).toBe(MAX_CONCURRENT_REQUESTS);
+        // Every task, the two beyond the batch included, was acknowledged before the first one finished.
+        for (const id of ids) expect(runner.received.findIndex((r) => isAck(id)(r.message))).toBeLessThan(firstComplete);
         for (const id of ids) expect(runner.messages.some(isStatus(id, 'Complete'))).toBe(true);
       },
       caseTimeout,
@@ -563,9 +612,14 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         const ack = await runner.waitFor(isAck('hang'), generationTimeout);
         runner.send(generationTask('ignored', { promptTokens: 20, maxTokens: 3 }));
         await new Promise((resolve) => setTimeout(resolve, hangSilence));
-        // Admitting may still announce the task and the runner running; nothing after that.
+        // Admitting may still announce the task and the runner running, and a task read at that same
+        // step boundary is acknowledged; nothing after that.
         const after = runner.messages.slice(ack.index + 1);
-        const allowed = (m: RunnerOutput) => isStatus('hang', 'Running')(m) || isRunnerStatus('RunnerRunning')(m);
+        const allowed = (m: RunnerOutput) =>
+          isStatus('hang', 'Running')(m) ||
+          isRunnerStatus('RunnerRunning')(m) ||
+          isAck('ignored')(m) ||
+          isStatus('ignored', 'Running')(m);
         expect(after.filter((m) => !allowed(m))).toEqual([]);
         expect(runner.exit).toBeNull();
         expect(() => process.kill(runner.pid, 0)).not.toThrow();

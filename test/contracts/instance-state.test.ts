@@ -1,19 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RunnerStatus } from '../../shared/runner-protocol';
-import type { ExoInstanceSnapshot } from '../../shared/snapshot';
+import type { ExoInstanceSnapshot, RunnerState } from '../../shared/snapshot';
 import { instanceLifecycle, lifecycleCounts, lifecycleSummary } from '../../shared/instance-state';
 import { instanceFixture } from '../support/instance-fixture';
 import { exoInstanceFixture } from '../support/exo-snapshot-fixture';
 
-const local = (status: RunnerStatus, lastExit: boolean = false) =>
+/** A local instance as the supervisor reports it: its state machine's state beside exo's runner status. */
+const local = (state: RunnerState, status: RunnerStatus) =>
   instanceFixture({
-    runner: {
-      status,
-      pid: 1,
-      restarts: lastExit ? 1 : 0,
-      lastExit: lastExit ? { code: 1, signal: null, reason: 'crashed', at: 1 } : null,
-      malformedLines: 0,
-    },
+    runner: { state, status, pid: 1, restarts: state === 'restarting' ? 1 : 0, restartAt: null, lastExit: null, attention: null, malformedLines: 0 },
   });
 
 function exoWith(statuses: string[]): ExoInstanceSnapshot {
@@ -24,22 +19,22 @@ function exoWith(statuses: string[]): ExoInstanceSnapshot {
 
 describe('instanceLifecycle', () => {
   it('says loading for every step before ready, and serving only once the runner is ready or running', () => {
-    for (const kind of ['RunnerIdle', 'RunnerConnecting', 'RunnerConnected', 'RunnerLoaded', 'RunnerWarmingUp'] as const) {
-      expect(instanceLifecycle(local({ kind }))).toBe('loading');
-    }
-    expect(instanceLifecycle(local({ kind: 'RunnerLoading', layersLoaded: 10, totalLayers: 16 }))).toBe('loading');
-    expect(instanceLifecycle(local({ kind: 'RunnerReady' }))).toBe('serving');
-    expect(instanceLifecycle(local({ kind: 'RunnerRunning' }))).toBe('serving');
+    expect(instanceLifecycle(local('starting', { kind: 'RunnerConnecting' }))).toBe('loading');
+    expect(instanceLifecycle(local('loading', { kind: 'RunnerLoading', layersLoaded: 10, totalLayers: 16 }))).toBe('loading');
+    expect(instanceLifecycle(local('warming_up', { kind: 'RunnerWarmingUp' }))).toBe('loading');
+    expect(instanceLifecycle(local('ready', { kind: 'RunnerReady' }))).toBe('serving');
+    expect(instanceLifecycle(local('running', { kind: 'RunnerRunning' }))).toBe('serving');
   });
 
   it('says restarting when a runner that went down is on its way up again', () => {
-    expect(instanceLifecycle(local({ kind: 'RunnerConnecting' }, true))).toBe('restarting');
-    expect(instanceLifecycle(local({ kind: 'RunnerReady' }, true))).toBe('serving');
+    expect(instanceLifecycle(local('restarting', { kind: 'RunnerFailed', errorMessage: 'crashed' }))).toBe('restarting');
+    expect(instanceLifecycle(local('ready', { kind: 'RunnerReady' }))).toBe('serving');
   });
 
   it('says stopping while shutting down and failed for a failed runner', () => {
-    expect(instanceLifecycle(local({ kind: 'RunnerShuttingDown' }))).toBe('stopping');
-    expect(instanceLifecycle(local({ kind: 'RunnerFailed', errorMessage: 'out of memory' }))).toBe('failed');
+    expect(instanceLifecycle(local('stopped', { kind: 'RunnerShuttingDown' }))).toBe('stopping');
+    expect(instanceLifecycle(local('failed', { kind: 'RunnerFailed', errorMessage: 'out of memory' }))).toBe('failed');
+    expect(instanceLifecycle(local('needs_attention', { kind: 'RunnerFailed', errorMessage: 'stuck' }))).toBe('failed');
   });
 
   it('derives an exo instance from all its runners: one failed shard fails it, one loading shard keeps it loading', () => {
@@ -53,7 +48,7 @@ describe('instanceLifecycle', () => {
 
 describe('lifecycle counts and summary', () => {
   it('counts each state and names only the non-zero ones', () => {
-    const instances = [local({ kind: 'RunnerReady' }), local({ kind: 'RunnerRunning' }), local({ kind: 'RunnerLoading', layersLoaded: 1, totalLayers: 2 })];
+    const instances = [local('ready', { kind: 'RunnerReady' }), local('running', { kind: 'RunnerRunning' }), local('loading', { kind: 'RunnerLoading', layersLoaded: 1, totalLayers: 2 })];
     expect(lifecycleCounts(instances)).toEqual({ loading: 1, restarting: 0, serving: 2, stopping: 0, failed: 0 });
     expect(lifecycleSummary(instances)).toBe('1 loading · 2 serving');
     expect(lifecycleSummary([])).toBe('none');

@@ -48,7 +48,7 @@ describe('snapshot schema over the test fixtures', () => {
     roundTrips(
       glue.snapshot({
         instances: [
-          glue.instance('a', { status: { kind: 'RunnerFailed', errorMessage: 'boom' }, restarts: 2 }),
+          glue.instance('a', { status: { kind: 'RunnerFailed', errorMessage: 'boom' }, runner: { state: 'failed', restarts: 2 } }),
           glue.instance('b', { queue: { capacity: 64, requests: [glue.request('r1', 'queued'), glue.request('r2', 'decoding')] } }),
           glue.instance('c', { ttft: { samples: [glue.ttftSample(300, 5)], p50Ms: 300, p95Ms: 300, latest: glue.ttftSample(300, 5) } }),
         ],

@@ -11,6 +11,7 @@ import type { RunnerStatus } from '../../shared/runner-protocol';
 import { countPromptTokens } from '../../shared/token-count';
 import type { FastSynchOverride, LaunchProgress, LocalInstanceSnapshot, Snapshot } from '../../shared/snapshot';
 import { instanceFixture } from './instance-fixture';
+import { stateOf } from './runner-state-of';
 import { NodeError, type CreateInstanceOptions, type ExobarNode, type NodeEvent, type RequestTimeline, type RequestEvent, type RequestHandle, type SubmitRequest } from '../../electron/core/node-types';
 
 type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
@@ -264,6 +265,7 @@ export class FakeNode implements ExobarNode {
 
   private setStatus(inst: FakeInstance, status: RunnerStatus): void {
     inst.snap.runner.status = status;
+    inst.snap.runner.state = stateOf(status);
     if (status.kind === 'RunnerReady') {
       inst.snap.fastSynch.reported = inst.snap.fastSynch.enabled;
       for (const w of inst.waiters.splice(0)) w.resolve();
@@ -318,6 +320,16 @@ export class FakeNode implements ExobarNode {
   /** The current snapshot. */
   get current(): Snapshot {
     return this.snapshot();
+  }
+
+  /** Like the node: only a runner down for good can be retried; it is ready again at once here. */
+  retryInstance(instanceId: string): void {
+    const instance = this.instances.get(instanceId);
+    if (!instance) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+    const { state } = instance.snap.runner;
+    if (state !== 'failed' && state !== 'needs_attention') throw new NodeError('not_retryable', `${instanceId} is ${state}`, 409);
+    instance.snap.runner = { ...instance.snap.runner, state: 'ready', status: { kind: 'RunnerReady' }, attention: null };
+    this.changed();
   }
 
   /** Like the node's: one snapshot object per version. */
@@ -413,7 +425,8 @@ function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ri
     engine: model.engine,
     simulated: model.simulated,
     instanceType,
-    runner: { status, pid: null, restarts: 0, lastExit: null, malformedLines: 0 },
+    runner: { state: stateOf(status), status, pid: null, restarts: 0, restartAt: null, lastExit: null, attention: null, malformedLines: 0 },
     fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: null },
   });
 }
+

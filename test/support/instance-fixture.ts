@@ -14,7 +14,7 @@ export function instanceFixture(overrides: Partial<LocalInstanceSnapshot> = {}):
     engine: 'sim',
     simulated: true,
     instanceType: 'ring',
-    runner: { status: { kind: 'RunnerReady' }, pid: 4242, restarts: 0, lastExit: null, malformedLines: 0 },
+    runner: { state: 'ready', status: { kind: 'RunnerReady' }, pid: 4242, restarts: 0, restartAt: null, lastExit: null, attention: null, malformedLines: 0 },
     fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: false },
     queue: { capacity: 64, requests: [] },
     prefill: null,

@@ -102,6 +102,13 @@ async function refuseUnconfirmedStop(ctx: RouteContext, ids: readonly string[]):
   });
 }
 
+/** POST /api/instances/{id}/retry: a new runner for an instance that failed or needs attention. */
+function retryInstance(ctx: RouteContext): void {
+  const id = instanceId(ctx);
+  ctx.node.retryInstance(id);
+  ctx.json(202, { id, instance: findInstance(ctx.node.snapshot(), id) });
+}
+
 async function deleteInstance(ctx: RouteContext): Promise<void> {
   const id = instanceId(ctx);
   await refuseUnconfirmedStop(ctx, [id]);
@@ -159,5 +166,6 @@ export function controlRoutes(): ApiRoute[] {
     { method: 'DELETE', path: '/api/instances', auth: true, handle: deleteAllInstances },
     { method: 'PATCH', path: '/api/instances/:id', auth: true, handle: updateInstance },
     { method: 'DELETE', path: '/api/instances/:id', auth: true, handle: deleteInstance },
+    { method: 'POST', path: '/api/instances/:id/retry', auth: true, handle: retryInstance },
   ];
 }

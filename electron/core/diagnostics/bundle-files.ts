@@ -96,22 +96,26 @@ async function runnerIds(ctx: DiagnosticContext, snapshot: Snapshot | null, even
 function exitReport(id: string, snapshot: Snapshot | null, events: readonly NodeEvent[]): unknown {
   const instance = (snapshot ? localInstances(snapshot) : []).find((i) => i.id === id) ?? null;
   const mine = events.filter((e) => instanceIdOf(e) === id);
-  const pick = (kind: 'runner_exited' | 'watchdog_fired' | 'runner_restart_scheduled' | 'runner_spawned') =>
+  const pick = (kind: 'runner_exited' | 'watchdog_fired' | 'runner_restart_scheduled' | 'runner_spawned' | 'runner_state') =>
     mine.filter(isEventOf(kind)).map((e) => ({ t: e.t, ...e.data }));
   return {
     instanceId: id,
     model: instance?.model ?? null,
     current: instance !== null,
+    state: instance?.runner.state ?? null,
+    attention: instance?.runner.attention ?? null,
     status: instance?.runner.status ?? null,
     pid: instance?.runner.pid ?? null,
     restarts: instance?.runner.restarts ?? null,
     malformedLines: instance?.runner.malformedLines ?? null,
-    /** The last exit: code or signal, and the supervisor's reason (the watchdog's, when it killed the runner). */
+    /** The last exit: its cause (crash, stuck, startup_failed, stopped), code or signal, and the message (the runner's own when it gave one). */
     lastExit: instance?.runner.lastExit ?? null,
     exits: pick('runner_exited'),
     watchdog: pick('watchdog_fired'),
     restartsScheduled: pick('runner_restart_scheduled'),
     spawned: pick('runner_spawned'),
+    /** Every transition of the runner's state, with its reason. */
+    transitions: pick('runner_state'),
   };
 }
 

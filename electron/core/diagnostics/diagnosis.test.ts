@@ -127,14 +127,30 @@ describe('diagnose', () => {
     const hung = tl({ requestId: 'hung', instanceId: B1, arrivedAt: 100, acknowledgedAt: 105, endedAt: 700, outcome: 'failed' });
     const events: NodeEvent[] = [
       ready(B1),
-      { t: 650, kind: 'watchdog_fired', instanceId: B1, data: { phase: 'prefill', silentMs: 540 } },
+      { t: 650, kind: 'watchdog_fired', instanceId: B1, data: { phase: 'prefill', silentMs: 540, deadlineMs: 500 } },
       { t: 700, kind: 'request_failed', instanceId: B1, requestId: 'hung', data: { completionTokens: 0, code: 'runner_stuck', reason: 'runner stuck' } },
-      { t: 720, kind: 'runner_exited', instanceId: B1, data: { cause: 'stuck', code: null, signal: 'SIGTERM', reason: 'runner stuck: no event for 0.5 s during prefill (watchdog)' } },
+      { t: 720, kind: 'runner_exited', instanceId: B1, data: { cause: 'stuck', code: null, signal: 'SIGTERM', reason: 'runner stuck: no output for 0.5 s during prefill (watchdog deadline 0.5 s)' } },
     ];
     const d = diagnose([hung], events, { now: 5000 });
     expect(d.findings).toHaveLength(1);
     expect(d.findings[0]).toMatchObject({ cause: 'runner_stuck', ttftMs: null, evidence: { watchdogPhase: 'prefill', silentMs: 540, exitSignal: 'SIGTERM' } });
     expect(d.runnerIncidents.map((i) => i.kind)).toEqual(['watchdog', 'exit']);
+  });
+
+  it('says when the stuck runner was not relaunched, from the supervisor\u2019s state events', () => {
+    const hung = tl({ requestId: 'hung', instanceId: B1, arrivedAt: 100, acknowledgedAt: 105, endedAt: 700, outcome: 'failed' });
+    const advice = 'the runner was stuck with fast synch on: the GPU may be wedged: quit exobar, and reboot if models stay stuck';
+    const events: NodeEvent[] = [
+      ready(B1),
+      { t: 650, kind: 'watchdog_fired', instanceId: B1, data: { phase: 'prefill', silentMs: 5400, deadlineMs: 5000 } },
+      { t: 700, kind: 'request_failed', instanceId: B1, requestId: 'hung', data: { completionTokens: 0, code: 'runner_stuck', reason: 'runner stuck' } },
+      { t: 720, kind: 'runner_exited', instanceId: B1, data: { cause: 'stuck', code: null, signal: 'SIGKILL', reason: 'runner stuck' } },
+      { t: 721, kind: 'runner_state', instanceId: B1, data: { from: 'running', to: 'needs_attention', reason: advice } },
+    ];
+    const [finding] = diagnose([hung], events, { now: 5000 }).findings;
+    expect(finding!.evidence).toMatchObject({ deadlineMs: 5000, runnerStateAfter: { state: 'needs_attention', reason: advice } });
+    expect(finding!.explanation).toContain(`It was not relaunched: ${advice}.`);
+    expect(finding!.explanation).toContain('(its deadline: ');
   });
 
   it('reports a crash as a crash', () => {

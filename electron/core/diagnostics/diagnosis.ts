@@ -94,6 +94,8 @@ export interface RunnerIncident {
   reason: string | null;
   phase: string | null;
   silentMs: number | null;
+  /** The watchdog's adaptive deadline when it fired. */
+  deadlineMs: number | null;
 }
 
 export interface SoloReference {
@@ -221,11 +223,11 @@ function incidentsOf(events: readonly NodeEvent[]): RunnerIncident[] {
   const out: RunnerIncident[] = [];
   for (const e of events) {
     if (e.kind === 'watchdog_fired') {
-      const { phase, silentMs } = e.data;
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase, silentMs });
+      const { phase, silentMs, deadlineMs } = e.data;
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'watchdog', cause: 'stuck', code: null, signal: null, reason: null, phase, silentMs, deadlineMs });
     } else if (e.kind === 'runner_exited' && e.data.cause !== 'stopped') {
       const { cause, code, signal, reason } = e.data;
-      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause, code, signal, reason, phase: null, silentMs: null });
+      out.push({ instanceId: e.instanceId, t: e.t, kind: 'exit', cause, code, signal, reason, phase: null, silentMs: null, deadlineMs: null });
     }
   }
   return out;
@@ -283,6 +285,7 @@ export function diagnose(
   }
   const history = statusHistory(events);
   const incidents = incidentsOf(events);
+  const stateChanges = events.filter(isEventOf('runner_state'));
   const codes = failureCodes(events);
   const progress = prefillProgress(events);
   const fastSynchOn = latestFastSynch(events);
@@ -375,6 +378,11 @@ export function diagnose(
     return `${verb} part-way through its prefill, at ${done} of ${t.promptTokens} prompt tokens.`;
   }
 
+  function stateAfter(instanceId: string, from: number): { state: string; reason: string } | null {
+    const next = stateChanges.find((e) => e.instanceId === instanceId && e.t >= from - 1 && ['restarting', 'failed', 'needs_attention'].includes(e.data.to));
+    return next ? { state: next.data.to, reason: next.data.reason } : null;
+  }
+
   function runnerDeath(t: RequestTimeline, code: string, until: number): Verdict {
     const mine = incidents.filter((i) => i.instanceId === t.instanceId && i.t >= t.arrivedAt - 1 && i.t <= until + 1000);
     const watchdog = mine.find((i) => i.kind === 'watchdog') ?? null;
@@ -383,19 +391,24 @@ export function diagnose(
       failureCode: code,
       watchdogPhase: watchdog?.phase ?? null,
       silentMs: watchdog?.silentMs ?? null,
+      deadlineMs: watchdog?.deadlineMs ?? null,
       exitCause: exit?.cause ?? null,
       exitCode: exit?.code ?? null,
       exitSignal: exit?.signal ?? null,
       reason: exit?.reason ?? null,
+      // What the supervisor did next, from its state machine: restarting, failed, needs_attention.
+      runnerStateAfter: stateAfter(t.instanceId, watchdog?.t ?? exit?.t ?? until),
     };
     if (code === 'runner_stuck') {
-      const silence = watchdog?.silentMs != null ? ` after ${ms(watchdog.silentMs)} without an event` : '';
+      const deadline = watchdog?.deadlineMs != null ? ` (its deadline: ${ms(watchdog.deadlineMs)})` : '';
+      const silence = watchdog?.silentMs != null ? ` after ${ms(watchdog.silentMs)} without output${deadline}` : '';
       return {
         cause: 'runner_stuck',
         bugToReport: false,
         explanation:
           `The runner of ${t.instanceId} went silent during ${watchdog?.phase ?? 'its work'}${silence}; the watchdog killed it and failed this request ` +
-          '(a runner wedged on the GPU stays alive, so only missing progress shows it).',
+          '(a runner wedged on the GPU stays alive, so only missing progress shows it).' +
+          (evidence.runnerStateAfter?.state === 'needs_attention' ? ` It was not relaunched: ${evidence.runnerStateAfter.reason}.` : ''),
         evidence,
       };
     }

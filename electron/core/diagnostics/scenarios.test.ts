@@ -151,9 +151,10 @@ describe('bundle after real incidents', () => {
     const { findings, parsed, entries } = await exportBundle(fixture);
     const finding = findings.find((f) => f.requestId === hung.handle.id)!;
     expect(finding).toMatchObject({ cause: 'runner_stuck', ttftMs: null, evidence: { failureCode: 'runner_stuck', watchdogPhase: 'prefill' } });
+    // The 600 ms ceiling from settings caps the adaptive deadline (the floor, 1 s at this scale).
     expect(finding.evidence.silentMs as number).toBeGreaterThanOrEqual(600);
     const exit = parsed.json.get(`runners/${instanceId}/exit.json`) as { lastExit: { reason: string; signal: string | null }; watchdog: unknown[] };
-    expect(exit.lastExit.reason).toMatch(/watchdog/);
+    expect(exit.lastExit).toMatchObject({ cause: 'stuck', message: expect.stringMatching(/watchdog/) });
     expect(exit.watchdog).toHaveLength(1);
     for (const [name, data] of entries) expect(data.toString().includes(SECRET_PROMPT), name).toBe(false);
   });

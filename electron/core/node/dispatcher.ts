@@ -8,8 +8,12 @@
  * and must stay identical to exobar in everything else.
  */
 export interface DispatchJob {
-  /** Writes the task to its runner (a no-op if the request was cancelled meanwhile). */
-  send(): void;
+  /**
+   * Writes the task to its runner. False when nothing was written (the request ended
+   * meanwhile, or its runner is not ready and the request went back to its queue):
+   * there is no acknowledgement to wait for then.
+   */
+  send(): boolean;
   /** Settles when the runner acknowledged the task or the request ended. */
   acknowledged: Promise<void>;
 }
@@ -22,7 +26,7 @@ export type DispatchMode = 'nonblocking' | 'blocking-baseline';
 
 export class NonBlockingDispatcher implements Dispatcher {
   dispatch(job: DispatchJob): void {
-    job.send();
+    void job.send();
   }
 }
 
@@ -38,8 +42,7 @@ export class BlockingBaselineDispatcher implements Dispatcher {
   private async loop(): Promise<void> {
     this.running = true;
     for (let job = this.jobs.shift(); job; job = this.jobs.shift()) {
-      job.send();
-      await job.acknowledged;
+      if (job.send()) await job.acknowledged;
     }
     this.running = false;
   }

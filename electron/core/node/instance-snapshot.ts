@@ -15,7 +15,10 @@ export interface InstanceView {
   instanceType: InstanceType;
   override: FastSynchOverride;
   decision: FastSynchDecision;
-  supervisor: Pick<RunnerSupervisor, 'runnerStatus' | 'pid' | 'restarts' | 'lastExit' | 'malformedLines' | 'reportedFastSynch' | 'pendingCancels'>;
+  supervisor: Pick<
+    RunnerSupervisor,
+    'runnerState' | 'runnerStatus' | 'pid' | 'restarts' | 'restartAt' | 'lastExit' | 'attention' | 'malformedLines' | 'reportedFastSynch' | 'pendingCancels'
+  >;
   queueCapacity: number;
   /** Requests admitted and not ended, oldest first. */
   requests: NodeRequest[];
@@ -37,12 +40,13 @@ export function buildInstanceSnapshot(view: InstanceView, now: number): LocalIns
     simulated: view.model.simulated,
     instanceType: view.instanceType,
     runner: {
+      state: s.runnerState,
       status: s.runnerStatus,
       pid: s.pid,
       restarts: s.restarts,
-      lastExit: s.lastExit
-        ? { code: s.lastExit.exit?.code ?? null, signal: s.lastExit.exit?.signal ?? null, reason: s.lastExit.message, at: s.lastExit.at }
-        : null,
+      restartAt: s.runnerState === 'restarting' ? s.restartAt : null,
+      lastExit: s.lastExit,
+      attention: s.attention,
       malformedLines: s.malformedLines,
     },
     fastSynch: {

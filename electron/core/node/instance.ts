@@ -29,7 +29,7 @@ export interface InstanceConfig {
   override: FastSynchOverride;
   decision: FastSynchDecision;
   queueCapacity: number;
-  /** Tasks written to the runner at once; the runner batches 8 and queues the rest on its stdin. */
+  /** Tasks written to the runner at once; it batches 8 and acknowledges and queues the rest inside itself. */
   maxInFlight: number;
   supervisor: Omit<SupervisorOptions, 'instanceId' | 'expectedFastSynch'>;
 }
@@ -185,6 +185,18 @@ export class Instance {
     this.changed();
   }
 
+  /** The operator's retry of a runner down for good (failed or needs attention). */
+  retry(): void {
+    const state = this.supervisor.runnerState;
+    if (state !== 'failed' && state !== 'needs_attention') {
+      throw new NodeError('not_retryable', `${this.model.id} is ${state.replace('_', ' ')}: only a failed runner or one that needs attention can be retried`, 409);
+    }
+    this.fatalError = null;
+    this.accepting = true;
+    this.supervisor.retry();
+    this.changed();
+  }
+
   /** Ends every request with `error` and stops the runner for good. */
   async dispose(error: NodeError): Promise<void> {
     this.accepting = false;
@@ -237,11 +249,19 @@ export class Instance {
       };
       this.dispatcher.dispatch({
         send: () => {
-          if (request.ended || !this.ready) return;
+          if (request.ended) return false;
+          if (!this.ready) {
+            // The runner went down between pump and send (the baseline holds jobs behind
+            // other acks): back to the queue, sent again when a runner is ready, or failed
+            // with the rest of the queue if none will be.
+            this.requeue(request);
+            return false;
+          }
           request.dispatchedAt = performance.now();
           this.supervisor.submitGeneration(task);
           this.log.record({ kind: 'request_dispatched', instanceId: this.id, requestId: request.id });
           this.changed();
+          return true;
         },
         acknowledged: request.acknowledged(),
       });
@@ -287,14 +307,19 @@ export class Instance {
       }
       case 'task_lost': {
         const request = this.byTask.get(event.taskId);
-        if (request) this.end(request, { type: 'failed', error: new NodeError(DOWN_CODES[event.cause], event.message, 503) });
+        // The runner's own error for this request, when it sent one before going down, says more than the supervisor can.
+        const message = request?.runnerError ? `${request.runnerError} (${event.message})` : event.message;
+        if (request) this.end(request, { type: 'failed', error: new NodeError(DOWN_CODES[event.cause], message, 503) });
         break;
       }
+      case 'state':
+        this.log.record({ kind: 'runner_state', instanceId: this.id, data: { from: event.from, to: event.to, reason: event.reason.slice(0, 300) } });
+        break;
       case 'malformed_line':
         this.log.record({ kind: 'runner_malformed_line', instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
         break;
       case 'watchdog':
-        this.log.record({ kind: 'watchdog_fired', instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs) } });
+        this.log.record({ kind: 'watchdog_fired', instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs), deadlineMs: Math.round(event.deadlineMs) } });
         break;
       case 'down':
         this.onDown(event);
@@ -395,6 +420,20 @@ export class Instance {
     this.onRequestEnded(request);
     this.pump();
     this.changed();
+  }
+
+  /** Undoes a pump for a request that was never written: it waits in the queue again, in arrival order. */
+  private requeue(request: NodeRequest): void {
+    this.reserved -= 1;
+    request.dispatchQueuedAt = null;
+    if (request.taskId) this.byTask.delete(request.taskId);
+    request.taskId = null;
+    const index = this.queue.findIndex((queued) => queued.arrivedAt > request.arrivedAt);
+    this.queue.splice(index === -1 ? this.queue.length : index, 0, request);
+    this.log.record({ kind: 'request_requeued', instanceId: this.id, requestId: request.id });
+    this.changed();
+    // A runner that is back already would otherwise wait for the next event to pump.
+    queueMicrotask(() => this.pump());
   }
 
   private removeFromQueue(request: NodeRequest): void {

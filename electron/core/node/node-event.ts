@@ -5,10 +5,11 @@
  * completion text. The diagnostic bundle writes them as they are to events.jsonl.
  */
 import type { RunnerStatus } from '../../../shared/runner-protocol';
-import type { InstanceType, RequestPhase, WarningCode } from '../../../shared/snapshot';
+import type { InstanceType, RequestPhase, RunnerState, WarningCode } from '../../../shared/snapshot';
 import type { DownCause } from '../supervisor/runner-supervisor';
 import type { WatchdogPhase } from '../supervisor/watchdog';
 import type { NodeErrorCode } from '../node-types';
+import type { LeftoverOutcome } from '../exo-process/leftover-runners';
 
 interface At {
   /** Monotonic milliseconds (`performance.now()` of the node process). */
@@ -24,6 +25,8 @@ interface OfRequest extends OfInstance {
 export type NodeEvent =
   | (OfRequest & { kind: 'request_arrived'; data: { promptTokens: number } })
   | (OfRequest & { kind: 'request_dispatched' })
+  /** Handed to the dispatcher but never written: its runner was not ready by then; it waits in the queue again. */
+  | (OfRequest & { kind: 'request_requeued' })
   | (OfRequest & { kind: 'request_acknowledged' })
   | (OfRequest & { kind: 'prefill_progress'; data: { processed: number; total: number } })
   | (OfRequest & { kind: 'first_token'; data: { totalMs: number; waitMs: number; prefillMs: number; firstTokenMs: number } })
@@ -36,14 +39,18 @@ export type NodeEvent =
   | (OfInstance & { kind: 'cancel_sent'; requestId?: string })
   | (OfRequest & { kind: 'cancel_confirmed' })
   | (OfInstance & { kind: 'runner_status'; data: { status: RunnerStatus } })
+  /** One transition of the supervisor's state machine (runner-state-machine.ts). */
+  | (OfInstance & { kind: 'runner_state'; data: { from: RunnerState; to: RunnerState; reason: string } })
   | (OfInstance & { kind: 'runner_spawned'; data: { pid: number | null } })
   | (OfInstance & { kind: 'runner_exited'; data: { cause: DownCause; code: number | null; signal: string | null; reason: string } })
   | (OfInstance & { kind: 'runner_hello'; data: { fastSynch: boolean; engine: string; decided: boolean } })
   | (OfInstance & { kind: 'runner_malformed_line'; data: { reason: string } })
-  | (OfInstance & { kind: 'watchdog_fired'; data: { phase: WatchdogPhase; silentMs: number } })
+  | (OfInstance & { kind: 'watchdog_fired'; data: { phase: WatchdogPhase; silentMs: number; deadlineMs: number } })
   | (OfInstance & { kind: 'runner_restart_scheduled'; data: { inMs: number } })
   | (OfInstance & { kind: 'instance_created'; data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string } })
   | (OfInstance & { kind: 'instance_deleted' })
+  /** A runner a previous exobar left running, found at start (exited, killed, survived; reused: the pid is another process now, left alone). */
+  | (At & { kind: 'runner_orphan'; data: { pid: number; outcome: LeftoverOutcome } })
   | (At & { kind: 'warning_raised'; data: WarningEventData })
   | (At & { kind: 'warning_cleared'; data: WarningEventData });
 

@@ -43,7 +43,7 @@ describe('runner failures', () => {
     const exitedAt = events.find((e) => e.kind === 'runner_exited')!.t;
     const failedAt = events.filter((e) => e.kind === 'request_failed').map((e) => e.t);
     for (const t of failedAt) expect(t - exitedAt).toBeLessThan(2000);
-    expect(localInstances(node.snapshot())[0]!.runner.lastExit?.code).toBe(1);
+    expect(localInstances(node.snapshot())[0]!.runner.lastExit).toMatchObject({ cause: 'crash', exitCode: 1 });
 
     const instanceId = localInstances(node.snapshot())[0]!.id;
     await node.waitForReady(instanceId, 20_000);
@@ -65,7 +65,7 @@ describe('runner failures', () => {
     expect(outcome.type).toBe('failed');
     if (outcome.type === 'failed') {
       expect(outcome.error.code).toBe('runner_stuck');
-      expect(outcome.error.message).toMatch(/watchdog/);
+      expect(outcome.error.message).toMatch(/no output for .* during prefill \(watchdog deadline/);
     }
     const events = node.recentEvents();
     const firedAt = events.find((e) => e.kind === 'watchdog_fired')!.t;
@@ -76,7 +76,7 @@ describe('runner failures', () => {
     await node.waitForReady(instanceId, 20_000);
     const later = submitTracked(node, { model: MODEL, messages: makePrompt(40), maxTokens: 5 });
     expect((await later.handle.done).type).toBe('finished');
-    expect(localInstances(node.snapshot())[0]!.runner.lastExit?.reason).toMatch(/stuck/);
+    expect(localInstances(node.snapshot())[0]!.runner.lastExit).toMatchObject({ cause: 'stuck', message: expect.stringMatching(/stuck/) });
   });
 
   it('counts garbage on a runner stdout and keeps working', async () => {

@@ -9,9 +9,18 @@ import { LineSplitter } from './line-splitter';
 import { LogTail } from './log-tail';
 import type { SpawnSpec } from './spawn-spec';
 
+/** Longest wait for the output to close once the process exited. */
+const CLOSE_AFTER_EXIT_MS = 2000;
+
 export interface RunnerExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+}
+
+/** How a terminate ended: `died` false means the process outlived SIGKILL (a wedged GPU can do that). */
+export interface TerminateResult {
+  exit: RunnerExit | null;
+  died: boolean;
 }
 
 export interface RunnerProcessHandlers {
@@ -31,7 +40,7 @@ export class RunnerProcess {
   private exited: RunnerExit | null = null;
   private readonly exitWaiters: Array<(exit: RunnerExit) => void> = [];
 
-  constructor(spec: SpawnSpec, logs: RunnerLogs, handlers: RunnerProcessHandlers) {
+  constructor(spec: SpawnSpec, logs: RunnerLogs, handlers: RunnerProcessHandlers, options: { logGeneratedText?: boolean } = {}) {
     // detached: the runner leads its own process group, so a stop reaches anything it spawned too.
     this.child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
@@ -41,10 +50,12 @@ export class RunnerProcess {
     });
     this.pid = this.child.pid ?? null;
 
+    const keepText = options.logGeneratedText ?? false;
     const splitter = new LineSplitter(
       (line) => {
         if (line.trim() === '') return;
         const parsed = parseRunnerOutputLine(line);
+        if (!keepText) logs.stdout.append(`${parsed.ok ? redactedLine(parsed.value, line) : `[malformed line, ${line.length} characters]`}\n`);
         if (parsed.ok) handlers.onMessage(parsed.value);
         else handlers.onMalformedLine(parsed.reason, line);
       },
@@ -52,7 +63,7 @@ export class RunnerProcess {
     );
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => {
-      logs.stdout.append(chunk);
+      if (keepText) logs.stdout.append(chunk);
       splitter.push(chunk);
     });
     this.child.stdout.on('end', () => splitter.flush());
@@ -64,7 +75,15 @@ export class RunnerProcess {
       logs.stderr.append(`[exobar] failed to start runner: ${error.message}\n`);
       this.markExited({ code: null, signal: null }, handlers);
     });
-    this.child.on('exit', (code, signal) => this.markExited({ code, signal }, handlers));
+    // 'close', not 'exit': stdout is fully read by then, so the runner's last lines (its
+    // RunnerFailed reason, a final error chunk) arrive before the exit is handled.
+    this.child.on('close', (code, signal) => this.markExited({ code, signal }, handlers));
+    // Something the runner spawned may still hold its stdout open: the group goes with it,
+    // and should a process outside the group hold it, the exit is handled anyway soon after.
+    this.child.on('exit', (code, signal) => {
+      this.killGroup();
+      setTimeout(() => this.markExited({ code, signal }, handlers), CLOSE_AFTER_EXIT_MS).unref();
+    });
   }
 
   get alive(): boolean {
@@ -102,13 +121,27 @@ export class RunnerProcess {
     });
   }
 
-  /** SIGTERM to the group, then SIGKILL after `graceMs`; resolves once the process is gone. */
-  async terminate(graceMs = 2000): Promise<RunnerExit> {
+  /**
+   * SIGTERM to the group, then SIGKILL after `graceMs`; says truthfully whether the
+   * process is gone (a process stuck in the kernel on a wedged GPU may survive SIGKILL).
+   */
+  async terminate(graceMs = 2000, killWaitMs = 5000): Promise<TerminateResult> {
     this.signalGroup('SIGTERM');
     const exit = await this.waitForExit(graceMs);
-    if (exit) return exit;
+    if (exit) return { exit, died: true };
     this.signalGroup('SIGKILL');
-    return (await this.waitForExit(5000)) ?? { code: null, signal: 'SIGKILL' };
+    const killed = await this.waitForExit(killWaitMs);
+    return killed ? { exit: killed, died: true } : { exit: null, died: false };
+  }
+
+  /** Reaps anything left in the runner's process group. */
+  private killGroup(): void {
+    if (this.pid === null) return;
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      // The group is already empty.
+    }
   }
 
   closeStdin(): void {
@@ -118,15 +151,14 @@ export class RunnerProcess {
   private markExited(exit: RunnerExit, handlers: RunnerProcessHandlers): void {
     if (this.exited) return;
     this.exited = exit;
-    // Reap anything the runner left in its group.
-    if (this.pid !== null) {
-      try {
-        process.kill(-this.pid, 'SIGKILL');
-      } catch {
-        // The group is already empty.
-      }
-    }
+    this.killGroup();
     handlers.onExit(exit);
     for (const waiter of this.exitWaiters.splice(0)) waiter(exit);
   }
+}
+
+/** A stdout line as the log keeps it: a token's text replaced by its length, everything else as written. */
+function redactedLine(message: RunnerOutput, line: string): string {
+  if (message.type !== 'ChunkGenerated' || message.chunk.kind !== 'TokenChunk') return line;
+  return JSON.stringify({ ...message, chunk: { ...message.chunk, text: `[${message.chunk.text.length} characters]` } });
 }

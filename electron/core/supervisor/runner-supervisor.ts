@@ -11,19 +11,52 @@
  */
 import { join } from 'node:path';
 import { reportedFastSynchDiffers } from '../../../shared/instance-state';
-import type { Chunk, RunnerOutput, RunnerStatus, Task, TaskStatus } from '../../../shared/runner-protocol';
+import { PROTOCOL_VERSION, type Chunk, type RunnerOutput, type RunnerStatus, type Task, type TaskStatus } from '../../../shared/runner-protocol';
+import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
+import { countPromptTokens } from '../../../shared/token-count';
 import { LogTail } from './log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
+import { RunnerRates, type RatePrior } from './runner-rates';
+import { RunnerStateMachine, type RunnerStateChange } from './runner-state-machine';
 import type { SpawnSpec } from './spawn-spec';
-import { Watchdog, type WatchdogLimits, type WatchdogPhase } from './watchdog';
+import { Watchdog, watchdogDeadlineMs, type WatchdogFiring, type WatchdogLimits, type WatchdogPhase, type WatchdogWork } from './watchdog';
+
+/** exo's prefill chunk: the longest prefill step between two progress lines. */
+const PREFILL_CHUNK_TOKENS = 4096;
+/** exo's batch: requests decoding together at most. */
+const MAX_BATCH = 8;
 
 type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
 
 export interface RestartPolicy {
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Consecutive failures after which the runner stays failed. */
+  /** Failures (crash or stuck) within `windowMs` after which the runner stays failed. */
   maxRestarts: number;
+  /** The window the failures are counted in (default 10 minutes), whatever succeeded between them. */
+  windowMs?: number;
+}
+
+const DEFAULT_FAILURE_WINDOW_MS = 10 * 60_000;
+/** What a stuck runner that may have wedged the GPU asks of the operator. */
+export const WEDGED_GPU_ADVICE = 'the GPU may be wedged: quit exobar, and reboot if models stay stuck';
+
+const EXIT_CAUSES: Record<DownCause, RunnerExitCause> = {
+  crashed: 'crash',
+  stuck: 'stuck',
+  fast_synch_mismatch: 'startup_failed',
+  startup_failed: 'startup_failed',
+  stopped: 'stopped',
+};
+
+/** A lifecycle step that failed; `repeats` when trying again would fail the same way (the runner said why). */
+class LifecycleFailure extends Error {
+  constructor(
+    message: string,
+    readonly repeats: boolean,
+  ) {
+    super(message);
+  }
 }
 
 export interface SupervisorOptions {
@@ -34,10 +67,20 @@ export interface SupervisorOptions {
   expectedFastSynch: () => boolean;
   /** Directory for stdout.log and stderr.log; null keeps logs in memory only. */
   logDir: string | null;
+  /** Keep generated text in stdout.log; false writes each token's length instead (privacy). */
+  logGeneratedText?: boolean;
   watchdog: WatchdogLimits;
+  /** The catalog's figures for this model in real ms: the prior of the learned rates. */
+  rates: RatePrior;
+  /** Other runners computing on this GPU now: each stretches the watchdog's deadline. */
+  gpuSharers?: () => number;
   restart: RestartPolicy;
   helloTimeoutMs?: number;
   ackTimeoutMs?: number;
+  /** Where each runner's pid and start time are recorded, so a later exobar can stop orphans. */
+  processes?: { started(instanceId: string, pid: number): Promise<void>; ended(pid: number): void };
+  /** Makes the runner process (tests substitute one whose terminate fails, as on a wedged GPU). */
+  createProcess?: (...args: ConstructorParameters<typeof RunnerProcess>) => RunnerProcess;
   /** How long a Shutdown may take before the process group gets SIGTERM. */
   shutdownGraceMs?: number;
 }
@@ -58,14 +101,21 @@ export type SupervisorEvent =
   /** A generation task ended without a terminal status from the runner (it died or was stopped). */
   | { type: 'task_lost'; taskId: string; cause: DownCause; message: string }
   | { type: 'malformed_line'; reason: string }
-  | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number }
-  | { type: 'down'; cause: DownCause; message: string; exit: RunnerExit | null; willRestartInMs: number | null };
+  | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number; deadlineMs: number }
+  | { type: 'down'; cause: DownCause; message: string; exit: RunnerExit | null; willRestartInMs: number | null }
+  /** One accepted transition of the runner's state (runner-state-machine.ts). */
+  | ({ type: 'state' } & RunnerStateChange);
 
 export interface InProgressTask {
   task: GenerationTask;
   sentAt: number;
   acknowledgedAt: number | null;
   tokens: number;
+  /** Prompt tokens as the node counts them (the runner's tokenizer may differ a little). */
+  promptTokens: number;
+  /** Prompt tokens the runner reported prefilled. */
+  processed: number;
+  lastTokenAt: number | null;
 }
 
 export interface PendingCancel {
@@ -84,7 +134,12 @@ export class RunnerSupervisor {
   pid: number | null = null;
   restarts = 0;
   malformedLines = 0;
-  lastExit: { exit: RunnerExit | null; cause: DownCause; message: string; at: number } | null = null;
+  lastExit: RunnerExitSnapshot | null = null;
+  /** When the scheduled restart happens (epoch ms), while restarting. */
+  restartAt: number | null = null;
+  /** Why the runner is failed for good or needs attention, and what to do; null otherwise. */
+  attention: string | null = null;
+  readonly machine: RunnerStateMachine;
   /** The fast-synch value the current runner reported in its hello. */
   reportedFastSynch: boolean | null = null;
   readonly inProgress = new Map<string, InProgressTask>();
@@ -94,12 +149,21 @@ export class RunnerSupervisor {
   private process: RunnerProcess | null = null;
   /** Every process this supervisor started that has not exited yet (one being stopped included). */
   private readonly started = new Set<RunnerProcess>();
-  private consecutiveFailures = 0;
+  /** When each recent crash or stuck happened (Date.now()), for the failure cap. */
+  private failures: number[] = [];
+  /** The runner's own words when it reported RunnerFailed. */
+  private runnerFailedMessage: string | null = null;
+  /** Error chunks of lifecycle tasks (a runner sends them under the task id). */
+  private lifecycleErrors = new Map<string, string>();
   private restartTimer: NodeJS.Timeout | null = null;
   private lifecycleWaiters = new Map<string, { ack: () => void; done: (status: TaskStatus) => void; fail: (e: Error) => void }>();
   private helloWaiter: ((hello: Extract<RunnerOutput, { type: 'Hello' }>) => void) | null = null;
   private lifecycleTaskOpen = false;
   private readonly watchdog: Watchdog;
+  /** This runner's measured speed, kept across restarts (same model, same Mac). */
+  readonly rates: RunnerRates;
+  /** When the last prefill progress arrived: a prefill between two tokens is not a decode step. */
+  private lastPrefillAt = 0;
   private taskCounter = 0;
   /** Bumped on every spawn: events of a previous process are ignored. */
   private epoch = 0;
@@ -113,13 +177,33 @@ export class RunnerSupervisor {
       stdout: new LogTail({ filePath: logFile('stdout.log') }),
       stderr: new LogTail({ filePath: logFile('stderr.log') }),
     };
-    this.watchdog = new Watchdog(options.watchdog, () => this.currentPhase(), (phase, silentMs) => this.onStuck(phase, silentMs));
+    this.rates = new RunnerRates(options.rates);
+    this.machine = new RunnerStateMachine((change) => this.emit({ type: 'state', ...change }));
+    this.watchdog = new Watchdog(options.watchdog, () => this.currentDeadline(), (firing) => this.onStuck(firing));
   }
 
   /** Starts the runner in the background; progress arrives as events. Never throws. */
   start(): void {
     if (this.state === 'starting' || this.state === 'ready') return;
-    void this.launch();
+    void this.launch('started');
+  }
+
+  /** The runner's state (starting … needs_attention). */
+  get runnerState(): RunnerState {
+    return this.machine.state;
+  }
+
+  /**
+   * The operator's retry of a runner that failed for good or needs attention: the
+   * failure count starts over and a new process starts. False when there is nothing to retry.
+   */
+  retry(): boolean {
+    const state = this.machine.state;
+    if (state !== 'failed' && state !== 'needs_attention') return false;
+    this.failures = [];
+    this.attention = null;
+    void this.launch('the operator retried');
+    return true;
   }
 
   /**
@@ -127,9 +211,20 @@ export class RunnerSupervisor {
    * once: the acknowledgement comes later as an event (exo's fix for the stalled worker).
    */
   submitGeneration(task: GenerationTask): void {
-    const entry: InProgressTask = { task, sentAt: performance.now(), acknowledgedAt: null, tokens: 0 };
+    const entry: InProgressTask = {
+      task,
+      sentAt: performance.now(),
+      acknowledgedAt: null,
+      tokens: 0,
+      promptTokens: countPromptTokens(task.params.messages),
+      processed: 0,
+      lastTokenAt: null,
+    };
+    // Only work reaching an idle runner starts the clock; more work never resets it.
+    const wasIdle = this.currentWork() === null;
     this.inProgress.set(task.taskId, entry);
-    this.watchdog.touch();
+    if (wasIdle) this.watchdog.workStartedWhileIdle();
+    this.machine.transition('running', 'requests in progress');
     this.process?.send(task);
   }
 
@@ -163,6 +258,7 @@ export class RunnerSupervisor {
   async stop(cause: DownCause = 'stopped', message = 'the runner was stopped'): Promise<void> {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = null;
+    this.restartAt = null;
     this.state = 'stopping';
     this.watchdog.stop();
     const proc = this.process;
@@ -171,12 +267,14 @@ export class RunnerSupervisor {
     if (proc?.alive) {
       this.setRunnerStatus({ kind: 'RunnerShuttingDown' });
       proc.send({ kind: 'Shutdown', taskId: this.nextTaskId('shutdown') });
-      const exit = (await proc.waitForExit(this.options.shutdownGraceMs ?? 3000)) ?? (await proc.terminate());
-      this.lastExit = { exit, cause, message, at: Date.now() };
+      const exit = (await proc.waitForExit(this.options.shutdownGraceMs ?? 3000)) ?? (await proc.terminate()).exit;
+      this.lastExit = exitSnapshot(cause, exit, message);
     }
     this.process = null;
     this.pid = null;
     this.state = 'stopped';
+    this.attention = null;
+    this.machine.transition('stopped', message);
     this.setRunnerStatus({ kind: 'RunnerShutdown' });
   }
 
@@ -193,7 +291,7 @@ export class RunnerSupervisor {
   /** Stops the current process and starts a new one (a new environment included). */
   async relaunch(): Promise<void> {
     await this.stop('stopped', 'the runner was relaunched');
-    this.consecutiveFailures = 0;
+    this.failures = [];
     this.start();
   }
 
@@ -202,30 +300,44 @@ export class RunnerSupervisor {
     await Promise.all([this.logs.stdout.close(), this.logs.stderr.close()]);
   }
 
-  private async launch(): Promise<void> {
+  private async launch(reason: string): Promise<void> {
     this.state = 'starting';
     this.epoch += 1;
     const epoch = this.epoch;
     this.reportedFastSynch = null;
+    this.runnerFailedMessage = null;
+    this.lifecycleErrors.clear();
+    this.restartAt = null;
+    this.machine.transition('starting', reason);
     this.setRunnerStatus({ kind: 'RunnerConnecting' });
     const spec = this.options.spawnSpec();
-    const proc = new RunnerProcess(spec, this.logs, {
+    const create = this.options.createProcess ?? ((...args: ConstructorParameters<typeof RunnerProcess>) => new RunnerProcess(...args));
+    const proc = create(spec, this.logs, {
       onMessage: (message) => epoch === this.epoch && this.onMessage(message),
       onMalformedLine: (reason, line) => {
         if (epoch !== this.epoch) return;
+        this.watchdog.outputSeen();
         this.malformedLines += 1;
         this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
         this.emit({ type: 'malformed_line', reason });
       },
-      onExit: (exit) => epoch === this.epoch && this.onExit(exit),
-    });
+      onExit: (exit) => {
+        if (proc.pid !== null) this.options.processes?.ended(proc.pid);
+        if (epoch === this.epoch) this.onExit(exit);
+      },
+    }, { logGeneratedText: this.options.logGeneratedText ?? false });
     this.process = proc;
     this.started.add(proc);
     this.pid = proc.pid;
+    if (proc.pid !== null) void this.options.processes?.started(this.options.instanceId, proc.pid).catch(() => undefined);
     this.emit({ type: 'spawned', pid: proc.pid });
     this.watchdog.start();
     try {
       const hello = await this.waitForHello(this.options.helloTimeoutMs ?? 15_000);
+      if (hello.protocolVersion !== PROTOCOL_VERSION) {
+        await this.goDown('startup_failed', `runner speaks protocol ${hello.protocolVersion}, exobar ${PROTOCOL_VERSION}: install matching versions`, null);
+        return;
+      }
       this.reportedFastSynch = hello.fastSynch;
       this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
       const expected = this.options.expectedFastSynch();
@@ -237,14 +349,19 @@ export class RunnerSupervisor {
         return;
       }
       this.setRunnerStatus({ kind: 'RunnerConnected' });
+      this.machine.transition('loading', 'the runner said hello');
       await this.runLifecycleTask({ kind: 'LoadModel', taskId: this.nextTaskId('load') });
+      this.machine.transition('warming_up', 'the model is loaded');
       await this.runLifecycleTask({ kind: 'StartWarmup', taskId: this.nextTaskId('warmup') });
       if (epoch !== this.epoch || this.state !== 'starting') return;
       this.state = 'ready';
+      this.machine.transition('ready', 'warmed up');
       this.emit({ type: 'ready' });
     } catch (error) {
       if (epoch !== this.epoch || error instanceof LifecycleAbort) return;
-      await this.goDown('startup_failed', `runner failed to start: ${(error as Error).message}`, null);
+      // The runner's own words when it gave them: that failure would repeat, so no retry.
+      const repeats = error instanceof LifecycleFailure && error.repeats;
+      await this.goDown(repeats ? 'startup_failed' : 'crashed', `runner failed to start: ${(error as Error).message}`, null);
     }
   }
 
@@ -267,7 +384,7 @@ export class RunnerSupervisor {
   private runLifecycleTask(task: Exclude<Task, GenerationTask>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const ackTimeout = this.options.ackTimeoutMs ?? 15_000;
-      const timer = setTimeout(() => fail(new Error(`${task.kind} was not acknowledged within ${ackTimeout} ms`)), ackTimeout);
+      const timer = setTimeout(() => fail(new LifecycleFailure(`${task.kind} was not acknowledged within ${ackTimeout} ms`, false)), ackTimeout);
       const fail = (e: Error) => {
         clearTimeout(timer);
         this.lifecycleWaiters.delete(task.taskId);
@@ -281,12 +398,14 @@ export class RunnerSupervisor {
           this.lifecycleWaiters.delete(task.taskId);
           this.lifecycleTaskOpen = false;
           if (status === 'Complete') resolve();
-          else reject(new Error(`${task.kind} ended ${status}`));
+          else {
+            const words = this.lifecycleErrors.get(task.taskId) ?? this.runnerFailedMessage;
+            reject(new LifecycleFailure(words ?? `${task.kind} ended ${status}`, words !== null));
+          }
         },
         fail,
       });
       this.lifecycleTaskOpen = true;
-      this.watchdog.touch();
       this.process?.send(task);
     });
   }
@@ -298,12 +417,15 @@ export class RunnerSupervisor {
   }
 
   private onMessage(message: RunnerOutput): void {
-    this.watchdog.touch();
+    const now = performance.now();
+    const sinceLastLineMs = this.watchdog.silentMs(now);
+    this.watchdog.outputSeen();
     switch (message.type) {
       case 'Hello':
         this.helloWaiter?.(message);
         return;
       case 'RunnerStatusUpdated':
+        if (message.status.kind === 'RunnerFailed') this.runnerFailedMessage = message.status.errorMessage;
         this.setRunnerStatus(message.status);
         return;
       case 'TaskAcknowledged': {
@@ -327,13 +449,18 @@ export class RunnerSupervisor {
         if (message.status === 'Running' || message.status === 'Pending') return;
         this.inProgress.delete(message.taskId);
         this.pendingCancels.delete(message.taskId);
-        if (message.status === 'Complete') this.consecutiveFailures = 0;
         this.emit({ type: 'task_status', taskId: message.taskId, status: message.status });
+        if (this.inProgress.size === 0 && this.state === 'ready') this.machine.transition('ready', 'no request in progress');
         return;
       }
       case 'ChunkGenerated': {
+        if (message.chunk.kind === 'ErrorChunk' && this.lifecycleWaiters.has(message.commandId)) {
+          this.lifecycleErrors.set(message.commandId, message.chunk.errorMessage);
+          return;
+        }
         const entry = this.findByCommandId(message.commandId);
         if (!entry) return;
+        this.learnRates(entry, message.chunk, sinceLastLineMs, now);
         if (message.chunk.kind === 'TokenChunk') entry.tokens += 1;
         this.emit({ type: 'chunk', taskId: entry.task.taskId, chunk: message.chunk });
         return;
@@ -357,30 +484,76 @@ export class RunnerSupervisor {
     this.emit({ type: 'runner_status', status });
   }
 
-  private currentPhase(): WatchdogPhase | null {
-    if (this.state !== 'starting' && this.state !== 'ready') return null;
-    if (this.state === 'starting' || this.lifecycleTaskOpen) return 'lifecycle';
-    if (this.inProgress.size === 0) return null;
-    for (const entry of this.inProgress.values()) if (entry.tokens === 0) return 'prefill';
-    return 'decode';
+  /** Prefill chunks give seconds per prompt token; consecutive tokens of one request give the decode step. */
+  private learnRates(entry: InProgressTask, chunk: Chunk, sinceLastLineMs: number, now: number): void {
+    if (chunk.kind === 'PrefillProgressChunk') {
+      const tokens = chunk.processedTokens - entry.processed;
+      this.rates.recordPrefillChunk(tokens, sinceLastLineMs, entry.processed === 0);
+      entry.processed = chunk.processedTokens;
+      entry.promptTokens = chunk.totalTokens;
+      this.lastPrefillAt = now;
+    } else if (chunk.kind === 'TokenChunk') {
+      if (entry.lastTokenAt !== null && this.lastPrefillAt < entry.lastTokenAt) {
+        this.rates.recordDecodeStep(now - entry.lastTokenAt, this.decodingCount());
+      }
+      entry.lastTokenAt = now;
+    }
   }
 
-  private onStuck(phase: WatchdogPhase, silentMs: number): void {
-    this.emit({ type: 'watchdog', phase, silentMs });
-    const seconds = (silentMs / 1000).toFixed(1);
-    void this.goDown('stuck', `runner stuck: no event for ${seconds} s during ${phase} (watchdog)`, null);
+  private decodingCount(): number {
+    let n = 0;
+    for (const entry of this.inProgress.values()) if (entry.tokens > 0) n += 1;
+    return Math.min(MAX_BATCH, Math.max(1, n));
+  }
+
+  /** What the runner is working on, for the watchdog; null when it is idle (silence is normal then). */
+  private currentWork(): WatchdogWork | null {
+    if (this.state !== 'starting' && this.state !== 'ready') return null;
+    if (this.state === 'starting' || this.lifecycleTaskOpen) return { phase: 'lifecycle' };
+    if (this.inProgress.size === 0) return null;
+    let prefillTokens = -1;
+    for (const entry of this.inProgress.values()) {
+      if (entry.tokens > 0) continue;
+      prefillTokens = Math.max(prefillTokens, Math.min(PREFILL_CHUNK_TOKENS, Math.max(0, entry.promptTokens - entry.processed)));
+    }
+    const batch = this.decodingCount();
+    if (prefillTokens >= 0) return { phase: 'prefill', expectedStepMs: this.rates.prefillStepMs(prefillTokens, batch) };
+    return { phase: 'decode', expectedStepMs: this.rates.decodeStepMs(batch) };
+  }
+
+  private currentDeadline(): { phase: WatchdogPhase; deadlineMs: number } | null {
+    const work = this.currentWork();
+    if (work === null) return null;
+    return { phase: work.phase, deadlineMs: watchdogDeadlineMs(this.options.watchdog, work, this.options.gpuSharers?.() ?? 0) };
+  }
+
+  private onStuck({ phase, silentMs, deadlineMs }: WatchdogFiring): void {
+    this.emit({ type: 'watchdog', phase, silentMs, deadlineMs });
+    const seconds = (ms: number) => (ms / 1000).toFixed(1);
+    void this.goDown('stuck', `runner stuck: no output for ${seconds(silentMs)} s during ${phase} (watchdog deadline ${seconds(deadlineMs)} s)`, null);
   }
 
   private onExit(exit: RunnerExit): void {
     if (this.state === 'stopping' || this.state === 'stopped' || this.state === 'down') return;
     const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
     const stderrTail = this.logs.stderr.tail(600).trim().split('\n').slice(-3).join(' | ');
-    void this.goDown('crashed', `runner crashed (${how})${stderrTail ? `: ${stderrTail}` : ''}`, exit);
+    const words = this.runnerFailedMessage ?? stderrTail;
+    // Before its hello, or after saying RunnerFailed while starting, a runner that exits
+    // would do the same again (missing engine, bad arguments, model not found): no retry.
+    const beforeHello = this.state === 'starting' && this.reportedFastSynch === null;
+    if (this.state === 'starting' && (beforeHello || this.runnerFailedMessage !== null) && exit.signal === null) {
+      void this.goDown('startup_failed', `runner failed to start (${how})${words ? `: ${words}` : ''}`, exit);
+      return;
+    }
+    void this.goDown('crashed', `runner crashed (${how})${words ? `: ${words}` : ''}`, exit);
   }
 
   /**
    * The one path for a runner that went away: fail everything in flight at once (clients
-   * must never hang), make sure the process group is gone, then restart with backoff.
+   * must never hang), make sure the process group is gone, then decide by cause:
+   * a start-up failure that would repeat fails for good; a stuck runner that survived
+   * SIGKILL or ran with fast synch on needs the operator; a crash (or a stuck runner
+   * safely gone) restarts with backoff until the failure cap within the window.
    */
   private async goDown(cause: DownCause, message: string, exit: RunnerExit | null): Promise<void> {
     if (this.state === 'down' || this.state === 'stopping' || this.state === 'stopped') return;
@@ -390,28 +563,51 @@ export class RunnerSupervisor {
     this.watchdog.stop();
     this.abortLifecycle(message);
     this.failInFlight(cause, message);
-    this.setRunnerStatus({ kind: 'RunnerFailed', errorMessage: message });
+    if (this.runnerStatus.kind !== 'RunnerFailed') this.setRunnerStatus({ kind: 'RunnerFailed', errorMessage: message });
     const proc = this.process;
     this.process = null;
     this.pid = null;
-    const finalExit = proc?.alive ? await proc.terminate() : (exit ?? null);
-    this.lastExit = { exit: finalExit, cause, message, at: Date.now() };
+    let finalExit = exit;
+    let died = true;
+    if (proc?.alive) ({ exit: finalExit, died } = await proc.terminate());
+    this.lastExit = exitSnapshot(cause, finalExit, message);
 
-    const restartable = cause === 'crashed' || cause === 'stuck' || cause === 'startup_failed';
-    this.consecutiveFailures += 1;
-    let delay: number | null = null;
-    if (restartable && this.consecutiveFailures <= this.options.restart.maxRestarts) {
-      const { baseDelayMs, maxDelayMs } = this.options.restart;
-      delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (this.consecutiveFailures - 1));
-    }
-    this.emit({ type: 'down', cause, message, exit: finalExit, willRestartInMs: delay });
-    if (delay === null || this.state !== 'down') return;
+    const decision = this.decide(cause, died);
+    this.attention = decision.attention;
+    this.emit({ type: 'down', cause, message, exit: finalExit, willRestartInMs: decision.delay });
+    if (this.state !== 'down') return;
+    this.machine.transition(decision.to, decision.attention ?? message);
+    if (decision.delay === null) return;
+    this.restartAt = Date.now() + decision.delay;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (this.state !== 'down') return;
       this.restarts += 1;
-      void this.launch();
-    }, delay);
+      void this.launch(`restart after ${EXIT_CAUSES[cause]}`);
+    }, decision.delay);
+  }
+
+  private decide(cause: DownCause, died: boolean): { to: RunnerState; delay: number | null; attention: string | null } {
+    if (cause === 'startup_failed' || cause === 'fast_synch_mismatch') {
+      return { to: 'failed', delay: null, attention: 'the runner cannot start as it is: fix what its message names, then retry' };
+    }
+    const fastSynch = this.reportedFastSynch ?? this.options.expectedFastSynch();
+    if (cause === 'stuck' && !died) {
+      return { to: 'needs_attention', delay: null, attention: `the stuck runner survived SIGKILL: ${WEDGED_GPU_ADVICE}` };
+    }
+    if (cause === 'stuck' && fastSynch) {
+      return { to: 'needs_attention', delay: null, attention: `the runner was stuck with fast synch on: ${WEDGED_GPU_ADVICE}` };
+    }
+    const now = Date.now();
+    const windowMs = this.options.restart.windowMs ?? DEFAULT_FAILURE_WINDOW_MS;
+    this.failures = [...this.failures.filter((at) => now - at < windowMs), now];
+    const count = this.failures.length;
+    if (count > this.options.restart.maxRestarts) {
+      const minutes = Math.round(windowMs / 60_000);
+      return { to: 'failed', delay: null, attention: `${count} failures within ${minutes} min: not restarted again; see its logs, then retry` };
+    }
+    const { baseDelayMs, maxDelayMs } = this.options.restart;
+    return { to: 'restarting', delay: Math.min(maxDelayMs, baseDelayMs * 2 ** (count - 1)), attention: null };
   }
 
   private failInFlight(cause: DownCause, message: string): void {
@@ -420,4 +616,8 @@ export class RunnerSupervisor {
     this.pendingCancels.clear();
     for (const taskId of lost) this.emit({ type: 'task_lost', taskId, cause, message });
   }
+}
+
+function exitSnapshot(cause: DownCause, exit: RunnerExit | null, message: string): RunnerExitSnapshot {
+  return { cause: EXIT_CAUSES[cause], exitCode: exit?.code ?? null, signal: exit?.signal ?? null, at: Date.now(), message };
 }

@@ -1,45 +1,89 @@
 /**
- * Detects a stuck runner from missing progress. A runner wedged on the GPU stays
- * alive, so "is the process alive" never fires; what does show is silence while work
- * is in progress. The limit depends on the phase: one prefill chunk of the slowest
- * model is the longest legitimate gap between events.
+ * Detects a stuck runner from its silence. A runner wedged on the GPU stays alive, so
+ * "is the process alive" never fires; what does show is silence while work is in
+ * progress. Silence is measured from the last line the runner wrote: handing it more
+ * work never resets the clock (steady traffic would otherwise hide a hang forever),
+ * except when work arrives at an idle runner, which starts it.
+ *
+ * The deadline adapts (docs/operations.md, "Watchdog"): the longest step the runner's
+ * own measured rates predict for its current work, times a safety factor, stretched
+ * while other runners share the GPU, clamped between a floor and a per-phase ceiling.
  */
 export type WatchdogPhase = 'lifecycle' | 'prefill' | 'decode';
 
 export interface WatchdogLimits {
   /** Longest silence while loading or warming up (a layer of a large model). */
   lifecycleMs: number;
-  /** Longest silence while any task waits for its first token (one prefill chunk). */
+  /** Ceiling of the adaptive deadline while any task waits for its first token. */
   prefillMs: number;
-  /** Longest silence while every task is decoding. */
+  /** Ceiling of the adaptive deadline while every task is decoding. */
   decodeMs: number;
+  /** The adaptive deadline never goes below this (real ms; the node scales it for a sim runner). */
+  floorMs: number;
+  /** Expected step time × this factor = the deadline before stretching and clamping. */
+  safetyFactor: number;
 }
 
 export const DEFAULT_WATCHDOG_LIMITS: WatchdogLimits = {
   lifecycleMs: 120_000,
-  prefillMs: 60_000,
-  decodeMs: 30_000,
+  prefillMs: 600_000,
+  decodeMs: 120_000,
+  floorMs: 5_000,
+  safetyFactor: 4,
 };
 
+/** What the runner is doing now, as far as the deadline is concerned. */
+export type WatchdogWork =
+  | { phase: 'lifecycle' }
+  /** `expectedStepMs`: the largest prefill step still to come (at most one 4096-token chunk), from measured rates. */
+  | { phase: 'prefill'; expectedStepMs: number }
+  | { phase: 'decode'; expectedStepMs: number };
+
+/** The deadline for `work`: expected step × safety × (1 + runners sharing the GPU), clamped. */
+export function watchdogDeadlineMs(limits: WatchdogLimits, work: WatchdogWork, gpuSharers: number): number {
+  if (work.phase === 'lifecycle') return limits.lifecycleMs;
+  const ceiling = work.phase === 'prefill' ? limits.prefillMs : limits.decodeMs;
+  const floor = Math.min(limits.floorMs, ceiling);
+  const stretched = work.expectedStepMs * limits.safetyFactor * (1 + Math.max(0, gpuSharers));
+  return Math.min(ceiling, Math.max(floor, stretched));
+}
+
+export interface WatchdogFiring {
+  phase: WatchdogPhase;
+  silentMs: number;
+  deadlineMs: number;
+}
+
 export class Watchdog {
-  private lastEventAt = performance.now();
+  private lastOutputAt = performance.now();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly limits: WatchdogLimits,
-    private readonly phase: () => WatchdogPhase | null,
-    private readonly onStuck: (phase: WatchdogPhase, silentMs: number) => void,
+    /** The runner's work now, null when idle; and its deadline. */
+    private readonly deadline: () => { phase: WatchdogPhase; deadlineMs: number } | null,
+    private readonly onStuck: (firing: WatchdogFiring) => void,
   ) {}
 
-  /** Any event from the runner, or new work handed to it, restarts the clock. */
-  touch(): void {
-    this.lastEventAt = performance.now();
+  /** The runner wrote a line: the only thing that restarts the clock while it works. */
+  outputSeen(): void {
+    this.lastOutputAt = performance.now();
+  }
+
+  /** Work arrived at an idle runner: silence counts from now. */
+  workStartedWhileIdle(): void {
+    this.lastOutputAt = performance.now();
+  }
+
+  /** Milliseconds since the runner's last line. */
+  silentMs(now = performance.now()): number {
+    return now - this.lastOutputAt;
   }
 
   start(): void {
     this.stop();
-    this.touch();
-    const shortest = Math.min(this.limits.lifecycleMs, this.limits.prefillMs, this.limits.decodeMs);
+    this.lastOutputAt = performance.now();
+    const shortest = Math.min(this.limits.lifecycleMs, this.limits.floorMs, this.limits.prefillMs, this.limits.decodeMs);
     const interval = Math.max(20, Math.min(1000, Math.floor(shortest / 5)));
     this.timer = setInterval(() => this.check(), interval);
     this.timer.unref();
@@ -51,17 +95,12 @@ export class Watchdog {
   }
 
   private check(): void {
-    const phase = this.phase();
-    if (phase === null) {
-      // Nothing in progress: silence is normal, and the clock starts when work arrives.
-      this.touch();
-      return;
-    }
-    const silentMs = performance.now() - this.lastEventAt;
-    const limit = phase === 'lifecycle' ? this.limits.lifecycleMs : phase === 'prefill' ? this.limits.prefillMs : this.limits.decodeMs;
-    if (silentMs > limit) {
+    const current = this.deadline();
+    if (current === null) return;
+    const silentMs = this.silentMs();
+    if (silentMs > current.deadlineMs) {
       this.stop();
-      this.onStuck(phase, silentMs);
+      this.onStuck({ phase: current.phase, silentMs, deadlineMs: current.deadlineMs });
     }
   }
 }

@@ -1,12 +1,14 @@
 /**
  * exo's generation loop, simulated (docs/domain.md, "How a runner generates"):
- * - tasks are read only between steps, and at most one new task is admitted (and
- *   acknowledged) per step;
- * - a step includes the whole prefill of a newly admitted prompt, in 4096-token chunks
- *   with a progress event after each;
+ * - tasks are read only between steps; every task read is acknowledged at once, and a
+ *   generation task waits in a queue inside the runner until the batch has room (exo's
+ *   runner hands each task to its engine, which queues it);
+ * - at most one waiting task is admitted per step, and a step includes the whole prefill
+ *   of a newly admitted prompt, in 4096-token chunks with a progress event after each;
  * - up to 8 admitted requests decode together, one token each per decode step;
- * - cancels are read at every prefill-chunk boundary and every 100 decode steps; one for
- *   a task that is not admitted at that moment is dropped, as exo's engine does.
+ * - a cancel for a task waiting in the runner's queue removes it at the next step
+ *   boundary; a cancel for an admitted task is read at every prefill-chunk boundary and
+ *   every 100 decode steps; one for a task the runner never read is dropped.
  */
 import { performance } from 'node:perf_hooks';
 import type { CatalogModel, SimTimings } from '../../../shared/catalog';
@@ -64,6 +66,8 @@ export interface EngineDeps {
 
 export class GenerationEngine {
   private active: ActiveRequest[] = [];
+  /** Acknowledged, not admitted: waiting for room in the batch. */
+  private waiting: TextGenerationTask[] = [];
   private stepsSinceCancelCheck = 0;
 
   constructor(private readonly deps: EngineDeps) {}
@@ -74,20 +78,16 @@ export class GenerationEngine {
    * requests are still active then and end with {@link failAll}).
    */
   async run(first: TextGenerationTask): Promise<Task | undefined> {
-    let next: Task | undefined = first;
+    this.accept(first);
     for (;;) {
       // Step boundary: the only place where tasks are read.
       const shutdown = this.deps.inbox.takeShutdown();
       if (shutdown) return shutdown;
-      if (next === undefined && this.active.length < MAX_BATCH) next = this.deps.inbox.takeNextTask();
-      if (next !== undefined) {
-        const task = next;
-        next = undefined;
-        if (task.kind === 'TextGeneration') await this.admit(task);
-        else this.rejectWhileGenerating(task);
-      }
+      this.readTasks();
+      const next = this.active.length < MAX_BATCH ? this.waiting.shift() : undefined;
+      if (next !== undefined) await this.admit(next);
       if (this.active.length === 0) {
-        if (this.deps.inbox.hasTask()) continue;
+        if (this.waiting.length > 0 || this.deps.inbox.hasTask()) continue;
         break;
       }
       await this.decodeStep();
@@ -97,13 +97,31 @@ export class GenerationEngine {
     return undefined;
   }
 
+  /** Every task that arrived is acknowledged now; cancels for waiting tasks take effect now. */
+  private readTasks(): void {
+    for (let task = this.deps.inbox.takeNextTask(); task; task = this.deps.inbox.takeNextTask()) {
+      if (task.kind === 'TextGeneration') this.accept(task);
+      else this.rejectWhileGenerating(task);
+    }
+    const waitingIds = new Set(this.waiting.map((t) => t.taskId));
+    for (const cancel of this.deps.inbox.takeCancelsFor(waitingIds)) this.applyCancel(cancel);
+  }
+
+  private accept(task: TextGenerationTask): void {
+    this.deps.out.acknowledged(task.taskId);
+    this.deps.out.taskStatus(task.taskId, 'Running');
+    if (this.deps.state.kind !== 'RunnerRunning') this.deps.state.set({ kind: 'RunnerRunning' });
+    this.waiting.push(task);
+  }
+
   /** Ends every admitted request with an ErrorChunk and Failed (shutdown). */
   failAll(errorMessage: string): void {
-    for (const request of this.active) {
-      this.deps.out.chunk(request.task.commandId, { kind: 'ErrorChunk', errorMessage });
-      this.deps.out.taskStatus(request.task.taskId, 'Failed');
+    for (const task of [...this.active.map((r) => r.task), ...this.waiting]) {
+      this.deps.out.chunk(task.commandId, { kind: 'ErrorChunk', errorMessage });
+      this.deps.out.taskStatus(task.taskId, 'Failed');
     }
     this.active = [];
+    this.waiting = [];
   }
 
   private rejectWhileGenerating(task: Task): void {
@@ -112,12 +130,9 @@ export class GenerationEngine {
     this.deps.out.taskStatus(task.taskId, 'Failed');
   }
 
-  /** Admission: the ack, then the whole prefill, all inside this one step. */
+  /** Admission of an acknowledged task: its whole prefill, inside this one step. */
   private async admit(task: TextGenerationTask): Promise<void> {
-    const { out, state, timings, timeScale } = this.deps;
-    out.acknowledged(task.taskId);
-    out.taskStatus(task.taskId, 'Running');
-    if (state.kind !== 'RunnerRunning') state.set({ kind: 'RunnerRunning' });
+    const { out, timings, timeScale } = this.deps;
     const fault = detectFault(task.params.messages);
     if (fault === 'hang') await this.deps.hang(`fault prompt in task ${task.taskId}`);
 
@@ -208,6 +223,12 @@ export class GenerationEngine {
   }
 
   private applyCancel(cancel: CancelTask): void {
+    const waiting = this.waiting.find((t) => t.taskId === cancel.cancelledTaskId);
+    if (waiting) {
+      this.waiting = this.waiting.filter((t) => t !== waiting);
+      this.endCancelled(waiting, countPromptTokens(waiting.params.messages), 0);
+      return;
+    }
     const request = this.active.find((r) => r.task.taskId === cancel.cancelledTaskId);
     if (!request) {
       // exo's engine only cancels tasks it knows: the supervisor must hold cancels until the ack.
@@ -215,16 +236,20 @@ export class GenerationEngine {
       return;
     }
     const { task } = request;
+    this.endCancelled(task, request.promptTokens, request.produced);
+    this.active = this.active.filter((r) => r !== request);
+    this.deps.log.info({ taskId: task.taskId, completionTokens: request.produced }, 'cancelled');
+  }
+
+  private endCancelled(task: TextGenerationTask, promptTokens: number, completionTokens: number): void {
     this.deps.out.chunk(task.commandId, {
       kind: 'TokenChunk',
       text: '',
       tokenId: -1,
       finishReason: 'cancelled',
-      usage: { promptTokens: request.promptTokens, completionTokens: request.produced },
+      usage: { promptTokens, completionTokens },
       stats: null,
     });
     this.deps.out.taskStatus(task.taskId, 'Cancelled');
-    this.active = this.active.filter((r) => r !== request);
-    this.deps.log.info({ taskId: task.taskId, completionTokens: request.produced }, 'cancelled');
   }
 }

@@ -62,6 +62,19 @@ export class Inbox {
     return this.queue.splice(index, 1)[0] as Task;
   }
 
+  /** The cancels that target one of `taskIds`, removed; the others stay for the next cancel check. */
+  takeCancelsFor(taskIds: ReadonlySet<string>): CancelTask[] {
+    const taken: CancelTask[] = [];
+    for (let i = 0; i < this.queue.length; ) {
+      const message = this.queue[i];
+      if (message?.kind === 'CancelTask' && taskIds.has(message.cancelledTaskId)) {
+        taken.push(message);
+        this.queue.splice(i, 1);
+      } else i++;
+    }
+    return taken;
+  }
+
   /** Every cancel that has arrived so far, removed (a cancel check reads them all). */
   drainCancels(): CancelTask[] {
     const cancels: CancelTask[] = [];

@@ -221,6 +221,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     stopInstance: (id) => send('stopInstance', id).then(nothing),
     stopAll: () => send('stopAll').then(nothing),
     cancelRequest: (requestId) => send('cancelRequest', requestId).then(nothing),
+    retryInstance: (id) => send('retryInstance', id).then(nothing),
     async exportDiagnostics(): Promise<DiagnosticsResult> {
       const response = await send('exportDiagnostics');
       const blob = await response.blob();

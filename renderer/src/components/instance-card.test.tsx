@@ -121,20 +121,22 @@ describe('instance card', () => {
     expect(within(c).getByTestId('tokens-per-second').textContent).toBe('42.5 tok/s');
   });
 
-  it('shows a failed runner with its reason and the supervisor exit reason', () => {
+  it('shows a runner that needs attention with the supervisor’s exit message and what to do', () => {
     const failed = withStatus({ kind: 'RunnerFailed', errorMessage: 'Runner stopped answering' });
     failed.runner = {
       ...failed.runner,
+      state: 'needs_attention',
       pid: null,
       restarts: 3,
-      lastExit: { code: null, signal: 'SIGKILL', reason: 'watchdog: no event for 30 s in prefill', at: 0 },
+      lastExit: { cause: 'stuck', exitCode: null, signal: 'SIGKILL', message: 'Runner stopped answering: no output for 30 s in prefill', at: 0 },
+      attention: 'the GPU may be wedged',
     };
     renderApp(snapshot({ instances: [failed] }));
     const c = card('Llama 3.2 1B (simulated)');
     expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerFailed');
     const alert = within(c).getByRole('alert');
-    expect(alert.textContent).toContain('Runner stopped answering');
-    expect(alert.textContent).toContain('watchdog: no event for 30 s in prefill');
+    expect(alert.textContent).toContain('Needs attention: Runner stopped answering: no output for 30 s in prefill');
+    expect(alert.textContent).toContain('the GPU may be wedged');
     expect(c.textContent).toContain('3 restarts');
     expect(screen.getByTestId('app-header').getAttribute('data-level')).toBe('failed');
   });
@@ -151,6 +153,26 @@ describe('instance card', () => {
     const { bridge } = renderApp(snapshot({ instances: [instance()] }));
     fireEvent.click(screen.getByRole('button', { name: 'Stop Llama 3.2 1B (simulated)' }));
     expect(bridge.stopInstance).toHaveBeenCalledWith('inst-1b');
+  });
+
+  it('offers Retry only for a runner down for good (its typed state), and sends it', () => {
+    const ready = instance();
+    const failed = withStatus({ kind: 'RunnerFailed', errorMessage: 'model not found' });
+    failed.runner = { ...failed.runner, state: 'failed', lastExit: { cause: 'startup_failed', exitCode: 1, signal: null, message: 'model not found', at: 0 } };
+    // A runner restarting after a crash has a failed status too, but the supervisor brings it back.
+    const restarting = withStatus({ kind: 'RunnerFailed', errorMessage: 'crashed' });
+    restarting.runner = { ...restarting.runner, state: 'restarting', restartAt: Date.now() + 2000 };
+    for (const [inst, offered] of [[ready, false], [restarting, false], [failed, true]] as const) {
+      cleanup();
+      const { bridge } = renderApp(snapshot({ instances: [inst] }));
+      const retry = screen.queryByRole('button', { name: 'Retry Llama 3.2 1B (simulated)' });
+      expect(retry !== null, inst.runner.state).toBe(offered);
+      if (retry) {
+        expect(screen.getByTestId('runner-state').textContent).toBe('Failed: model not found');
+        fireEvent.click(retry);
+        expect(bridge.retryInstance).toHaveBeenCalledWith('inst-1b');
+      }
+    }
   });
 
   it('disables stop while the runner shuts down', async () => {

@@ -14,10 +14,13 @@ import { TtftPanel } from './ttft-panel';
  * instance shows the parts every instance has (its own view comes with the exo views).
  */
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
-  const { stopInstance } = useActions();
+  const { stopInstance, retryInstance } = useActions();
   const stopping = useExobar((s) => s.busy[`stop:${instance.id}`] === true);
+  const retrying = useExobar((s) => s.busy[`retry:${instance.id}`] === true);
   const local = instance.source === 'local' ? instance : null;
   const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
+  // Down for good: only the operator brings it back (runner.state, never the wording).
+  const retryable = local?.runner.state === 'failed' || local?.runner.state === 'needs_attention';
   return (
     <section className="card" aria-label={instance.modelName} data-testid="instance-card" data-instance={instance.id}>
       <header className="card-header">
@@ -32,6 +35,17 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
             )}
           </div>
         </div>
+        {retryable && (
+          <button
+            type="button"
+            className="button small"
+            aria-label={`Retry ${instance.modelName}`}
+            disabled={retrying}
+            onClick={() => void retryInstance(instance.id)}
+          >
+            {retrying ? 'Retrying…' : 'Retry'}
+          </button>
+        )}
         <button
           type="button"
           className="button small"

@@ -3,9 +3,10 @@ import { formatCount } from '../lib/format';
 import { runnerTone } from '../lib/runner-status';
 import { ProgressBar } from './progress-bar';
 
-/** The runner's status in exo's words, its loading progress, and why it failed. */
+/** The runner's status in exo's words, its loading progress, and (from its typed state) why it is down. */
 export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot }) {
-  const { status, restarts, lastExit, pid } = instance.runner;
+  const { state, status, restarts, restartAt, lastExit, attention, pid } = instance.runner;
+  const downForGood = state === 'failed' || state === 'needs_attention';
   const tone = runnerTone(status);
   return (
     <div className="runner-status">
@@ -26,14 +27,21 @@ export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot 
       {status.kind === 'RunnerLoading' && (
         <ProgressBar value={status.layersLoaded} max={status.totalLayers} label={`Loading ${instance.modelName}`} />
       )}
-      {status.kind === 'RunnerFailed' && (
-        <p className="failure" role="alert">
-          {status.errorMessage}
-          {lastExit && lastExit.reason !== status.errorMessage && <span className="muted"> ({lastExit.reason})</span>}
+      {downForGood && (
+        <p className="failure" role="alert" data-testid="runner-state" data-state={state}>
+          {state === 'needs_attention' ? 'Needs attention: ' : 'Failed: '}
+          {lastExit?.message ?? (status.kind === 'RunnerFailed' ? status.errorMessage : '')}
+          {attention && <span className="muted"> ({attention})</span>}
         </p>
       )}
-      {status.kind !== 'RunnerFailed' && lastExit && restarts > 0 && (
-        <p className="muted small">Last exit: {lastExit.reason}</p>
+      {state === 'restarting' && (
+        <p className="muted small" data-testid="runner-state" data-state={state}>
+          {lastExit?.cause === 'stuck' ? 'Stuck' : 'Stopped'}: {lastExit?.message ?? ''}; restarting
+          {restartAt !== null ? ` at ${new Date(restartAt).toLocaleTimeString()}` : ''}
+        </p>
+      )}
+      {!downForGood && state !== 'restarting' && lastExit && restarts > 0 && (
+        <p className="muted small">Last exit: {lastExit.message}</p>
       )}
     </div>
   );

@@ -25,7 +25,7 @@ describe('overallState', () => {
 
   it('says restarting for a runner coming back after an exit', () => {
     const base = withStatus({ kind: 'RunnerConnecting' });
-    const restarting = { ...base, runner: { ...base.runner, restarts: 1, lastExit: { code: 1, signal: null, reason: 'crashed', at: 1 } } };
+    const restarting = { ...base, runner: { ...base.runner, state: 'restarting' as const, restarts: 1 } };
     expect(overallState(snap({ instances: [restarting] }), 'connected', true)).toMatchObject({ level: 'loading', headline: '1 model restarting' });
   });
 

@@ -41,6 +41,8 @@ export interface ExobarActions {
   loadPlan(): Promise<void>;
   launchSafePair(): Promise<void>;
   stopInstance(instanceId: string): Promise<void>;
+  /** Starts a new runner for an instance that failed or needs attention. */
+  retryInstance(instanceId: string): Promise<void>;
   stopAll(): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
   /** Applies a warning's fix; for the ring fast-synch warnings, relaunches the affected runners with fast synch off. */
@@ -152,6 +154,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           void get().actions.loadPlan();
         }),
       stopInstance: (id) => run(`stop:${id}`, () => bridge.stopInstance(id)),
+      retryInstance: (id) => run(`retry:${id}`, () => bridge.retryInstance(id)),
       stopAll: () => run('stop-all', () => bridge.stopAll()),
       cancelRequest: (requestId) => run(`cancel:${requestId}`, () => bridge.cancelRequest(requestId)),
       fixWarning: (warning) =>

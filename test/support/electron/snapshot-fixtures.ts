@@ -13,14 +13,25 @@ export function request(id: string, phase: RequestSnapshot['phase']): RequestSna
 
 export function instance(
   id: string,
-  overrides: Partial<Omit<LocalInstanceSnapshot, 'runner'>> & { status?: RunnerStatus; restarts?: number; lastExit?: LocalInstanceSnapshot['runner']['lastExit'] } = {},
+  overrides: Partial<Omit<LocalInstanceSnapshot, 'runner'>> & { status?: RunnerStatus; runner?: Partial<LocalInstanceSnapshot['runner']> } = {},
 ): LocalInstanceSnapshot {
-  const { status, restarts, lastExit, ...rest } = overrides;
+  const { status, runner, ...rest } = overrides;
   return instanceFixture({
     id,
     model: `sim/${id}`,
     modelName: `Model ${id}`,
-    runner: { status: status ?? { kind: 'RunnerReady' }, pid: 100, restarts: restarts ?? 0, lastExit: lastExit ?? null, malformedLines: 0 },
+    runner: {
+      // A failed status with no state given stands for a runner down for good.
+      state: status?.kind === 'RunnerFailed' ? 'failed' : 'ready',
+      status: status ?? { kind: 'RunnerReady' },
+      pid: 100,
+      restarts: 0,
+      restartAt: null,
+      lastExit: null,
+      attention: null,
+      malformedLines: 0,
+      ...runner,
+    },
     ...rest,
   });
 }

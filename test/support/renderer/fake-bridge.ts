@@ -18,6 +18,7 @@ export class FakeBridge implements ExobarBridge {
   createInstance = vi.fn(async () => ({ id: 'inst-new' }));
   updateInstance = vi.fn(async () => {});
   stopInstance = vi.fn(async () => {});
+  retryInstance = vi.fn(async () => {});
   stopAll = vi.fn(async () => {});
   cancelRequest = vi.fn(async () => {});
   exportDiagnostics = vi.fn(async () => ({ saved: true, location: 'exobar-diagnostics.zip' }));

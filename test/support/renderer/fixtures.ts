@@ -2,6 +2,7 @@
  * Snapshot fixtures for component and store tests: one builder per card state, all
  * starting from a ready simulated ring instance with fast synch off.
  */
+import { stateOf } from '../runner-state-of';
 import type { SafePairPlan } from '../../../shared/api';
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
@@ -33,7 +34,7 @@ export function instance(overrides: Partial<LocalInstanceSnapshot> = {}): LocalI
 
 export function withStatus(status: RunnerStatus, overrides: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   const base = instance(overrides);
-  return { ...base, runner: { ...base.runner, status } };
+  return { ...base, runner: { ...base.runner, status, state: stateOf(status) } };
 }
 
 /** The 3B instance mid-prefill of a long prompt, with one request behind it in each earlier phase. */

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import IO, Callable, Deque, List, Optional
+from typing import IO, Callable, Deque, List, Optional, Set
 
 from .protocol import Cancel, InputError, RunnerInput, Task, parse_input_line
 
@@ -67,6 +67,14 @@ class Inbox:
                     self._tasks.remove(item)
                     return item
             return None
+
+    def take_cancels_for(self, task_ids: Set[str]) -> List[Cancel]:
+        """Removes and returns the cancels aimed at `task_ids`; the others stay queued."""
+        with self._cond:
+            taken = [c for c in self._cancels if c.cancelled_task_id in task_ids]
+            for cancel in taken:
+                self._cancels.remove(cancel)
+            return taken
 
     def drain_cancels(self) -> List[Cancel]:
         with self._cond:

@@ -1,14 +1,17 @@
 """The step loop: exo's generation semantics on top of any engine.
 
 What a real exo runner does, and what this loop reproduces (docs/mlx-runner.md):
-- New tasks are read only between generation steps, and at most one is admitted (and
-  acknowledged) per step. The step that admits a prompt includes its whole prefill,
-  so a long prompt delays everything queued behind it, acknowledgements included.
+- New tasks are read only between generation steps, and every task read is
+  acknowledged then; a generation task waits in a queue inside the runner until the
+  batch has room (exo hands each task to its engine, which queues it). At most one is
+  admitted per step, and the step that admits a prompt includes its whole prefill, so a
+  long prompt delays everything behind it, acknowledgements included.
 - Prefill runs in chunks (4096 tokens by default) with a PrefillProgressChunk after
   each; cancellations are checked at every chunk boundary, the last one included
   (before the first token), and every ~100 decode steps.
-- A cancellation for a task the runner has not admitted yet is dropped (logged), as
-  exo's engine only cancels tasks it knows.
+- A cancellation for a task waiting in the runner's queue removes it at once (at the
+  next step boundary or cancel check); one for a task the runner has not read yet is
+  dropped (logged), as exo's engine only cancels tasks it knows.
 - Up to `max_batch` requests decode together, one token each per step.
 - Lifecycle: Idle -> Loading -> Loaded -> WarmingUp -> Ready -> Running <-> Ready
   -> ShuttingDown -> Shutdown (exit 0); any fatal error -> RunnerFailed, exit 1.
@@ -17,8 +20,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Deque, Dict, List, Optional
 
 from .engine import Engine, EngineError, GeneratedToken, PrefillCancelled, PreparedRequest, RequestError
 from .inbox import Inbox
@@ -82,6 +86,8 @@ class StepLoop:
         self.hooks = hooks or LoopHooks()
         self.status = "RunnerIdle"
         self.active: Dict[str, ActiveRequest] = {}
+        #: Acknowledged generation tasks waiting for room in the batch.
+        self.waiting: Deque[Task] = deque()
         self.seen: set = set()
         self.steps_since_cancel_check = 0
 
@@ -91,7 +97,7 @@ class StepLoop:
         self._set_status("RunnerIdle")
         try:
             while True:
-                code = self._generation_step() if self.active else self._idle_step()
+                code = self._generation_step() if self.active or self.waiting else self._idle_step()
                 if code is not None:
                     return code
         except FatalRunnerError as err:
@@ -105,9 +111,10 @@ class StepLoop:
         self._check_cancels(None)
         item = self.inbox.pop_task()
         if isinstance(item, Task) and item.kind == "TextGeneration":
-            # The first request's step: its admission and prefill, then a decode step,
-            # before anything else is read (exo's handle_generation_tasks).
-            return self._generation_step(first=item)
+            # The first request's step: its admission and prefill, then a decode step
+            # (exo's handle_generation_tasks).
+            self._handle(item)
+            return self._generation_step()
         if item is not None:
             return self._handle(item)
         if self.inbox.closed:
@@ -115,9 +122,9 @@ class StepLoop:
             return self._shutdown(None)
         return None
 
-    def _generation_step(self, first: Optional[Task] = None) -> Optional[int]:
-        """One step: admit at most one task (with its whole prefill), then decode once."""
-        code = self._handle(first) if first is not None else self._admit_between_steps()
+    def _generation_step(self) -> Optional[int]:
+        """One step: read every queued task, admit at most one (with its whole prefill), decode once."""
+        code = self._admit_between_steps()
         if code is not None:
             return code
         if self.engine.batch_size() > 0:
@@ -134,37 +141,42 @@ class StepLoop:
         return None
 
     def _admit_between_steps(self) -> Optional[int]:
-        # A queued Shutdown overtakes generation tasks still waiting (as in the sim);
-        # otherwise one queued task is read, unless it is a request and the batch is full.
+        # A queued Shutdown overtakes generation tasks still unread (as in the sim);
+        # otherwise every queued task is read (and acknowledged), and one waiting
+        # request is admitted if the batch has room.
         shutdown = self.inbox.take_shutdown()
         if shutdown is not None:
             return self._handle(shutdown)
-        item = self.inbox.peek_task()
-        if item is None:
-            if self.inbox.closed:
-                log.info("stdin closed during generation: shutting down")
-                return self._shutdown(None)
-            return None
-        if self._batch_full_for(item):
-            return None
-        self.inbox.pop_task()
-        return self._handle(item)
+        item = self.inbox.pop_task()
+        while item is not None:
+            code = self._handle(item)
+            if code is not None:
+                return code
+            item = self.inbox.pop_task()
+        waiting_ids = {task.task_id for task in self.waiting}
+        for cancel in self.inbox.take_cancels_for(waiting_ids):
+            self._cancel_waiting(cancel.cancelled_task_id)
+        if self.waiting and not self._batch_full():
+            self._admit(self.waiting.popleft())
+        elif not self.waiting and not self.active and self.inbox.closed:
+            log.info("stdin closed during generation: shutting down")
+            return self._shutdown(None)
+        return None
 
     def _ready_when_idle(self) -> None:
         # Running <-> Ready: back to Ready as soon as nothing is admitted any more
         # (finished, cancelled in prefill, or failed before its first token).
-        if not self.active and self.status == "RunnerRunning":
+        if not self.active and not self.waiting and self.status == "RunnerRunning":
             self._set_status("RunnerReady")
 
-    def _batch_full_for(self, item: object) -> bool:
-        # A generation task waits in the queue (not admitted, not acknowledged) while
-        # the batch is full; anything else (e.g. Shutdown) is read at once.
-        is_generation = isinstance(item, Task) and item.kind == "TextGeneration"
+    def _batch_full(self) -> bool:
+        # A waiting request (acknowledged, not admitted) stays in the runner's queue
+        # while the batch, or the engine's own limit, is full.
         limit = self.options.max_batch
         engine_limit = self.engine.concurrency_limit()
         if engine_limit is not None:
             limit = min(limit, engine_limit)
-        return is_generation and len(self.active) >= limit
+        return len(self.active) >= limit
 
     # ------------------------------------------------------------------ tasks
     def _handle(self, item: object) -> Optional[int]:
@@ -178,7 +190,7 @@ class StepLoop:
         if item.kind == "StartWarmup":
             return self._warmup(item)
         if item.kind == "TextGeneration":
-            self._admit(item)
+            self._accept(item)
             return None
         if item.kind == "Shutdown":
             return self._shutdown(item)
@@ -241,6 +253,7 @@ class StepLoop:
             self.out.error(state.command_id, f"runner failed: {message}")
             self.out.task_status(state.task_id, "Failed")
         self.active.clear()
+        self._fail_waiting(f"runner failed: {message}")
         self._set_status("RunnerFailed", errorMessage=message)
         log.error("runner failed: %s", message)
         try:
@@ -261,6 +274,7 @@ class StepLoop:
             self.out.error(state.command_id, "runner shut down before the request finished")
             self.out.task_status(state.task_id, "Failed")
         self.active.clear()
+        self._fail_waiting("runner shut down before the request finished")
         try:
             self.engine.close()
         except Exception:
@@ -272,8 +286,8 @@ class StepLoop:
         return 0
 
     # ------------------------------------------------------------------ generation
-    def _admit(self, task: Task) -> None:
-        assert task.params is not None and task.command_id is not None
+    def _accept(self, task: Task) -> None:
+        """Acknowledges a generation task read between steps; it waits for the batch."""
         if self.status not in ("RunnerReady", "RunnerRunning"):
             self._reject_out_of_order(task, "RunnerReady")
             return
@@ -281,6 +295,30 @@ class StepLoop:
         self.out.task_status(task.task_id, "Running")
         if self.status != "RunnerRunning":
             self._set_status("RunnerRunning")
+        self.waiting.append(task)
+
+    def _fail_waiting(self, message: str) -> None:
+        for task in self.waiting:
+            assert task.command_id is not None
+            self.out.error(task.command_id, message)
+            self.out.task_status(task.task_id, "Failed")
+        self.waiting.clear()
+
+    def _cancel_waiting(self, task_id: str) -> bool:
+        task = next((t for t in self.waiting if t.task_id == task_id), None)
+        if task is None:
+            return False
+        self.waiting.remove(task)
+        assert task.command_id is not None
+        log.info("task %s cancelled while waiting for the batch", task_id)
+        self.out.token(task.command_id, "", -1, finish_reason="cancelled",
+                       usage={"promptTokens": 0, "completionTokens": 0}, stats=None)
+        self.out.task_status(task_id, "Cancelled")
+        return True
+
+    def _admit(self, task: Task) -> None:
+        """Admits an acknowledged task: its whole prefill, inside this step."""
+        assert task.params is not None and task.command_id is not None
         fault = fault_of(task.params)
         if fault == "hang":
             # A wedged GPU: the runner stays alive and says nothing more.
@@ -391,6 +429,8 @@ class StepLoop:
                 hit_prefilling = True
             elif target in self.active:
                 self._cancel(self.active[target], reason="cancelled")
+            elif self._cancel_waiting(target):
+                pass
             else:
                 # exo's engine only cancels tasks it has admitted; the supervisor holds
                 # a cancel until the acknowledgement, so this one was sent too early.

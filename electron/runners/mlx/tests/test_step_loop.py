@@ -168,20 +168,36 @@ class AdmissionTest(unittest.TestCase):
         h.wait_label("task:t3:Complete")
         h.shutdown()
         labels = h.labels()
-        # t2 is read only after t1's whole prefill and one decode step, t3 after t2's.
+        # All three are read (and acknowledged) at once; t2 is admitted only after t1's
+        # whole prefill and one decode step, t3 after t2's.
+        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:10/12"))
         self.assertLess(h.index("prefill:cmd-t1:12/12"), h.index("token:cmd-t1:None"))
-        self.assertLess(h.index("ack:t1"), h.index("prefill:cmd-t1:10/12"))
-        self.assertLess(h.index("token:cmd-t1:None"), h.index("ack:t2"))
-        self.assertLess(h.index("prefill:cmd-t2:12/12"), h.index("ack:t3"))
-        between = labels[h.index("ack:t2"):h.index("ack:t3")]
+        self.assertLess(h.index("token:cmd-t1:None"), h.index("prefill:cmd-t2:10/12"))
+        self.assertLess(h.index("prefill:cmd-t2:12/12"), h.index("prefill:cmd-t3:10/12"))
+        between = labels[h.index("prefill:cmd-t2:10/12"):h.index("prefill:cmd-t3:10/12")]
         self.assertEqual(sum(1 for l in between if l == "token:cmd-t1:None"), 1)
 
-    def test_batch_is_capped_and_tasks_wait_unacknowledged(self):
+    def test_batch_is_capped_and_tasks_beyond_it_wait_acknowledged(self):
         h = Harness(max_batch=2).start_ready()
         h.put(generation("t1", max_tokens=6), generation("t2", max_tokens=6), generation("t3", max_tokens=2))
         h.wait_label("task:t3:Complete")
         h.shutdown()
-        self.assertLess(h.index("task:t1:Complete"), h.index("ack:t3"))
+        self.assertLess(h.index("ack:t3"), h.index("token:cmd-t1:None"))
+        self.assertLess(h.index("task:t1:Complete"), h.index("prefill:cmd-t3:12/12"))
+
+    def test_a_cancel_removes_a_waiting_task_at_the_next_step(self):
+        engine = HookedEngine(prefill_chunk=10)
+        h = Harness(engine, max_batch=1).start_ready()
+        engine.after_decode = lambda step: step == 3 and h.inbox.put(Cancel("t2"))
+        h.put(generation("t1", max_tokens=200), generation("t2", max_tokens=3))
+        h.wait_label("task:t1:Complete")
+        h.shutdown()
+        labels = h.labels()
+        self.assertLess(h.index("task:t2:Cancelled"), h.index("task:t1:Complete"))
+        self.assertFalse(any(label.startswith("prefill:cmd-t2") for label in labels))
+        self.assertLess(h.index("ack:t2"), h.index("token:cmd-t2:cancelled"))
+        tokens_before = labels[: h.index("task:t2:Cancelled")].count("token:cmd-t1:None")
+        self.assertLessEqual(tokens_before, 4)
 
     def test_shutdown_overtakes_queued_generation_tasks(self):
         engine = HookedEngine(prefill_chunk=10)
@@ -335,7 +351,8 @@ class EngineLimitsTest(unittest.TestCase):
         h = Harness(engine=OneAtATime(prefill_chunk=10)).start_ready()
         h.put(generation("a", max_tokens=3), generation("b", max_tokens=3))
         h.wait_label("task:b:Complete")
-        self.assertLess(h.index("task:a:Complete"), h.index("ack:b"))
+        self.assertLess(h.index("ack:b"), h.index("task:a:Complete"))
+        self.assertLess(h.index("task:a:Complete"), h.index("prefill:cmd-b:12/12"))
         self.assertEqual(h.shutdown(), 0)
 
 

@@ -1,0 +1,33 @@
+/**
+ * Generated text stays off the disk: a runner's stdout.log keeps every line but the
+ * text of its tokens, unless the debug setting asks for it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makePrompt } from '../../../shared/token-count';
+import { createNodeFixture, eventually, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+
+const MODEL = 'sim/llama-3.2-1b';
+
+describe('runner stdout log', () => {
+  let fixture: NodeFixture;
+  afterEach(async () => fixture?.cleanup());
+
+  for (const logGeneratedText of [false, true]) {
+    it(`${logGeneratedText ? 'keeps' : 'does not keep'} the generated text${logGeneratedText ? ' when the debug setting says so' : ''}`, async () => {
+      fixture = createNodeFixture({ simTimeScale: 0.1, logGeneratedText });
+      const id = await fixture.launch(MODEL);
+      const request = submitTracked(fixture.node, { model: MODEL, messages: makePrompt(20, 'privacy'), maxTokens: 30 });
+      expect((await request.handle.done).type).toBe('finished');
+      const texts = request.events.flatMap((e) => (e.type === 'token' && e.text.length > 0 ? [e.text] : []));
+      expect(texts.length).toBeGreaterThan(10);
+      const file = join(fixture.dataDir, 'logs', id, 'stdout.log');
+      const log = () => readFileSync(file, 'utf8');
+      await eventually(() => log().includes('"status":"Complete"') && log().split('TokenChunk').length > 30, 5000, 'the log written');
+      const logged = [...log().matchAll(/"text":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string);
+      if (logGeneratedText) expect(logged.filter((t) => t.length > 0)).toEqual(texts);
+      else expect(logged.every((t) => /^\[\d+ characters\]$/.test(t)), logged.slice(0, 5).join(' | ')).toBe(true);
+    });
+  }
+});
