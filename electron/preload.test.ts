@@ -130,7 +130,7 @@ describe('preload', () => {
       removeListener: () => undefined,
     } as never);
     expect(await bridge.createInstance({ model: 'sim/llama-3.2-3b', fastSynch: 'off' })).toEqual({ id: 'i1' });
-    expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false });
+    expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false, duplicate: false });
     await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
     await bridge.stopInstance('i1');
     await bridge.retryInstance('i1');

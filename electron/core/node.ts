@@ -59,9 +59,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const eventLog = new EventLog();
   // Runners an exobar that crashed left behind: stopped now, by pid and start time.
   const runnerRegistry = new RunnerRegistry(dataDir);
-  void runnerRegistry.stopOrphans().then((results) => {
-    for (const { pid, outcome } of results) if (outcome !== 'gone') eventLog.record({ kind: 'runner_orphan', data: { pid, outcome } });
-  });
+  void runnerRegistry.stopOrphans().then(
+    (results) => {
+      for (const { pid, outcome } of results) if (outcome !== 'gone') eventLog.record({ kind: 'runner_orphan', data: { pid, outcome } });
+    },
+    () => undefined, // Best effort: a process table that cannot be read leaves nothing to stop.
+  );
   const instances = new Map<string, Instance>();
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();

@@ -69,8 +69,13 @@ export class RunnerRegistry {
   private write(): void {
     // Write then rename: a crash mid-write never leaves half a file.
     const temp = `${this.file}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ owner: this.owner, runners: this.entries }, null, 2)}\n`);
-    renameSync(temp, this.file);
+    try {
+      writeFileSync(temp, `${JSON.stringify({ owner: this.owner, runners: this.entries }, null, 2)}\n`);
+      renameSync(temp, this.file);
+    } catch {
+      // The record is a safety net for the next start, not part of serving: a data
+      // directory that is gone (removed at shutdown) or read-only never fails a runner.
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 /** Small builders for snapshots in the glue's tests. */
+import { stateOf } from '../runner-state-of';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
 import { instanceFixture } from '../instance-fixture';
 import { emptySnapshot, type LocalInstanceSnapshot, type RequestSnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
@@ -21,8 +22,8 @@ export function instance(
     model: `sim/${id}`,
     modelName: `Model ${id}`,
     runner: {
-      // A failed status with no state given stands for a runner down for good.
-      state: status?.kind === 'RunnerFailed' ? 'failed' : 'ready',
+      // The state a real supervisor shows with that status (a failed status: down for good).
+      state: stateOf(status ?? { kind: 'RunnerReady' }),
       status: status ?? { kind: 'RunnerReady' },
       pid: 100,
       restarts: 0,
