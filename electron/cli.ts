@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
 import { diagnosticsCommand } from './diagnostics-command';
+import { localInstances } from '../shared/instance-state';
 import type { Snapshot } from '../shared/snapshot';
 import { startCore, type RunningCore } from './core/start-core';
 
@@ -89,7 +90,7 @@ const STOP_DEADLINE_MS = 15_000;
 
 /** Last resort when a clean stop hangs or a second signal comes: SIGKILL every runner's process group. */
 function killRunnerGroups(snapshot: Snapshot | null): void {
-  for (const instance of snapshot?.instances ?? []) {
+  for (const instance of snapshot ? localInstances(snapshot) : []) {
     const pid = instance.runner.pid;
     if (pid == null) continue;
     try {

@@ -2,176 +2,272 @@
  * The snapshot: the one view of the node's state that every reader uses (renderer,
  * tray, diagnostic bundle, control API). Main pushes it with an increasing `seq`;
  * views never own state, they mirror the latest snapshot.
+ *
+ * Defined once, here, as zod schemas; every type is inferred from its schema, and the
+ * renderer validates what crosses either bridge (HTTP/SSE and IPC) with these same
+ * schemas (`parseSnapshotValue` below). Instances come from two sources: runners this
+ * node supervises (`source: "local"`) and an attached exo cluster (`source: "exo"`);
+ * both share one base of fields every view can show (queue, prefill, TTFT).
+ *
+ * Forward compatibility: objects strip unknown keys (zod's default) rather than pass
+ * them through. The renderer is built with the node that serves it, so a key it does
+ * not know is from a newer server; dropping it keeps the typed value exactly what the
+ * views expect, while a missing or malformed known field is an error the page shows.
  */
-import type { Engine } from './catalog';
-import type { RunnerStatus } from './runner-protocol';
+import { z } from 'zod';
+import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
+import { RunnerStatusSchema } from './runner-protocol';
 
-export type InstanceType = 'ring' | 'jaccl';
-export type FastSynchOverride = 'auto' | 'on' | 'off';
+const epochMs = z.number().finite();
+const ms = z.number().finite();
 
-/** Where a request is, as the node sees it. */
-export type RequestPhase =
-  /** Waiting in the node's queue (runner not ready, or the in-flight cap reached). */
-  | 'queued'
-  /** Written to the runner, not yet acknowledged (the runner is mid-step). */
-  | 'awaiting_ack'
-  | 'prefilling'
-  | 'decoding'
-  /** A cancel was asked for and is held or sent, not yet confirmed. */
-  | 'cancelling';
+export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
+export type InstanceType = z.infer<typeof InstanceTypeSchema>;
 
-export interface RequestSnapshot {
-  id: string;
-  phase: RequestPhase;
-  /** Milliseconds since the request arrived at the node. */
-  ageMs: number;
-  promptTokens: number;
-  completionTokens: number;
-}
+export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
+export type FastSynchOverride = z.infer<typeof FastSynchOverrideSchema>;
 
-export interface PrefillSnapshot {
-  requestId: string;
-  processedTokens: number;
-  totalTokens: number;
+/** The engine a local runner runs (shared/catalog.ts's Engine). */
+export const EngineSchema = z.enum(['sim', 'mlx']);
+
+/**
+ * Where a request is, as the node sees it.
+ * - queued: waiting in the node's queue (runner not ready, or the in-flight cap reached).
+ * - awaiting_ack: written to the runner, not yet acknowledged (the runner is mid-step).
+ * - prefilling, decoding.
+ * - cancelling: a cancel was asked for and is held or sent, not yet confirmed.
+ */
+export const RequestPhaseSchema = z.enum(['queued', 'awaiting_ack', 'prefilling', 'decoding', 'cancelling']);
+export type RequestPhase = z.infer<typeof RequestPhaseSchema>;
+
+export const RequestSnapshotSchema = z.object({
+  id: z.string(),
+  phase: RequestPhaseSchema,
+  /** Milliseconds since the request arrived at the node, as of the snapshot's `at`. */
+  ageMs: ms,
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+});
+export type RequestSnapshot = z.infer<typeof RequestSnapshotSchema>;
+
+export const PrefillSnapshotSchema = z.object({
+  requestId: z.string(),
+  processedTokens: z.number(),
+  totalTokens: z.number(),
   /** Estimated milliseconds left at the rate seen so far; null before the first chunk. */
-  etaMs: number | null;
-}
+  etaMs: ms.nullable(),
+});
+export type PrefillSnapshot = z.infer<typeof PrefillSnapshotSchema>;
 
-export interface PendingCancelSnapshot {
-  requestId: string;
+export const PendingCancelSnapshotSchema = z.object({
+  requestId: z.string(),
   /** held: the runner has not acknowledged the task yet; sent: written, not yet confirmed. */
-  state: 'held' | 'sent';
-  ageMs: number;
-}
+  state: z.enum(['held', 'sent']),
+  ageMs: ms,
+});
+export type PendingCancelSnapshot = z.infer<typeof PendingCancelSnapshotSchema>;
 
 /** One time-to-first-token measurement and its parts (they add up to totalMs). */
-export interface TtftSample {
-  requestId: string;
+export const TtftSampleSchema = z.object({
+  requestId: z.string(),
   /** Epoch milliseconds of the first token. */
-  at: number;
-  totalMs: number;
+  at: epochMs,
+  totalMs: ms,
   /** Arrival at the node until the runner acknowledged the task. */
-  waitMs: number;
+  waitMs: ms,
   /** Acknowledgement until the last prefill progress chunk. */
-  prefillMs: number;
+  prefillMs: ms,
   /** Last prefill chunk until the first token. */
-  firstTokenMs: number;
-  promptTokens: number;
-}
+  firstTokenMs: ms,
+  promptTokens: z.number(),
+});
+export type TtftSample = z.infer<typeof TtftSampleSchema>;
 
-export interface TtftSnapshot {
+export const TtftSnapshotSchema = z.object({
   /** Most recent samples, oldest first, bounded. */
-  samples: TtftSample[];
-  p50Ms: number | null;
-  p95Ms: number | null;
-  latest: TtftSample | null;
-}
+  samples: z.array(TtftSampleSchema),
+  p50Ms: ms.nullable(),
+  p95Ms: ms.nullable(),
+  latest: TtftSampleSchema.nullable(),
+});
+export type TtftSnapshot = z.infer<typeof TtftSnapshotSchema>;
 
-export interface FastSynchSnapshot {
-  override: FastSynchOverride;
+export const FastSynchSnapshotSchema = z.object({
+  override: FastSynchOverrideSchema,
   /** The value the policy decided for this runner. */
-  enabled: boolean;
+  enabled: z.boolean(),
   /** Why, in words: "ring instance", "JACCL instance", "forced on by user", ... */
-  reason: string;
+  reason: z.string(),
   /** The value the runner reported in its hello; null before the hello. */
-  reported: boolean | null;
-}
+  reported: z.boolean().nullable(),
+});
+export type FastSynchSnapshot = z.infer<typeof FastSynchSnapshotSchema>;
 
-export interface RunnerExitSnapshot {
-  code: number | null;
-  signal: string | null;
+export const RunnerExitSnapshotSchema = z.object({
+  code: z.number().nullable(),
+  signal: z.string().nullable(),
   /** Why the supervisor considers it dead: "crashed", "watchdog: no event for 30 s in prefill", ... */
-  reason: string;
-  at: number;
-}
+  reason: z.string(),
+  at: epochMs,
+});
+export type RunnerExitSnapshot = z.infer<typeof RunnerExitSnapshotSchema>;
 
-export interface RunnerSnapshot {
-  status: RunnerStatus;
-  pid: number | null;
-  restarts: number;
-  lastExit: RunnerExitSnapshot | null;
+export const RunnerSnapshotSchema = z.object({
+  status: RunnerStatusSchema,
+  pid: z.number().nullable(),
+  restarts: z.number(),
+  lastExit: RunnerExitSnapshotSchema.nullable(),
   /** Malformed or unknown stdout lines seen from this runner. */
-  malformedLines: number;
-}
+  malformedLines: z.number(),
+});
+export type RunnerSnapshot = z.infer<typeof RunnerSnapshotSchema>;
 
-export interface InstanceSnapshot {
-  id: string;
-  model: string;
-  modelName: string;
-  engine: Engine;
-  simulated: boolean;
-  instanceType: InstanceType;
-  runner: RunnerSnapshot;
-  fastSynch: FastSynchSnapshot;
-  queue: { capacity: number; requests: RequestSnapshot[] };
-  prefill: PrefillSnapshot | null;
-  pendingCancels: PendingCancelSnapshot[];
-  ttft: TtftSnapshot;
+const QueueSchema = z.object({
+  /** Requests the node lets wait; null where the engine does not say (exo). */
+  capacity: z.number().nullable(),
+  requests: z.array(RequestSnapshotSchema),
+});
+
+/** What every instance has, whichever engine serves it: the views' common ground. */
+export const InstanceBaseSchema = z.object({
+  id: z.string(),
+  model: z.string(),
+  modelName: z.string(),
+  instanceType: InstanceTypeSchema,
+  queue: QueueSchema,
+  prefill: PrefillSnapshotSchema.nullable(),
+  pendingCancels: z.array(PendingCancelSnapshotSchema),
+  ttft: TtftSnapshotSchema,
   /** Generated tokens per second over the last few seconds; null when idle with no sample. */
-  tokensPerSecond: number | null;
-  counters: { completed: number; failed: number; cancelled: number; rejected: number };
-}
+  tokensPerSecond: z.number().nullable(),
+});
+export type InstanceBase = z.infer<typeof InstanceBaseSchema>;
 
-export type WarningCode = 'two_ring_fast_synch' | 'two_jaccl_shared_gpu' | 'ring_fast_synch_beside_jaccl' | 'fast_synch_mismatch';
+export const InstanceCountersSchema = z.object({
+  completed: z.number(),
+  failed: z.number(),
+  cancelled: z.number(),
+  rejected: z.number(),
+});
 
-export interface Warning {
-  code: WarningCode;
+/** An instance whose runner this node supervises. */
+export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
+  source: z.literal('local'),
+  engine: EngineSchema,
+  simulated: z.boolean(),
+  runner: RunnerSnapshotSchema,
+  fastSynch: FastSynchSnapshotSchema,
+  queue: QueueSchema.extend({ capacity: z.number() }),
+  counters: InstanceCountersSchema,
+});
+export type LocalInstanceSnapshot = z.infer<typeof LocalInstanceSnapshotSchema>;
+
+/** An instance of an attached exo cluster; exo's own view of it is under `exo`. */
+export const ExoInstanceSnapshotSchema = InstanceBaseSchema.extend({
+  source: z.literal('exo'),
+  exo: ExoInstanceDetailSchema,
+});
+export type ExoInstanceSnapshot = z.infer<typeof ExoInstanceSnapshotSchema>;
+
+export const InstanceSnapshotSchema = z.discriminatedUnion('source', [LocalInstanceSnapshotSchema, ExoInstanceSnapshotSchema]);
+/** Either kind of instance; narrow on `source` before reading runner, fastSynch, engine or counters. */
+export type InstanceSnapshot = z.infer<typeof InstanceSnapshotSchema>;
+
+/**
+ * Warning codes. The fast-synch ones apply to local and exo instances alike
+ * (`two_ring_fast_synch` included); the `exo_*` ones come from an attached exo
+ * cluster (docs/domain.md lists the failure modes behind each).
+ */
+export const WarningCodeSchema = z.enum([
+  'two_ring_fast_synch',
+  'two_jaccl_shared_gpu',
+  'ring_fast_synch_beside_jaccl',
+  'fast_synch_mismatch',
+  'exo_runner_failed',
+  'exo_node_lost',
+  'exo_stuck_loading',
+  'exo_unreachable',
+  'exo_dispatch_stall',
+  'exo_runner_silent',
+  'exo_fast_synch_mismatch',
+]);
+export type WarningCode = z.infer<typeof WarningCodeSchema>;
+
+export const WarningSchema = z.object({
+  code: WarningCodeSchema,
   /** The instances involved. */
-  instanceIds: string[];
-  title: string;
+  instanceIds: z.array(z.string()),
+  title: z.string(),
   /** What can happen. */
-  risk: string;
+  risk: z.string(),
   /** What to do about it. */
-  fix: string;
-}
+  fix: z.string(),
+  /**
+   * True when the warning rests on a value exobar assumed rather than knew: exo does
+   * not publish a Mac's fast-synch value, so where neither exobar set it nor exo's log
+   * says, exo's default (on) is assumed and the views say so. Absent means known.
+   */
+  assumed: z.boolean().optional(),
+});
+export type Warning = z.infer<typeof WarningSchema>;
 
-export interface LaunchProgress {
-  state: 'running' | 'done' | 'failed';
+export const LaunchProgressSchema = z.object({
+  state: z.enum(['running', 'done', 'failed']),
   /** Human-readable current step: "Loading sim/llama-3.2-3b (12/28 layers)". */
-  step: string;
-  models: string[];
+  step: z.string(),
+  models: z.array(z.string()),
   /** Index into models of the one being launched. */
-  current: number;
-  error: string | null;
-  startedAt: number;
-}
+  current: z.number(),
+  error: z.string().nullable(),
+  startedAt: epochMs,
+});
+export type LaunchProgress = z.infer<typeof LaunchProgressSchema>;
 
 /** The MLX engine on this machine: found or not, and the "Set up MLX runtime" progress. */
-export interface MlxRuntimeSnapshot {
-  available: boolean;
+export const MlxRuntimeSnapshotSchema = z.object({
+  available: z.boolean(),
   /** True where MLX can run at all (macOS on Apple silicon): the setup is offered there. */
-  supported: boolean;
-  python: string | null;
-  version: string | null;
+  supported: z.boolean(),
+  python: z.string().nullable(),
+  version: z.string().nullable(),
   /** Why it is (un)available, in words. */
-  reason: string;
+  reason: z.string(),
   /** MLX models found on disk (they are in the catalog when the runtime is available). */
-  localModels: number;
-  setup: {
-    state: 'running' | 'done' | 'failed';
-    step: string;
-    message: string;
-    /** The last lines of pip's output. */
-    outputTail: string[];
-    error: string | null;
-  } | null;
-}
+  localModels: z.number(),
+  setup: z
+    .object({
+      state: z.enum(['running', 'done', 'failed']),
+      step: z.string(),
+      message: z.string(),
+      /** The last lines of pip's output. */
+      outputTail: z.array(z.string()),
+      error: z.string().nullable(),
+    })
+    .nullable(),
+});
+export type MlxRuntimeSnapshot = z.infer<typeof MlxRuntimeSnapshotSchema>;
 
-export interface Snapshot {
-  seq: number;
-  /** Epoch milliseconds when this snapshot was taken. */
-  at: number;
-  version: string;
+export const SnapshotSchema = z.object({
+  /** The state's version: increases exactly when the node's state changes; equal seq, equal snapshot. */
+  seq: z.number(),
+  /** Epoch milliseconds when this version was built; ages are as of this moment. */
+  at: epochMs,
+  version: z.string(),
   /** The local API's base URL (…/v1), or null when no API server runs. */
-  apiBaseUrl: string | null;
-  instances: InstanceSnapshot[];
-  warnings: Warning[];
-  launch: LaunchProgress | null;
+  apiBaseUrl: z.string().nullable(),
+  instances: z.array(InstanceSnapshotSchema),
+  warnings: z.array(WarningSchema),
+  launch: LaunchProgressSchema.nullable(),
   /** Inputs refused at a boundary, per boundary ("http", "ipc", "runner"). */
-  rejectedInputs: Record<string, number>;
+  rejectedInputs: z.record(z.string(), z.number()),
   /** The MLX engine's state; absent or null where nothing has looked for it yet. */
-  mlx?: MlxRuntimeSnapshot | null;
-}
+  mlx: MlxRuntimeSnapshotSchema.nullable().optional(),
+  /** The attached exo cluster; null when none is attached. */
+  exo: ExoSectionSchema.nullable(),
+  /** An exo found answering locally while none is attached (the views offer to attach); else null. */
+  exoOffer: ExoOfferSchema.nullable(),
+});
+export type Snapshot = z.infer<typeof SnapshotSchema>;
 
 /** A snapshot with nothing in it, for views before the first push. */
 export function emptySnapshot(): Snapshot {
@@ -185,5 +281,33 @@ export function emptySnapshot(): Snapshot {
     launch: null,
     rejectedInputs: {},
     mlx: null,
+    exo: null,
+    exoOffer: null,
   };
+}
+
+/**
+ * Validates a snapshot that crossed a bridge (already decoded from JSON, or structured-
+ * cloned over IPC); throws an Error that names the first bad field, so a proxy's page
+ * or a server of another version becomes a clear connection error, not a blank page.
+ */
+export function parseSnapshotValue(value: unknown): Snapshot {
+  const result = SnapshotSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue?.path.join('.') || 'root';
+    throw new Error(`The server sent a snapshot this page does not understand (${where}: ${issue?.message ?? 'invalid'}); reload the page, or update exobar if the server is newer`);
+  }
+  return result.data;
+}
+
+/** Parses a snapshot from JSON text (the event stream's data); throws an Error that says what was wrong. */
+export function parseSnapshotJson(json: string): Snapshot {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new Error('The server sent a snapshot that is not JSON');
+  }
+  return parseSnapshotValue(value);
 }

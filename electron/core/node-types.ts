@@ -7,7 +7,7 @@ import type { CatalogModel } from '../../shared/catalog';
 import type { SpawnSpec } from './supervisor/spawn-spec';
 import type {
   FastSynchOverride,
-  InstanceSnapshot,
+  LocalInstanceSnapshot,
   InstanceType,
   LaunchProgress,
   MlxRuntimeSnapshot,
@@ -172,7 +172,7 @@ export interface ExobarNode {
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;
   /** Cancels a request by its id; false when no such request is in flight. */
   cancel(requestId: string): boolean;
-  createInstance(options: CreateInstanceOptions): Promise<InstanceSnapshot>;
+  createInstance(options: CreateInstanceOptions): Promise<LocalInstanceSnapshot>;
   /** Resolves once the instance's runner is ready; rejects with a NodeError when it fails. */
   waitForReady(instanceId: string, timeoutMs?: number): Promise<void>;
   updateInstance(instanceId: string, update: { fastSynch: FastSynchOverride; mode: 'drain' | 'cancel'; acknowledgeRisk: boolean }): Promise<void>;

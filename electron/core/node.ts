@@ -79,6 +79,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       launch,
       rejectedInputs: { ...rejectedInputs },
       mlx: mlxRuntime,
+      exo: null,
+      exoOffer: null,
     };
   }
 

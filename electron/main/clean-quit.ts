@@ -6,6 +6,7 @@
  * at a deadline, so the app never leaves a runner behind.
  */
 import type { App } from 'electron';
+import { localInstances } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
 
 /** How long a clean stop may take before the runners are killed (as `exobar serve`). */
@@ -65,7 +66,7 @@ export function installCleanQuit(options: CleanQuitOptions): { state(): QuitStat
 /** SIGKILLs every runner's process group (runners lead their own groups); errors mean already gone. */
 export function killRunnerGroups(snapshot: Snapshot | null, kill: (pid: number, signal: NodeJS.Signals) => void = process.kill): number {
   let killed = 0;
-  for (const instance of snapshot?.instances ?? []) {
+  for (const instance of snapshot ? localInstances(snapshot) : []) {
     const pid = instance.runner.pid;
     if (pid == null) continue;
     try {

@@ -16,6 +16,7 @@ import { IpcChannel } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
 import { startExobarApp } from './exobar-app';
 import { processAlive } from '../../test/support/process-alive';
+import { localInstances } from '../../shared/instance-state';
 
 const userData = mkdtempSync(join(tmpdir(), 'exobar-app-real-'));
 afterAll(() => rmSync(userData, { recursive: true, force: true }));
@@ -70,7 +71,7 @@ describe('app with the real core', () => {
     expect(created.ok).toBe(true);
     await core.node.waitForReady(created.value.id, 30_000);
     const snapshot = ((await fake.ipcMain.invoke(IpcChannel.getSnapshot, page)) as { value: Snapshot }).value;
-    const pid = snapshot.instances[0]!.runner.pid!;
+    const pid = localInstances(snapshot)[0]!.runner.pid!;
     expect(processAlive(pid)).toBe(true);
     // The tray follows: one model serving.
     await vi.waitFor(() => expect(fake.trays[0]!.title).toBe('1'));

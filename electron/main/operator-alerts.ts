@@ -4,7 +4,8 @@
  * on the GPU stays alive and silent, so only the watchdog notices it), and a
  * shared-GPU warning that just appeared. Each alert fires once, on the transition.
  */
-import type { InstanceSnapshot, Snapshot, Warning } from '../../shared/snapshot';
+import { localInstances } from '../../shared/instance-state';
+import type { LocalInstanceSnapshot, Snapshot, Warning } from '../../shared/snapshot';
 import { truncate } from './status-words';
 
 export interface OperatorAlert {
@@ -19,7 +20,7 @@ function warningKey(warning: Warning): string {
   return `${warning.code}:${[...warning.instanceIds].sort().join(',')}`;
 }
 
-function exitReason(instance: InstanceSnapshot): string {
+function exitReason(instance: LocalInstanceSnapshot): string {
   const exit = instance.runner.lastExit;
   if (!exit) return 'no exit recorded';
   const how = exit.signal ? `signal ${exit.signal}` : exit.code !== null ? `exit code ${exit.code}` : 'no exit code';
@@ -32,9 +33,10 @@ function exitReason(instance: InstanceSnapshot): string {
  */
 export function operatorAlerts(prev: Snapshot | null, next: Snapshot): OperatorAlert[] {
   const alerts: OperatorAlert[] = [];
-  const before = new Map((prev?.instances ?? []).map((i) => [i.id, i]));
+  const before = new Map((prev ? localInstances(prev) : []).map((i) => [i.id, i]));
 
-  for (const instance of next.instances) {
+  // Runner restarts and exits are local runners' facts; exo instances alert through their warnings.
+  for (const instance of localInstances(next)) {
     const old = before.get(instance.id);
     const restartsBefore = old?.runner.restarts ?? 0;
     const restarted = instance.runner.restarts > restartsBefore;

@@ -30,6 +30,19 @@ export function runnerStatusWords(status: RunnerStatus): string {
   }
 }
 
+/**
+ * An instance's status in words: its runner's for a local instance; for an exo
+ * instance, a failed runner's message or how many of its runners serve.
+ */
+export function instanceStatusWords(instance: InstanceSnapshot): string {
+  if (instance.source === 'local') return runnerStatusWords(instance.runner.status);
+  const runners = instance.exo.runners;
+  const failed = runners.find((r) => r.status === 'RunnerFailed');
+  if (failed) return `Failed: ${truncate(failed.errorMessage ?? 'runner failed', 60)}`;
+  const serving = runners.filter((r) => r.status === 'RunnerReady' || r.status === 'RunnerRunning').length;
+  return `exo: ${serving}/${runners.length} runners serving`;
+}
+
 /** Requests waiting in the node's queue for this model (not yet written to the runner). */
 export function queuedCount(instance: InstanceSnapshot): number {
   return instance.queue.requests.filter((r) => r.phase === 'queued').length;

@@ -6,7 +6,7 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { InstanceSnapshot, Snapshot } from '../../shared/snapshot';
-import { inFlightCount, queuedCount, runnerStatusWords } from './status-words';
+import { inFlightCount, instanceStatusWords, queuedCount } from './status-words';
 
 /** What the menu's entries do. */
 export interface TrayMenuActions {
@@ -32,7 +32,7 @@ export const MENU_LABELS = {
 /** "Llama 3.2 3B (simulated) — Running · queue 1 · 2 in flight" */
 export function instanceMenuLabel(instance: InstanceSnapshot): string {
   const inFlight = inFlightCount(instance);
-  const parts = [runnerStatusWords(instance.runner.status), `queue ${queuedCount(instance)}`];
+  const parts = [instanceStatusWords(instance), `queue ${queuedCount(instance)}`];
   if (inFlight > 0) parts.push(`${inFlight} in flight`);
   return `${instance.modelName} — ${parts.join(' · ')}`;
 }

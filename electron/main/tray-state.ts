@@ -2,9 +2,9 @@
  * What the menu-bar icon shows, as a pure function of the snapshot: which glyph,
  * the short title beside it and the tooltip in words. Tested without Electron.
  */
-import type { InstanceSnapshot, Snapshot, TtftSample } from '../../shared/snapshot';
-import { isServing } from '../../shared/instance-state';
-import { formatSeconds, plural, runnerStatusWords } from './status-words';
+import type { Snapshot, TtftSample } from '../../shared/snapshot';
+import { isFailed, isServing } from '../../shared/instance-state';
+import { formatSeconds, instanceStatusWords, plural } from './status-words';
 
 export const TRAY_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
 export type TrayState = (typeof TRAY_STATES)[number];
@@ -24,10 +24,6 @@ export function latestTtft(snapshot: Snapshot): TtftSample | null {
     if (sample && (!latest || sample.at > latest.at)) latest = sample;
   }
   return latest;
-}
-
-function isFailed(instance: InstanceSnapshot): boolean {
-  return instance.runner.status.kind === 'RunnerFailed';
 }
 
 /**
@@ -60,7 +56,7 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
       const { processedTokens, totalTokens } = instance.prefill;
       lines.push(`${instance.modelName} prefilling ${processedTokens.toLocaleString('en-US')}/${totalTokens.toLocaleString('en-US')} tokens`);
     }
-    if (isFailed(instance)) lines.push(`${instance.modelName}: ${runnerStatusWords(instance.runner.status)}`);
+    if (isFailed(instance)) lines.push(`${instance.modelName}: ${instanceStatusWords(instance)}`);
   }
   if (snapshot.launch?.state === 'failed') lines.push(`Launch failed: ${snapshot.launch.error ?? snapshot.launch.step}`);
   for (const warning of snapshot.warnings) lines.push(`Warning: ${warning.title}`);

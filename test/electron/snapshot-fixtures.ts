@@ -1,7 +1,7 @@
 /** Small builders for snapshots in the glue's tests. */
 import type { RunnerStatus } from '../../shared/runner-protocol';
 import { instanceFixture } from '../support/instance-fixture';
-import { emptySnapshot, type InstanceSnapshot, type RequestSnapshot, type Snapshot, type TtftSample, type Warning } from '../../shared/snapshot';
+import { emptySnapshot, type LocalInstanceSnapshot, type RequestSnapshot, type Snapshot, type TtftSample, type Warning } from '../../shared/snapshot';
 
 export function ttftSample(totalMs: number, at: number): TtftSample {
   return { requestId: `req-${at}`, at, totalMs, waitMs: 10, prefillMs: totalMs - 60, firstTokenMs: 50, promptTokens: 20 };
@@ -13,8 +13,8 @@ export function request(id: string, phase: RequestSnapshot['phase']): RequestSna
 
 export function instance(
   id: string,
-  overrides: Partial<Omit<InstanceSnapshot, 'runner'>> & { status?: RunnerStatus; restarts?: number; lastExit?: InstanceSnapshot['runner']['lastExit'] } = {},
-): InstanceSnapshot {
+  overrides: Partial<Omit<LocalInstanceSnapshot, 'runner'>> & { status?: RunnerStatus; restarts?: number; lastExit?: LocalInstanceSnapshot['runner']['lastExit'] } = {},
+): LocalInstanceSnapshot {
   const { status, restarts, lastExit, ...rest } = overrides;
   return instanceFixture({
     id,

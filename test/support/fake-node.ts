@@ -5,7 +5,7 @@
  */
 import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
 import { countPromptTokens } from '../../shared/token-count';
-import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
+import type { LocalInstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
 import { NodeError, type CreateInstanceOptions, type ExobarNode, type RequestEvent, type RequestHandle, type SubmitRequest } from '../../electron/core/node-types';
 
 type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
@@ -41,7 +41,7 @@ export class FakeNode implements ExobarNode {
   readonly flights = new Map<string, Flight>();
   readonly cancelled: string[] = [];
   readonly submitted: SubmitRequest[] = [];
-  private readonly instances = new Map<string, InstanceSnapshot>();
+  private readonly instances = new Map<string, LocalInstanceSnapshot>();
   private readonly listeners = new Set<(s: Snapshot) => void>();
   private seq = 0;
   private nextId = 1;
@@ -163,7 +163,7 @@ export class FakeNode implements ExobarNode {
     return true;
   }
 
-  async createInstance(options: CreateInstanceOptions): Promise<InstanceSnapshot> {
+  async createInstance(options: CreateInstanceOptions): Promise<LocalInstanceSnapshot> {
     const model = SIM_MODELS.find((m) => m.id === options.model);
     if (!model) throw new NodeError('model_not_found', `unknown model ${options.model}`, 404);
     const fastSynch = options.fastSynch === 'on' || (options.fastSynch === 'auto' && options.instanceType === 'jaccl');
@@ -172,7 +172,8 @@ export class FakeNode implements ExobarNode {
       throw new NodeError('fast_synch_shared_gpu', 'two ring instances with fast synch on one GPU can wedge it; pass acknowledgeRisk to go ahead', 409);
     }
     const id = `inst-${this.nextId++}`;
-    const instance: InstanceSnapshot = {
+    const instance: LocalInstanceSnapshot = {
+      source: 'local',
       id,
       model: model.id,
       modelName: model.name,
@@ -222,6 +223,9 @@ export class FakeNode implements ExobarNode {
       warnings: [],
       launch: this.launch,
       rejectedInputs: { ...this.rejectedInputs },
+      mlx: null,
+      exo: null,
+      exoOffer: null,
     };
   }
 

@@ -3,10 +3,11 @@
  * the starting point of every test's hand-made instance (renderer cards, tray glue,
  * diagnostics, the safe launch's fake node). Tests override what they are about.
  */
-import type { InstanceSnapshot } from '../../shared/snapshot';
+import type { LocalInstanceSnapshot } from '../../shared/snapshot';
 
-export function instanceFixture(overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+export function instanceFixture(overrides: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   return {
+    source: 'local',
     id: 'inst-1b',
     model: 'sim/llama-3.2-1b',
     modelName: 'Llama 3.2 1B (simulated)',

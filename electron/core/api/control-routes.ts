@@ -48,7 +48,7 @@ function findInstance(snapshot: Snapshot, id: string): InstanceSnapshot | null {
 async function createInstance(ctx: RouteContext): Promise<void> {
   const q = query(ctx, CreateQuerySchema);
   const body = await ctx.body(CreateInstanceRequestSchema);
-  let instance = await ctx.node.createInstance(body);
+  let instance: InstanceSnapshot = await ctx.node.createInstance(body);
   if (q.wait === 'ready') {
     await ctx.node.waitForReady(instance.id, q.timeout_ms);
     instance = findInstance(ctx.node.snapshot(), instance.id) ?? instance;

@@ -8,6 +8,7 @@ import OpenAI, { APIError } from 'openai';
 import type { ApiErrorBody } from '../../../shared/api';
 import { makePrompt } from '../../../shared/token-count';
 import { eventually, readRawSse, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+import { localInstances } from '../../../shared/instance-state';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';
@@ -24,7 +25,7 @@ afterAll(async () => {
 });
 
 function instanceCounters() {
-  const instance = rig.node.snapshot().instances.find((i) => i.model === SMALL);
+  const instance = localInstances(rig.node.snapshot()).find((i) => i.model === SMALL);
   if (!instance) throw new Error('no 1B instance');
   return instance.counters;
 }
@@ -129,7 +130,7 @@ describe('cancellation', () => {
     const before = instanceCounters().cancelled;
     const controller = new AbortController();
     const pending = rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000 }, { signal: controller.signal });
-    await eventually(() => rig.node.snapshot().instances[0]!.queue.requests.some((r) => r.phase === 'decoding'), 10_000, 'decoding');
+    await eventually(() => localInstances(rig.node.snapshot())[0]!.queue.requests.some((r) => r.phase === 'decoding'), 10_000, 'decoding');
     controller.abort();
     await expect(pending).rejects.toThrow(OpenAI.APIUserAbortError);
     await eventually(() => instanceCounters().cancelled === before + 1, 10_000, 'the cancel to be confirmed');
@@ -157,7 +158,7 @@ describe('cancellation', () => {
 
   it('answers a whole completion cancelled by /v1/cancel/{id} with 200 and finish_reason "cancelled"', async () => {
     const pending = rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000 });
-    const request = await eventually(() => rig.node.snapshot().instances[0]!.queue.requests.find((r) => r.phase === 'decoding'), 10_000, 'decoding');
+    const request = await eventually(() => localInstances(rig.node.snapshot())[0]!.queue.requests.find((r) => r.phase === 'decoding'), 10_000, 'decoding');
     expect((await fetch(`${rig.url}/v1/cancel/${request.id}`, { method: 'POST' })).status).toBe(200);
     const completion = await pending;
     expect(completion.id).toBe(request.id);

@@ -7,7 +7,8 @@
  * the server listens on loopback and refuses other web pages (http-security.ts).
  */
 import { z } from 'zod';
-import type { InstanceSnapshot } from '../../../shared/snapshot';
+import { isLocal, isServing } from '../../../shared/instance-state';
+import type { InstanceSnapshot, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import type { ExobarNode, RequestEvent, RequestHandle, SubmitRequest } from '../node-types';
 import { ApiError, errorBody, toApiError } from './api-error';
 import { completionBody, contentChunk, finishChunk, generationStatsPayload, usageChunk } from './openai-format';
@@ -21,9 +22,9 @@ function isTerminal(event: RequestEvent): event is TerminalEvent {
   return event.type === 'finished' || event.type === 'cancelled' || event.type === 'failed';
 }
 
-/** Runner statuses in which an instance answers requests right away. */
-function isServing(instance: InstanceSnapshot): boolean {
-  return instance.runner.status.kind === 'RunnerReady' || instance.runner.status.kind === 'RunnerRunning';
+/** The first instance of a model whose runner is local (its engine is known), if any. */
+function local(instances: InstanceSnapshot[]): LocalInstanceSnapshot | undefined {
+  return instances.find(isLocal);
 }
 
 /**
@@ -184,8 +185,8 @@ function modelList(ctx: RouteContext) {
     created: 0,
     owned_by: 'exobar',
     name: catalog.get(id)?.name ?? instances[0]!.modelName,
-    engine: instances[0]!.engine,
-    simulated: instances[0]!.simulated,
+    engine: local(instances)?.engine ?? 'exo',
+    simulated: local(instances)?.simulated ?? false,
     ready: instances.some(isServing),
     instance_ids: instances.map((i) => i.id),
   }));

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
@@ -89,7 +90,7 @@ async function runnerIds(ctx: DiagnosticContext, snapshot: Snapshot | null, even
 
 /** exit.json: what is known of a runner's status and deaths. */
 function exitReport(id: string, snapshot: Snapshot | null, events: readonly NodeEvent[]): unknown {
-  const instance = snapshot?.instances.find((i) => i.id === id) ?? null;
+  const instance = (snapshot ? localInstances(snapshot) : []).find((i) => i.id === id) ?? null;
   const mine = events.filter((e) => e.instanceId === id);
   const pick = (kind: NodeEvent['kind']) => mine.filter((e) => e.kind === kind).map((e) => ({ t: e.t, ...e.data }));
   return {

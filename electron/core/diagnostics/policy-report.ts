@@ -5,6 +5,7 @@
  * raised and cleared over time), because a collapse under fast synch (domain.md) can
  * only be told apart from a supervisor stall when this is known.
  */
+import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot, Warning } from '../../../shared/snapshot';
 import type { NodeEvent } from '../node-types';
 
@@ -79,7 +80,7 @@ export function buildPolicyReport(snapshot: Snapshot | null, events: readonly No
       runners.set(e.instanceId, runner);
     }
   }
-  for (const instance of snapshot?.instances ?? []) {
+  for (const instance of snapshot ? localInstances(snapshot) : []) {
     const previous = runners.get(instance.id) ?? blank(instance.id);
     runners.set(instance.id, {
       ...previous,

@@ -14,6 +14,7 @@ import type { MlxRuntimeStatus } from './detect-mlx-runtime';
 import { MlxRuntimeService } from './mlx-runtime-service';
 import type { LocalMlxModel } from './scan-local-models';
 import { MlxSetupError } from './setup-mlx-runtime';
+import { localInstances } from '../../../shared/instance-state';
 
 const GiB = 1024 ** 3;
 const available: MlxRuntimeStatus = { available: true, python: 'python3', version: '0.30.1', reason: 'mlx-lm 0.30.1', candidates: [] };
@@ -65,7 +66,7 @@ describe('MlxRuntimeService', () => {
 
     const instance = await node.createInstance({ model: localModel.id, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
     await node.waitForReady(instance.id, 30_000);
-    const snap = node.snapshot().instances[0]!;
+    const snap = localInstances(node.snapshot())[0]!;
     expect(snap).toMatchObject({ engine: 'mlx', simulated: false });
     // The policy's decision reached the Python runner, which reported it back.
     expect(snap.fastSynch).toMatchObject({ enabled: false, reported: false });

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, eventually, sleep, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { localInstances } from '../../../shared/instance-state';
 
 const TIME_SCALE = 0.1;
 const LONG = 'sim/llama-3.2-3b';
@@ -23,12 +24,12 @@ describe('cancellation', () => {
     const queued = submitTracked(node, { model: LONG, messages: makePrompt(300, 'queued'), maxTokens: 200 });
     await sleep(1500 * TIME_SCALE);
 
-    expect(node.snapshot().instances[0]!.queue.requests.find((r) => r.id === queued.handle.id)?.phase).toBe('awaiting_ack');
+    expect(localInstances(node.snapshot())[0]!.queue.requests.find((r) => r.id === queued.handle.id)?.phase).toBe('awaiting_ack');
     expect(node.cancel(queued.handle.id)).toBe(true);
 
-    const pending = node.snapshot().instances[0]!.pendingCancels;
+    const pending = localInstances(node.snapshot())[0]!.pendingCancels;
     expect(pending).toEqual([expect.objectContaining({ requestId: queued.handle.id, state: 'held' })]);
-    expect(node.snapshot().instances[0]!.queue.requests.find((r) => r.id === queued.handle.id)?.phase).toBe('cancelling');
+    expect(localInstances(node.snapshot())[0]!.queue.requests.find((r) => r.id === queued.handle.id)?.phase).toBe('cancelling');
 
     const outcome = await queued.handle.done;
     expect(outcome.type).toBe('cancelled');
@@ -38,7 +39,7 @@ describe('cancellation', () => {
     const events = node.recentEvents().filter((e) => e.requestId === queued.handle.id).map((e) => e.kind);
     expect(events).toEqual(expect.arrayContaining(['cancel_held', 'request_acknowledged', 'cancel_sent', 'cancel_confirmed']));
     expect(events.indexOf('cancel_sent')).toBeGreaterThan(events.indexOf('request_acknowledged'));
-    expect(node.snapshot().instances[0]!.pendingCancels).toEqual([]);
+    expect(localInstances(node.snapshot())[0]!.pendingCancels).toEqual([]);
   });
 
   it('sends a cancel for a decoding request at once and confirms it', async () => {
@@ -48,7 +49,7 @@ describe('cancellation', () => {
     const request = submitTracked(node, { model: 'sim/llama-3.2-1b', messages: makePrompt(50), maxTokens: 5000 });
     await eventually(() => request.tokens >= 3, 10_000, 'decoding');
     node.cancel(request.handle.id);
-    expect(node.snapshot().instances[0]!.pendingCancels[0]?.state).toBe('sent');
+    expect(localInstances(node.snapshot())[0]!.pendingCancels[0]?.state).toBe('sent');
     const outcome = await request.handle.done;
     expect(outcome.type).toBe('cancelled');
     // Cancels are checked every ~100 decode tokens.
@@ -61,11 +62,11 @@ describe('cancellation', () => {
     const instance = await node.createInstance({ model: LONG, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
     // The runner is still loading: the request waits in the node's queue.
     const request = submitTracked(node, { model: LONG, messages: makePrompt(10), maxTokens: 4 });
-    expect(node.snapshot().instances[0]!.queue.requests[0]?.phase).toBe('queued');
+    expect(localInstances(node.snapshot())[0]!.queue.requests[0]?.phase).toBe('queued');
     node.cancel(request.handle.id);
     expect(request.events.at(-1)).toEqual({ type: 'cancelled', usage: { promptTokens: 10, completionTokens: 0 } });
     await node.waitForReady(instance.id);
-    expect(node.snapshot().instances[0]!.counters.cancelled).toBe(1);
+    expect(localInstances(node.snapshot())[0]!.counters.cancelled).toBe(1);
   });
 
   it('answers false for an unknown request id', () => {

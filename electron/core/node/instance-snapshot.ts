@@ -5,7 +5,7 @@
  */
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
-import type { FastSynchOverride, InstanceSnapshot, InstanceType, PrefillSnapshot, TtftSnapshot } from '../../../shared/snapshot';
+import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot, PrefillSnapshot, TtftSnapshot } from '../../../shared/snapshot';
 import type { RunnerSupervisor } from '../supervisor/runner-supervisor';
 import type { NodeRequest } from './node-request';
 
@@ -22,13 +22,14 @@ export interface InstanceView {
   requestForTask(taskId: string): NodeRequest | undefined;
   ttft: TtftSnapshot;
   tokensPerSecond: number | null;
-  counters: InstanceSnapshot['counters'];
+  counters: LocalInstanceSnapshot['counters'];
 }
 
-export function buildInstanceSnapshot(view: InstanceView, now: number): InstanceSnapshot {
+export function buildInstanceSnapshot(view: InstanceView, now: number): LocalInstanceSnapshot {
   const s = view.supervisor;
   const prefilling = view.requests.find((r) => r.phase === 'prefilling' && r.prefillTotal > 0) ?? null;
   return {
+    source: 'local',
     id: view.id,
     model: view.model.id,
     modelName: view.model.name,

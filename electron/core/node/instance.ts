@@ -6,7 +6,7 @@
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
-import type { FastSynchOverride, InstanceSnapshot, InstanceType } from '../../../shared/snapshot';
+import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
 import { BusyIntervals } from './busy-intervals';
@@ -187,7 +187,7 @@ export class Instance {
     await this.supervisor.dispose();
   }
 
-  snapshot(now = performance.now()): InstanceSnapshot {
+  snapshot(now = performance.now()): LocalInstanceSnapshot {
     return buildInstanceSnapshot(
       {
         id: this.id,

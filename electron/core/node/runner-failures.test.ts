@@ -8,6 +8,7 @@ import { FAULT_PROMPTS } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, eventually, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
 import { simSpawnSpec } from './sim-spawn-spec';
+import { localInstances } from '../../../shared/instance-state';
 
 const TIME_SCALE = 0.1;
 const MODEL = 'sim/llama-3.2-1b';
@@ -42,11 +43,11 @@ describe('runner failures', () => {
     const exitedAt = events.find((e) => e.kind === 'runner_exited')!.t;
     const failedAt = events.filter((e) => e.kind === 'request_failed').map((e) => e.t);
     for (const t of failedAt) expect(t - exitedAt).toBeLessThan(2000);
-    expect(node.snapshot().instances[0]!.runner.lastExit?.code).toBe(1);
+    expect(localInstances(node.snapshot())[0]!.runner.lastExit?.code).toBe(1);
 
-    const instanceId = node.snapshot().instances[0]!.id;
+    const instanceId = localInstances(node.snapshot())[0]!.id;
     await node.waitForReady(instanceId, 20_000);
-    expect(node.snapshot().instances[0]!.runner.restarts).toBe(1);
+    expect(localInstances(node.snapshot())[0]!.runner.restarts).toBe(1);
     const later = submitTracked(node, { model: MODEL, messages: makePrompt(40), maxTokens: 5 });
     expect((await later.handle.done).type).toBe('finished');
   });
@@ -71,11 +72,11 @@ describe('runner failures', () => {
     const failedAt = events.find((e) => e.kind === 'request_failed' && e.requestId === hung.handle.id)!.t;
     expect(failedAt - firedAt).toBeLessThan(2000);
 
-    const instanceId = node.snapshot().instances[0]!.id;
+    const instanceId = localInstances(node.snapshot())[0]!.id;
     await node.waitForReady(instanceId, 20_000);
     const later = submitTracked(node, { model: MODEL, messages: makePrompt(40), maxTokens: 5 });
     expect((await later.handle.done).type).toBe('finished');
-    expect(node.snapshot().instances[0]!.runner.lastExit?.reason).toMatch(/stuck/);
+    expect(localInstances(node.snapshot())[0]!.runner.lastExit?.reason).toMatch(/stuck/);
   });
 
   it('counts garbage on a runner stdout and keeps working', async () => {
@@ -88,7 +89,7 @@ describe('runner failures', () => {
     );
     const { node } = fixture;
     await fixture.launch(MODEL);
-    expect(node.snapshot().instances[0]!.runner.malformedLines).toBe(3);
+    expect(localInstances(node.snapshot())[0]!.runner.malformedLines).toBe(3);
     const request = submitTracked(node, { model: MODEL, messages: makePrompt(40), maxTokens: 5 });
     expect((await request.handle.done).type).toBe('finished');
     expect(node.recentEvents().filter((e) => e.kind === 'runner_malformed_line')).toHaveLength(3);
@@ -106,8 +107,8 @@ describe('runner failures', () => {
     const instance = await node.createInstance({ model: MODEL, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
     await expect(node.waitForReady(instance.id, 20_000)).rejects.toMatchObject({ code: 'fast_synch_mismatch' });
     const snap = node.snapshot();
-    expect(snap.instances[0]!.fastSynch).toMatchObject({ enabled: false, reported: true });
-    expect(snap.instances[0]!.runner.status.kind).toBe('RunnerFailed');
+    expect(localInstances(snap)[0]!.fastSynch).toMatchObject({ enabled: false, reported: true });
+    expect(localInstances(snap)[0]!.runner.status.kind).toBe('RunnerFailed');
     expect(snap.warnings.map((w) => w.code)).toContain('fast_synch_mismatch');
     expect(() => node.submit({ model: MODEL, messages: makePrompt(10), maxTokens: 1 }, () => undefined)).toThrow(/MLX_METAL_FAST_SYNCH/);
   });

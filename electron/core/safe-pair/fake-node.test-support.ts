@@ -6,7 +6,7 @@
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import { decideFastSynch } from '../../../shared/fast-synch-policy';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
-import { emptySnapshot, type FastSynchOverride, type InstanceSnapshot, type LaunchProgress, type Snapshot } from '../../../shared/snapshot';
+import { emptySnapshot, type FastSynchOverride, type LocalInstanceSnapshot, type LaunchProgress, type Snapshot } from '../../../shared/snapshot';
 import { NodeError, type CreateInstanceOptions, type ExobarNode } from '../node-types';
 import type { SafePairNode } from './launch-safe-pair';
 import { instanceFixture } from '../../../test/support/instance-fixture';
@@ -24,7 +24,7 @@ export interface FakeNodeOptions {
 }
 
 interface FakeInstance {
-  snap: InstanceSnapshot;
+  snap: LocalInstanceSnapshot;
   timer: ReturnType<typeof setTimeout> | null;
   waiters: Array<{ resolve: () => void; reject: (err: Error) => void }>;
 }
@@ -45,7 +45,7 @@ export class FakeNode implements SafePairNode, Pick<ExobarNode, 'models'> {
     if (progress) this.progress.push(structuredClone(progress));
   }
 
-  async createInstance(options: CreateInstanceOptions): Promise<InstanceSnapshot> {
+  async createInstance(options: CreateInstanceOptions): Promise<LocalInstanceSnapshot> {
     this.calls.push(`create ${options.model}`);
     const failure = this.options.failCreate?.[options.model];
     if (failure) throw failure;
@@ -141,7 +141,7 @@ export class FakeNode implements SafePairNode, Pick<ExobarNode, 'models'> {
   }
 }
 
-function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ring' | 'jaccl', status: RunnerStatus): InstanceSnapshot {
+function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ring' | 'jaccl', status: RunnerStatus): LocalInstanceSnapshot {
   return instanceFixture({
     id,
     model: model.id,

@@ -15,6 +15,7 @@ import type { ExobarNode } from '../node-types';
 import { launchSafePair } from './launch-safe-pair';
 import { planSafePairForNode } from './plan-for-node';
 import { processAlive } from '../../../test/support/process-alive';
+import { localInstances } from '../../../shared/instance-state';
 
 const GiB = 1024 ** 3;
 const SMALL = 'sim/llama-3.2-1b';
@@ -44,11 +45,11 @@ describe('launchSafePair with the real node', () => {
     await launchSafePair(n, plan, { pollMs: 20 });
 
     const snap = n.snapshot();
-    expect(snap.instances.map((i) => [i.model, i.instanceType, i.runner.status.kind])).toEqual([
+    expect(localInstances(snap).map((i) => [i.model, i.instanceType, i.runner.status.kind])).toEqual([
       [SMALL, 'ring', 'RunnerReady'],
       [MEDIUM, 'ring', 'RunnerReady'],
     ]);
-    for (const i of snap.instances) {
+    for (const i of localInstances(snap)) {
       // Decided off by the ring rule, and the runner's hello says it sees off.
       expect(i.fastSynch).toMatchObject({ enabled: false, reason: 'ring instance', reported: false });
     }
@@ -63,13 +64,13 @@ describe('launchSafePair with the real node', () => {
     }
 
     // Second launch: same instances, same processes.
-    const before = n.snapshot().instances.map((i) => [i.id, i.runner.pid]);
+    const before = localInstances(n.snapshot()).map((i) => [i.id, i.runner.pid]);
     const again = await planSafePairForNode(n, defaultSettings(), { readMemory: plenty });
     expect(again.models.every((m) => m.alreadyRunning)).toBe(true);
     expect(again.memory.requiredBytes).toBe(0);
     const result = await launchSafePair(n, again, { pollMs: 20 });
     expect(result.instances.every((i) => i.reused)).toBe(true);
-    expect(n.snapshot().instances.map((i) => [i.id, i.runner.pid])).toEqual(before);
+    expect(localInstances(n.snapshot()).map((i) => [i.id, i.runner.pid])).toEqual(before);
     unsubscribe();
   });
 
@@ -89,7 +90,7 @@ describe('launchSafePair with the real node', () => {
     node = n;
     const pids = new Map<string, number>();
     const unsubscribe = n.onSnapshot((s) => {
-      for (const i of s.instances) if (i.runner.pid) pids.set(i.model, i.runner.pid);
+      for (const i of localInstances(s)) if (i.runner.pid) pids.set(i.model, i.runner.pid);
     }, 5);
 
     // The small model runs already (started with a generous deadline, the machine may be
@@ -108,7 +109,7 @@ describe('launchSafePair with the real node', () => {
     expect(snap.launch).toMatchObject({ state: 'failed', current: 1 });
     expect(snap.launch?.error).toBe((err as Error).message);
     // The running small model is untouched, the medium one's instance and process are gone.
-    expect(snap.instances.map((i) => [i.model, i.runner.status.kind])).toEqual([[SMALL, 'RunnerReady']]);
+    expect(localInstances(snap).map((i) => [i.model, i.runner.status.kind])).toEqual([[SMALL, 'RunnerReady']]);
     const mediumPid = pids.get(MEDIUM);
     expect(mediumPid).toBeDefined();
     expect(processAlive(mediumPid ?? -1)).toBe(false);

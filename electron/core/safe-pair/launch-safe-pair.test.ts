@@ -4,6 +4,7 @@ import { NodeError } from '../node-types';
 import { FakeNode, type FakeNodeOptions } from './fake-node.test-support';
 import { currentSafePairLaunch, launchSafePair } from './launch-safe-pair';
 import { planSafePairForNode, runningInstancesFromSnapshot } from './plan-for-node';
+import { localInstances } from '../../../shared/instance-state';
 
 const GiB = 1024 ** 3;
 const SMALL = 'sim/llama-3.2-1b';
@@ -43,7 +44,7 @@ describe('launchSafePair', () => {
     // Every progress report of one launch shares its start time.
     expect(new Set(node.progress.map((p) => p.startedAt)).size).toBe(1);
 
-    const instances = node.snapshot().instances;
+    const instances = localInstances(node.snapshot());
     expect(instances.map((i) => [i.model, i.instanceType, i.fastSynch.enabled, i.fastSynch.reason, i.runner.status.kind])).toEqual([
       [SMALL, 'ring', false, 'ring instance', 'RunnerReady'],
       [MEDIUM, 'ring', false, 'ring instance', 'RunnerReady'],
@@ -127,7 +128,7 @@ describe('launchSafePair', () => {
     expect((err as Error).message).toBe(`Safe pair launch failed while starting ${MEDIUM}: out of memory at layer 5`);
     expect(node.calls).toContain('delete inst-2');
     expect(node.calls).not.toContain('delete inst-1');
-    expect(node.snapshot().instances.map((i) => [i.id, i.model, i.runner.status.kind])).toEqual([['inst-1', SMALL, 'RunnerReady']]);
+    expect(localInstances(node.snapshot()).map((i) => [i.id, i.model, i.runner.status.kind])).toEqual([['inst-1', SMALL, 'RunnerReady']]);
     expect(node.progress.at(-1)).toMatchObject({ state: 'failed', current: 1, step: `Failed at ${MEDIUM}`, error: (err as Error).message });
     expect(currentSafePairLaunch(node)).toBeNull();
 

@@ -8,7 +8,8 @@
  * two models at once would only make both slower and the progress harder to read.
  */
 import type { SafePairPlan } from '../../../shared/api';
-import type { InstanceSnapshot, LaunchProgress } from '../../../shared/snapshot';
+import { localInstances } from '../../../shared/instance-state';
+import type { LaunchProgress, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type ExobarNode } from '../node-types';
 import { launchStepText } from './launch-progress-step';
 
@@ -112,8 +113,8 @@ async function runLaunch(node: SafePairNode, plan: SafePairPlan, options: SafePa
   return result;
 }
 
-function findRingInstance(node: SafePairNode, model: string): InstanceSnapshot | null {
-  return node.snapshot().instances.find((i) => i.model === model && i.instanceType === 'ring') ?? null;
+function findRingInstance(node: SafePairNode, model: string): LocalInstanceSnapshot | null {
+  return localInstances(node.snapshot()).find((i) => i.model === model && i.instanceType === 'ring') ?? null;
 }
 
 /** Waits for the runner while reading its loading progress from the snapshot. */
@@ -126,7 +127,7 @@ async function waitWithProgress(
   onStep: (step: string) => void,
 ): Promise<void> {
   const poll = (): void => {
-    const instance = node.snapshot().instances.find((i) => i.id === instanceId);
+    const instance = localInstances(node.snapshot()).find((i) => i.id === instanceId);
     if (instance) onStep(launchStepText(model, instance.runner.status, reused));
   };
   poll();

@@ -4,6 +4,7 @@
  */
 import type { SafePairPlan, Settings } from '../../../shared/api';
 import { planSafePair, type RunningInstanceInfo } from '../../../shared/safe-pair-plan';
+import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ExobarNode } from '../node-types';
 import { readSystemMemory, type SystemMemory } from '../system-memory';
@@ -11,10 +12,11 @@ import { readSystemMemory, type SystemMemory } from '../system-memory';
 /**
  * The node's instances as the planner sees them. Every instance counts, whatever its
  * runner's state: one that is still loading or restarting is reused by the launch,
- * not started a second time.
+ * not started a second time. The plan launches local runners, so it counts the local
+ * instances (an attached exo's are planned by exo).
  */
 export function runningInstancesFromSnapshot(snapshot: Snapshot): RunningInstanceInfo[] {
-  return snapshot.instances.map((i) => ({
+  return localInstances(snapshot).map((i) => ({
     id: i.id,
     model: i.model,
     instanceType: i.instanceType,

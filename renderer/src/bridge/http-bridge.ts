@@ -7,9 +7,9 @@
 import type { CreateInstanceRequest, SafePairPlan, UpdateInstanceRequest } from '../../../shared/api';
 import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
-import type { Snapshot } from '../../../shared/snapshot';
+import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { parseCatalogAnswer } from './catalog-schema';
-import { parseSnapshot } from './snapshot-schema';
+
 import { SseParser } from './sse-parser';
 
 export interface HttpBridgeOptions {
@@ -138,7 +138,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       if (done) return 'ended';
       for (const event of parser.push(decoder.decode(value, { stream: true }))) {
         if (event.event !== 'message' && event.event !== 'snapshot') continue;
-        latest = parseSnapshot(event.data);
+        latest = parseSnapshotJson(event.data);
         setConnection(null);
         onSnapshot();
         for (const listener of snapshotListeners) listener(latest);

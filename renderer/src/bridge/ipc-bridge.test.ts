@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeBridge } from '../test/fake-bridge';
+import { snapshot } from '../test/fixtures';
+import type { Snapshot } from '../../../shared/snapshot';
 import { createIpcBridge, hasIpcBridge } from './ipc-bridge';
 
 describe('ipc bridge', () => {
@@ -25,6 +27,21 @@ describe('ipc bridge', () => {
     expect((await bridge.listModels()).map((m) => m.id)).toEqual(['sim/llama-3.2-1b', 'sim/llama-3.2-3b']);
     api.setupMlxRuntime.mockRejectedValueOnce(new Error("Error invoking remote method 'exobar:setup-mlx-runtime': Error: MLX runs only on macOS on Apple silicon"));
     await expect(bridge.setupMlxRuntime()).rejects.toThrow(/^MLX runs only on macOS on Apple silicon$/);
+  });
+
+  it('validates every snapshot with the shared schema: a bad one becomes a connection error, not a render', () => {
+    const api = new FakeBridge();
+    const bridge = createIpcBridge(api);
+    const seen: Snapshot[] = [];
+    const errors: Array<string | null> = [];
+    bridge.subscribeSnapshots((s) => seen.push(s));
+    bridge.subscribeConnection((e) => errors.push(e));
+    api.push({ ...snapshot({ seq: 1 }), instances: [{ id: 'x' }] } as unknown as Snapshot);
+    expect(seen).toEqual([]);
+    expect(errors.at(-1)).toMatch(/does not understand \(instances\.0\.source:/);
+    api.push(snapshot({ seq: 2 }));
+    expect(seen.map((s) => s.seq)).toEqual([2]);
+    expect(errors.at(-1)).toBeNull();
   });
 
   it('says clearly when there is no preload object', () => {

@@ -1,9 +1,12 @@
 /**
  * The bridge inside the Electron app: the preload exposes an object implementing
- * ExobarBridge as `window.exobar`. This wrapper only cleans up error messages, which
- * Electron prefixes with "Error invoking remote method ...".
+ * ExobarBridge as `window.exobar`. This wrapper validates every snapshot with the
+ * shared schema (as the HTTP bridge does: the page trusts no bridge more than the
+ * other) and cleans up error messages, which Electron prefixes with "Error invoking
+ * remote method ...".
  */
 import type { ExobarBridge } from '../../../shared/bridge';
+import { parseSnapshotValue } from '../../../shared/snapshot';
 import { errorMessage } from '../lib/error-message';
 
 /** True when the page runs in the Electron popover. */
@@ -22,9 +25,35 @@ async function clean<T>(call: () => Promise<T>): Promise<T> {
 /** Wraps the preload's object; throws when the page is not in Electron. */
 export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): ExobarBridge {
   if (!api) throw new Error('window.exobar is missing: the page is not running inside the exobar app');
+  const connectionListeners = new Set<(error: string | null) => void>();
+  let invalid: string | null = null;
+  const setInvalid = (error: string | null): void => {
+    if (error === invalid) return;
+    invalid = error;
+    for (const listener of connectionListeners) listener(error);
+  };
   return {
-    subscribeSnapshots: (listener) => api.subscribeSnapshots(listener),
-    subscribeConnection: (listener) => api.subscribeConnection(listener),
+    subscribeSnapshots: (listener) =>
+      api.subscribeSnapshots((value: unknown) => {
+        // A snapshot the schema refuses is shown as a connection error, never rendered.
+        let snapshot;
+        try {
+          snapshot = parseSnapshotValue(value);
+        } catch (error) {
+          setInvalid(errorMessage(error));
+          return;
+        }
+        setInvalid(null);
+        listener(snapshot);
+      }),
+    subscribeConnection: (listener) => {
+      connectionListeners.add(listener);
+      const unsubscribe = api.subscribeConnection((error) => listener(error ?? invalid));
+      return () => {
+        connectionListeners.delete(listener);
+        unsubscribe();
+      };
+    },
     getSafePairPlan: () => clean(() => api.getSafePairPlan()),
     launchSafePair: () => clean(() => api.launchSafePair()),
     createInstance: (request) => clean(() => api.createInstance(request)),

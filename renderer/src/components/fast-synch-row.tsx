@@ -1,10 +1,10 @@
-import type { InstanceSnapshot } from '../../../shared/snapshot';
-import { fastSynchMismatch } from '../lib/runner-status';
+import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
+import { fastSynchMismatch } from '../../../shared/instance-state';
 
 const onOff = (enabled: boolean): string => (enabled ? 'on' : 'off');
 
 /** The runner's MLX_METAL_FAST_SYNCH value, why the policy chose it, and what the runner reported. */
-export function FastSynchRow({ instance }: { instance: InstanceSnapshot }) {
+export function FastSynchRow({ instance }: { instance: LocalInstanceSnapshot }) {
   const { enabled, reason, reported } = instance.fastSynch;
   const mismatch = fastSynchMismatch(instance);
   return (

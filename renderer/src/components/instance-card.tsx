@@ -8,11 +8,16 @@ import { QueueList } from './queue-list';
 import { RunnerStatusRow } from './runner-status-row';
 import { TtftPanel } from './ttft-panel';
 
-/** Everything about one model instance: runner, policy, queue, prefill, cancels, TTFT, throughput. */
+/**
+ * Everything about one model instance: runner, policy, queue, prefill, cancels, TTFT,
+ * throughput. The runner, fast-synch and counter rows are a local runner's; an exo
+ * instance shows the parts every instance has (its own view comes with the exo views).
+ */
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
   const { stopInstance } = useActions();
   const stopping = useExobar((s) => s.busy[`stop:${instance.id}`] === true);
-  const shuttingDown = instance.runner.status.kind === 'RunnerShuttingDown';
+  const local = instance.source === 'local' ? instance : null;
+  const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
   return (
     <section className="card" aria-label={instance.modelName} data-testid="instance-card" data-instance={instance.id}>
       <header className="card-header">
@@ -20,7 +25,11 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
           <h2>{instance.modelName}</h2>
           <div className="badges">
             <span className="badge">{instance.instanceType === 'ring' ? 'ring' : 'JACCL'}</span>
-            <span className={`badge ${instance.simulated ? 'sim' : ''}`}>{instance.simulated ? 'simulated' : instance.engine.toUpperCase()}</span>
+            {local ? (
+              <span className={`badge ${local.simulated ? 'sim' : ''}`}>{local.simulated ? 'simulated' : local.engine.toUpperCase()}</span>
+            ) : (
+              <span className="badge">exo</span>
+            )}
           </div>
         </div>
         <button
@@ -33,8 +42,8 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
           {stopping || shuttingDown ? 'Stopping…' : 'Stop'}
         </button>
       </header>
-      <RunnerStatusRow instance={instance} />
-      <FastSynchRow instance={instance} />
+      {local && <RunnerStatusRow instance={local} />}
+      {local && <FastSynchRow instance={local} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />
       <PendingCancels cancels={instance.pendingCancels} />
@@ -44,9 +53,11 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
           Throughput <span className="tabular" data-testid="tokens-per-second">{formatRate(instance.tokensPerSecond)}</span>
         </span>
         <span className="spacer" />
-        <span className="tabular">
-          {instance.counters.completed} done · {instance.counters.cancelled} cancelled · {instance.counters.failed} failed
-        </span>
+        {local && (
+          <span className="tabular">
+            {local.counters.completed} done · {local.counters.cancelled} cancelled · {local.counters.failed} failed
+          </span>
+        )}
       </footer>
     </section>
   );

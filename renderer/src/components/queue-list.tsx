@@ -34,14 +34,14 @@ function QueueRow({ request }: { request: RequestSnapshot }) {
 }
 
 /** Every request of one model with its phase and age, oldest first as the node queues them. */
-export function QueueList({ requests, capacity }: { requests: RequestSnapshot[]; capacity: number }) {
+export function QueueList({ requests, capacity }: { requests: RequestSnapshot[]; capacity: number | null }) {
   return (
     <div className="queue">
       <div className="row">
         <span className="label">Queue</span>
         <span className="spacer" />
         <span className="muted small tabular">
-          {requests.length} / {capacity}
+          {capacity === null ? requests.length : `${requests.length} / ${capacity}`}
         </span>
       </div>
       {requests.length === 0 ? (

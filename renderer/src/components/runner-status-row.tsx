@@ -1,10 +1,10 @@
-import type { InstanceSnapshot } from '../../../shared/snapshot';
+import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { formatCount } from '../lib/format';
 import { runnerTone } from '../lib/runner-status';
 import { ProgressBar } from './progress-bar';
 
 /** The runner's status in exo's words, its loading progress, and why it failed. */
-export function RunnerStatusRow({ instance }: { instance: InstanceSnapshot }) {
+export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot }) {
   const { status, restarts, lastExit, pid } = instance.runner;
   const tone = runnerTone(status);
   return (

@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import type { SafePairPlan } from '../../../shared/api';
+import { localInstances } from '../../../shared/instance-state';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { ProgressBar } from './progress-bar';
@@ -62,7 +63,7 @@ export function SafeLaunchPanel() {
   const launching = useExobar((s) => s.busy.launch === true || s.snapshot.launch?.state === 'running');
   // Reload the preview whenever the running models or their fast-synch values change
   // ("already running" flags and their reasons, free memory).
-  const instanceKey = useExobar((s) => s.snapshot.instances.map((i) => `${i.model}:${i.fastSynch.enabled}`).join(','));
+  const instanceKey = useExobar((s) => localInstances(s.snapshot).map((i) => `${i.model}:${i.fastSynch.enabled}`).join(','));
   const received = useExobar((s) => s.received);
   // ...and when the MLX runtime or local models appear: the pair may then be two real models.
   const mlxKey = useExobar((s) => `${s.snapshot.mlx?.available ?? false}:${s.snapshot.mlx?.localModels ?? 0}`);

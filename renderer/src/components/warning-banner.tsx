@@ -1,3 +1,4 @@
+import { isLocal } from '../../../shared/instance-state';
 import type { Warning } from '../../../shared/snapshot';
 import { canFixWarning } from '../store/exobar-store';
 import { useActions, useExobar } from '../store/store-context';
@@ -11,7 +12,7 @@ export function WarningBanner({ warning }: { warning: Warning }) {
   const { fixWarning } = useActions();
   const fixing = useExobar((s) => s.busy[`fix:${warning.code}`] === true);
   const instances = useExobar((s) => s.snapshot.instances);
-  const affected = instances.filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
+  const affected = instances.filter(isLocal).filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
   return (
     <section className="banner warning" role="alert" data-testid="warning-banner" data-code={warning.code}>
       <h2>{warning.title}</h2>

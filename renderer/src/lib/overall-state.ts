@@ -4,8 +4,7 @@
  */
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
-import { isServing } from '../../../shared/instance-state';
-import { fastSynchMismatch } from './runner-status';
+import { fastSynchMismatch, isFailed, isServing } from '../../../shared/instance-state';
 
 export interface OverallState {
   level: 'ok' | 'warning' | 'failed' | 'connecting';
@@ -22,7 +21,7 @@ export function overallState(snapshot: Snapshot, connection: ConnectionState, re
   const base = { running, warnings };
   if (connection === 'error') return { level: 'failed', headline: 'Disconnected', ...base };
   if (!received) return { level: 'connecting', headline: 'Connecting…', ...base };
-  const failed = snapshot.instances.filter((i) => i.runner.status.kind === 'RunnerFailed');
+  const failed = snapshot.instances.filter(isFailed);
   if (failed.length > 0) {
     return { level: 'failed', headline: failed.length === 1 ? `${failed[0]?.modelName} failed` : `${failed.length} runners failed`, ...base };
   }

@@ -4,7 +4,7 @@
  * status dot's colour.
  */
 import type { RunnerStatus } from '../../../shared/runner-protocol';
-import type { InstanceSnapshot, RequestPhase } from '../../../shared/snapshot';
+import type { RequestPhase } from '../../../shared/snapshot';
 
 export type Tone = 'ok' | 'busy' | 'idle' | 'warn' | 'bad';
 
@@ -24,11 +24,6 @@ export function runnerTone(status: RunnerStatus): Tone {
       // Connecting, loading, warming up: on the way to ready.
       return 'warn';
   }
-}
-
-/** The fast-synch value the runner reported differs from the policy's (a launch bug worth showing). */
-export function fastSynchMismatch(instance: InstanceSnapshot): boolean {
-  return instance.fastSynch.reported !== null && instance.fastSynch.reported !== instance.fastSynch.enabled;
 }
 
 export const PHASE_LABEL: Record<RequestPhase, string> = {

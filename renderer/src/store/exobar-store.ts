@@ -7,6 +7,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { SafePairPlan } from '../../../shared/api';
 import type { ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
+import { localInstances } from '../../../shared/instance-state';
 import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 import { copyText } from '../lib/clipboard';
 import { errorMessage } from '../lib/error-message';
@@ -146,7 +147,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       fixWarning: (warning) =>
         run(`fix:${warning.code}`, async () => {
           if (!canFixWarning(warning)) throw new Error(`No automatic fix for ${warning.code}: ${warning.fix}`);
-          const affected = get().snapshot.instances.filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
+          const affected = localInstances(get().snapshot).filter((i) => warning.instanceIds.includes(i.id) && i.fastSynch.enabled);
           // Drain, not cancel: requests already running finish before the runner relaunches
           // with MLX_METAL_FAST_SYNCH=0 (MLX reads it once per process, so a relaunch is needed).
           // Turning fast synch off needs no risk acknowledgement: it only lowers the risk.

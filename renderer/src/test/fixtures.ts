@@ -6,7 +6,7 @@ import type { SafePairPlan } from '../../../shared/api';
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import type { RunnerStatus } from '../../../shared/runner-protocol';
 import { instanceFixture } from '../../../test/support/instance-fixture';
-import type { InstanceSnapshot, MlxRuntimeSnapshot, Snapshot, TtftSample, Warning } from '../../../shared/snapshot';
+import { emptySnapshot, type LocalInstanceSnapshot, type MlxRuntimeSnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 
 const GiB = 1024 ** 3;
 export const T0 = 1_700_000_000_000;
@@ -27,17 +27,17 @@ export function ttftSample(n: number, overrides: Partial<TtftSample> = {}): Ttft
   };
 }
 
-export function instance(overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+export function instance(overrides: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   return instanceFixture(overrides);
 }
 
-export function withStatus(status: RunnerStatus, overrides: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+export function withStatus(status: RunnerStatus, overrides: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   const base = instance(overrides);
   return { ...base, runner: { ...base.runner, status } };
 }
 
 /** The 3B instance mid-prefill of a long prompt, with one request behind it in each earlier phase. */
-export function prefillingInstance(): InstanceSnapshot {
+export function prefillingInstance(): LocalInstanceSnapshot {
   return withStatus(
     { kind: 'RunnerRunning' },
     {
@@ -64,7 +64,7 @@ export function prefillingInstance(): InstanceSnapshot {
   );
 }
 
-export function instanceWithTtft(samples = 5): InstanceSnapshot {
+export function instanceWithTtft(samples = 5): LocalInstanceSnapshot {
   const list = Array.from({ length: samples }, (_, n) => ttftSample(n));
   return instance({
     ttft: { samples: list, p50Ms: 260, p95Ms: 300, latest: list[list.length - 1] ?? null },
@@ -83,20 +83,17 @@ export function ringFastSynchWarning(ids = ['inst-1b', 'inst-3b']): Warning {
   };
 }
 
-export function fastSynchOn(base: InstanceSnapshot): InstanceSnapshot {
+export function fastSynchOn(base: LocalInstanceSnapshot): LocalInstanceSnapshot {
   return { ...base, fastSynch: { override: 'on', enabled: true, reason: 'forced on by user', reported: true } };
 }
 
 export function snapshot(overrides: Partial<Snapshot> = {}): Snapshot {
   return {
+    ...emptySnapshot(),
     seq: 1,
     at: T0,
     version: '0.1.0',
     apiBaseUrl: 'http://127.0.0.1:52416/v1',
-    instances: [],
-    warnings: [],
-    launch: null,
-    rejectedInputs: {},
     ...overrides,
   };
 }

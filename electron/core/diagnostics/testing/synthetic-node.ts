@@ -3,7 +3,7 @@
  * two instances (a 1B and a 3B), the 3B's long prefill with a request queued behind it,
  * and whatever log text a test wants to plant.
  */
-import type { InstanceSnapshot, Snapshot } from '../../../../shared/snapshot';
+import type { LocalInstanceSnapshot, Snapshot } from '../../../../shared/snapshot';
 import { instanceFixture } from '../../../../test/support/instance-fixture';
 import type { NodeEvent, RequestTimeline } from '../../node-types';
 import type { DiagnosticNode } from '../bundle-context';
@@ -11,7 +11,7 @@ import type { DiagnosticNode } from '../bundle-context';
 export const SMALL = 'llama-3.2-1b-1';
 export const MEDIUM = 'llama-3.2-3b-2';
 
-function instance(id: string, model: string, extra: Partial<InstanceSnapshot> = {}): InstanceSnapshot {
+function instance(id: string, model: string, extra: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   return instanceFixture({ id, model, modelName: model, counters: { completed: 2, failed: 0, cancelled: 0, rejected: 0 }, ...extra });
 }
 
@@ -105,6 +105,9 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): DiagnosticNod
     warnings: [],
     launch: null,
     rejectedInputs: { http: 1 },
+    mlx: null,
+    exo: null,
+    exoOffer: null,
   };
   return {
     snapshot: () => structuredClone(snapshot),
