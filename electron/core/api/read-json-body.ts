@@ -76,6 +76,11 @@ export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, sc
     throw rejected(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`);
   }
   if (json === undefined) throw rejected(400, 'invalid_json', 'the request body is empty; send a JSON object');
+  return validateJson(json, schema);
+}
+
+/** Validates an already parsed body; the zod message says which field is wrong and why (a counted 400). */
+export function validateJson<S extends z.ZodType>(json: unknown, schema: S): z.output<S> {
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
