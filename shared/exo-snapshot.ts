@@ -136,6 +136,8 @@ export const ExoSectionSchema = z.object({
   pollErrors: z.number().int().nonnegative(),
   /** Entries of exo's state that could not be read (each skipped on its own). */
   parseErrors: z.number().int().nonnegative(),
+  /** Entries of the latest state carrying a tag exo 0.3.70 does not have (kept, shown as unknown). */
+  unknownTags: z.number().int().nonnegative(),
   /** Set when the node id changed: exo restarted and instances were matched by model. */
   restartedAt: epochMs.nullable(),
 });
@@ -152,6 +154,12 @@ export type ExoOffer = z.infer<typeof ExoOfferSchema>;
 export const ExoInstanceDetailSchema = z.object({
   /** exo's instance id. */
   exoInstanceId: z.string(),
+  /** exo's instance tag as sent (MlxRingInstance, MlxJacclInstance, or a newer one). */
+  kind: z.string(),
+  /** False for a tag exo 0.3.70 does not have: instanceType is then exo's default, ring. */
+  kindKnown: z.boolean(),
+  /** True when this exobar id was carried over from an earlier exo instance of the same model (exo restarted). */
+  matchedByModel: z.boolean(),
   sharding: z.enum(['Pipeline', 'Tensor']).nullable(),
   runners: z.array(ExoRunnerSnapshotSchema),
   /** exo's generation tasks for this instance, oldest first. */

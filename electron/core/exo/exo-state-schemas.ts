@@ -32,7 +32,7 @@ export const RunnerBodySchema = exoObject({
   layersLoaded: maybe(int),
   totalLayers: maybe(int),
   errorMessage: maybe(z.string()),
-  diagnostics: z.array(z.unknown()).nullish().transform((v) => v ?? []),
+  diagnostics: maybe(z.array(z.unknown())),
 });
 
 export const DiagnosticBodySchema = exoObject({ message: maybe(z.string()) });

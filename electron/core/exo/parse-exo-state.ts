@@ -134,7 +134,7 @@ function parseShard(runnerId: string, raw: unknown, nodeOf: Map<string, string>)
   const body = read(ShardBodySchema, tagged.body);
   if (!body.ok) return { shard: empty, sharding: null, problem: `shard of runner ${runnerId}: ${body.message}` };
   return {
-    shard: { ...empty, rank: body.value.deviceRank, startLayer: body.value.startLayer, endLayer: body.value.endLayer },
+    shard: { ...empty, rank: body.value.deviceRank ?? null, startLayer: body.value.startLayer ?? null, endLayer: body.value.endLayer ?? null },
     sharding: EXO_SHARD_KINDS[tagged.tag] ?? null,
     problem: null,
   };
@@ -178,7 +178,7 @@ function parseDiagnostic(raw: unknown): ExoRunnerDiagnostic {
   const body = DiagnosticBodySchema.safeParse(tagged.body);
   const fields = isPlainObject(tagged.body) ? { ...tagged.body } : {};
   delete fields.message;
-  return { kind: tagged.tag, message: body.success ? body.data.message : null, details: fields };
+  return { kind: tagged.tag, message: body.success ? (body.data.message ?? null) : null, details: fields };
 }
 
 const KNOWN_RUNNER_STATUSES = new Set<string>(EXO_RUNNER_STATUSES);
@@ -197,10 +197,10 @@ export function parseRunners(raw: unknown): ParsedSection<ExoRunnerStatus> {
       value: {
         tag: tagged.tag,
         known,
-        layersLoaded: body.value.layersLoaded,
-        totalLayers: body.value.totalLayers,
-        errorMessage: body.value.errorMessage,
-        diagnostics: body.value.diagnostics.map(parseDiagnostic),
+        layersLoaded: body.value.layersLoaded ?? null,
+        totalLayers: body.value.totalLayers ?? null,
+        errorMessage: body.value.errorMessage ?? null,
+        diagnostics: (body.value.diagnostics ?? []).map(parseDiagnostic),
       },
     };
   });
@@ -220,7 +220,16 @@ export function parseTasks(raw: unknown): ParsedSection<ExoTask> {
     return {
       ok: true,
       unknown: !known,
-      value: { taskId: b.taskId ?? key, kind: tagged.tag, known, status: b.taskStatus, instanceId: b.instanceId, commandId: b.commandId, cancelledTaskId: b.cancelledTaskId, runnerId: b.runnerId },
+      value: {
+        taskId: b.taskId ?? key,
+        kind: tagged.tag,
+        known,
+        status: b.taskStatus,
+        instanceId: b.instanceId ?? null,
+        commandId: b.commandId ?? null,
+        cancelledTaskId: b.cancelledTaskId ?? null,
+        runnerId: b.runnerId ?? null,
+      },
     };
   });
 }
@@ -270,16 +279,16 @@ export function parseNodes(raw: RawNodeSections): ParsedNodes {
     }
   }
   section('nodeIdentities', raw.nodeIdentities, NodeIdentitySchema, (f, v) => {
-    f.name = v.friendlyName;
-    f.chip = v.chipId;
-    f.model = v.modelId;
+    f.name = v.friendlyName ?? null;
+    f.chip = v.chipId ?? null;
+    f.model = v.modelId ?? null;
   });
   section('nodeMemory', raw.nodeMemory, NodeMemorySchema, (f, v) => {
-    f.memoryTotalBytes = v.ramTotal;
-    f.memoryAvailableBytes = v.ramAvailable;
+    f.memoryTotalBytes = v.ramTotal ?? null;
+    f.memoryAvailableBytes = v.ramAvailable ?? null;
   });
   section('nodeSystem', raw.nodeSystem, NodeSystemSchema, (f, v) => {
-    f.gpuUsage = v.gpuUsage;
+    f.gpuUsage = v.gpuUsage ?? null;
   });
   section('lastSeen', raw.lastSeen, LastSeenSchema, (f, v) => {
     f.lastSeenAt = v;

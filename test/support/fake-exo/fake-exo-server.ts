@@ -40,6 +40,8 @@ export interface FakeExo {
   variant: FakeExoVariant;
   /** Requests seen, by path (query string left out). */
   hits: Map<string, number>;
+  /** TCP connections accepted so far (keep-alive clients open few). */
+  readonly connections: number;
   /** Answers the next `times` requests under `path` (all paths by default) with the fault. */
   inject(kind: FaultKind, options?: { path?: string; times?: number }): void;
   clearFaults(): void;
@@ -145,6 +147,8 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
     req.on('end', () => route(req, res, Buffer.concat(chunks)));
   });
   server.keepAliveTimeout = 5_000;
+  let connections = 0;
+  server.on('connection', () => connections++);
   let port = options.port ?? 0;
   const listen = () =>
     new Promise<void>((resolve, reject) => {
@@ -169,6 +173,9 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
     },
     get port() {
       return port;
+    },
+    get connections() {
+      return connections;
     },
     cluster,
     variant,

@@ -11,8 +11,10 @@ export type FaultKind =
   | 'status500'
   /** 200 with an HTML page (a proxy or captive portal in the way). */
   | 'notJson'
-  /** 200 with a 50 MB JSON body, streamed. */
+  /** 200 with a 50 MB JSON body and its content-length. */
   | 'huge'
+  /** The same 50 MB, chunked: no length to judge it by before reading. */
+  | 'hugeChunked'
   /** 200 with JSON nested 100 000 levels deep. */
   | 'deepNesting'
   /** The socket is destroyed before any answer. */
@@ -50,13 +52,14 @@ export function answerWithFault(kind: FaultKind, res: ServerResponse): boolean {
       res.end(`{"deep":${'['.repeat(DEEP_LEVELS)}${']'.repeat(DEEP_LEVELS)}}`);
       return true;
     case 'huge':
-      streamHugeBody(res);
+    case 'hugeChunked':
+      streamHugeBody(res, kind === 'huge');
       return true;
   }
 }
 
-function streamHugeBody(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(HUGE_BODY_BYTES) });
+function streamHugeBody(res: ServerResponse, withLength: boolean): void {
+  res.writeHead(200, { 'content-type': 'application/json', ...(withLength ? { 'content-length': String(HUGE_BODY_BYTES) } : {}) });
   const head = '{"pad":"';
   const tail = '"}';
   const chunk = 'x'.repeat(1024 * 1024);

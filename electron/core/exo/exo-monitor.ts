@@ -1,0 +1,125 @@
+/**
+ * Attach mode in one object: the exo client polling one node, the tracker learning
+ * over time, this Mac's fast synch from exo's log when exo runs here, and the view
+ * (section, instances, warnings) the snapshot takes in. Also the material of the
+ * diagnostic bundle's exo/ folder.
+ */
+import { stat } from 'node:fs/promises';
+import { ExoClient, type ExoClientOptions, type ExoPollError } from './exo-client';
+import { defaultExoLogPath, readExoLogFastSynch } from './exo-log-fast-synch';
+import { ExoTracker, type ExoStatusChange } from './exo-tracker';
+import { DEFAULT_EXO_WARNING_OPTIONS, type ExoView, type ExoWarningOptions } from './exo-view';
+import { nodeLostWarnings, ringFastSynchWarnings, runnerFailedWarnings, stuckLoadingWarnings, unreachableWarnings } from './exo-warnings';
+import { mapInstances, mapNodes, mapSection, type MapContext } from './map-exo-view';
+
+export interface ExoMonitorOptions extends ExoClientOptions {
+  warnings?: Partial<ExoWarningOptions>;
+  /**
+   * exo's log on this Mac, read for its fast-synch value when exo's address is this
+   * Mac (loopback). Default ~/.exo/exo_log/exo.log; null never reads it.
+   */
+  exoLogPath?: string | null;
+}
+
+/** What the bundle's exo/ folder holds (state.json still to be redacted by the bundle). */
+export interface ExoBundleMaterial {
+  /** The last raw sections as exo sent them. */
+  state: Record<string, unknown>;
+  history: ExoStatusChange[];
+  pollErrors: ExoPollError[];
+}
+
+const LOG_CHECK_MS = 5_000;
+
+/** True for an address on this Mac. */
+export function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host === '::1';
+}
+
+export class ExoMonitor {
+  readonly client: ExoClient;
+  readonly tracker = new ExoTracker();
+  private readonly warningOptions: ExoWarningOptions;
+  private readonly now: () => number;
+  private readonly logPath: string | null;
+  private logFastSynch: boolean | null = null;
+  private logCheckedAt = -Infinity;
+  private logSize = -1;
+  private lastObservedFastAt: number | null = null;
+  private logCheck: Promise<void> | null = null;
+
+  constructor(private readonly options: ExoMonitorOptions) {
+    this.now = options.now ?? Date.now;
+    this.client = new ExoClient({ ...options, onUpdate: () => this.onPoll() });
+    this.warningOptions = { ...DEFAULT_EXO_WARNING_OPTIONS, ...options.warnings };
+    this.logPath = options.exoLogPath === null || !isLoopbackUrl(this.client.url) ? null : (options.exoLogPath ?? defaultExoLogPath());
+  }
+
+  start(): void {
+    this.client.start();
+  }
+
+  stop(): Promise<void> {
+    return this.client.stop();
+  }
+
+  /** One poll round now, then the log check when due (tests drive the monitor this way). */
+  async tick(): Promise<void> {
+    await this.client.tick();
+    await this.checkLog();
+  }
+
+  /** The exo part of the snapshot as of now. */
+  view(): ExoView {
+    const now = this.now();
+    const connection = this.client.connection;
+    const ctx: MapContext = { now, connection, reading: this.client.reading, tracker: this.tracker, attachedFastSynch: this.logFastSynch };
+    const nodes = mapNodes(ctx);
+    const stale = !connection.connected && now - (connection.lastGoodPollAt ?? -Infinity) > this.warningOptions.staleInstancesMs;
+    const instances = stale ? [] : mapInstances(ctx);
+    const section = mapSection(ctx, nodes);
+    const warnings = [
+      ...unreachableWarnings(section, instances, now),
+      ...ringFastSynchWarnings(instances, nodes),
+      ...runnerFailedWarnings(instances),
+      // While exo does not answer, lastSeen cannot move: exo_unreachable says it all.
+      ...(connection.connected ? nodeLostWarnings(nodes, instances, this.tracker, now, this.warningOptions) : []),
+      ...stuckLoadingWarnings(instances, this.tracker, now, this.warningOptions),
+    ];
+    return { section, instances, warnings };
+  }
+
+  /** The material of the diagnostic bundle's exo/ folder. */
+  bundleMaterial(): ExoBundleMaterial {
+    return { state: { ...this.client.raw }, history: [...this.tracker.history], pollErrors: [...this.client.errors] };
+  }
+
+  private onPoll(): void {
+    const { reading } = this.client;
+    if (reading.fastAt !== null && reading.fastAt !== this.lastObservedFastAt && reading.instances && reading.runners && reading.tasks) {
+      this.lastObservedFastAt = reading.fastAt;
+      this.tracker.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
+      if (reading.nodes) this.tracker.observeLastSeen(reading.fastAt, new Map([...reading.nodes].map(([id, n]) => [id, n.lastSeenAt])));
+    }
+    if (!this.logPath) this.options.onUpdate?.();
+    else void this.checkLog().finally(() => this.options.onUpdate?.());
+  }
+
+  /** Re-reads exo's log at most every 5 s, and only when it changed size; one read at a time. */
+  private checkLog(): Promise<void> {
+    if (this.logCheck) return this.logCheck;
+    const path = this.logPath;
+    if (!path || this.now() - this.logCheckedAt < LOG_CHECK_MS) return Promise.resolve();
+    this.logCheckedAt = this.now();
+    this.logCheck = (async () => {
+      const size = await stat(path).then((s) => s.size, () => -1);
+      if (size === this.logSize) return;
+      this.logSize = size;
+      this.logFastSynch = size < 0 ? null : ((await readExoLogFastSynch(path))?.enabled ?? null);
+    })().finally(() => {
+      this.logCheck = null;
+    });
+    return this.logCheck;
+  }
+}

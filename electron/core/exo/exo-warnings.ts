@@ -1,0 +1,142 @@
+/**
+ * Warnings across the exo cluster: two ring models on one Mac with fast synch on, a
+ * failed runner, a node not seen for 30 s, an instance stuck loading, and exo itself
+ * not answering. Each says what can happen and what to do.
+ */
+import type { ExoNodeSnapshot, ExoSection } from '../../../shared/exo-snapshot';
+import type { ExoTracker } from './exo-tracker';
+import { LOADING_STATUSES, type ExoInstanceView, type ExoWarning, type ExoWarningOptions } from './exo-view';
+
+/** Runner statuses that hold the GPU (a failed or shutting-down runner no longer does). */
+const GONE = new Set(['RunnerFailed', 'RunnerShuttingDown', 'RunnerShutdown', 'missing']);
+
+const nameOf = (node: Pick<ExoNodeSnapshot, 'name' | 'nodeId'> | undefined, nodeId: string) => node?.name ?? `node ${nodeId.slice(0, 8)}`;
+
+/** two_ring_fast_synch, per Mac: two or more ring instances with runners on it and fast synch on (or assumed on). */
+export function ringFastSynchWarnings(instances: ExoInstanceView[], nodes: ExoNodeSnapshot[]): ExoWarning[] {
+  const warnings: ExoWarning[] = [];
+  const ringByNode = new Map<string, ExoInstanceView[]>();
+  for (const instance of instances) {
+    if (instance.instanceType !== 'ring' || !instance.exo.kindKnown) continue;
+    for (const runner of instance.exo.runners) {
+      if (GONE.has(runner.status)) continue;
+      const list = ringByNode.get(runner.nodeId) ?? [];
+      if (!list.includes(instance)) ringByNode.set(runner.nodeId, [...list, instance]);
+    }
+  }
+  for (const [nodeId, ring] of ringByNode) {
+    if (ring.length < 2) continue;
+    const node = nodes.find((n) => n.nodeId === nodeId);
+    const fastSynch = node?.fastSynch ?? { enabled: true, source: 'assumed' as const };
+    if (fastSynch.enabled === false) continue;
+    const assumed = fastSynch.source === 'assumed';
+    const name = nameOf(node, nodeId);
+    warnings.push({
+      code: 'two_ring_fast_synch',
+      instanceIds: ring.map((i) => i.id),
+      title: assumed
+        ? `${ring.length} ring models share the GPU of ${name}, where fast synch is assumed on (exo's default; exobar cannot read it there)`
+        : `${ring.length} ring models share the GPU of ${name} with fast synch on (read from exo's log)`,
+      risk:
+        `${ring.map((i) => i.modelName).join(' and ')} run as separate MLX processes on one GPU. With MLX_METAL_FAST_SYNCH=1 the GPU wait can spin forever: ` +
+        'throughput collapses, or the GPU stays wedged at 100% until the Mac is rebooted.',
+      fix:
+        `Restart exo on ${name} with fast synch off (EXO_FAST_SYNCH=false, or --no-fast-synch), then place the models again: ` +
+        'exo applies the value per process, and a restart deletes every instance that spans that Mac.',
+      ...(assumed ? { assumed: true } : {}),
+    });
+  }
+  return warnings;
+}
+
+/** exo_runner_failed: one per instance with a failed runner, with exo's message and typed diagnostics. */
+export function runnerFailedWarnings(instances: ExoInstanceView[]): ExoWarning[] {
+  const warnings: ExoWarning[] = [];
+  for (const instance of instances) {
+    const failed = instance.exo.runners.filter((r) => r.status === 'RunnerFailed');
+    if (failed.length === 0) continue;
+    const where = failed.map((r) => r.nodeName ?? r.nodeId.slice(0, 8)).join(', ');
+    const said = failed
+      .map((r) => {
+        const diagnostics = r.diagnostics.map((d) => `${d.kind}${d.message ? `: ${d.message}` : ''}`).join('; ');
+        return `${r.nodeName ?? r.nodeId.slice(0, 8)} rank ${r.rank ?? '?'}: ${r.errorMessage ?? 'no message'}${diagnostics ? ` (${diagnostics})` : ''}`;
+      })
+      .join(' | ');
+    const metal = failed.some((r) => r.diagnostics.some((d) => d.kind === 'RunnerMetalGpuTimeout'));
+    warnings.push({
+      code: 'exo_runner_failed',
+      instanceIds: [instance.id],
+      title: `${instance.modelName}: runner failed on ${where}`,
+      risk: `exo says: ${said}. Requests for ${instance.modelName} queue behind the failure (${instance.queue.requests.length} waiting) until the instance is placed again.`,
+      fix:
+        `Delete the instance in exo and place it again. ${metal ? 'A Metal GPU timeout often follows two models spinning on one GPU: check fast synch on that Mac. ' : ''}` +
+        "The runner's own output is in ~/.exo/exo_log/runner_log/stderr.log on that Mac.",
+    });
+  }
+  return warnings;
+}
+
+/** exo_node_lost: a node whose lastSeen has not moved for `nodeLostMs` (exo's master drops it at 30 s). */
+export function nodeLostWarnings(nodes: ExoNodeSnapshot[], instances: ExoInstanceView[], tracker: ExoTracker, now: number, options: ExoWarningOptions): ExoWarning[] {
+  const freshest = Math.max(...nodes.map((n) => n.lastSeenAt ?? -Infinity));
+  const warnings: ExoWarning[] = [];
+  for (const node of nodes) {
+    const movedAt = tracker.lastSeenMovedAt(node.nodeId);
+    const stillFor = movedAt === null ? 0 : now - movedAt;
+    // Two views, so a clock skew between Macs cannot raise it alone: exobar saw its
+    // lastSeen stand still, or it lags the freshest node's by more than the limit.
+    const behind = node.lastSeenAt !== null && Number.isFinite(freshest) ? freshest - node.lastSeenAt : 0;
+    if (stillFor <= options.nodeLostMs && behind <= options.nodeLostMs) continue;
+    const silentS = Math.round(Math.max(stillFor, behind) / 1000);
+    const name = nameOf(node, node.nodeId);
+    const affected = instances.filter((i) => i.exo.runners.some((r) => r.nodeId === node.nodeId));
+    warnings.push({
+      code: 'exo_node_lost',
+      instanceIds: affected.map((i) => i.id),
+      title: `${name} has not been seen for ${silentS} s`,
+      risk:
+        `exo's master drops a node unseen for 30 s and deletes every instance that spans it${affected.length ? ` (${affected.map((i) => i.modelName).join(', ')})` : ''}; ` +
+        'requests to those models fail meanwhile.',
+      fix: `Check that ${name} is awake, on the network and running exo. After exo restarts there, place its models again.`,
+    });
+  }
+  return warnings;
+}
+
+/** exo_stuck_loading: an instance whose runners have been loading for longer than `stuckLoadingMs`. */
+export function stuckLoadingWarnings(instances: ExoInstanceView[], tracker: ExoTracker, now: number, options: ExoWarningOptions): ExoWarning[] {
+  const warnings: ExoWarning[] = [];
+  for (const instance of instances) {
+    const since = tracker.instanceLoadingSince(instance.exo.exoInstanceId);
+    if (since === null || now - since <= options.stuckLoadingMs) continue;
+    const loading = instance.exo.runners.filter((r) => LOADING_STATUSES.has(r.status));
+    const detail = loading
+      .map((r) => `${r.nodeName ?? r.nodeId.slice(0, 8)} ${r.status}${r.layersLoaded !== null ? ` ${r.layersLoaded}/${r.totalLayers ?? '?'} layers` : ''}`)
+      .join(', ');
+    warnings.push({
+      code: 'exo_stuck_loading',
+      instanceIds: [instance.id],
+      title: `${instance.modelName} has been loading for ${Math.round((now - since) / 60_000)} min`,
+      risk: `Its runners are not ready (${detail}); requests for it wait (${instance.queue.requests.length} waiting). exo has no stall detection for loading runners.`,
+      fix: 'Delete the instance in exo and place it again; if it stalls again, check disk and memory on those Macs and the runner log (~/.exo/exo_log/runner_log/stderr.log).',
+    });
+  }
+  return warnings;
+}
+
+/** exo_unreachable: the attached node does not answer, or answers with something exobar cannot use. */
+export function unreachableWarnings(section: ExoSection, instances: ExoInstanceView[], now: number): ExoWarning[] {
+  if (section.connected || !section.lastError) return [];
+  const forS = Math.round((now - section.since) / 1000);
+  return [
+    {
+      code: 'exo_unreachable',
+      instanceIds: instances.map((i) => i.id),
+      title: `exo at ${section.url} is not answering (for ${forS} s)`,
+      risk:
+        `${section.lastError.message}. exo's models, queues and warnings are shown as last seen` +
+        `${section.lastGoodPollAt === null ? ' (never)' : ''}; exobar keeps serving its local models and retries with backoff.`,
+      fix: `Check that exo runs and listens at ${section.url} (GET /node_id answers with its node id); exobar reattaches by itself when it does.`,
+    },
+  ];
+}

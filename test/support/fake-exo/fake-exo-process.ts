@@ -1,0 +1,42 @@
+/**
+ * The fake exo in a child process (`cli.ts`), for the benchmark (so its CPU is not
+ * counted as exobar's) and for tests of `npm run fake-exo` itself.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+
+export interface FakeExoProcess {
+  child: ChildProcess;
+  url: string;
+  /** Stops it (SIGTERM) and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `cli.ts` on a free port with the given scenario; resolves once it listens. */
+export function startFakeExoProcess(scenario: 'demo' | 'bench', tickMs = 1_000): Promise<FakeExoProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', '0', '--scenario', scenario, '--tick-ms', String(tickMs)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (match) {
+        resolve({
+          child,
+          url: match[1]!,
+          stop: async () => {
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+            await exited;
+          },
+        });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`fake exo exited before listening (code ${code})`)));
+    child.once('error', reject);
+  });
+}
