@@ -36,6 +36,7 @@ export function exoSectionFixture(overrides: Partial<ExoSection> = {}): ExoSecti
     lastError: null,
     pollErrors: 0,
     parseErrors: 0,
+    unknownTags: 0,
     restartedAt: null,
     ...overrides,
   };
@@ -58,6 +59,9 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
     tokensPerSecond: null,
     exo: {
       exoInstanceId: 'b7e1c0de-0000-4000-8000-000000000001',
+      kind: 'MlxRingInstance',
+      kindKnown: true,
+      matchedByModel: false,
       sharding: 'Pipeline',
       runners: [
         {
