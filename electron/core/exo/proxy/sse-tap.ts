@@ -20,15 +20,13 @@ const ProgressSchema = z.looseObject({
   PrefillProgressChunk: z.looseObject({ processed_tokens: z.number(), total_tokens: z.number() }),
 });
 
-const UsageSchema = z.looseObject({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() });
-
-const ErrorDataSchema = z.looseObject({ error: z.looseObject({ message: z.string().optional() }) });
-
-const DataSchema = z.looseObject({
-    id: z.string().optional(),
-    choices: z.array(z.looseObject({ delta: z.looseObject({ content: z.string().nullish(), reasoning_content: z.string().nullish() }).optional() })).optional(),
-    usage: UsageSchema.nullish(),
-  });
+/** A `data:` line as exo writes it; every field is checked before use. */
+interface DataLine {
+  id?: unknown;
+  error?: { message?: unknown } | null;
+  choices?: Array<{ delta?: { content?: unknown; reasoning_content?: unknown } } | undefined>;
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+}
 
 function parseJson(text: string): unknown {
   try {
@@ -70,19 +68,20 @@ export class SseTap {
     } else if (line.startsWith('data:')) {
       const payload = line.slice(5).trimStart();
       if (payload === '[DONE]') return this.events.done();
-      const json = parseJson(payload);
-      const failure = ErrorDataSchema.safeParse(json);
-      if (failure.success) return this.events.error(failure.data.error.message ?? 'exo sent an error without a message');
-      const parsed = DataSchema.safeParse(json);
-      if (!parsed.success) {
+      // The hot path (one line per token): plain checks, no schema, nothing allocated beyond the parse.
+      const json = parseJson(payload) as DataLine | undefined;
+      if (!json || typeof json !== 'object') {
         this.unreadable++;
         return;
       }
-      const data = parsed.data;
-      const delta = data.choices?.[0]?.delta;
-      const hasContent = Boolean(delta?.content || delta?.reasoning_content);
-      this.events.token(data.id ?? null, hasContent);
-      if (data.usage) this.events.usage(data.usage.prompt_tokens ?? null, data.usage.completion_tokens ?? null);
+      if (json.error && typeof json.error === 'object') return this.events.error(typeof json.error.message === 'string' ? json.error.message : 'exo sent an error without a message');
+      const delta = Array.isArray(json.choices) ? json.choices[0]?.delta : undefined;
+      const hasContent = Boolean(delta && (typeof delta.content === 'string' ? delta.content : delta.reasoning_content));
+      this.events.token(typeof json.id === 'string' ? json.id : null, hasContent);
+      const usage = json.usage;
+      if (usage && typeof usage === 'object') this.events.usage(num(usage.prompt_tokens), num(usage.completion_tokens));
     }
   }
 }
+
+const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
