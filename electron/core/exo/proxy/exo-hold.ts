@@ -66,6 +66,13 @@ export class ExoHold {
     return true;
   }
 
+  /** The setting changed: with the hold off, every held request goes to exo now. */
+  settingChanged(): void {
+    for (const [model, queue] of this.waiting) {
+      while (queue.length > 0 && (!this.enabled() || !this.blocked(model, queue[0]!.record))) this.pump(model);
+    }
+  }
+
   /** Held requests, per model. */
   heldCount(model: string): number {
     return this.waiting.get(model)?.length ?? 0;
