@@ -96,6 +96,10 @@ describe('safe launch on exo', () => {
     const acknowledged = await rig.control('POST', '/api/launch/safe-pair', { acknowledgeRisk: true });
     expect(acknowledged.status).toBe(200);
     expect(exo.cluster.instances.size).toBe(2);
+    // Both placed already: nothing new would share the GPU, so no acknowledgement is needed.
+    const reused = await rig.control('POST', '/api/launch/safe-pair');
+    expect(reused.status).toBe(200);
+    expect(reused.body.instances.map((i: { reused: boolean }) => i.reused)).toEqual([true, true]);
   });
 
   it('says in words that a runner failed while loading, and deletes the instance it created', async () => {

@@ -175,7 +175,9 @@ export interface ExoLaunchResult {
 export async function launchExoSafePair(options: ExoSafePairOptions, launch: ExoLaunchOptions = {}): Promise<ExoLaunchResult> {
   const plan = await planExoSafePair(options);
   if (!plan.canRun) throw new NodeError('launch_failed', `The safe pair cannot run on exo: ${plan.blockers.join(' ')}`, 409);
-  if (plan.exo.fastSynchRisk && !launch.acknowledgeRisk) throw new NodeError('fast_synch_shared_gpu', plan.exo.fastSynchRisk.message, 409);
+  // Only a launch that creates an instance can create the hazard; reusing both changes nothing.
+  const creates = plan.exo.placements.some((p) => !p.reused);
+  if (plan.exo.fastSynchRisk && creates && !launch.acknowledgeRisk) throw new NodeError('fast_synch_shared_gpu', plan.exo.fastSynchRisk.message, 409);
   const models = plan.models.map((m) => m.model);
   const progress: LaunchProgress = { state: 'running', step: 'Starting the safe pair on exo', models, current: 0, error: null, startedAt: Date.now() };
   const report = (change: Partial<LaunchProgress>) => {
