@@ -92,6 +92,12 @@ describe('against the blocking fake exo', () => {
     await eventually(() => rig.serving.traffic.active().some((r) => r.phase === 'prefilling'), 5000, 'the long prefill');
     const queued = post(p.rig.url, LLAMA_3B, 50, 'queued-c').then(readTimedLines);
     const held = await eventually(() => rig.serving.traffic.active().find((r) => r.phase === 'held'), 5000, 'a held request');
+    // In the snapshot's shapes: the held request queued under its exo instance, the long one prefilling.
+    const instanceId = [...rig.client.reading.instances!.values()].find((i) => i.modelId === LLAMA_3B)!.instanceId;
+    const view = rig.serving.traffic.instanceView(instanceId);
+    expect(view.requests.map((r) => r.phase).sort()).toEqual(['prefilling', 'queued']);
+    expect(view.prefill).toMatchObject({ totalTokens: 30_000 });
+    expect(view.prefill!.processedTokens).toBeGreaterThan(0);
     const answer = await fetch(`${p.rig.url}/v1/cancel/${held.id}`, { method: 'POST' });
     expect(await answer.json()).toMatchObject({ cancelled: true, held_by_exobar: true });
     expect((await queued).map((l) => l.line)).toEqual(['data: [DONE]']);
