@@ -94,10 +94,13 @@ describe('against the blocking fake exo', () => {
     const held = await eventually(() => rig.serving.traffic.active().find((r) => r.phase === 'held'), 5000, 'a held request');
     // In the snapshot's shapes: the held request queued under its exo instance, the long one prefilling.
     const instanceId = [...rig.client.reading.instances!.values()].find((i) => i.modelId === LLAMA_3B)!.instanceId;
-    const view = rig.serving.traffic.instanceView(instanceId);
+    const view = await eventually(() => {
+      const v = rig.serving.traffic.instanceView(instanceId);
+      return (v.prefill?.processedTokens ?? 0) > 0 ? v : null;
+    }, 5000, 'a prefill chunk');
     expect(view.requests.map((r) => r.phase).sort()).toEqual(['prefilling', 'queued']);
     expect(view.prefill).toMatchObject({ totalTokens: 30_000 });
-    expect(view.prefill!.processedTokens).toBeGreaterThan(0);
+    expect(view.prefill!.etaMs).toBeGreaterThan(0);
     const answer = await fetch(`${p.rig.url}/v1/cancel/${held.id}`, { method: 'POST' });
     expect(await answer.json()).toMatchObject({ cancelled: true, held_by_exobar: true });
     expect((await queued).map((l) => l.line)).toEqual(['data: [DONE]']);
