@@ -98,7 +98,10 @@ export const SettingsSchema = z.object({
    * `command`, `args`, `env`: how exobar starts this Mac's exo when it does
    * (docs/exo-process.md; the command is `exo`, a path such as
    * EXO.app/Contents/Resources/exo/exo, or a wrapper). exobar sets `--api-port` and
-   * fast synch itself.
+   * fast synch itself. `hold` (on by default): while a model's runner prefills a
+   * request exobar proxies, further requests to that model wait in exobar's queue and
+   * go to exo at that prefill's first token, so exo's worker never waits on a busy
+   * runner's acknowledgement (docs/exo-proxy.md).
    */
   exo: z
     .strictObject({
@@ -106,8 +109,9 @@ export const SettingsSchema = z.object({
       command: z.string().min(1).default('exo'),
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
+      hold: z.boolean().default(true),
     })
-    .default({ url: null, command: 'exo', args: [], env: {} }),
+    .default({ url: null, command: 'exo', args: [], env: {}, hold: true }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

@@ -92,7 +92,7 @@ describe('exobar serve --exo URL', () => {
     const attached = await call(serve, 'POST', '/api/exo/attach', { url: `${fake.url}/` });
     expect(attached).toMatchObject({ status: 200, body: { attached: true, ok: true, url: fake.url, nodeId: fake.cluster.nodeId } });
     const settings = JSON.parse(await readFile(join(serve.dataDir, 'settings.json'), 'utf8')) as { exo: { url: string | null } };
-    expect(settings.exo).toEqual({ url: fake.url });
+    expect(settings.exo).toMatchObject({ url: fake.url });
     await eventually(async () => (await state(serve)).instances.filter((i) => i.source === 'exo').length === 3, 15_000, 'exo instances after attaching again');
   });
 });

@@ -120,10 +120,10 @@ describe('SettingsStore', () => {
 
   it("keeps exo's command, arguments and environment, each patched on its own", async () => {
     const store = await SettingsStore.open(dir, logger);
-    expect(store.get().exo).toEqual({ url: null, command: 'exo', args: [], env: {} });
+    expect(store.get().exo).toEqual({ url: null, command: 'exo', args: [], env: {}, hold: true });
     await store.update({ exo: { command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'] } });
     const updated = await store.update({ exo: { env: { EXO_OFFLINE: 'true' } } });
-    expect(updated.exo).toEqual({ url: null, command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } });
+    expect(updated.exo).toEqual({ url: null, command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'], env: { EXO_OFFLINE: 'true' }, hold: true });
     await expect(store.update({ exo: { env: { 'NOT A NAME': 'x' } } })).rejects.toThrow(/Invalid settings: .*exo\.env/);
     expect((await loadSettings(dir, logger)).settings.exo).toEqual(updated.exo);
   });
