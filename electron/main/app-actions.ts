@@ -18,8 +18,8 @@ import type { TrayMenuActions } from './tray-menu';
 export interface AppActionsOptions {
   node: ExobarNode;
   services: CoreServices;
-  /** Attach mode: probe, attach (tested first, saved), detach. */
-  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach'>;
+  /** Attach mode: probe, attach (tested first, saved), detach, and Stop on an exo instance. */
+  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach' | 'stopInstance'>;
   /** The local API's base URL (…/v1), used when the snapshot has none. */
   apiBaseUrl: string;
   settings(): Settings;
@@ -86,7 +86,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     launchSafePair: () => services.launchSafePair(),
     createInstance: async (request) => ({ id: (await node.createInstance(request)).id }),
     updateInstance: (id, request) => node.updateInstance(id, request),
-    stopInstance: (id) => node.deleteInstance(id),
+    // An exo instance's Stop deletes it on exo; any other id is this node's.
+    stopInstance: async (id) => {
+      if (!(await options.exo.stopInstance(id))) await node.deleteInstance(id);
+    },
     stopAll,
     async cancelRequest(requestId) {
       if (!node.cancel(requestId)) {

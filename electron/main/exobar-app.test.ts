@@ -354,6 +354,6 @@ describe('attach mode over IPC', () => {
     expect(exo.detach).toHaveBeenCalledOnce();
     // The core saves exo.url through the app's settings store (in the user data folder).
     await cores.started[0]!.options.updateSettings!({ exo: { url: 'http://127.0.0.1:52415' } });
-    expect(JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8')).exo).toEqual({ url: 'http://127.0.0.1:52415' });
+    expect(JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8')).exo).toMatchObject({ url: 'http://127.0.0.1:52415' });
   });
 });

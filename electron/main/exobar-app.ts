@@ -165,6 +165,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     settings: () => settings.get(),
     mlx: core.mlx,
     exo: () => core.exo.bundleSource(),
+    exoCluster: core.exo,
     log,
   });
   const actions = createAppActions({

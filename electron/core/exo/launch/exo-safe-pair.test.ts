@@ -3,11 +3,14 @@
  * and loading as exo does them), through exobar's real API: a fresh launch, the same
  * launch again (idempotent), placement's refusal, memory too small for both on one Mac,
  * the fast-synch 409 gate, a runner that fails while loading, a timeout, and stopping a
- * model deleting its exo instance.
+ * model deleting its exo instance. Then as the core wires it: while exo is attached the
+ * safe launch is on the cluster (fast synch assumed on for a Mac whose log exobar
+ * cannot read), Stop on an exo instance deletes it on exo, and once detached the local
+ * safe launch answers again.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../../shared/api';
-import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
+import { eventually, startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
 import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
 import { LLAMA_1B, LLAMA_3B, QWEN_30B } from '../../../../test/support/fake-exo/scenarios';
 import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
@@ -118,6 +121,44 @@ describe('safe launch on exo', () => {
     expect(post.status).toBe(503);
     expect(post.body.error.message).toContain(`${LLAMA_1B}'s runners did not become ready within 0 s`);
     expect(exo.cluster.instances.size).toBe(0);
+  });
+});
+
+describe('the safe launch on an attached exo, through the core', () => {
+  it('gates, launches, reuses, shows progress in the snapshot, stops on exo, and falls back to the local launch once detached', async () => {
+    const cluster = new FakeExoCluster();
+    cluster.addNode({ name: 'studio-a', ramGb: 96 });
+    exo = await startServingExo({ cluster, loadStepMs: 10 });
+    rig = await startCoreRig({ exoUrl: exo.url, settings: { ...defaultSettings(), safePair: { small: LLAMA_1B, medium: LLAMA_3B } } });
+
+    const plan = await rig.control('GET', '/api/launch/safe-pair');
+    expect(plan.status).toBe(200);
+    expect(plan.body.exo.placements.map((p: { model: string }) => p.model)).toEqual([LLAMA_1B, LLAMA_3B]);
+    expect(plan.body.exo.fastSynchRisk).toMatchObject({ assumed: true });
+
+    const refused = await rig.control('POST', '/api/launch/safe-pair');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('fast_synch_shared_gpu');
+    expect(exo.cluster.instances.size).toBe(0);
+
+    const launched = await rig.control('POST', '/api/launch/safe-pair', { acknowledgeRisk: true });
+    expect(launched.status).toBe(200);
+    expect(launched.body.instances.map((i: { reused: boolean }) => i.reused)).toEqual([false, false]);
+    expect(rig.core.node.snapshot().launch).toMatchObject({ state: 'done', step: `Ready on exo: ${LLAMA_1B} and ${LLAMA_3B}` });
+    const again = await rig.control('POST', '/api/launch/safe-pair');
+    expect(again.status).toBe(200);
+    expect(again.body.instances.map((i: { reused: boolean }) => i.reused)).toEqual([true, true]);
+    expect(exo.cluster.instances.size).toBe(2);
+
+    await eventually(() => rig!.core.node.snapshot().instances.some((i) => i.id === `exo:${LLAMA_1B}`), 5000, 'the exo instance in the snapshot');
+    const stopped = await rig.control('DELETE', `/api/instances/${encodeURIComponent(`exo:${LLAMA_1B}`)}`);
+    expect(stopped).toMatchObject({ status: 200, body: { id: `exo:${LLAMA_1B}`, deleted: true } });
+    expect(exo.cluster.instancesOf(LLAMA_1B)).toEqual([]);
+
+    await rig.control('POST', '/api/exo/detach');
+    const local = await rig.control('GET', '/api/launch/safe-pair');
+    expect(local.status).toBe(200);
+    expect(local.body.exo).toBeUndefined();
   });
 });
 
