@@ -1,11 +1,11 @@
 import type { InstanceSnapshot } from '../../../shared/snapshot';
 import { formatRate } from '../lib/format';
-import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
 import { PendingCancels } from './pending-cancels';
 import { PrefillProgress } from './prefill-progress';
 import { QueueList } from './queue-list';
 import { RunnerStatusRow } from './runner-status-row';
+import { StopButton } from './stop-button';
 import { TtftPanel } from './ttft-panel';
 
 /**
@@ -14,8 +14,6 @@ import { TtftPanel } from './ttft-panel';
  * instance shows the parts every instance has (its own view comes with the exo views).
  */
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
-  const { stopInstance } = useActions();
-  const stopping = useExobar((s) => s.busy[`stop:${instance.id}`] === true);
   const local = instance.source === 'local' ? instance : null;
   const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
   return (
@@ -32,15 +30,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
             )}
           </div>
         </div>
-        <button
-          type="button"
-          className="button small"
-          aria-label={`Stop ${instance.modelName}`}
-          disabled={stopping || shuttingDown}
-          onClick={() => void stopInstance(instance.id)}
-        >
-          {stopping || shuttingDown ? 'Stopping…' : 'Stop'}
-        </button>
+        <StopButton instanceId={instance.id} modelName={instance.modelName} shuttingDown={shuttingDown} />
       </header>
       {local && <RunnerStatusRow instance={local} />}
       {local && <FastSynchRow instance={local} />}
