@@ -19,10 +19,10 @@ import { Agent, request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { ExoClient } from '../electron/core/exo/exo-client';
 import { createExoServing, type ExoServing } from '../electron/core/exo/proxy/exo-serving';
+import { packageRoot } from '../electron/core/package-root';
 import { startCore } from '../electron/core/start-core';
 import { makePrompt } from '../shared/token-count';
 import { LLAMA_1B, LLAMA_3B } from '../test/support/fake-exo/scenarios';
@@ -37,7 +37,8 @@ interface BenchRig {
   close(): Promise<void>;
 }
 
-const SERVING_CLI = fileURLToPath(new URL('../test/support/fake-exo/worker/serving-cli.ts', import.meta.url));
+// From the package root, not this module: in the built bench (out/node/bench.mjs) import.meta.url is the bundle's.
+const SERVING_CLI = join(packageRoot(), 'test/support/fake-exo/worker/serving-cli.ts');
 
 async function startFakeExoProcess(mode: 'blocking' | 'fixed', timeScale: number): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVING_CLI, '--port', '0', '--mode', mode, '--time-scale', String(timeScale)], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -243,6 +244,17 @@ export async function measureExoProxy(options: ExoProxyBenchOptions = {}): Promi
   };
 }
 
+/** The table rows (measure, value, target) of the exo proxy benchmark, for this script and `npm run bench`. */
+export function exoProxyRows(result: ExoProxyBench): Array<[string, string, string]> {
+  return [
+    ['exo_proxy_overhead_ms_median', `${result.exo_proxy_overhead_ms_median} ms (direct ${result.exo.ttft_direct_ms_median}, proxied ${result.exo.ttft_proxied_ms_median}; exobar CPU ${result.exo.proxy_cpu_ms_per_request} ms/request)`, '< 1 ms'],
+    ['exo_proxy_stream_ratio', `${result.exo_proxy_stream_ratio} (${result.exo.stream_tokens_per_s_proxied} vs ${result.exo.stream_tokens_per_s_direct} tok/s)`, '>= 0.95'],
+    ['exo_busy_ttft_s', `${result.exo_busy_ttft_s} s`, 'reference (exo: 0.38-0.40)'],
+    ['exo_hold_ttft_s', `${result.exo_hold_ttft_s} s (${result.exo_hold_over_busy}x busy)`, '<= 1.2x busy'],
+    ['exo_no_hold_ttft_s', `${result.exo_no_hold_ttft_s} s`, 'stalls (exo: 15.1-15.7)'],
+  ];
+}
+
 function parseArgs(argv: string[]): { json: boolean; timeScale: number; trials: number } {
   const args = { json: false, timeScale: 0.25, trials: 3 };
   for (let i = 0; i < argv.length; i++) {
@@ -265,19 +277,14 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return;
   }
-  const rows: Array<[string, string, string]> = [
-    ['exo_proxy_overhead_ms_median', `${result.exo_proxy_overhead_ms_median} ms (direct ${result.exo.ttft_direct_ms_median}, proxied ${result.exo.ttft_proxied_ms_median}; exobar CPU ${result.exo.proxy_cpu_ms_per_request} ms/request)`, '< 1 ms'],
-    ['exo_proxy_stream_ratio', `${result.exo_proxy_stream_ratio} (${result.exo.stream_tokens_per_s_proxied} vs ${result.exo.stream_tokens_per_s_direct} tok/s)`, '>= 0.95'],
-    ['exo_busy_ttft_s', `${result.exo_busy_ttft_s} s`, 'reference (exo: 0.38-0.40)'],
-    ['exo_hold_ttft_s', `${result.exo_hold_ttft_s} s (${result.exo_hold_over_busy}x busy)`, '<= 1.2x busy'],
-    ['exo_no_hold_ttft_s', `${result.exo_no_hold_ttft_s} s`, 'stalls (exo: 15.1-15.7)'],
-  ];
+  const rows = exoProxyRows(result);
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), ['measure', 'value', 'target'][i]!.length));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   process.stdout.write(`${line(['measure', 'value', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n(stall times in calibrated seconds: measured / time scale ${args.timeScale})\n`);
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
+// Run as a script only (`node --import tsx bench/exo-proxy.ts`): inside the built bench bundle import.meta.url is the bundle's own.
+if (process.argv[1]?.endsWith('exo-proxy.ts')) {
   main().then(
     () => process.exit(0),
     (error: unknown) => {
