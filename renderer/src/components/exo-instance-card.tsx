@@ -109,6 +109,8 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
   // The queue holds exobar's proxied requests and exo's tasks it did not send; the latter are in exo's lists below.
   const direct = new Set(exo.tasks.filter((t) => !t.observed).map((t) => t.commandId ?? t.taskId));
   const proxied = instance.queue.requests.filter((r) => !direct.has(r.id));
+  // Nothing has come through exobar yet: exo's own lists say it all, without empty exobar sections.
+  const throughExobar = proxied.length > 0 || instance.ttft.samples.length > 0;
   return (
     <section className="card" aria-label={instance.modelName} data-testid="instance-card" data-source="exo" data-instance={instance.id}>
       <header className="card-header">
@@ -134,7 +136,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
         ))}
       </ul>
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
-      <QueueList label="Through exobar" requests={proxied} capacity={null} labelOf={proxiedLabel} />
+      {throughExobar && <QueueList label="Through exobar" requests={proxied} capacity={null} labelOf={proxiedLabel} />}
       {/* While every runner serves nothing waits for the load: the section shows only when it matters. */}
       {(waiting.length > 0 || !serving) && <TaskList label="Waiting for the model to load" tasks={waiting} empty="None waiting" />}
       <TaskList label="In the runner" tasks={inRunner} empty="No requests" />
@@ -158,7 +160,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
           </ul>
         </div>
       )}
-      <TtftPanel instanceId={instance.id} ttft={instance.ttft} />
+      {throughExobar && <TtftPanel instanceId={instance.id} ttft={instance.ttft} />}
       <footer className="row small muted card-footer">
         <span>
           Throughput <span className="tabular" data-testid="tokens-per-second">{formatRate(instance.tokensPerSecond)}</span>

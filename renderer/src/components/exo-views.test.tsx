@@ -71,6 +71,9 @@ describe('attached to the demo cluster', () => {
     const tasks = qwen.getAllByTestId('exo-task');
     expect(tasks.map((t) => t.getAttribute('data-place'))).toEqual(['in_runner', 'in_runner', 'in_runner']);
     expect(tasks.every((t) => t.textContent!.includes('not observed'))).toBe(true);
+    // Nothing came through exobar: no empty exobar sections.
+    expect(qwen.queryByText('Through exobar')).toBeNull();
+    expect(qwen.queryByTestId('ttft-breakdown')).toBeNull();
     const cancel = qwen.getByTestId('pending-cancel');
     expect(cancel.textContent).toContain('exo has not completed its CancelTask');
     const age = () => Number(/(\d+) s/.exec(tasks[0]!.querySelector('.age')!.textContent!)![1]);
