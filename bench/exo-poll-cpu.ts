@@ -9,7 +9,6 @@
  *
  * `node --import tsx bench/exo-poll-cpu.ts [--json] [--seconds N]`
  */
-import { fileURLToPath } from 'node:url';
 import { ExoMonitor } from '../electron/core/exo/exo-monitor';
 import { startFakeExoProcess } from '../test/support/fake-exo/fake-exo-process';
 
@@ -95,4 +94,5 @@ async function main(): Promise<void> {
   );
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) void main();
+// Run as a script only: inside the built bench bundle import.meta.url is the bundle's own, and main would run there too.
+if (process.argv[1]?.endsWith('exo-poll-cpu.ts')) void main();

@@ -8,6 +8,7 @@ import { measureApiOverhead } from './api-overhead';
 import { API_STALL_CONDITIONS, measureApiStall } from './api-stall-scenario';
 import { measureRuntime, runtimeRows } from './runtime-bench';
 import { EXO_POLL_CPU_TARGET_PERCENT, measureExoPollCpu } from './exo-poll-cpu';
+import { exoProxyRows, measureExoProxy } from './exo-proxy';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 
 interface BenchArgs {
@@ -68,6 +69,10 @@ async function main(): Promise<void> {
   const apiStall = await measureApiStall(args.timeScale, args.trials, log);
   log('attach mode: exobar CPU while polling a fake exo (4 Macs, 4 instances, 50 requests) at 2 Hz');
   const exoPoll = await measureExoPollCpu(10, log);
+  // The stall against exo's blocking worker lasts ~16 s per no-hold trial at scale 1: at most a quarter of that.
+  const exoTimeScale = Math.min(args.timeScale, 0.25);
+  log(`serving through exobar on exo: proxy overhead, stream ratio, the stall with the hold on and off (time scale ${exoTimeScale})`);
+  const exo = await measureExoProxy({ timeScale: exoTimeScale, trials: args.trials, progress: log });
 
   if (args.json) {
     const apiJson = {
@@ -75,7 +80,16 @@ async function main(): Promise<void> {
       stream_tokens_per_s: api.stream_tokens_per_s,
       api: { ...api, stall: apiStall },
     };
-    const exoJson = { exo_poll_cpu_percent: exoPoll.exo_poll_cpu_percent, exo_poll: exoPoll };
+    const exoJson = {
+      exo_poll_cpu_percent: exoPoll.exo_poll_cpu_percent,
+      exo_poll: exoPoll,
+      exo_proxy_overhead_ms_median: exo.exo_proxy_overhead_ms_median,
+      exo_proxy_stream_ratio: exo.exo_proxy_stream_ratio,
+      exo_hold_ttft_s: exo.exo_hold_ttft_s,
+      exo_no_hold_ttft_s: exo.exo_no_hold_ttft_s,
+      exo_busy_ttft_s: exo.exo_busy_ttft_s,
+      exo_proxy: exo,
+    };
     process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson }, null, 2)}\n`);
     return;
   }
@@ -118,8 +132,10 @@ async function main(): Promise<void> {
         `${exoPoll.exo_poll_cpu_percent.toFixed(3)} % (${exoPoll.nodes} Macs, ${exoPoll.instances} instances, ${exoPoll.queued_requests} queued, ${exoPoll.poll_rounds} rounds)`,
         `< ${EXO_POLL_CPU_TARGET_PERCENT} %`,
       ],
+      ...exoProxyRows(exo),
     ],
   );
+  process.stdout.write(`(exo stall times in calibrated seconds: measured / time scale ${exoTimeScale})\n`);
 }
 
 function printTable(header: string[], rows: string[][]): void {

@@ -27,7 +27,8 @@ const STAMP = 'out/node/build-stamp.json';
 const LOCK = 'out/.node-build.lock';
 
 /** Folders whose TypeScript goes into the build (tests excluded), and single files that shape it. */
-const SOURCE_DIRS = ['electron', 'shared', 'bench'];
+// test/support too: the bench bundles the fake exo and its helpers from there.
+const SOURCE_DIRS = ['electron', 'shared', 'bench', 'test/support'];
 // The Electron main process (built by electron-vite) and the MLX runner (Python) are not in it.
 const SKIPPED_DIRS = new Set([join('electron', 'main'), join('electron', 'runners', 'mlx')]);
 const SOURCE_FILES = ['vite.node.config.ts', 'scripts/vite-plugin-sim-runner.ts', 'scripts/build-node.js', 'package.json', 'package-lock.json'];

@@ -123,6 +123,10 @@ export const SettingsSchema = z.object({
    * fast synch itself.
    * `start: true` makes exobar start this Mac's exo when it starts (and stop it when it
    * quits); `apiPort` is the port it gives exo (exo's default 52415).
+   * `hold` (on by default): while a model's runner prefills a request exobar proxies,
+   * further requests to that model wait in exobar's queue and go to exo at that
+   * prefill's first token, so exo's worker never waits on a busy runner's
+   * acknowledgement (docs/exo-proxy.md).
    */
   exo: z
     .strictObject({
@@ -132,8 +136,9 @@ export const SettingsSchema = z.object({
       command: z.string().min(1).default('exo'),
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
+      hold: z.boolean().default(true),
     })
-    .default({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {} }),
+    .default({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {}, hold: true }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

@@ -11,10 +11,12 @@ import { loadOrCreateToken } from './auth-token';
 import { writeServerRecord } from './server-record';
 import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './terminal-log';
 import { ensureDataDir } from './data-dir';
+import { controlRoutes } from './api/control-routes';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
 import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
 import { exoRoutes } from './exo/exo-routes';
 import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgress, type ExoProcessManagerOptions } from './exo-process';
+import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
 import { createNode } from './node';
@@ -127,15 +129,24 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   // Looking for Python and scanning model folders takes a moment: the API does not wait.
   void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
   const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
-  const exo = new ExoAttachment({ ...options.exo, node, saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined) });
+  const exo = new ExoAttachment({
+    holdEnabled: () => getSettings().exo.hold,
+    ...options.exo,
+    node,
+    saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined),
+  });
   // A bad saved address or a failed look-up must never keep the core from starting.
   void exo.start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl).catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
+  const localSafePair = safePairRoutes({ getSettings });
   const coreRoutes: ApiRoute[] = [
-    ...safePairRoutes({ getSettings }),
+    // While exo is attached the safe launch is on the cluster; else the local one answers.
+    ...exoSafePairRoutes({ exoUrl: () => exo.url, getSettings, fastSynchOf: exo.fastSynchOf, onProgress: (p) => node.setLaunchProgress(p), localRoutes: localSafePair }),
+    ...localSafePair,
     ...mlxRoutes(mlx),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
-    ...exoRoutes(exo),
+    // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
+    ...exoRoutes(exo, controlRoutes()),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
   ];
   const server = createApiServer({
@@ -145,7 +156,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
-    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource(), exoProcess }) ?? []), ...coreRoutes],
+    // The exo proxy next: a request for an exo model goes to exo, anything else falls through to exobar's own /v1 routes.
+    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource(), exoProcess }) ?? []), ...exo.routes, ...coreRoutes],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
   });

@@ -20,8 +20,8 @@ import type { TrayMenuActions } from './tray-menu';
 export interface AppActionsOptions {
   node: ExobarNode;
   services: CoreServices;
-  /** Attach mode: probe, attach (tested first, saved), detach. */
-  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach'>;
+  /** Attach mode: probe, attach (tested first, saved), detach, and Stop on an exo instance. */
+  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach' | 'stopInstance'>;
   /** The local API's base URL (…/v1), used when the snapshot has none. */
   apiBaseUrl: string;
   settings(): Settings;
@@ -124,7 +124,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       return { id: instance.id, reused };
     },
     updateInstance: (id, request) => node.updateInstance(id, request),
-    stopInstance: (id) => node.deleteInstance(id),
+    // An exo instance's Stop deletes it on exo; any other id is this node's.
+    stopInstance: async (id) => {
+      if (!(await options.exo.stopInstance(id))) await node.deleteInstance(id);
+    },
     retryInstance: async (id) => node.retryInstance(id),
     stopAll,
     async cancelRequest(requestId) {

@@ -9,6 +9,7 @@ import type { ExoProcessControl } from '../../shared/exo-process-control';
 import { writeDiagnosticBundle } from '../core/diagnostics';
 import type { ExoBundleSource } from '../core/exo/exo-attachment';
 import { controlExoProcess, refusalOrUnderWay, type ExoProcessManager } from '../core/exo-process';
+import { launchExoSafePair, planExoSafePair, type FastSynchOf } from '../core/exo/launch/exo-safe-pair';
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
@@ -47,17 +48,29 @@ export interface CoreServicesOptions {
   exo?: () => ExoBundleSource | null;
   /** This Mac's exo as exobar runs it: the popover's Start, Stop and Restart, and its log tails in the bundle. */
   exoProcess?: ExoProcessManager;
+  /** The attached exo (its address and what exobar knows of its Macs' fast synch): the safe pair launches there while one is attached. */
+  exoCluster?: { readonly url: string | null; fastSynchOf: FastSynchOf };
   /** Where a setup that failed to start is logged (its failures otherwise land in the snapshot). */
   log?: { warn(obj: object, msg: string): void };
 }
 
 export function createCoreServices(options: CoreServicesOptions): CoreServices {
   const { node, dataDir, version, mlx } = options;
-  const planSafePair = () => planSafePairForNode(node, options.settings());
+  const onExo = () => {
+    const url = options.exoCluster?.url;
+    return url ? { url, settings: options.settings(), fastSynchOf: options.exoCluster!.fastSynchOf } : null;
+  };
+  const planSafePair = async (): Promise<SafePairPlan> => {
+    const exo = onExo();
+    return exo ? planExoSafePair(exo) : planSafePairForNode(node, options.settings());
+  };
   return {
     planSafePair,
     async launchSafePair() {
-      await launchSafePair(node, await planSafePair());
+      // Attached: on the cluster, the same launch as POST /api/launch/safe-pair (the fast-synch gate included).
+      const exo = onExo();
+      if (exo) await launchExoSafePair(exo, { onProgress: (progress) => node.setLaunchProgress(progress) });
+      else await launchSafePair(node, await planSafePairForNode(node, options.settings()));
     },
     async writeDiagnosticBundle(file) {
       await writeDiagnosticBundle({ node, exoProcess: options.exoProcess ?? null, dataDir, settings: options.settings(), version, exo: options.exo }, file);

@@ -170,6 +170,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     mlx: core.mlx,
     exo: () => core.exo.bundleSource(),
     exoProcess: core.exoProcess,
+    exoCluster: core.exo,
     log,
   });
   const actions = createAppActions({

@@ -1,7 +1,7 @@
 /**
  * The bundle's exo/ folder in attach mode: the last state exo sent (prompt text
  * redacted), every runner and task status change exobar saw, the failed polls, the
- * exo causes, and the tails of exo's own logs when exo runs on this Mac. Everything
+ * exo causes, the requests exobar proxied (requests.jsonl: no prompt text), and the tails of exo's own logs when exo runs on this Mac. Everything
  * passes through the bundle's one Redactor.
  */
 import { join } from 'node:path';
@@ -38,6 +38,8 @@ export async function exoBundleFiles(source: ExoBundleSource, causes: ExoCause[]
     { name: 'exo/state-history.jsonl', data: jsonl(source.history, r) },
     { name: 'exo/poll-errors.jsonl', data: jsonl(source.pollErrors, r) },
     { name: 'exo/diagnosis.json', data: json(r.value({ causes })) },
+    // One line per request exobar proxied to exo: phases, timings, token counts, exo's generation_stats; exobar never keeps prompt text.
+    { name: 'exo/requests.jsonl', data: jsonl(source.requests, r) },
   ];
   const truncated: ExoBundlePart['truncated'] = [];
   if (source.logDir === null) return { files, truncated };

@@ -2,7 +2,9 @@
  * The diagnostic bundle in attach mode, from the real core attached to the fake exo
  * over HTTP: exo/state.json (prompt text redacted), exo/state-history.jsonl,
  * exo/poll-errors.jsonl, the tails of exo's own logs on this Mac, and the exo causes
- * the diagnosis names. A planted prompt is absent from every file of the zip.
+ * the diagnosis names. A planted prompt is absent from every file of the zip. With
+ * traffic through exobar (the serving fake exo, blocking worker): exo/requests.jsonl
+ * (no prompt text) and the dispatch stall named.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
 import { mappedExoSnapshot } from '../../../test/support/fake-exo/mapped-snapshot';
-import { LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { startServingExo } from '../../../test/support/fake-exo/worker/serving-exo';
+import { makePrompt } from '../../../shared/token-count';
 import { FakeExoCluster } from '../../../test/support/fake-exo/fake-cluster';
 import { diagnoseExo } from './exo-diagnosis';
 import { readZip } from '../../../test/support/diagnostics/read-zip';
@@ -112,6 +116,54 @@ describe('the bundle in attach mode', () => {
       expect(text.includes(PLANTED_SYSTEM), name).toBe(false);
     }
   });
+});
+
+describe('the bundle with traffic through exobar', () => {
+  it('holds exo/requests.jsonl without prompt text, and names exo_dispatch_stall with both models', async () => {
+    const salt = 'planted-proxied-prompt-quokka';
+    const exo = await startServingExo({ mode: 'blocking', timeScale: 0.25 });
+    const rig = await startCoreRig({ exoUrl: exo.url, exo: { offerUrl: null, exoLogDir: null, stallThresholds: { dispatchStallMs: 300 } } });
+    const controller = new AbortController();
+    const send = (base: string, model: string, tokens: number) =>
+      fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }), signal: controller.signal })
+        .then((r) => r.text())
+        .catch(() => null);
+    try {
+      await eventually(() => rig.node.snapshot().instances.length === 2, 10_000, 'the exo instances');
+      const long = send(rig.url, LLAMA_3B, 60_000);
+      await eventually(() => rig.node.snapshot().instances.find((i) => i.model === LLAMA_3B)?.prefill, 10_000, 'the long prefill');
+      // Straight to exo: exo's plan loop now waits for the prefilling 3B's acknowledgement.
+      const bypass = send(exo.url, LLAMA_3B, 50);
+      await eventually(() => exo.worker.openCommands().length === 2, 5000, 'exo to have the bypassing request');
+      const short = send(rig.url, LLAMA_1B, 50);
+      await eventually(() => rig.node.snapshot().warnings.some((w) => w.code === 'exo_dispatch_stall'), 10_000, 'exo_dispatch_stall');
+      const response = await fetch(`${rig.url}/api/diagnostics`, { method: 'POST', headers: { Authorization: `Bearer ${rig.token}` } });
+      expect(response.status).toBe(200);
+      const dir = await mkdtemp(join(tmpdir(), 'exo-bundle-'));
+      await writeFile(join(dir, 'bundle.zip'), Buffer.from(await response.arrayBuffer()));
+      const zipped = await readZip(join(dir, 'bundle.zip'));
+      await rm(dir, { recursive: true, force: true });
+      controller.abort();
+      await Promise.all([long, bypass, short]);
+
+      const requests = zipped.get('exo/requests.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l) as { model: string; phase: string; totalTokens: number });
+      expect(requests.map((r) => [r.model, r.phase])).toEqual([
+        [LLAMA_3B, 'prefilling'],
+        [LLAMA_1B, 'sent'],
+      ]);
+      expect(requests[0]!.totalTokens).toBe(60_000);
+      const manifest = JSON.parse(zipped.get('manifest.json')!.toString()) as { exoDiagnosis: Array<{ cause: string; instanceIds: string[]; explanation: string }> };
+      const stall = manifest.exoDiagnosis.find((c) => c.cause === 'exo_dispatch_stall')!;
+      expect(stall.instanceIds).toEqual([`exo:${LLAMA_1B}`, `exo:${LLAMA_3B}`]);
+      expect(stall.explanation).toContain('that exobar did not send');
+      expect(zipped.get('README.txt')!.toString()).toContain('exo_dispatch_stall');
+      for (const [name, data] of zipped) expect(data.toString('utf8').includes(salt), name).toBe(false);
+    } finally {
+      controller.abort();
+      await rig.close();
+      await exo.close();
+    }
+  }, 60_000);
 });
 
 describe('exo causes', () => {

@@ -1,14 +1,15 @@
 /**
  * The exo causes the diagnosis names in attach mode: a failed runner with exo's typed
  * diagnostics (RunnerMetalGpuTimeout, ring socket errors), a node lost, two ring models
- * on one Mac with fast synch on (assumed or read), an instance stuck loading, and exo
- * itself not answering. Read from the snapshot's exo part, which holds what exobar saw.
+ * on one Mac with fast synch on (assumed or read), an instance stuck loading, exo
+ * itself not answering, and for the requests exobar proxies, exo's dispatch stall
+ * (a model waiting behind another model's prefill on one Mac) and a silent runner. Read from the snapshot's exo part, which holds what exobar saw.
  */
 import { exoInstances } from '../../../shared/instance-state';
 import type { Snapshot, WarningCode } from '../../../shared/snapshot';
 
 export interface ExoCause {
-  cause: Extract<WarningCode, 'exo_runner_failed' | 'exo_node_lost' | 'two_ring_fast_synch' | 'exo_stuck_loading' | 'exo_unreachable'>;
+  cause: Extract<WarningCode, 'exo_runner_failed' | 'exo_node_lost' | 'two_ring_fast_synch' | 'exo_stuck_loading' | 'exo_unreachable' | 'exo_dispatch_stall' | 'exo_runner_silent'>;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
   /** exo's typed diagnostics behind it (RunnerMetalGpuTimeout, ...), for a failed runner. */
@@ -18,7 +19,7 @@ export interface ExoCause {
   explanation: string;
 }
 
-const EXO_CAUSES: ReadonlySet<string> = new Set(['exo_runner_failed', 'exo_node_lost', 'two_ring_fast_synch', 'exo_stuck_loading', 'exo_unreachable']);
+const EXO_CAUSES: ReadonlySet<string> = new Set(['exo_runner_failed', 'exo_node_lost', 'two_ring_fast_synch', 'exo_stuck_loading', 'exo_unreachable', 'exo_dispatch_stall', 'exo_runner_silent']);
 
 /** The exo causes in the snapshot; empty when nothing is attached. */
 export function diagnoseExo(snapshot: Snapshot | null): ExoCause[] {

@@ -3,13 +3,15 @@ import { FAKE_EXO_COMMAND, freePort, makeFakeExoDirs } from '../../../test/suppo
 import { processAlive } from '../../../test/support/process-alive';
 import { exoServeSettings, startServeExo } from './cli-options';
 
-const settings = { command: 'exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } };
+const processSettings = { command: 'exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } };
+const settings = { ...processSettings, url: null, hold: true };
 
 describe('exoServeSettings', () => {
   it('starts nothing without --exo-start, and takes --exo-command over exo.command', () => {
     expect(exoServeSettings({}, settings)).toBeNull();
-    expect(exoServeSettings({ 'exo-start': true }, settings)).toEqual(settings);
-    expect(exoServeSettings({ 'exo-start': true, 'exo-command': '/opt/exo/bin/exo' }, settings)).toEqual({ ...settings, command: '/opt/exo/bin/exo' });
+    // Only how to start exo: the attach address and the hold are not the process's.
+    expect(exoServeSettings({ 'exo-start': true }, settings)).toEqual(processSettings);
+    expect(exoServeSettings({ 'exo-start': true, 'exo-command': '/opt/exo/bin/exo' }, settings)).toEqual({ ...processSettings, command: '/opt/exo/bin/exo' });
   });
 
   it('rejects --exo-command alone or empty, with the error the caller makes', () => {

@@ -12,6 +12,11 @@ import type { ExoOffer } from '../../../shared/exo-snapshot';
 import type { ExoSnapshotPart, ExobarNode } from '../node-types';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
+import { withTraffic } from './exo-traffic-view';
+import { stopExoModel, type FastSynchOf } from './launch/exo-safe-pair';
+import { createExoServing, type ExoServing } from './proxy/exo-serving';
+import type { ProxiedRequest } from './proxy/exo-traffic';
+import type { StallThresholds } from './stall/exo-stall-warnings';
 
 /** exo's log folder on this Mac (src/exo/shared/constants.py): exo.log and runner_log/. */
 export function defaultExoLogDir(home = homedir()): string {
@@ -29,7 +34,16 @@ export interface ExoAttachmentOptions {
   /** Polling options for the monitor (intervals, timeouts, clock). */
   monitor?: Partial<Omit<ExoMonitorOptions, 'url' | 'onUpdate' | 'exoLogPath'>>;
   now?: () => number;
+  /** The hold setting (`exo.hold`, read per use so a change applies at once); on when absent. */
+  holdEnabled?: () => boolean;
+  /** Longest silence from exo on a proxied request before it counts as hung (default 30 s). */
+  proxyIdleTimeoutMs?: number;
+  /** Stall warning thresholds (tests shorten them). */
+  stallThresholds?: Partial<StallThresholds>;
 }
+
+/** Proxied traffic moves with every token: the snapshot takes it in at most this often. */
+const TRAFFIC_PUBLISH_MS = 100;
 
 /** Attaching failed: nothing exo-like answers at the address, or the address is malformed. */
 export class ExoAttachError extends Error {
@@ -45,6 +59,8 @@ export class ExoAttachError extends Error {
 /** What the bundle's exo/ folder is made of. */
 export interface ExoBundleSource extends ExoBundleMaterial {
   url: string;
+  /** The requests exobar proxied to exo (in flight and the last ended ones); no prompt text. */
+  requests: ProxiedRequest[];
   /** exo's log folder when exo runs on this Mac; null when exo is elsewhere (its logs cannot be read). */
   logDir: string | null;
 }
@@ -56,10 +72,24 @@ export class ExoAttachment {
   private readonly logDir: string | null;
   /** Attach and detach run one after another: two at once must not leave a second monitor polling. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Serving through exobar: the proxy routes, the traffic records and the hold, over whichever exo is attached. */
+  readonly serving: ExoServing;
+  private readonly holdEnabled: () => boolean;
+  private holdWas: boolean;
+  private publishTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: ExoAttachmentOptions) {
     this.now = options.now ?? Date.now;
     this.logDir = options.exoLogDir === undefined ? defaultExoLogDir() : options.exoLogDir;
+    this.holdEnabled = options.holdEnabled ?? (() => true);
+    this.holdWas = this.holdEnabled();
+    this.serving = createExoServing({ source: () => this.monitor?.client ?? null, holdEnabled: this.holdEnabled, idleTimeoutMs: options.proxyIdleTimeoutMs });
+    this.serving.traffic.onChange(() => this.schedulePublish());
+  }
+
+  /** The proxy's routes (`/v1/...` for exo's models); register them before exobar's own. */
+  get routes(): ExoServing['routes'] {
+    return this.serving.routes;
   }
 
   /** The attached address, or null. */
@@ -126,11 +156,35 @@ export class ExoAttachment {
   bundleSource(): ExoBundleSource | null {
     if (!this.monitor) return null;
     const url = this.monitor.client.url;
-    return { url, logDir: this.logDir !== null && isLoopbackUrl(url) ? this.logDir : null, ...this.monitor.bundleMaterial() };
+    return { url, logDir: this.logDir !== null && isLoopbackUrl(url) ? this.logDir : null, requests: this.serving.traffic.records(), ...this.monitor.bundleMaterial() };
+  }
+
+  /** A Mac's fast synch as attach mode knows it (exo's log on this Mac, else exo's default, assumed), for the safe launch on exo. */
+  readonly fastSynchOf: FastSynchOf = (nodeId) => {
+    const fast = this.monitor?.view().section.nodes.find((n) => n.nodeId === nodeId)?.fastSynch;
+    // Unknown (null) counts as on: exo's default.
+    return fast ? { enabled: fast.enabled ?? true, assumed: fast.source === 'assumed' || fast.enabled === null } : { enabled: true, assumed: true };
+  };
+
+  /**
+   * "Stop" on an exo instance of the snapshot (`exo:<model>`): deletes that model's
+   * instances on exo. False when the id is not one of the attached exo's instances
+   * (a local instance: the node stops it).
+   */
+  async stopInstance(id: string): Promise<boolean> {
+    const monitor = this.monitor;
+    if (!monitor) return false;
+    const instance = monitor.view().instances.find((i) => i.id === id);
+    if (!instance) return false;
+    await stopExoModel(monitor.client.url, instance.model);
+    await monitor.client.tick().catch(() => undefined);
+    return true;
   }
 
   /** Stops polling (at shutdown). */
   async stop(): Promise<void> {
+    if (this.publishTimer) clearTimeout(this.publishTimer);
+    this.publishTimer = null;
     await this.stopMonitor();
   }
 
@@ -142,7 +196,11 @@ export class ExoAttachment {
       now: this.options.monitor?.now ?? this.now,
       exoLogPath: this.logDir === null ? null : join(this.logDir, 'exo.log'),
       onUpdate: () => {
-        if (this.monitor === monitor) this.publish();
+        if (this.monitor !== monitor) return;
+        // exo's task list names the command ids of requests still prefilling.
+        this.serving.traffic.reconcile();
+        this.checkHoldSetting();
+        this.publish();
       },
     });
     this.monitor = monitor;
@@ -157,12 +215,34 @@ export class ExoAttachment {
   }
 
   private publish(): void {
+    if (this.publishTimer) clearTimeout(this.publishTimer);
+    this.publishTimer = null;
+    this.checkHoldSetting();
     this.options.node.setExoView(this.part());
+  }
+
+  private schedulePublish(): void {
+    if (this.publishTimer) return;
+    this.publishTimer = setTimeout(() => this.publish(), TRAFFIC_PUBLISH_MS);
+    this.publishTimer.unref();
+  }
+
+  /** The hold was turned off (or on): held requests go to exo now rather than at the next prefill's end. */
+  private checkHoldSetting(): void {
+    const now = this.holdEnabled();
+    if (now === this.holdWas) return;
+    this.holdWas = now;
+    this.serving.hold.settingChanged();
   }
 
   private part(): ExoSnapshotPart {
     if (!this.monitor) return { exo: null, exoOffer: this.offer, instances: [], warnings: [] };
-    const view = this.monitor.view();
+    const view = withTraffic(this.monitor.view(), {
+      traffic: this.serving.traffic,
+      reading: this.monitor.client.reading,
+      holdEnabled: this.holdEnabled(),
+      stallThresholds: this.options.stallThresholds,
+    });
     return { exo: view.section, exoOffer: null, instances: view.instances, warnings: view.warnings };
   }
 }

@@ -5,11 +5,13 @@
  * - `POST /api/exo/attach {"url"}`: tests the address first; 502 `exo_not_found` when nothing
  *   exo-like answers, else attaches, saves `exo.url` and answers what it found.
  * - `POST /api/exo/detach`: stops reading exo and clears `exo.url`.
+ * - `DELETE /api/instances/:id` for an exo instance (`exo:<model>`): deletes that model's
+ *   instances on exo; any other id goes to the local route (`localRoutes`).
  */
 import { z } from 'zod';
 import { ExoAttachRequestSchema } from '../../../shared/api';
 import { ApiError, rejected } from '../api/api-error';
-import type { ApiRoute } from '../api/route-types';
+import { RouteTable, type ApiRoute } from '../api/route-types';
 import { ExoAttachError, type ExoAttachment } from './exo-attachment';
 
 const ProbeQuerySchema = z.strictObject({ url: z.string().min(1).max(2048) });
@@ -19,9 +21,22 @@ function attachError(error: unknown): unknown {
   return error.code === 'invalid_exo_url' ? rejected(400, error.code, error.message, 'url') : new ApiError(502, error.code, error.message, { param: 'url' });
 }
 
-/** The attach-mode endpoints over one attachment. */
-export function exoRoutes(attachment: ExoAttachment): ApiRoute[] {
+/** The attach-mode endpoints over one attachment; `localRoutes` answer what is not exo's (a local instance's DELETE). */
+export function exoRoutes(attachment: ExoAttachment, localRoutes: readonly ApiRoute[] = []): ApiRoute[] {
+  const local = new RouteTable(localRoutes);
   return [
+    {
+      method: 'DELETE',
+      path: '/api/instances/:id',
+      auth: true,
+      async handle(ctx) {
+        const id = ctx.params.id ?? '';
+        if (await attachment.stopInstance(id)) return ctx.json(200, { id, deleted: true });
+        const match = local.match('DELETE', ctx.url.pathname);
+        if ('allowed' in match) throw new ApiError(404, 'instance_not_found', `No instance ${id}`);
+        await match.route.handle({ ...ctx, params: match.params });
+      },
+    },
     {
       method: 'GET',
       path: '/api/exo/probe',

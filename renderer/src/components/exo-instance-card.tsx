@@ -1,11 +1,19 @@
 import type { ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
-import type { ExoInstanceSnapshot } from '../../../shared/snapshot';
+import type { ExoInstanceSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import { isServing } from '../../../shared/instance-state';
 import { exoRunnerTone, exoRunnerWords } from '../lib/exo-words';
-import { shortId } from '../lib/format';
+import { formatRate, shortId } from '../lib/format';
+import { PHASE_LABEL } from '../lib/runner-status';
 import { useExobar } from '../store/store-context';
 import { LiveAge } from './live-age';
+import { PrefillProgress } from './prefill-progress';
 import { ProgressBar } from './progress-bar';
+import { QueueList } from './queue-list';
+import { StopButton } from './stop-button';
+import { TtftPanel } from './ttft-panel';
+
+/** A proxied request still in exobar's queue (the hold) shows as queued: say whose queue it is. */
+const proxiedLabel = (request: RequestSnapshot) => (request.phase === 'queued' ? 'Held by exobar' : PHASE_LABEL[request.phase]);
 
 /** One node's shard: node name, rank, status in plain words (exo's tag in the tooltip), exo's diagnostics when failed. */
 function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; modelName: string; at: number }) {
@@ -87,7 +95,9 @@ function TaskList({ label, tasks, empty }: { label: string; tasks: ExoTaskSnapsh
  * One instance of the attached exo cluster: a row per node's runner, the queue split
  * into waiting for the model to load and in the runner (exo's state cannot tell a
  * queued request from a decoding one once in the runner), and cancellations exo has
- * not completed. exo's instances are exo's to stop: there is no Stop button.
+ * not completed. Requests sent through exobar show as a local instance's do (phase,
+ * prefill progress, TTFT in parts, tokens/s), a request held in exobar's own queue as
+ * held by exobar. Stop deletes the model's instances on exo.
  */
 export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot }) {
   const at = useExobar((s) => s.snapshot.at);
@@ -96,6 +106,11 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
   const inRunner = exo.tasks.filter((t) => t.place === 'in_runner');
   const serving = isServing(instance);
   const kindNote = exo.kindKnown ? exo.kind : `${exo.kind} (a kind this exobar does not know: shown as ring)`;
+  // The queue holds exobar's proxied requests and exo's tasks it did not send; the latter are in exo's lists below.
+  const direct = new Set(exo.tasks.filter((t) => !t.observed).map((t) => t.commandId ?? t.taskId));
+  const proxied = instance.queue.requests.filter((r) => !direct.has(r.id));
+  // Nothing has come through exobar yet: exo's own lists say it all, without empty exobar sections.
+  const throughExobar = proxied.length > 0 || instance.ttft.samples.length > 0;
   return (
     <section className="card" aria-label={instance.modelName} data-testid="instance-card" data-source="exo" data-instance={instance.id}>
       <header className="card-header">
@@ -113,12 +128,15 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
             )}
           </div>
         </div>
+        <StopButton instanceId={instance.id} modelName={instance.modelName} />
       </header>
       <ul className="exo-runners" aria-label="Runners">
         {exo.runners.map((r) => (
           <RunnerRow key={r.runnerId} runner={r} modelName={instance.modelName} at={at} />
         ))}
       </ul>
+      {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
+      {throughExobar && <QueueList label="Through exobar" requests={proxied} capacity={null} labelOf={proxiedLabel} />}
       {/* While every runner serves nothing waits for the load: the section shows only when it matters. */}
       {(waiting.length > 0 || !serving) && <TaskList label="Waiting for the model to load" tasks={waiting} empty="None waiting" />}
       <TaskList label="In the runner" tasks={inRunner} empty="No requests" />
@@ -142,7 +160,11 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
           </ul>
         </div>
       )}
+      {throughExobar && <TtftPanel instanceId={instance.id} ttft={instance.ttft} />}
       <footer className="row small muted card-footer">
+        <span>
+          Throughput <span className="tabular" data-testid="tokens-per-second">{formatRate(instance.tokensPerSecond)}</span>
+        </span>
         <span className="tabular" data-testid="exo-ended-tasks">
           {exo.endedTasks} ended since attached
         </span>

@@ -8,7 +8,7 @@ import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-libra
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../../shared/snapshot';
 import { instance, snapshot } from '../../../test/support/renderer/fixtures';
-import { loadViewScenarios } from '../../../test/support/renderer/exo-scenarios';
+import { loadProxiedScenario, loadViewScenarios } from '../../../test/support/renderer/exo-scenarios';
 import { renderApp } from '../../../test/support/renderer/render-app';
 
 afterEach(cleanup);
@@ -49,8 +49,12 @@ describe('attached to the demo cluster', () => {
     expect(runner.textContent).toContain('rank 0');
     expect(qwen.getByTestId('exo-runner-status').textContent).toBe('Running');
     expect(qwen.getByTestId('exo-runner-status').getAttribute('title')).toContain('exo: RunnerRunning');
-    // exo's instances are exo's to stop.
-    expect(qwen.queryByRole('button', { name: /Stop/ })).toBeNull();
+  });
+
+  it('stops an exo instance through the bridge (exobar deletes it on exo)', async () => {
+    const { bridge } = renderApp(demo);
+    fireEvent.click(within(card(QWEN_30B)).getByRole('button', { name: `Stop ${QWEN_30B.split('/').pop()}` }));
+    await waitFor(() => expect(bridge.stopInstance).toHaveBeenCalledWith(`exo:${QWEN_30B}`));
   });
 
   it("shows a failed runner with exo's message and its typed diagnostics", () => {
@@ -67,6 +71,9 @@ describe('attached to the demo cluster', () => {
     const tasks = qwen.getAllByTestId('exo-task');
     expect(tasks.map((t) => t.getAttribute('data-place'))).toEqual(['in_runner', 'in_runner', 'in_runner']);
     expect(tasks.every((t) => t.textContent!.includes('not observed'))).toBe(true);
+    // Nothing came through exobar: no empty exobar sections.
+    expect(qwen.queryByText('Through exobar')).toBeNull();
+    expect(qwen.queryByTestId('ttft-breakdown')).toBeNull();
     const cancel = qwen.getByTestId('pending-cancel');
     expect(cancel.textContent).toContain('exo has not completed its CancelTask');
     const age = () => Number(/(\d+) s/.exec(tasks[0]!.querySelector('.age')!.textContent!)![1]);
@@ -123,6 +130,29 @@ describe('following exo', () => {
     renderApp(restarted);
     expect(screen.getByTestId('exo-restarted').textContent).toMatch(/^exo restarted: instances matched by model/);
     expect(within(card(QWEN_30B)).getByText('matched by model')).toBeTruthy();
+  });
+});
+
+describe('requests through exobar', () => {
+  let proxied: Snapshot;
+  beforeAll(async () => {
+    proxied = await loadProxiedScenario();
+  }, 60_000);
+
+  it('shows a proxied request like a local one: prefill progress, phases, held by exobar, TTFT parts, observed', () => {
+    renderApp(proxied);
+    const llama = within(card(LLAMA_3B));
+    const prefill = llama.getByTestId('prefill');
+    expect(prefill.textContent).toMatch(/\/ 40,000 tokens/);
+    expect(within(prefill).getByRole('progressbar')).toBeTruthy();
+    const rows = llama.getAllByTestId('queue-row');
+    expect(rows.map((r) => [r.getAttribute('data-phase'), r.querySelector('.phase')!.textContent])).toEqual([
+      ['prefilling', 'Prefilling'],
+      ['queued', 'Held by exobar'],
+    ]);
+    expect(llama.getByTestId('ttft-breakdown').textContent).toMatch(/wait.*prefill.*first token/);
+    // exo's task of the prefilling request came through exobar: no "not observed" on it.
+    expect(llama.getAllByTestId('exo-task').map((t) => t.getAttribute('data-observed'))).toEqual(['true']);
   });
 });
 

@@ -6,6 +6,7 @@ import { PendingCancels } from './pending-cancels';
 import { PrefillProgress } from './prefill-progress';
 import { QueueList } from './queue-list';
 import { RunnerStatusRow } from './runner-status-row';
+import { StopButton } from './stop-button';
 import { TtftPanel } from './ttft-panel';
 
 /**
@@ -14,8 +15,7 @@ import { TtftPanel } from './ttft-panel';
  * instance shows the parts every instance has (its own view comes with the exo views).
  */
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
-  const { stopInstance, retryInstance } = useActions();
-  const stopping = useExobar((s) => s.busy[`stop:${instance.id}`] === true);
+  const { retryInstance } = useActions();
   const retrying = useExobar((s) => s.busy[`retry:${instance.id}`] === true);
   const local = instance.source === 'local' ? instance : null;
   const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
@@ -46,15 +46,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
             {retrying ? 'Retrying…' : 'Retry'}
           </button>
         )}
-        <button
-          type="button"
-          className="button small"
-          aria-label={`Stop ${instance.modelName}`}
-          disabled={stopping || shuttingDown}
-          onClick={() => void stopInstance(instance.id)}
-        >
-          {stopping || shuttingDown ? 'Stopping…' : 'Stop'}
-        </button>
+        <StopButton instanceId={instance.id} modelName={instance.modelName} shuttingDown={shuttingDown} />
       </header>
       {local && <RunnerStatusRow instance={local} />}
       {local && <FastSynchRow instance={local} />}

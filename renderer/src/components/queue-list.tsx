@@ -4,13 +4,18 @@ import { PHASE_LABEL } from '../lib/runner-status';
 import { useActions, useExobar } from '../store/store-context';
 import { LiveAge } from './live-age';
 
-function QueueRow({ request }: { request: RequestSnapshot }) {
+/** A request's phase in words; an exo card says "held by exobar" for a request in exobar's own queue. */
+export type PhaseLabelOf = (request: RequestSnapshot) => string;
+
+const defaultLabel: PhaseLabelOf = (request) => PHASE_LABEL[request.phase];
+
+function QueueRow({ request, labelOf }: { request: RequestSnapshot; labelOf: PhaseLabelOf }) {
   const { cancelRequest } = useActions();
   const busy = useExobar((s) => s.busy[`cancel:${request.id}`] === true);
   const cancelling = request.phase === 'cancelling';
   return (
     <li className="queue-row" data-testid="queue-row" data-phase={request.phase}>
-      <span className={`phase phase-${request.phase}`}>{PHASE_LABEL[request.phase]}</span>
+      <span className={`phase phase-${request.phase}`}>{labelOf(request)}</span>
       <span className="muted small request-id" title={request.id}>
         {shortId(request.id)}
       </span>
@@ -34,11 +39,11 @@ function QueueRow({ request }: { request: RequestSnapshot }) {
 }
 
 /** Every request of one model with its phase and age, oldest first as the node queues them. */
-export function QueueList({ requests, capacity }: { requests: RequestSnapshot[]; capacity: number | null }) {
+export function QueueList({ requests, capacity, label = 'Queue', labelOf = defaultLabel }: { requests: RequestSnapshot[]; capacity: number | null; label?: string; labelOf?: PhaseLabelOf }) {
   return (
     <div className="queue">
       <div className="row">
-        <span className="label">Queue</span>
+        <span className="label">{label}</span>
         <span className="spacer" />
         <span className="muted small tabular">
           {capacity === null ? requests.length : `${requests.length} / ${capacity}`}
@@ -49,7 +54,7 @@ export function QueueList({ requests, capacity }: { requests: RequestSnapshot[];
       ) : (
         <ul className="queue-list" aria-label="Requests">
           {requests.map((request) => (
-            <QueueRow key={request.id} request={request} />
+            <QueueRow key={request.id} request={request} labelOf={labelOf} />
           ))}
         </ul>
       )}

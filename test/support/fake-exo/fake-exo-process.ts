@@ -3,9 +3,11 @@
  * counted as exobar's) and for tests of `npm run fake-exo` itself.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot } from '../../../electron/core/package-root';
 
-const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+// From the package root, not this module: in the built bench (out/node/bench.mjs) import.meta.url is the bundle's.
+const CLI = join(packageRoot(), 'test/support/fake-exo/cli.ts');
 
 export interface FakeExoProcess {
   child: ChildProcess;

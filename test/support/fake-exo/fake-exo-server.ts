@@ -11,8 +11,16 @@ import { renderState, snakeCaseKeys, type RenderOptions } from './render-state';
 import { randomUUID } from 'node:crypto';
 import { modelCard, type Json } from './fixture-data';
 
+/**
+ * A further route of the fake exo (chat completions, placement): answers and returns
+ * true, or returns false to let the built-in routes answer. Tried after faults.
+ */
+export type FakeExoHandler = (req: IncomingMessage, res: ServerResponse, url: URL, body: Buffer) => boolean;
+
 export interface FakeExoOptions {
   cluster?: FakeExoCluster;
+  /** Further routes, tried in order before the built-in ones. */
+  handlers?: FakeExoHandler[];
   /** 0 (the default) picks a free port. */
   port?: number;
 }
@@ -97,7 +105,7 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
     return fault.kind;
   };
 
-  const route = (req: IncomingMessage, res: ServerResponse): void => {
+  const route = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://fake-exo');
     const path = url.pathname;
     hits.set(path, (hits.get(path) ?? 0) + 1);
@@ -106,6 +114,7 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
       answerWithFault(fault, res);
       return;
     }
+    for (const handler of options.handlers ?? []) if (handler(req, res, url, body)) return;
     const method = req.method ?? 'GET';
     if (method === 'GET' && path === '/node_id') return sendJson(res, 200, cluster.nodeId);
     if (method === 'GET' && path === '/state') return sendJson(res, 200, state({ isoStyle: 'z' }));
@@ -133,8 +142,9 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
   };
 
   const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => route(req, res));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => route(req, res, Buffer.concat(chunks)));
   });
   server.keepAliveTimeout = 5_000;
   let connections = 0;

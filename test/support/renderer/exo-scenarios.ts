@@ -14,3 +14,9 @@ export async function loadViewScenarios(): Promise<Record<ViewScenarioName, Snap
   const mod = (await import(/* @vite-ignore */ MODULE)) as { viewScenarios(): Promise<Record<ViewScenarioName, Snapshot>> };
   return mod.viewScenarios();
 }
+
+/** A snapshot of the real core with requests proxied to a fake exo: one prefilling, one held by exobar, a TTFT sample (a few seconds). */
+export async function loadProxiedScenario(): Promise<Snapshot> {
+  const mod = (await import(/* @vite-ignore */ '../../../test/support/fake-exo/proxied-snapshot')) as { proxiedSnapshot(): Promise<Snapshot> };
+  return mod.proxiedSnapshot();
+}

@@ -1,0 +1,47 @@
+/**
+ * The rig of the proxy tests: the serving fake exo (real HTTP), the exo client polling
+ * it, and the real exobar core with the proxy routes, reached with the official
+ * `openai` client.
+ */
+import OpenAI from 'openai';
+import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
+import { startServingExo, type ServingExo, type ServingExoOptions } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { ExoClient } from '../exo-client';
+import { createExoServing, type ExoServing, type ExoServingOptions } from './exo-serving';
+
+export interface ProxyRig {
+  exo: ServingExo;
+  client: ExoClient;
+  serving: ExoServing;
+  rig: CoreRig;
+  openai: OpenAI;
+  /** The hold setting the proxy reads. */
+  hold: { enabled: boolean };
+  close(): Promise<void>;
+}
+
+export async function startProxyRig(options: ServingExoOptions & Partial<Pick<ExoServingOptions, 'idleTimeoutMs'>> = {}): Promise<ProxyRig> {
+  const exo = await startServingExo({ timeScale: 0.1, ...options });
+  const hold = { enabled: true };
+  let serving: ExoServing | null = null;
+  const client = new ExoClient({ url: exo.url, fastIntervalMs: 50, onUpdate: () => serving?.traffic.reconcile() });
+  serving = createExoServing({ source: () => client, holdEnabled: () => hold.enabled, idleTimeoutMs: options.idleTimeoutMs });
+  client.start();
+  const created = serving;
+  const rig = await startCoreRig({ extraRoutes: () => created.routes });
+  // The first poll must have landed before exobar knows which models are exo's.
+  for (let i = 0; i < 200 && !client.reading.instances; i++) await new Promise((r) => setTimeout(r, 10));
+  return {
+    exo,
+    client,
+    serving,
+    rig,
+    openai: new OpenAI({ baseURL: `${rig.url}/v1`, apiKey: 'unused', maxRetries: 0 }),
+    hold,
+    async close() {
+      await rig.close();
+      await client.stop();
+      await exo.close();
+    },
+  };
+}

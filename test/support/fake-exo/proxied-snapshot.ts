@@ -1,0 +1,52 @@
+/**
+ * A snapshot with traffic proxied through exobar to exo, taken from the real core
+ * (startCore attached to the serving fake exo, blocking worker): one 3B request done
+ * (a TTFT sample), a long 3B prompt prefilling (about 2.5 s), a second 3B request held
+ * by exobar behind it. View tests render it; nothing hand-written.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { startCore } from '../../../electron/core/start-core';
+import { makePrompt } from '../../../shared/token-count';
+import type { Snapshot } from '../../../shared/snapshot';
+import { eventually } from '../api-harness';
+import { LLAMA_3B } from './scenarios';
+import { startServingExo } from './worker/serving-exo';
+
+// No abort signal: the page tests run this under jsdom, whose AbortSignal Node's fetch refuses; the streams simply end.
+const stream = (url: string, tokens: number, salt: string) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: LLAMA_3B, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
+  }).then((r) => r.text(), () => '');
+
+/** The snapshot mid-prefill with a request held by exobar (a second or two). */
+export async function proxiedSnapshot(): Promise<Snapshot> {
+  const exo = await startServingExo({ mode: 'blocking', timeScale: 0.1 });
+  // startCore itself, not the API rig: its openai client refuses to load in the page tests' jsdom.
+  const dataDir = mkdtempSync(join(tmpdir(), 'exobar-proxied-'));
+  const rig = await startCore({ dataDir, port: 0, rendererDir: null, logger: pino({ level: 'silent' }), exoUrl: exo.url, exo: { offerUrl: null, exoLogDir: null } });
+  try {
+    const exoCard = () => rig.node.snapshot().instances.find((i) => i.model === LLAMA_3B);
+    await eventually(exoCard, 10_000, 'the exo instance');
+    await stream(rig.url, 5000, 'first');
+    await eventually(() => exoCard()?.ttft.latest, 5000, 'a TTFT sample');
+    const long = stream(rig.url, 40_000, 'long');
+    await eventually(() => (exoCard()?.prefill?.processedTokens ?? 0) > 0, 10_000, 'the long prefill');
+    const held = stream(rig.url, 100, 'held');
+    const snapshot = await eventually(() => {
+      const s = rig.node.snapshot();
+      const card = s.instances.find((i) => i.model === LLAMA_3B);
+      return card?.prefill && card.queue.requests.some((r) => r.phase === 'queued') ? s : null;
+    }, 5000, 'the held request');
+    await Promise.all([long, held]);
+    return snapshot;
+  } finally {
+    await rig.stop();
+    await exo.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
