@@ -17,6 +17,7 @@ import { InstanceCard } from './components/instance-card';
 import { ModelsPanel } from './components/models-panel';
 import { NoticeBar } from './components/notice-bar';
 import { SafeLaunchPanel } from './components/safe-launch-panel';
+import { StopConfirmDialog } from './components/stop-confirm-dialog';
 import { WarningBanners } from './components/warning-banner';
 import { useExobar } from './store/store-context';
 
@@ -74,6 +75,7 @@ export function App() {
         <Body />
       </main>
       <AppFooter />
+      <StopConfirmDialog />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Snapshot } from '../../../shared/snapshot';
 import { catalog, instance, mlxModel, mlxSetupRunning, safePairPlan, snapshot } from '../../../test/support/renderer/fixtures';
+import { BridgeError } from './bridge-error';
 import { BAD_TOKEN_MESSAGE, createHttpBridge, NO_TOKEN_MESSAGE } from './http-bridge';
 
 const encoder = new TextEncoder();
@@ -194,6 +195,25 @@ describe('http bridge: actions', () => {
     ]);
     expect(JSON.parse(String(calls[1]?.init.body))).toEqual({ url: 'http://10.0.0.5:52415' });
     expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
+  });
+
+  it('sends a confirmed stop with {"confirm": true} on the same paths, and a 409 requests_in_flight rejects with its code and count', async () => {
+    const { fetch, calls } = fakeFetch((_url, init) =>
+      init.body
+        ? new Response(null, { status: 204 })
+        : json({ error: { message: '2 requests will end if this model stops', code: 'requests_in_flight', param: 'confirm', requests: 2 } }, 409),
+    );
+    const bridge = createHttpBridge({ baseUrl: 'http://h:1', token: 'T', fetch });
+    const refused = await bridge.stopInstance('inst-1').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BridgeError);
+    expect(refused).toMatchObject({ code: 'requests_in_flight', requests: 2, message: '2 requests will end if this model stops' });
+    await bridge.stopInstance('inst-1', { confirm: true });
+    await bridge.stopAll({ confirm: true });
+    expect(calls.map((c) => `${c.init.method} ${c.url.replace('http://h:1', '')} ${String(c.init.body ?? '')}`)).toEqual([
+      'DELETE /api/instances/inst-1 ',
+      'DELETE /api/instances/inst-1 {"confirm":true}',
+      'DELETE /api/instances {"confirm":true}',
+    ]);
   });
 
   it('throws the API error message', async () => {

@@ -9,6 +9,7 @@ import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shar
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
+import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
 
 import { SseParser } from './sse-parser';
@@ -43,17 +44,24 @@ function browserSaveFile(blob: Blob, fileName: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-/** The message of an API error answer (`{"error":{"message","code"}}`), or a description of the status. */
-async function describeFailure(response: Response): Promise<string> {
-  if (response.status === 401 || response.status === 403) return BAD_TOKEN_MESSAGE;
+/**
+ * An API error answer (`{"error":{"message","code"}}`) as an error the page can act
+ * on (its code, and `requests` for `requests_in_flight`), or the status in words.
+ */
+async function describeFailure(response: Response): Promise<BridgeError> {
+  if (response.status === 401 || response.status === 403) return new BridgeError(BAD_TOKEN_MESSAGE, 'token_refused');
   const text = await response.text().catch(() => '');
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } };
-    if (typeof body.error?.message === 'string' && body.error.message) return body.error.message;
+    const body = JSON.parse(text) as { error?: { message?: unknown; code?: unknown; requests?: unknown } };
+    const error = body.error;
+    if (typeof error?.message === 'string' && error.message) {
+      const requests = typeof error.requests === 'number' ? error.requests : null;
+      return new BridgeError(error.message, typeof error.code === 'string' ? error.code : null, requests);
+    }
   } catch {
     // not JSON: fall through
   }
-  return `The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  return new BridgeError(`The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, null);
 }
 
 function fileNameFrom(disposition: string | null): string | null {
@@ -103,7 +111,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     } catch (error) {
       throw new Error(`Could not reach exobar serve (${error instanceof Error ? error.message : String(error)})`, { cause: error });
     }
-    if (!response.ok) throw new Error(await describeFailure(response));
+    if (!response.ok) throw await describeFailure(response);
     return response;
   };
 
@@ -135,7 +143,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       signal,
     });
     if (response.status === 401 || response.status === 403) return 'refused';
-    if (!response.ok || !response.body) throw new Error(await describeFailure(response));
+    if (!response.ok || !response.body) throw await describeFailure(response);
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     const parser = new SseParser();
@@ -218,8 +226,8 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       return { id };
     },
     updateInstance: (id, body) => send('updateInstance', id, body).then(nothing),
-    stopInstance: (id) => send('stopInstance', id).then(nothing),
-    stopAll: () => send('stopAll').then(nothing),
+    stopInstance: (id, options) => send('stopInstance', id, options).then(nothing),
+    stopAll: (options) => send('stopAll', options).then(nothing),
     cancelRequest: (requestId) => send('cancelRequest', requestId).then(nothing),
     async exportDiagnostics(): Promise<DiagnosticsResult> {
       const response = await send('exportDiagnostics');

@@ -150,7 +150,7 @@ describe('instance card', () => {
   it('stops a model from its card', () => {
     const { bridge } = renderApp(snapshot({ instances: [instance()] }));
     fireEvent.click(screen.getByRole('button', { name: 'Stop Llama 3.2 1B (simulated)' }));
-    expect(bridge.stopInstance).toHaveBeenCalledWith('inst-1b');
+    expect(bridge.stopInstance).toHaveBeenCalledWith('inst-1b', undefined);
   });
 
   it('disables stop while the runner shuts down', async () => {
