@@ -97,12 +97,26 @@ describe('app states', () => {
     const running = safePairPlan();
     bridge.getSafePairPlan.mockResolvedValue({
       ...running,
-      models: running.models.map((m) => ({ ...m, alreadyRunning: true })),
+      models: running.models.map((m) => ({ ...m, alreadyRunning: true, state: 'serving' as const })),
       memory: { requiredBytes: 0, freeBytes: 20 * 1024 ** 3, headroomBytes: 2 * 1024 ** 3 },
     });
     act(() => bridge.push(snapshot({ instances: [instance()] })));
     await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (20.0 GB free)'));
     expect((screen.getByRole('button', { name: 'Safe pair running' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'serving']);
+  });
+
+  it('marks a model the plan reuses while it still loads as loading, never running', async () => {
+    const { bridge } = renderApp();
+    const plan = safePairPlan();
+    bridge.getSafePairPlan.mockResolvedValue({
+      ...plan,
+      models: [{ ...plan.models[0]!, alreadyRunning: true, state: 'serving' }, { ...plan.models[1]!, alreadyRunning: true, state: 'loading' }],
+    });
+    act(() => bridge.push(snapshot({ instances: [instance()] })));
+    await waitFor(() => expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'loading']));
+    expect(screen.getByRole('region', { name: 'Safe launch' }).textContent).not.toContain('running');
+    expect((screen.getByRole('button', { name: 'Safe pair loading…' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('shows a failed plan request in words', async () => {

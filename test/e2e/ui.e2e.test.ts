@@ -101,7 +101,7 @@ describe('the page against exobar serve', () => {
   it('launches the safe pair from the UI and shows both runners ready with fast synch off', async () => {
     await page.getByRole('button', { name: 'Launch safe pair' }).click();
     for (const c of [card1b(), card3b()]) {
-      await c.getByTestId('runner-status').filter({ hasText: /^RunnerReady$/ }).waitFor({ timeout: 60_000 });
+      await c.getByTestId('runner-status').filter({ hasText: /^Ready$/ }).waitFor({ timeout: 60_000 });
       expect(await c.getByTestId('fast-synch').innerText()).toBe('off');
     }
     expect(await page.getByTestId('running-count').innerText()).toBe('2 models running');
@@ -182,7 +182,7 @@ describe('the page against exobar serve', () => {
     expect(await page.getByTestId('app-header').getAttribute('data-level')).toBe('warning');
     for (const c of [card1b(), card3b()]) {
       await c.getByTestId('fast-synch').filter({ hasText: /^on$/ }).waitFor({ timeout: 30_000 });
-      await c.getByTestId('runner-status').filter({ hasText: /^RunnerReady$/ }).waitFor({ timeout: 60_000 });
+      await c.getByTestId('runner-status').filter({ hasText: /^Ready$/ }).waitFor({ timeout: 60_000 });
     }
     await page.evaluate(() => window.scrollTo(0, 0));
     await shot('04-warning', true);

@@ -1,9 +1,9 @@
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
-import { formatCount } from '../lib/format';
+import { plainRunnerStatus } from '../../../shared/runner-status-words';
 import { runnerTone } from '../lib/runner-status';
 import { ProgressBar } from './progress-bar';
 
-/** The runner's status in exo's words, its loading progress, and why it failed. */
+/** The runner's status in plain words (exo's name in the tooltip), its loading progress, and why it failed. */
 export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot }) {
   const { status, restarts, lastExit, pid } = instance.runner;
   const tone = runnerTone(status);
@@ -11,14 +11,9 @@ export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot 
     <div className="runner-status">
       <div className="row">
         <span className={`dot tone-${tone}`} aria-hidden="true" />
-        <span className="status-name" data-testid="runner-status">
-          {status.kind}
+        <span className="status-name ellipsis" data-testid="runner-status" data-kind={status.kind} title={`exo status: ${status.kind}`}>
+          {plainRunnerStatus(status)}
         </span>
-        {status.kind === 'RunnerLoading' && (
-          <span className="muted">
-            {formatCount(status.layersLoaded)}/{formatCount(status.totalLayers)} layers
-          </span>
-        )}
         <span className="spacer" />
         {pid !== null && <span className="muted small">pid {pid}</span>}
         {restarts > 0 && <span className="muted small">{restarts === 1 ? '1 restart' : `${restarts} restarts`}</span>}

@@ -1,6 +1,7 @@
 import type { TtftSample, TtftSnapshot } from '../../../shared/snapshot';
 import { TtftChart } from '../charts/ttft-chart';
 import { formatDuration } from '../lib/format';
+import { JARGON } from '../lib/jargon';
 import { useExobar } from '../store/store-context';
 
 const EMPTY: TtftSample[] = [];
@@ -44,7 +45,9 @@ export function TtftPanel({ instanceId, ttft }: { instanceId: string; ttft: Ttft
   return (
     <div className="ttft">
       <div className="row">
-        <span className="label">TTFT</span>
+        <span className="label explained" title={JARGON.ttft}>
+          TTFT
+        </span>
         <span className="tabular" data-testid="ttft-latest">
           {formatDuration(ttft.latest?.totalMs)}
         </span>
