@@ -214,7 +214,7 @@ describe('the page against exobar serve', () => {
   it('says the connection is lost when the server stops', async () => {
     await serve.stop();
     await page.getByTestId('connection-error').waitFor({ timeout: 15_000 });
-    expect(await page.getByTestId('connection-error').innerText()).toMatch(/Lost connection to exobar serve/);
+    expect(await page.getByTestId('connection-error').innerText()).toMatch(/Lost connection to exobar at /);
     expect(await page.getByTestId('app-header').innerText()).toContain('Disconnected');
   });
 });

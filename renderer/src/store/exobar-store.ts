@@ -5,7 +5,7 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
-import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
+import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { ExoProcessControl } from '../../../shared/exo-process-control';
 import { localInstances } from '../../../shared/instance-state';
@@ -88,6 +88,8 @@ export interface ExobarState {
   received: boolean;
   connection: ConnectionState;
   connectionError: string | null;
+  /** The kind of `connectionError`: unreachable, or the token refused or missing. */
+  connectionProblem: ConnectionProblem | null;
   /** Per instance id, the chart's bounded window of TTFT samples. */
   ttftHistory: Record<string, TtftSample[]>;
   plan: PlanState;
@@ -284,6 +286,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       received: false,
       connection: 'connecting',
       connectionError: null,
+      connectionProblem: null,
       ttftHistory: {},
       plan: { status: 'idle', plan: null, error: null },
       models: { status: 'idle', models: [], error: null },
@@ -308,6 +311,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         received: true,
         connection: 'connected',
         connectionError: null,
+        connectionProblem: null,
         ttftHistory,
         applied: s.applied + 1,
         receivedAt: now(),
@@ -318,11 +322,11 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
   // Applied as they arrive: the node already sends at most one per 100 ms (its broadcaster
   // is the one throttle between state and view), so a second one here would only add lag.
   const unsubscribeSnapshots = bridge.subscribeSnapshots(applySnapshot);
-  const unsubscribeConnection = bridge.subscribeConnection((error) => {
+  const unsubscribeConnection = bridge.subscribeConnection((error, problem) => {
     if (error) {
-      store.setState({ connection: 'error', connectionError: error });
+      store.setState({ connection: 'error', connectionError: error, connectionProblem: problem ?? 'unreachable' });
     } else {
-      store.setState((s) => ({ connection: s.received ? 'connected' : 'connecting', connectionError: null }));
+      store.setState((s) => ({ connection: s.received ? 'connected' : 'connecting', connectionError: null, connectionProblem: null }));
     }
   });
 
