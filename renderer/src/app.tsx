@@ -23,12 +23,13 @@ import { useExobar } from './store/store-context';
 
 function InstanceCards() {
   const instances = useExobar((s) => s.snapshot.instances);
+  // One column in the popover; side by side in a wide window (app.css).
   return (
-    <>
+    <div className="instance-grid" data-testid="instance-grid">
       {instances.map((instance) =>
         instance.source === 'exo' ? <ExoInstanceCard key={instance.id} instance={instance} /> : <InstanceCard key={instance.id} instance={instance} />,
       )}
-    </>
+    </div>
   );
 }
 

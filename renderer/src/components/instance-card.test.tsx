@@ -202,3 +202,30 @@ describe('live ages', () => {
     expect(screen.getAllByTestId('queue-row')[3]!.textContent).toContain('1 s');
   });
 });
+
+describe('wide layout', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  it('puts the cards in one grid, and the TTFT chart takes its card\'s measured width', () => {
+    const observed: Element[] = [];
+    vi.stubGlobal(
+      'ResizeObserver',
+      class {
+        observe(element: Element) {
+          observed.push(element);
+        }
+        disconnect() {}
+      },
+    );
+    vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ width: 612.6 } as DOMRect);
+    const { container } = renderApp(snapshot({ instances: [instanceWithTtft(5), prefillingInstance()] }));
+    const grid = screen.getByTestId('instance-grid');
+    expect(within(grid).getAllByTestId('instance-card')).toHaveLength(2);
+    expect(observed.length).toBeGreaterThanOrEqual(2);
+    const svg = container.querySelector('.recharts-wrapper svg');
+    expect(svg?.getAttribute('width')).toBe('612');
+  });
+});
