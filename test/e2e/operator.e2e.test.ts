@@ -10,17 +10,16 @@
  * Screenshots: docs/images/page-420.png and page-1280.png (the README's).
  */
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './browser';
 import { streamChat, type StreamingChat } from './chat-client';
 import { startServe, type ServeProcess } from './serve-process';
+import { MEDIUM, simCards, SMALL } from './sim-cards';
 
 const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 // 0.5: loading takes long enough to be seen in a snapshot or two; a 60k prompt prefills for seconds.
 const SIM_TIME_SCALE = 0.5;
-const SMALL = 'sim/llama-3.2-1b';
-const MEDIUM = 'sim/llama-3.2-3b';
 
 let serve: ServeProcess;
 let browser: Browser;
@@ -28,9 +27,7 @@ let context: BrowserContext;
 let page: Page;
 const chats: StreamingChat[] = [];
 
-const card = (name: string): Locator => page.getByRole('region', { name });
-const card1b = (): Locator => card('Llama 3.2 1B (simulated)');
-const card3b = (): Locator => card('Llama 3.2 3B (simulated)');
+const { card1b, card3b } = simCards(() => page);
 
 /** A fresh page in its own context (its own sessionStorage, so no token carries over). */
 async function freshPage(width = 420): Promise<{ context: BrowserContext; page: Page }> {
