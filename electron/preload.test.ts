@@ -128,10 +128,14 @@ describe('preload', () => {
       removeListener: () => undefined,
     } as never);
     expect(await bridge.createInstance({ model: 'sim/llama-3.2-3b', fastSynch: 'off' })).toEqual({ id: 'i1' });
-    expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false });
+    expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false, duplicate: false });
     await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
     await bridge.stopInstance('i1');
-    await bridge.stopAll();
+    await bridge.stopInstance('i1', { confirm: true });
+    await bridge.stopAll({ confirm: true });
+    expect(vi.mocked(backend.stopInstance).mock.calls).toEqual([['i1'], ['i1', { confirm: true }]]);
+    expect(backend.stopAll).toHaveBeenCalledWith({ confirm: true });
+    await expect(bridge.stopAll({ confirm: 'yes' } as never)).rejects.toThrow(/argument 1 field confirm/);
     await bridge.cancelRequest('chatcmpl-9');
     await bridge.launchSafePair();
     expect((await bridge.getSafePairPlan()).canRun).toBe(true);
