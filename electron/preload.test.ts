@@ -135,7 +135,11 @@ describe('preload', () => {
     await bridge.stopInstance('i1');
     await bridge.retryInstance('i1');
     expect(backend.retryInstance).toHaveBeenCalledWith('i1');
-    await bridge.stopAll();
+    await bridge.stopInstance('i1', { confirm: true });
+    await bridge.stopAll({ confirm: true });
+    expect(vi.mocked(backend.stopInstance).mock.calls).toEqual([['i1'], ['i1', { confirm: true }]]);
+    expect(backend.stopAll).toHaveBeenCalledWith({ confirm: true });
+    await expect(bridge.stopAll({ confirm: 'yes' } as never)).rejects.toThrow(/argument 1 field confirm/);
     await bridge.cancelRequest('chatcmpl-9');
     await bridge.launchSafePair();
     expect((await bridge.getSafePairPlan()).canRun).toBe(true);

@@ -20,16 +20,26 @@ export interface DiagnosticsResult {
   location: string | null;
 }
 
+/**
+ * How a stop is asked for. Stopping a model ends its requests in flight: the server
+ * refuses (409 `requests_in_flight`) unless `confirm` is true, so the page asks first.
+ */
+export interface StopOptions {
+  confirm: boolean;
+}
+
 /** The actions' signatures, as the page calls them. */
 export interface BridgeActions {
   getSafePairPlan(): Promise<SafePairPlan>;
   launchSafePair(): Promise<void>;
   createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
   updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
-  stopInstance(id: string): Promise<void>;
+  /** Without `{ confirm: true }`, refused while the model has requests in flight. */
+  stopInstance(id: string, options?: StopOptions): Promise<void>;
   /** The operator's retry of a runner that failed or needs attention (runner.state). */
   retryInstance(id: string): Promise<void>;
-  stopAll(): Promise<void>;
+  /** Without `{ confirm: true }`, refused while any model has requests in flight. */
+  stopAll(options?: StopOptions): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
   exportDiagnostics(): Promise<DiagnosticsResult>;
   /**
@@ -72,6 +82,8 @@ export interface BridgeActionRoute<Args extends unknown[]> {
 }
 
 const segment = encodeURIComponent;
+/** A stop's body: `{"confirm": true}` when confirmed, none otherwise. */
+const confirmBody = (options: StopOptions | undefined): { confirm: true } | undefined => (options?.confirm ? { confirm: true } : undefined);
 
 const TABLE = {
   getSafePairPlan: { channel: 'exobar:get-safe-pair-plan', http: { method: 'GET', path: () => '/api/launch/safe-pair' } },
@@ -82,9 +94,13 @@ const TABLE = {
     http: { method: 'PATCH', path: (id) => `/api/instances/${segment(id)}`, body: (_id, request) => request },
   },
   retryInstance: { channel: 'exobar:retry-instance', http: { method: 'POST', path: (id) => `/api/instances/${segment(id)}/retry` } },
-  stopInstance: { channel: 'exobar:stop-instance', http: { method: 'DELETE', path: (id) => `/api/instances/${segment(id)}` } },
+  // The confirmation travels in the body (`{"confirm": true}`), so the paths stay as they are.
+  stopInstance: {
+    channel: 'exobar:stop-instance',
+    http: { method: 'DELETE', path: (id) => `/api/instances/${segment(id)}`, body: (_id, options) => confirmBody(options) },
+  },
   // One call: the server stops every instance it has, one launched since the page's last snapshot included.
-  stopAll: { channel: 'exobar:stop-all', http: { method: 'DELETE', path: () => '/api/instances' } },
+  stopAll: { channel: 'exobar:stop-all', http: { method: 'DELETE', path: () => '/api/instances', body: (options) => confirmBody(options) } },
   cancelRequest: { channel: 'exobar:cancel-request', http: { method: 'POST', path: (requestId) => `/v1/cancel/${segment(requestId)}` } },
   exportDiagnostics: { channel: 'exobar:export-diagnostics', http: { method: 'POST', path: () => '/api/diagnostics' } },
   // 202: the setup runs on in the server; its progress comes in the snapshots' mlx.setup.

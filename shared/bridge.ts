@@ -24,11 +24,17 @@ export interface AppAlert {
   at: number;
 }
 
+/**
+ * The kind of connection trouble: nothing answers, or the server runs and refused (or
+ * was never given) the page's token. Only the HTTP bridge has a token to refuse.
+ */
+export type ConnectionProblem = 'unreachable' | 'token_refused' | 'no_token';
+
 export interface ExobarBridge extends BridgeActions {
   /** Calls `listener` with every new snapshot, starting with the latest one. */
   subscribeSnapshots(listener: (snapshot: Snapshot) => void): Unsubscribe;
-  /** Connection trouble (lost server, bad token) in words, or null when fine. */
-  subscribeConnection(listener: (error: string | null) => void): Unsubscribe;
+  /** Connection trouble (lost server, bad token) in words and its kind (unreachable when not said), or null when fine. */
+  subscribeConnection(listener: (error: string | null, problem?: ConnectionProblem) => void): Unsubscribe;
   /**
    * The app's undelivered alerts (all of them on each change); only the Mac app has
    * them (a browser has no notifications from exobar to lose).

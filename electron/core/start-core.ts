@@ -152,6 +152,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const server = createApiServer({
     node,
     token,
+    tokenFile: tokenSource === 'env' ? null : tokenPath,
     host: options.host ?? DEFAULT_API_HOST,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,

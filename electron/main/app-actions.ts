@@ -10,7 +10,9 @@ import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
 import { launchInstance } from '../core/instance-launch';
-import type { ExobarNode } from '../core/node-types';
+import { NodeError, type ExobarNode } from '../core/node-types';
+import { localInstances } from '../../shared/instance-state';
+import type { StopOptions } from '../../shared/bridge-actions';
 import { stopAllInstances } from '../core/node/stop-all';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 import type { CoreServices } from './core-services';
@@ -53,6 +55,18 @@ export function createAppActions(options: AppActionsOptions): AppActions {
   const stopAll = async () => {
     const { ids, failed } = await stopAllInstances(node);
     if (failed.length > 0) throw new Error(`${failed.length} of ${ids.length} models did not stop: ${String(failed[0]!.error)}`);
+  };
+
+  /**
+   * The page's stops, refused as the HTTP API refuses them (409 `requests_in_flight`)
+   * while requests would end and the page has not confirmed: the page asks first, and
+   * a request that arrived since its last snapshot is asked about too.
+   */
+  const refuseUnconfirmedStop = (ids: readonly string[], options: StopOptions | undefined): void => {
+    if (options?.confirm) return;
+    const requests = requestsEndingOnStop(node.snapshot(), ids);
+    if (requests === 0) return;
+    throw new NodeError('requests_in_flight', `${requestsWillEndWords(requests)} if ${ids.length === 1 ? 'this model stops' : 'these models stop'}`, 409);
   };
 
   /**
@@ -125,11 +139,15 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     },
     updateInstance: (id, request) => node.updateInstance(id, request),
     // An exo instance's Stop deletes it on exo; any other id is this node's.
-    stopInstance: async (id) => {
+    stopInstance: async (id, stopOptions) => {
+      refuseUnconfirmedStop([id], stopOptions);
       if (!(await options.exo.stopInstance(id))) await node.deleteInstance(id);
     },
     retryInstance: async (id) => node.retryInstance(id),
-    stopAll,
+    stopAll: async (stopOptions) => {
+      refuseUnconfirmedStop(localInstances(node.snapshot()).map((i) => i.id), stopOptions);
+      await stopAll();
+    },
     async cancelRequest(requestId) {
       if (!node.cancel(requestId)) {
         throw Object.assign(new Error(`No request ${requestId} is in flight (it may have finished already)`), { code: 'request_not_found' });

@@ -233,6 +233,23 @@ describe('snapshots, tray and notifications', () => {
 });
 
 describe('IPC from the popover', () => {
+  it('refuses a stop that would end requests in flight unless the page confirmed, as the HTTP API does', async () => {
+    const { core } = await start();
+    const page = fake.windows[0]!.webContents;
+    const busy = instance('a', { queue: { capacity: 64, requests: [request('r1', 'decoding'), request('r2', 'queued')] } });
+    core.fakeNode.publish({ instances: [busy, instance('b')] });
+    expect(await fake.ipcMain.invoke(IpcChannel.stopInstance, page, 'a')).toMatchObject({
+      ok: false,
+      error: { code: 'requests_in_flight', message: '2 requests will end if this model stops' },
+    });
+    expect(await fake.ipcMain.invoke(IpcChannel.stopAll, page)).toMatchObject({ ok: false, error: { code: 'requests_in_flight' } });
+    expect(core.fakeNode.deleteInstance).not.toHaveBeenCalled();
+    // A model without requests, and a confirmed stop, reach the node (whose published instances it cannot find).
+    await fake.ipcMain.invoke(IpcChannel.stopInstance, page, 'b');
+    await fake.ipcMain.invoke(IpcChannel.stopInstance, page, 'a', { confirm: true });
+    expect(vi.mocked(core.fakeNode.deleteInstance).mock.calls.map((c) => c[0])).toEqual(['b', 'a']);
+  });
+
   it('answers its own page and refuses (and counts) anything else', async () => {
     const { core } = await start();
     const page = fake.windows[0]!.webContents;

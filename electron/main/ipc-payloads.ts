@@ -14,6 +14,7 @@ import { IpcChannel } from '../../shared/ipc-channels';
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
 const ExoUrl = ExoAttachRequestSchema.shape.url;
+const StopOptions = z.strictObject({ confirm: z.boolean() });
 
 /** Channels the renderer invokes (all but the main-to-renderer snapshot push). */
 export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
@@ -24,9 +25,9 @@ export const IPC_PAYLOADS = {
   launchSafePair: z.tuple([]),
   createInstance: z.tuple([CreateInstanceRequestSchema]),
   updateInstance: z.tuple([InstanceId, UpdateInstanceRequestSchema]),
-  stopInstance: z.tuple([InstanceId]),
+  stopInstance: z.tuple([InstanceId, StopOptions.optional()]),
   retryInstance: z.tuple([InstanceId]),
-  stopAll: z.tuple([]),
+  stopAll: z.tuple([StopOptions.optional()]),
   cancelRequest: z.tuple([RequestId]),
   exportDiagnostics: z.tuple([]),
   setupMlxRuntime: z.tuple([]),

@@ -1,14 +1,13 @@
 /** Runner statuses and counts in the words the tray, menu and notifications show. */
 import type { RunnerStatus } from '../../shared/runner-protocol';
 import { isFailed } from '../../shared/instance-state';
-import { PLAIN_RUNNER_STATUS_WORDS } from '../../shared/runner-status-words';
+import { plainRunnerStatus } from '../../shared/runner-status-words';
 import type { InstanceSnapshot } from '../../shared/snapshot';
 
-/** "Ready", "Loading 12/28 layers", "Failed: out of memory", ... (exo's runner statuses). */
+/** "Ready", "Loading 12 of 28 layers", "Failed: out of memory", ... (the page's words; a failure's message cut to 60 characters). */
 export function runnerStatusWords(status: RunnerStatus): string {
-  if (status.kind === 'RunnerLoading') return `Loading ${status.layersLoaded}/${status.totalLayers} layers`;
   if (status.kind === 'RunnerFailed') return `Failed: ${truncate(status.errorMessage, 60)}`;
-  return PLAIN_RUNNER_STATUS_WORDS[status.kind] ?? status.kind;
+  return plainRunnerStatus(status);
 }
 
 /**

@@ -16,7 +16,7 @@ describe('tray state', () => {
     expect(view.state).toBe('idle');
     expect(view.title).toBe('0');
     expect(view.tooltip).toContain('exobar: 1 model: 1 loading');
-    expect(view.tooltip).toContain('Model a: Loading 3/16 layers');
+    expect(view.tooltip).toContain('Model a: Loading 3 of 16 layers');
     expect(view.tooltip).not.toContain('serving');
   });
 

@@ -1,6 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fastSynchOn, instance, mlxAvailable, mlxRuntime, prefillingInstance, ringFastSynchWarning, safePairPlan, snapshot, withStatus } from '../../test/support/renderer/fixtures';
+import { noTokenMessage, tokenRefusedMessage, unreachableMessage } from './bridge/connection-words';
 import { renderApp } from '../../test/support/renderer/render-app';
 
 afterEach(cleanup);
@@ -33,14 +34,26 @@ describe('app states', () => {
     await act(async () => {});
   });
 
-  it('shows a bad-token error with what to do when nothing could be loaded', () => {
+  it('says "Token refused" (not "cannot reach") when the server refused the token, with what to do', () => {
     const { bridge } = renderApp();
-    act(() => bridge.connection('The server refused the access token. Open the address that `exobar serve` printed.'));
+    act(() => bridge.connection(tokenRefusedMessage('http://127.0.0.1:52416', '/Users/op/.exobar/token'), 'token_refused'));
     const error = screen.getByTestId('connection-error');
-    expect(error.textContent).toContain('Cannot reach exobar');
-    expect(error.textContent).toContain('Open the address that `exobar serve` printed');
+    expect(error.querySelector('h2')?.textContent).toBe('Token refused');
+    expect(error.textContent).toContain('The token is in /Users/op/.exobar/token');
+    expect(error.textContent).toContain('http://127.0.0.1:52416/#token=');
+    expect(error.textContent).not.toContain('Cannot reach');
     expect(screen.queryByTestId('loading-state')).toBeNull();
-    expect(screen.getByTestId('app-header').textContent).toContain('Disconnected');
+    expect(screen.getByTestId('app-header').textContent).toContain('Token refused');
+  });
+
+  it('says "Cannot reach exobar" when nothing answers, and "No access token" without one', () => {
+    const { bridge } = renderApp();
+    act(() => bridge.connection(unreachableMessage('http://127.0.0.1:52416', 'fetch failed'), 'unreachable'));
+    expect(screen.getByTestId('connection-error').querySelector('h2')?.textContent).toBe('Cannot reach exobar');
+    expect(screen.getByTestId('app-header').textContent).toContain('Cannot reach exobar');
+    act(() => bridge.connection(noTokenMessage('http://127.0.0.1:52416', '/data/token'), 'no_token'));
+    expect(screen.getByTestId('connection-error').querySelector('h2')?.textContent).toBe('No access token');
+    expect(screen.getByTestId('connection-error').textContent).toContain('The token is in /data/token');
   });
 
   it('keeps the last state on screen when the connection drops, and clears the error when it returns', async () => {
@@ -97,12 +110,26 @@ describe('app states', () => {
     const running = safePairPlan();
     bridge.getSafePairPlan.mockResolvedValue({
       ...running,
-      models: running.models.map((m) => ({ ...m, alreadyRunning: true })),
+      models: running.models.map((m) => ({ ...m, alreadyRunning: true, state: 'serving' as const })),
       memory: { requiredBytes: 0, freeBytes: 20 * 1024 ** 3, headroomBytes: 2 * 1024 ** 3 },
     });
     act(() => bridge.push(snapshot({ instances: [instance()] })));
     await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (20.0 GB free)'));
     expect((screen.getByRole('button', { name: 'Safe pair running' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'serving']);
+  });
+
+  it('marks a model the plan reuses while it still loads as loading, never running', async () => {
+    const { bridge } = renderApp();
+    const plan = safePairPlan();
+    bridge.getSafePairPlan.mockResolvedValue({
+      ...plan,
+      models: [{ ...plan.models[0]!, alreadyRunning: true, state: 'serving' }, { ...plan.models[1]!, alreadyRunning: true, state: 'loading' }],
+    });
+    act(() => bridge.push(snapshot({ instances: [instance()] })));
+    await waitFor(() => expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'loading']));
+    expect(screen.getByRole('region', { name: 'Safe launch' }).textContent).not.toContain('running');
+    expect((screen.getByRole('button', { name: 'Safe pair loading…' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('shows a failed plan request in words', async () => {

@@ -17,17 +17,19 @@ import { InstanceCard } from './components/instance-card';
 import { ModelsPanel } from './components/models-panel';
 import { NoticeBar } from './components/notice-bar';
 import { SafeLaunchPanel } from './components/safe-launch-panel';
+import { StopConfirmDialog } from './components/stop-confirm-dialog';
 import { WarningBanners } from './components/warning-banner';
 import { useExobar } from './store/store-context';
 
 function InstanceCards() {
   const instances = useExobar((s) => s.snapshot.instances);
+  // One column in the popover; side by side in a wide window (app.css).
   return (
-    <>
+    <div className="instance-grid" data-testid="instance-grid">
       {instances.map((instance) =>
         instance.source === 'exo' ? <ExoInstanceCard key={instance.id} instance={instance} /> : <InstanceCard key={instance.id} instance={instance} />,
       )}
-    </>
+    </div>
   );
 }
 
@@ -74,6 +76,7 @@ export function App() {
         <Body />
       </main>
       <AppFooter />
+      <StopConfirmDialog />
     </div>
   );
 }

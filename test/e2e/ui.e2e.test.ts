@@ -9,29 +9,26 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mlxPlatform } from '../../electron/core/mlx/mlx-platform';
 import { launchChromium } from './browser';
 import { streamChat, type StreamingChat } from './chat-client';
 import { controlClient } from './control-client';
 import { startServe, type ServeProcess } from './serve-process';
+import { MEDIUM, simCards, SMALL } from './sim-cards';
 
 const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 // 0.25: the 3B prefills a 60k-token prompt in ~9.5 s, one 4096-token chunk every ~0.65 s:
 // long enough to watch, short enough for CI.
 const SIM_TIME_SCALE = 0.25;
-const SMALL = 'sim/llama-3.2-1b';
-const MEDIUM = 'sim/llama-3.2-3b';
 
 let serve: ServeProcess;
 let browser: Browser;
 let page: Page;
 const chats: StreamingChat[] = [];
 
-const card = (name: string): Locator => page.getByRole('region', { name });
-const card1b = (): Locator => card('Llama 3.2 1B (simulated)');
-const card3b = (): Locator => card('Llama 3.2 3B (simulated)');
+const { card1b, card3b } = simCards(() => page);
 /** The popover's size, and (`full`) the whole page for the README. */
 const shot = async (name: string, full = false) => {
   await page.screenshot({ path: `${SHOTS}${name}.png` });
@@ -101,7 +98,7 @@ describe('the page against exobar serve', () => {
   it('launches the safe pair from the UI and shows both runners ready with fast synch off', async () => {
     await page.getByRole('button', { name: 'Launch safe pair' }).click();
     for (const c of [card1b(), card3b()]) {
-      await c.getByTestId('runner-status').filter({ hasText: /^RunnerReady$/ }).waitFor({ timeout: 60_000 });
+      await c.getByTestId('runner-status').filter({ hasText: /^Ready$/ }).waitFor({ timeout: 60_000 });
       expect(await c.getByTestId('fast-synch').innerText()).toBe('off');
     }
     expect(await page.getByTestId('running-count').innerText()).toBe('2 models running');
@@ -182,7 +179,7 @@ describe('the page against exobar serve', () => {
     expect(await page.getByTestId('app-header').getAttribute('data-level')).toBe('warning');
     for (const c of [card1b(), card3b()]) {
       await c.getByTestId('fast-synch').filter({ hasText: /^on$/ }).waitFor({ timeout: 30_000 });
-      await c.getByTestId('runner-status').filter({ hasText: /^RunnerReady$/ }).waitFor({ timeout: 60_000 });
+      await c.getByTestId('runner-status').filter({ hasText: /^Ready$/ }).waitFor({ timeout: 60_000 });
     }
     await page.evaluate(() => window.scrollTo(0, 0));
     await shot('04-warning', true);
@@ -214,7 +211,7 @@ describe('the page against exobar serve', () => {
   it('says the connection is lost when the server stops', async () => {
     await serve.stop();
     await page.getByTestId('connection-error').waitFor({ timeout: 15_000 });
-    expect(await page.getByTestId('connection-error').innerText()).toMatch(/Lost connection to exobar serve/);
+    expect(await page.getByTestId('connection-error').innerText()).toMatch(/Lost connection to exobar at /);
     expect(await page.getByTestId('app-header').innerText()).toContain('Disconnected');
   });
 });

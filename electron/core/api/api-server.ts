@@ -28,6 +28,8 @@ export interface ApiServerOptions {
   node: ExobarNode;
   /** The control API's bearer token. */
   token: string;
+  /** The token file's path, said in a refusal (null: the token came from EXOBAR_TOKEN). */
+  tokenFile?: string | null;
   /** Interface to bind; loopback unless the user asks otherwise. */
   host?: string;
   /** Port to listen on; 0 picks a free one. */
@@ -128,7 +130,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         return;
       }
       if (match.route.auth) {
-        const authRefusal = checkBearer(req, options.token);
+        const authRefusal = checkBearer(req, options.token, options.tokenFile);
         if (authRefusal) throw authRefusal;
       }
       const ctx: RouteContext = {

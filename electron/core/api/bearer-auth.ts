@@ -7,19 +7,36 @@ import type { IncomingMessage } from 'node:http';
 import { tokensEqual } from '../auth-token';
 import { ApiError, rejected } from './api-error';
 
-/** Returns the refusal for a request without the right bearer token, or null when it has it. */
-export function checkBearer(req: IncomingMessage, token: string): ApiError | null {
+/**
+ * Where the token is, for the refusal's words: the token file's real path, null when
+ * the token came from `EXOBAR_TOKEN`, undefined when the caller did not say.
+ */
+export type TokenFile = string | null | undefined;
+
+/**
+ * Returns the refusal for a request without the right bearer token, or null when it
+ * has it. The refusal says where the token is (`error.tokenFile`: a path, never the
+ * token), so the page can tell the operator what to open.
+ */
+export function checkBearer(req: IncomingMessage, token: string, tokenFile?: TokenFile): ApiError | null {
   const header = req.headers.authorization;
   if (header == null || header === '') {
-    return withChallenge(rejected(401, 'missing_token', 'this endpoint needs "Authorization: Bearer <token>"; the token is in <dataDir>/token'));
+    return refusal('missing_token', `this endpoint needs "Authorization: Bearer <token>"; ${whereWords(tokenFile)}`, tokenFile);
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (match?.[1] == null || !tokensEqual(match[1], token)) {
-    return withChallenge(rejected(401, 'invalid_token', 'the bearer token is wrong; the token is in <dataDir>/token'));
+    return refusal('invalid_token', `the bearer token is wrong; ${whereWords(tokenFile)}`, tokenFile);
   }
   return null;
 }
 
-function withChallenge(error: ApiError): ApiError {
-  return new ApiError(error.status, error.code, error.message, { ...error.options, headers: { 'WWW-Authenticate': 'Bearer realm="exobar"' } });
+function whereWords(tokenFile: TokenFile): string {
+  if (tokenFile === null) return 'the token is the server\'s EXOBAR_TOKEN';
+  return `the token is in ${tokenFile ?? '<dataDir>/token'}`;
+}
+
+function refusal(code: string, message: string, tokenFile: TokenFile): ApiError {
+  const base = rejected(401, code, message);
+  const details = tokenFile === undefined ? {} : { tokenFile };
+  return new ApiError(401, code, message, { ...base.options, details, headers: { 'WWW-Authenticate': 'Bearer realm="exobar"' } });
 }

@@ -63,6 +63,17 @@ describe('the token', () => {
     await query.body?.cancel();
   });
 
+  it('a refusal says where the token is (the real token file), never the token', async () => {
+    const file = `${rig.core.dataDir}/token`;
+    for (const headers of [{ Authorization: '' }, { Authorization: `Bearer ${rig.token}x` }]) {
+      const refused = await rig.control('GET', '/api/state', undefined, headers);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.tokenFile).toBe(file);
+      expect(refused.body.error.message).toContain(`the token is in ${file}`);
+      expect(JSON.stringify(refused.body)).not.toContain(rig.token);
+    }
+  });
+
   it('writes the generated token to <dataDir>/token with mode 0600', async () => {
     const { readFile, stat } = await import('node:fs/promises');
     const file = `${rig.core.dataDir}/token`;

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Snapshot } from '../../../shared/snapshot';
 import { catalog, instance, mlxModel, mlxSetupRunning, safePairPlan, snapshot } from '../../../test/support/renderer/fixtures';
-import { BAD_TOKEN_MESSAGE, createHttpBridge, NO_TOKEN_MESSAGE } from './http-bridge';
+import { BridgeError } from './bridge-error';
+import { createHttpBridge } from './http-bridge';
 
 const encoder = new TextEncoder();
 
@@ -77,22 +78,31 @@ describe('http bridge: snapshot stream', () => {
     streams[0]!.send(snapshot({ seq: 1 }));
     await vi.waitFor(() => expect(seen).toEqual([1]));
     streams[0]!.close();
-    await vi.waitFor(() => expect(errors[0]).toMatch(/Lost connection to exobar serve: the server closed the event stream/));
+    await vi.waitFor(() => expect(errors[0]).toMatch(/Lost connection to exobar at http:\/\/h: the server closed the event stream/));
     await vi.waitFor(() => expect(calls).toHaveLength(2));
     streams[1]!.send(snapshot({ seq: 5 }));
     await vi.waitFor(() => expect(seen).toEqual([1, 5]));
     expect(errors.at(-1)).toBeNull();
   });
 
-  it('stops retrying and says what to do when the token is refused', async () => {
-    const { fetch, calls } = fakeFetch(() => json({ error: { message: 'bad token', code: 'unauthorized' } }, 401));
+  it('stops retrying when the token is refused, and says so (not "cannot reach"), where the token is and what to open', async () => {
+    const { fetch, calls } = fakeFetch(() => json({ error: { message: 'the bearer token is wrong', code: 'invalid_token', tokenFile: '/Users/op/.exobar/token' } }, 401));
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'wrong', fetch, backoff: { initialMs: 1, maxMs: 1 } });
-    const errors: (string | null)[] = [];
-    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    const errors: [string | null, string | undefined][] = [];
+    unsubs.push(bridge.subscribeConnection((e, problem) => errors.push([e, problem])));
     unsubs.push(bridge.subscribeSnapshots(() => {}));
-    await vi.waitFor(() => expect(errors).toEqual([BAD_TOKEN_MESSAGE]));
+    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    const [message, problem] = errors[0]!;
+    expect(problem).toBe('token_refused');
+    expect(message).toContain('refused this page\'s access token');
+    expect(message).toContain('The token is in /Users/op/.exobar/token');
+    expect(message).toContain('http://h/#token=');
+    expect(message).toContain('The token stays the same when the server restarts.');
+    expect(message).not.toMatch(/new (one|token)/);
     await new Promise((r) => setTimeout(r, 30));
     expect(calls).toHaveLength(1);
+    // An action refused the same way says the same.
+    await expect(bridge.stopAll()).rejects.toMatchObject({ code: 'token_refused', message });
   });
 
   it('reports a stream that is not a snapshot as a connection error', async () => {
@@ -120,14 +130,28 @@ describe('http bridge: snapshot stream', () => {
     await vi.waitFor(() => expect(errors[0]).toMatch(/does not understand \(mlx\.available:/));
   });
 
-  it('without a token makes no request and tells the user where to find one', () => {
-    const { fetch, calls } = fakeFetch(() => json({}));
+  it('without a token asks once, unauthenticated, and says where the token is', async () => {
+    const { fetch, calls } = fakeFetch(() => json({ error: { message: 'needs a token', code: 'missing_token', tokenFile: '/data/token' } }, 401));
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: null, fetch });
-    const errors: (string | null)[] = [];
-    unsubs.push(bridge.subscribeConnection((e) => errors.push(e)));
+    const errors: [string | null, string | undefined][] = [];
+    unsubs.push(bridge.subscribeConnection((e, problem) => errors.push([e, problem])));
     unsubs.push(bridge.subscribeSnapshots(() => {}));
-    expect(errors).toEqual([NO_TOKEN_MESSAGE]);
-    expect(calls).toHaveLength(0);
+    expect(errors[0]?.[1]).toBe('no_token');
+    await vi.waitFor(() => expect(errors.at(-1)?.[0]).toContain('The token is in /data/token'));
+    expect(errors.at(-1)?.[1]).toBe('no_token');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.url).toBe('http://h/api/state');
+    expect(calls[0]?.init.headers).toBeUndefined();
+  });
+
+  it('says "nothing answers" (unreachable) when the server was never reached, and keeps retrying', async () => {
+    const { fetch, calls } = fakeFetch(() => Promise.reject(new TypeError('fetch failed')));
+    const bridge = createHttpBridge({ baseUrl: 'http://h:7', token: 't', fetch, backoff: { initialMs: 5, maxMs: 5 } });
+    const errors: [string | null, string | undefined][] = [];
+    unsubs.push(bridge.subscribeConnection((e, problem) => errors.push([e, problem])));
+    unsubs.push(bridge.subscribeSnapshots(() => {}));
+    await vi.waitFor(() => expect(calls.length).toBeGreaterThanOrEqual(2));
+    expect(errors[0]).toEqual(['Nothing answers at http://h:7 (fetch failed). If exobar stopped, start it again with `exobar serve` and reload this page.', 'unreachable']);
   });
 
   it('closes the stream when the last subscriber leaves', async () => {
@@ -196,6 +220,25 @@ describe('http bridge: actions', () => {
     expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
   });
 
+  it('sends a confirmed stop with {"confirm": true} on the same paths, and a 409 requests_in_flight rejects with its code and count', async () => {
+    const { fetch, calls } = fakeFetch((_url, init) =>
+      init.body
+        ? new Response(null, { status: 204 })
+        : json({ error: { message: '2 requests will end if this model stops', code: 'requests_in_flight', param: 'confirm', requests: 2 } }, 409),
+    );
+    const bridge = createHttpBridge({ baseUrl: 'http://h:1', token: 'T', fetch });
+    const refused = await bridge.stopInstance('inst-1').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BridgeError);
+    expect(refused).toMatchObject({ code: 'requests_in_flight', requests: 2, message: '2 requests will end if this model stops' });
+    await bridge.stopInstance('inst-1', { confirm: true });
+    await bridge.stopAll({ confirm: true });
+    expect(calls.map((c) => `${c.init.method} ${c.url.replace('http://h:1', '')} ${String(c.init.body ?? '')}`)).toEqual([
+      'DELETE /api/instances/inst-1 ',
+      'DELETE /api/instances/inst-1 {"confirm":true}',
+      'DELETE /api/instances {"confirm":true}',
+    ]);
+  });
+
   it('throws the API error message', async () => {
     const { fetch } = fakeFetch(() => json({ error: { message: 'Two ring runners with fast synch on: pass acknowledgeRisk', code: 'fast_synch_shared_gpu' } }, 409));
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch });
@@ -227,7 +270,7 @@ describe('http bridge: actions', () => {
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch: fakeFetch(() => new Response('oops', { status: 502, statusText: 'Bad Gateway' })).fetch });
     await expect(bridge.stopInstance('x')).rejects.toThrow('The server answered 502 Bad Gateway');
     const down = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch: fakeFetch(() => Promise.reject(new TypeError('fetch failed'))).fetch });
-    await expect(down.stopInstance('x')).rejects.toThrow('Could not reach exobar serve (fetch failed)');
+    await expect(down.stopInstance('x')).rejects.toThrow('Nothing answers at http://h (fetch failed)');
   });
 
   it('downloads the diagnostic bundle under the server-given name', async () => {

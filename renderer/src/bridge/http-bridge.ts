@@ -5,11 +5,13 @@
  * OpenAI-style `POST /v1/cancel/{id}`, the MLX runtime under /api/mlx.
  */
 import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
-import type { DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
+import type { ConnectionProblem, DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
+import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
+import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
 
 import { SseParser } from './sse-parser';
 
@@ -24,10 +26,6 @@ export interface HttpBridgeOptions {
   saveFile?: (blob: Blob, fileName: string) => void;
 }
 
-export const NO_TOKEN_MESSAGE =
-  'No access token. Open the address that `exobar serve` printed in its terminal (it ends with #token=…).';
-export const BAD_TOKEN_MESSAGE =
-  'The server refused the access token. Open the address that `exobar serve` printed in its terminal again (it ends with #token=…); a restarted server prints a new one.';
 
 /** Lets the browser save a blob as a file. */
 function browserSaveFile(blob: Blob, fileName: string): void {
@@ -43,17 +41,24 @@ function browserSaveFile(blob: Blob, fileName: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-/** The message of an API error answer (`{"error":{"message","code"}}`), or a description of the status. */
-async function describeFailure(response: Response): Promise<string> {
-  if (response.status === 401 || response.status === 403) return BAD_TOKEN_MESSAGE;
+/**
+ * An API error answer (`{"error":{"message","code"}}`) as an error the page can act
+ * on (its code, and `requests` for `requests_in_flight`), or the status in words.
+ */
+async function describeFailure(response: Response, origin: string): Promise<BridgeError> {
+  if (response.status === 401 || response.status === 403) return new BridgeError(tokenRefusedMessage(origin, await tokenFileOf(response)), 'token_refused');
   const text = await response.text().catch(() => '');
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } };
-    if (typeof body.error?.message === 'string' && body.error.message) return body.error.message;
+    const body = JSON.parse(text) as { error?: { message?: unknown; code?: unknown; requests?: unknown } };
+    const error = body.error;
+    if (typeof error?.message === 'string' && error.message) {
+      const requests = typeof error.requests === 'number' ? error.requests : null;
+      return new BridgeError(error.message, typeof error.code === 'string' ? error.code : null, requests);
+    }
   } catch {
     // not JSON: fall through
   }
-  return `The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  return new BridgeError(`The server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, null);
 }
 
 function fileNameFrom(disposition: string | null): string | null {
@@ -68,15 +73,18 @@ function fileNameFrom(disposition: string | null): string | null {
 export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
   const baseUrl = options.baseUrl ?? window.location.origin;
+  const origin = new URL(baseUrl).origin;
   const backoff = options.backoff ?? { initialMs: 500, maxMs: 10_000 };
   const saveFile = options.saveFile ?? browserSaveFile;
   const token = options.token;
 
   const snapshotListeners = new Set<(snapshot: Snapshot) => void>();
-  const connectionListeners = new Set<(error: string | null) => void>();
+  const connectionListeners = new Set<(error: string | null, problem?: ConnectionProblem) => void>();
   let latest: Snapshot | null = null;
-  let connectionError: string | null = token ? null : NO_TOKEN_MESSAGE;
+  let connectionError: string | null = token ? null : noTokenMessage(origin, undefined);
+  let connectionProblem: ConnectionProblem | undefined = token ? undefined : 'no_token';
   let stream: AbortController | null = null;
+  let probed = false;
 
   const url = (path: string): string => new URL(path, baseUrl).toString();
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
@@ -84,14 +92,28 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     ...extra,
   });
 
-  const setConnection = (error: string | null): void => {
-    if (error === connectionError) return;
+  const setConnection = (error: string | null, problem?: ConnectionProblem): void => {
+    if (error === connectionError && problem === connectionProblem) return;
     connectionError = error;
-    for (const listener of connectionListeners) listener(error);
+    connectionProblem = error === null ? undefined : problem;
+    for (const listener of connectionListeners) listener(error, connectionProblem);
+  };
+
+  /**
+   * Without a token the page asks the server once, unauthenticated, so it can say
+   * whether anything answers and where the token is (the 401 names the token file).
+   */
+  const probeWithoutToken = async (): Promise<void> => {
+    try {
+      const response = await doFetch(url('/api/state'), { cache: 'no-store' });
+      setConnection(noTokenMessage(origin, response.status === 401 ? await tokenFileOf(response) : undefined), 'no_token');
+    } catch (error) {
+      setConnection(unreachableMessage(origin, error instanceof Error ? error.message : String(error)), 'unreachable');
+    }
   };
 
   const request = async (method: string, path: string, body?: unknown): Promise<Response> => {
-    if (!token) throw new Error(NO_TOKEN_MESSAGE);
+    if (!token) throw new BridgeError(noTokenMessage(origin, undefined), 'no_token');
     let response: Response;
     try {
       response = await doFetch(url(path), {
@@ -101,9 +123,9 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
         cache: 'no-store',
       });
     } catch (error) {
-      throw new Error(`Could not reach exobar serve (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+      throw new BridgeError(unreachableMessage(origin, error instanceof Error ? error.message : String(error)), 'unreachable');
     }
-    if (!response.ok) throw new Error(await describeFailure(response));
+    if (!response.ok) throw await describeFailure(response, origin);
     return response;
   };
 
@@ -128,14 +150,14 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     });
 
   /** Reads one connection of the event stream until it ends; throws on failure. */
-  const readStream = async (signal: AbortSignal, onSnapshot: () => void): Promise<'refused' | 'ended'> => {
+  const readStream = async (signal: AbortSignal, onSnapshot: () => void): Promise<{ refused: Response } | 'ended'> => {
     const response = await doFetch(url('/api/events'), {
       headers: headers({ Accept: 'text/event-stream' }),
       cache: 'no-store',
       signal,
     });
-    if (response.status === 401 || response.status === 403) return 'refused';
-    if (!response.ok || !response.body) throw new Error(await describeFailure(response));
+    if (response.status === 401 || response.status === 403) return { refused: response };
+    if (!response.ok || !response.body) throw await describeFailure(response, origin);
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     const parser = new SseParser();
@@ -155,15 +177,19 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
   const runStream = async (controller: AbortController): Promise<void> => {
     const { signal } = controller;
     let attempt = 0;
+    let everConnected = false;
     while (!signal.aborted) {
       let reason: string;
+      let reached = false;
       try {
         const outcome = await readStream(signal, () => {
           attempt = 0;
+          everConnected = true;
         });
-        if (outcome === 'refused') {
+        reached = true;
+        if (outcome !== 'ended') {
           // A wrong token does not fix itself: stop retrying and say what to do.
-          setConnection(BAD_TOKEN_MESSAGE);
+          setConnection(tokenRefusedMessage(origin, await tokenFileOf(outcome.refused)), 'token_refused');
           return;
         }
         reason = 'the server closed the event stream';
@@ -173,15 +199,20 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       }
       const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
       attempt += 1;
-      setConnection(
-        `Lost connection to exobar serve: ${reason}. Retrying in ${Math.max(1, Math.round(delay / 1000))} s; if it stopped, start it again with \`exobar serve\`.`,
-      );
+      const seconds = Math.max(1, Math.round(delay / 1000));
+      // Before any snapshot and with nothing answering: "cannot reach", not "lost".
+      setConnection(everConnected || reached ? lostMessage(origin, reason, seconds) : unreachableMessage(origin, reason), 'unreachable');
       await sleep(delay, signal);
     }
   };
 
   const openStream = (): void => {
-    if (stream || !token) return;
+    if (!token) {
+      if (!probed) void probeWithoutToken();
+      probed = true;
+      return;
+    }
+    if (stream) return;
     const controller = new AbortController();
     stream = controller;
     void runStream(controller).finally(() => {
@@ -206,7 +237,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     },
     subscribeConnection(listener): Unsubscribe {
       connectionListeners.add(listener);
-      if (connectionError) listener(connectionError);
+      if (connectionError) listener(connectionError, connectionProblem);
       return () => connectionListeners.delete(listener);
     },
     getSafePairPlan: () => send('getSafePairPlan').then(bodyOf<SafePairPlan>),
@@ -218,8 +249,8 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       return { id };
     },
     updateInstance: (id, body) => send('updateInstance', id, body).then(nothing),
-    stopInstance: (id) => send('stopInstance', id).then(nothing),
-    stopAll: () => send('stopAll').then(nothing),
+    stopInstance: (id, options) => send('stopInstance', id, options).then(nothing),
+    stopAll: (options) => send('stopAll', options).then(nothing),
     cancelRequest: (requestId) => send('cancelRequest', requestId).then(nothing),
     retryInstance: (id) => send('retryInstance', id).then(nothing),
     async exportDiagnostics(): Promise<DiagnosticsResult> {

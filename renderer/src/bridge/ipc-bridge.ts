@@ -9,6 +9,7 @@ import type { ExobarBridge } from '../../../shared/bridge';
 import { BRIDGE_ACTION_NAMES, type BridgeActionName, type BridgeActions } from '../../../shared/bridge-actions';
 import { parseSnapshotValue } from '../../../shared/snapshot';
 import { errorMessage } from '../lib/error-message';
+import { BridgeError, errorCode } from './bridge-error';
 
 /** True when the page runs in the Electron popover. */
 export function hasIpcBridge(target: { exobar?: ExobarBridge } = window): boolean {
@@ -19,7 +20,8 @@ async function clean<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    throw new Error(errorMessage(error), { cause: error });
+    // The code stays: the page acts on some refusals (a stop with requests in flight asks first).
+    throw new BridgeError(errorMessage(error), errorCode(error));
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * The live TTFT chart: the recent samples with the p50 and p95 lines. Fixed width and
- * height (no ResponsiveContainer): the popover has a fixed size, it renders in jsdom
- * too, and no resize observer runs on every frame. The p50/p95 lines extend the axis:
+ * The live TTFT chart: the recent samples with the p50 and p95 lines. A given width
+ * and height (no ResponsiveContainer): the card measures its width once per layout
+ * change (lib/use-element-width.ts), it renders in jsdom too, and nothing measures on
+ * every frame. The p50/p95 lines extend the axis:
  * the node's percentiles cover more samples than the window shown, and a p95 above
  * every visible point must still be drawn. Animation is off: at ~10 updates a
  * second a tween would never finish and would only cost frames.

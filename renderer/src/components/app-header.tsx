@@ -6,7 +6,7 @@ const plural = (n: number, one: string, many: string): string => `${n} ${n === 1
 
 /** The popover's top line: overall state, models running, warnings. */
 export function AppHeader() {
-  const state = useExobar(useShallow((s) => overallState(s.snapshot, s.connection, s.received)));
+  const state = useExobar(useShallow((s) => overallState(s.snapshot, s.connection, s.received, s.connectionProblem)));
   return (
     <header className={`app-header level-${state.level}`} data-testid="app-header" data-level={state.level}>
       <span className={`dot big level-${state.level}`} aria-hidden="true" />

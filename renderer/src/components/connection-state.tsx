@@ -1,3 +1,4 @@
+import { connectionHeadline } from '../lib/overall-state';
 import { useExobar } from '../store/store-context';
 
 /** Before the first snapshot: a quiet "connecting" line instead of an empty page. */
@@ -10,15 +11,21 @@ export function LoadingState() {
   );
 }
 
-/** A lost connection or a refused token, in words, with what to do next. */
+/**
+ * A lost connection or a refused token, in words, with what to do next. "Token
+ * refused" and "cannot reach" are told apart: the first is fixed by opening the right
+ * address, the second by starting the server.
+ */
 export function ConnectionError() {
   const error = useExobar((s) => s.connectionError);
+  const problem = useExobar((s) => s.connectionProblem);
   const received = useExobar((s) => s.received);
   if (!error) return null;
+  const title = problem === 'unreachable' && received ? 'Connection lost — showing the last known state' : connectionHeadline(problem, received);
   return (
-    <section className="banner error" role="alert" data-testid="connection-error">
-      <h2>{received ? 'Connection lost — showing the last known state' : 'Cannot reach exobar'}</h2>
-      <p>{error}</p>
+    <section className="banner error" role="alert" data-testid="connection-error" data-problem={problem ?? 'unreachable'}>
+      <h2>{title}</h2>
+      <p className="selectable">{error}</p>
     </section>
   );
 }

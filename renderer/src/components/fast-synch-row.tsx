@@ -1,5 +1,6 @@
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { fastSynchMismatch } from '../../../shared/instance-state';
+import { JARGON } from '../lib/jargon';
 
 const onOff = (enabled: boolean): string => (enabled ? 'on' : 'off');
 
@@ -9,7 +10,9 @@ export function FastSynchRow({ instance }: { instance: LocalInstanceSnapshot }) 
   const mismatch = fastSynchMismatch(instance);
   return (
     <div className="row fast-synch">
-      <span className="label">Fast synch</span>
+      <span className="label explained" title={JARGON.fastSynch}>
+        Fast synch
+      </span>
       <span className={`value ${enabled ? 'fs-on' : 'fs-off'}`} data-testid="fast-synch">
         {onOff(enabled)}
       </span>

@@ -8,11 +8,12 @@ afterEach(cleanup);
 const card = (name: RegExp | string) => screen.getByRole('region', { name });
 
 describe('instance card', () => {
-  it('shows a loading runner with exo status name and a layer progress bar', () => {
+  it('shows a loading runner in plain words (exo\'s name in the tooltip) and a layer progress bar', () => {
     renderApp(snapshot({ instances: [withStatus({ kind: 'RunnerLoading', layersLoaded: 12, totalLayers: 28 })] }));
     const c = card('Llama 3.2 1B (simulated)');
-    expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerLoading');
-    expect(c.textContent).toContain('12/28 layers');
+    const status = within(c).getByTestId('runner-status');
+    expect(status.textContent).toBe('Loading 12 of 28 layers');
+    expect(status.getAttribute('title')).toBe('exo status: RunnerLoading');
     const bar = within(c).getByRole('progressbar', { name: /Loading/ });
     expect(bar.getAttribute('aria-valuenow')).toBe('12');
     expect(bar.getAttribute('aria-valuemax')).toBe('28');
@@ -21,8 +22,11 @@ describe('instance card', () => {
   it('shows a ready runner: type, simulated engine, fast synch with its reason, n/a times', () => {
     renderApp(snapshot({ instances: [instance()] }));
     const c = card('Llama 3.2 1B (simulated)');
-    expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerReady');
-    expect(within(c).getByText('ring')).toBeTruthy();
+    expect(within(c).getByTestId('runner-status').textContent).toBe('Ready');
+    expect(within(c).getByTestId('runner-status').getAttribute('title')).toBe('exo status: RunnerReady');
+    expect(within(c).getByText('ring').getAttribute('title')).toMatch(/^ring: exo's instance type/);
+    expect(within(c).getByText('TTFT').getAttribute('title')).toMatch(/^TTFT, time to first token/);
+    expect(within(c).getByText('Fast synch').getAttribute('title')).toMatch(/MLX_METAL_FAST_SYNCH/);
     expect(within(c).getByText('simulated')).toBeTruthy();
     expect(within(c).getByTestId('fast-synch').textContent).toBe('off');
     expect(c.textContent).toContain('ring instance');
@@ -75,7 +79,11 @@ describe('instance card', () => {
     expect(text[3]).toContain('Queued');
     expect(text[3]).toContain('1 s');
     expect(text[4]).toContain('Cancelling');
-    expect(card('Llama 3.2 3B (simulated)').textContent).toContain('5 / 64');
+    const count = within(card('Llama 3.2 3B (simulated)')).getByTestId('queue-count');
+    expect(count.textContent).toBe('5 / 64');
+    expect(count.getAttribute('title')).toBe(
+      'Requests this model holds: waiting in the queue or running on the runner. At 64, a new request is refused with 429 (queue_full) until one finishes.',
+    );
   });
 
   it('cancels a request from its row, and disables the button of one already cancelling', () => {
@@ -133,7 +141,7 @@ describe('instance card', () => {
     };
     renderApp(snapshot({ instances: [failed] }));
     const c = card('Llama 3.2 1B (simulated)');
-    expect(within(c).getByTestId('runner-status').textContent).toBe('RunnerFailed');
+    expect(within(c).getByTestId('runner-status').textContent).toBe('Failed: Runner stopped answering');
     const alert = within(c).getByRole('alert');
     expect(alert.textContent).toContain('Needs attention: Runner stopped answering: no output for 30 s in prefill');
     expect(alert.textContent).toContain('the GPU may be wedged');
@@ -152,7 +160,12 @@ describe('instance card', () => {
   it('stops a model from its card', () => {
     const { bridge } = renderApp(snapshot({ instances: [instance()] }));
     fireEvent.click(screen.getByRole('button', { name: 'Stop Llama 3.2 1B (simulated)' }));
-    expect(bridge.stopInstance).toHaveBeenCalledWith('inst-1b');
+    expect(bridge.stopInstance).toHaveBeenCalledWith('inst-1b', undefined);
+  });
+
+  it('says a connecting runner is Starting', () => {
+    renderApp(snapshot({ instances: [withStatus({ kind: 'RunnerConnecting' })] }));
+    expect(screen.getByTestId('runner-status').textContent).toBe('Starting');
   });
 
   it('offers Retry only for a runner down for good (its typed state), and sends it', () => {
@@ -209,5 +222,32 @@ describe('live ages', () => {
     act(() => bridge.connection('Lost connection'));
     act(() => vi.advanceTimersByTime(5_000));
     expect(screen.getAllByTestId('queue-row')[3]!.textContent).toContain('1 s');
+  });
+});
+
+describe('wide layout', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  it('puts the cards in one grid, and the TTFT chart takes its card\'s measured width', () => {
+    const observed: Element[] = [];
+    vi.stubGlobal(
+      'ResizeObserver',
+      class {
+        observe(element: Element) {
+          observed.push(element);
+        }
+        disconnect() {}
+      },
+    );
+    vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ width: 612.6 } as DOMRect);
+    const { container } = renderApp(snapshot({ instances: [instanceWithTtft(5), prefillingInstance()] }));
+    const grid = screen.getByTestId('instance-grid');
+    expect(within(grid).getAllByTestId('instance-card')).toHaveLength(2);
+    expect(observed.length).toBeGreaterThanOrEqual(2);
+    const svg = container.querySelector('.recharts-wrapper svg');
+    expect(svg?.getAttribute('width')).toBe('612');
   });
 });

@@ -1,5 +1,6 @@
 import type { InstanceSnapshot } from '../../../shared/snapshot';
 import { formatRate } from '../lib/format';
+import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
 import { PendingCancels } from './pending-cancels';
@@ -27,7 +28,9 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
         <div className="card-title">
           <h2>{instance.modelName}</h2>
           <div className="badges">
-            <span className="badge">{instance.instanceType === 'ring' ? 'ring' : 'JACCL'}</span>
+            <span className="badge explained" title={instance.instanceType === 'ring' ? JARGON.ring : JARGON.jaccl}>
+              {instance.instanceType === 'ring' ? 'ring' : 'JACCL'}
+            </span>
             {local ? (
               <span className={`badge ${local.simulated ? 'sim' : ''}`}>{local.simulated ? 'simulated' : local.engine.toUpperCase()}</span>
             ) : (

@@ -1,5 +1,6 @@
 import type { RequestSnapshot } from '../../../shared/snapshot';
 import { formatCount, shortId } from '../lib/format';
+import { queueExplanation } from '../lib/jargon';
 import { PHASE_LABEL } from '../lib/runner-status';
 import { useActions, useExobar } from '../store/store-context';
 import { LiveAge } from './live-age';
@@ -40,12 +41,15 @@ function QueueRow({ request, labelOf }: { request: RequestSnapshot; labelOf: Pha
 
 /** Every request of one model with its phase and age, oldest first as the node queues them. */
 export function QueueList({ requests, capacity, label = 'Queue', labelOf = defaultLabel }: { requests: RequestSnapshot[]; capacity: number | null; label?: string; labelOf?: PhaseLabelOf }) {
+  const explanation = queueExplanation(capacity);
   return (
     <div className="queue">
       <div className="row">
-        <span className="label">{label}</span>
+        <span className="label explained" title={explanation}>
+          {label}
+        </span>
         <span className="spacer" />
-        <span className="muted small tabular">
+        <span className="muted small tabular" data-testid="queue-count" title={explanation}>
           {capacity === null ? requests.length : `${requests.length} / ${capacity}`}
         </span>
       </div>

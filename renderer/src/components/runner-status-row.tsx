@@ -1,9 +1,9 @@
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
-import { formatCount } from '../lib/format';
+import { plainRunnerStatus } from '../../../shared/runner-status-words';
 import { runnerTone } from '../lib/runner-status';
 import { ProgressBar } from './progress-bar';
 
-/** The runner's status in exo's words, its loading progress, and (from its typed state) why it is down. */
+/** The runner's status in plain words (exo's name in the tooltip), its loading progress, and (from its typed state) why it is down. */
 export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot }) {
   const { state, status, restarts, restartAt, lastExit, attention, pid } = instance.runner;
   const downForGood = state === 'failed' || state === 'needs_attention';
@@ -12,14 +12,9 @@ export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot 
     <div className="runner-status">
       <div className="row">
         <span className={`dot tone-${tone}`} aria-hidden="true" />
-        <span className="status-name" data-testid="runner-status">
-          {status.kind}
+        <span className="status-name ellipsis" data-testid="runner-status" data-kind={status.kind} title={`exo status: ${status.kind}`}>
+          {plainRunnerStatus(status)}
         </span>
-        {status.kind === 'RunnerLoading' && (
-          <span className="muted">
-            {formatCount(status.layersLoaded)}/{formatCount(status.totalLayers)} layers
-          </span>
-        )}
         <span className="spacer" />
         {pid !== null && <span className="muted small">pid {pid}</span>}
         {restarts > 0 && <span className="muted small">{restarts === 1 ? '1 restart' : `${restarts} restarts`}</span>}

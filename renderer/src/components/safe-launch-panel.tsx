@@ -1,9 +1,18 @@
 import { useEffect } from 'react';
 import type { SafePairPlan } from '../../../shared/api';
-import { localInstances } from '../../../shared/instance-state';
+import { instanceLifecycle, localInstances, type InstanceLifecycle } from '../../../shared/instance-state';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { ProgressBar } from './progress-bar';
+
+/** The badge of a model the launch reuses: its lifecycle state, so a loading model never reads "running". */
+const STATE_BADGE: Record<InstanceLifecycle, { words: string; tone: string }> = {
+  serving: { words: 'serving', tone: 'ok' },
+  loading: { words: 'loading', tone: 'warn' },
+  restarting: { words: 'restarting', tone: 'warn' },
+  stopping: { words: 'stopping', tone: '' },
+  failed: { words: 'failed', tone: 'bad' },
+};
 
 function PlanTable({ plan }: { plan: SafePairPlan }) {
   return (
@@ -13,7 +22,11 @@ function PlanTable({ plan }: { plan: SafePairPlan }) {
           <div className="row">
             <strong>{m.modelName}</strong>
             {m.simulated && <span className="badge sim">simulated</span>}
-            {m.alreadyRunning && <span className="badge ok">running</span>}
+            {m.alreadyRunning && (
+              <span className={`badge ${STATE_BADGE[m.state ?? 'serving'].tone}`} data-testid="plan-state" title="This model has an instance already: the launch reuses it">
+                {STATE_BADGE[m.state ?? 'serving'].words}
+              </span>
+            )}
             <span className="spacer" />
             <span className="muted small tabular">{formatBytes(m.memoryBytes)}</span>
           </div>
@@ -61,9 +74,13 @@ export function SafeLaunchPanel() {
   const { loadPlan, launchSafePair } = useActions();
   const plan = useExobar((s) => s.plan);
   const launching = useExobar((s) => s.busy.launch === true || s.snapshot.launch?.state === 'running');
-  // Reload the preview whenever the running models or their fast-synch values change
-  // ("already running" flags and their reasons, free memory).
-  const instanceKey = useExobar((s) => localInstances(s.snapshot).map((i) => `${i.model}:${i.fastSynch.enabled}`).join(','));
+  // Reload the preview whenever the running models, their lifecycle states or their
+  // fast-synch values change ("already running" flags and states, reasons, free memory).
+  const instanceKey = useExobar((s) =>
+    localInstances(s.snapshot)
+      .map((i) => `${i.model}:${instanceLifecycle(i)}:${i.fastSynch.enabled}`)
+      .join(','),
+  );
   const received = useExobar((s) => s.received);
   // ...and when the MLX runtime or local models appear: the pair may then be two real models.
   const mlxKey = useExobar((s) => `${s.snapshot.mlx?.available ?? false}:${s.snapshot.mlx?.localModels ?? 0}`);
@@ -74,6 +91,7 @@ export function SafeLaunchPanel() {
 
   const p = plan.plan;
   const allRunning = p !== null && p.models.length > 0 && p.models.every((m) => m.alreadyRunning);
+  const allServing = allRunning && p.models.every((m) => (m.state ?? 'serving') === 'serving');
   return (
     <section className="panel safe-launch" aria-label="Safe launch">
       <div className="row">
@@ -113,7 +131,7 @@ export function SafeLaunchPanel() {
         disabled={launching || !p || !p.canRun || allRunning}
         onClick={() => void launchSafePair()}
       >
-        {launching ? 'Launching…' : allRunning ? 'Safe pair running' : 'Launch safe pair'}
+        {launching ? 'Launching…' : allServing ? 'Safe pair running' : allRunning ? 'Safe pair loading…' : 'Launch safe pair'}
       </button>
     </section>
   );

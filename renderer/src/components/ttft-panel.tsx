@@ -1,9 +1,14 @@
+import { useRef } from 'react';
 import type { TtftSample, TtftSnapshot } from '../../../shared/snapshot';
 import { TtftChart } from '../charts/ttft-chart';
 import { formatDuration } from '../lib/format';
+import { JARGON } from '../lib/jargon';
+import { useElementWidth } from '../lib/use-element-width';
 import { useExobar } from '../store/store-context';
 
 const EMPTY: TtftSample[] = [];
+/** The chart's width in the popover's card (420 px window), before it is measured. */
+const POPOVER_CHART_WIDTH = 356;
 
 /**
  * The latest TTFT split into its parts. The split is the diagnosis: a long "wait" while
@@ -41,10 +46,15 @@ function TtftBreakdown({ latest }: { latest: TtftSample | null }) {
 /** TTFT: the latest value, p50/p95, the latest one's parts and the live chart. */
 export function TtftPanel({ instanceId, ttft }: { instanceId: string; ttft: TtftSnapshot }) {
   const samples = useExobar((s) => s.ttftHistory[instanceId] ?? EMPTY);
+  // The chart fills its card: as wide as the card is (one column in the popover, a grid cell in a wide window).
+  const ttftRef = useRef<HTMLDivElement>(null);
+  const width = useElementWidth(ttftRef, POPOVER_CHART_WIDTH);
   return (
-    <div className="ttft">
+    <div className="ttft" ref={ttftRef}>
       <div className="row">
-        <span className="label">TTFT</span>
+        <span className="label explained" title={JARGON.ttft}>
+          TTFT
+        </span>
         <span className="tabular" data-testid="ttft-latest">
           {formatDuration(ttft.latest?.totalMs)}
         </span>
@@ -55,7 +65,7 @@ export function TtftPanel({ instanceId, ttft }: { instanceId: string; ttft: Ttft
         </span>
       </div>
       <TtftBreakdown latest={ttft.latest} />
-      <TtftChart samples={samples} p50Ms={ttft.p50Ms} p95Ms={ttft.p95Ms} />
+      <TtftChart samples={samples} p50Ms={ttft.p50Ms} p95Ms={ttft.p95Ms} width={width} />
     </div>
   );
 }

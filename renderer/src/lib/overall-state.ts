@@ -4,6 +4,7 @@
  * loading, which beats "All good". Instance states come from the one derivation in
  * shared/instance-state.ts (the tray and the safe launch use the same).
  */
+import type { ConnectionProblem } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
 import { fastSynchMismatch, instanceLifecycle, lifecycleCounts } from '../../../shared/instance-state';
@@ -23,14 +24,14 @@ export interface OverallState {
 }
 
 /** The header's state for this snapshot and connection. */
-export function overallState(snapshot: Snapshot, connection: ConnectionState, received: boolean): OverallState {
+export function overallState(snapshot: Snapshot, connection: ConnectionState, received: boolean, problem: ConnectionProblem | null = null): OverallState {
   const lifecycle = lifecycleCounts(snapshot.instances);
   const mismatches = snapshot.instances.filter(fastSynchMismatch).length;
   const hasMismatchWarning = snapshot.warnings.some((w) => w.code === 'fast_synch_mismatch');
   const warnings = snapshot.warnings.length + (hasMismatchWarning ? 0 : mismatches);
   const starting = lifecycle.loading + lifecycle.restarting;
   const base = { running: lifecycle.serving, warnings, loading: starting };
-  if (connection === 'error') return { level: 'failed', headline: 'Disconnected', ...base };
+  if (connection === 'error') return { level: 'failed', headline: connectionHeadline(problem, received), ...base };
   if (!received) return { level: 'connecting', headline: 'Connecting…', ...base };
   if (lifecycle.failed > 0) {
     const failed = snapshot.instances.find((i) => instanceLifecycle(i) === 'failed');
@@ -44,4 +45,11 @@ export function overallState(snapshot: Snapshot, connection: ConnectionState, re
   }
   if (snapshot.launch?.state === 'running') return { level: 'loading', headline: 'Launching', ...base };
   return { level: 'ok', headline: 'All good', ...base };
+}
+
+/** The header's words for connection trouble: the server runs but refused the token, or nothing answers. */
+export function connectionHeadline(problem: ConnectionProblem | null, received: boolean): string {
+  if (problem === 'token_refused') return 'Token refused';
+  if (problem === 'no_token') return 'No access token';
+  return received ? 'Disconnected' : 'Cannot reach exobar';
 }

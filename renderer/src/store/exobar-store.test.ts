@@ -94,8 +94,9 @@ describe('exobar store: actions call the bridge', () => {
     await actions.stopAll();
     await actions.cancelRequest('chatcmpl-x');
     await actions.launchSafePair();
-    expect(bridge.stopInstance).toHaveBeenCalledWith('inst-3b');
-    expect(bridge.stopAll).toHaveBeenCalledOnce();
+    // Nothing in flight in the (empty) snapshot: sent at once, unconfirmed.
+    expect(bridge.stopInstance).toHaveBeenCalledWith('inst-3b', undefined);
+    expect(bridge.stopAll).toHaveBeenCalledExactlyOnceWith(undefined);
     expect(bridge.cancelRequest).toHaveBeenCalledWith('chatcmpl-x');
     expect(bridge.launchSafePair).toHaveBeenCalledOnce();
     // The launch refreshes the plan ("already running" changes).

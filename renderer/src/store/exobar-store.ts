@@ -5,10 +5,12 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
-import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
+import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { ExoProcessControl } from '../../../shared/exo-process-control';
 import { localInstances } from '../../../shared/instance-state';
+import { requestsEndingOnStop } from '../../../shared/stop-confirmation';
+import { requestsInFlightOf } from '../bridge/bridge-error';
 import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 import { copyText } from '../lib/clipboard';
 import { errorMessage } from '../lib/error-message';
@@ -36,14 +38,29 @@ export interface ModelsState {
   error: string | null;
 }
 
+/**
+ * A stop waiting for the operator's answer: it would end `requests` requests in flight
+ * (each fails for its client), so the page asks before sending it confirmed.
+ */
+export interface StopConfirmation {
+  target: { kind: 'instance'; id: string; name: string } | { kind: 'all' };
+  requests: number;
+}
+
 export interface ExobarActions {
   /** Fetches the safe pair's plan preview. */
   loadPlan(): Promise<void>;
   launchSafePair(): Promise<void>;
+  /** Stops one model; with requests in flight it asks first (`stopConfirmation`) instead. */
   stopInstance(instanceId: string): Promise<void>;
   /** Starts a new runner for an instance that failed or needs attention. */
   retryInstance(instanceId: string): Promise<void>;
+  /** Stops every local model; with requests in flight it asks first (`stopConfirmation`) instead. */
   stopAll(): Promise<void>;
+  /** The operator's yes to `stopConfirmation`: the stop is sent confirmed. */
+  confirmStop(): Promise<void>;
+  /** The operator's no: nothing stops. */
+  dismissStopConfirmation(): void;
   cancelRequest(requestId: string): Promise<void>;
   /** Applies a warning's fix; for the ring fast-synch warnings, relaunches the affected runners with fast synch off. */
   fixWarning(warning: Warning): Promise<void>;
@@ -73,6 +90,8 @@ export interface ExobarState {
   received: boolean;
   connection: ConnectionState;
   connectionError: string | null;
+  /** The kind of `connectionError`: unreachable, or the token refused or missing. */
+  connectionProblem: ConnectionProblem | null;
   /** Per instance id, the chart's bounded window of TTFT samples. */
   ttftHistory: Record<string, TtftSample[]>;
   plan: PlanState;
@@ -80,6 +99,8 @@ export interface ExobarState {
   /** Actions in flight by key ("launch", "stop:<id>", "cancel:<requestId>", ...): their buttons are disabled. */
   busy: Record<string, true>;
   notice: Notice | null;
+  /** A stop that would end requests in flight, waiting for the operator's answer. */
+  stopConfirmation: StopConfirmation | null;
   /** Alerts the Mac app could not show as notifications, not yet dismissed here. */
   alerts: AppAlert[];
   /** How many snapshots were applied to the page (each apply is at most one render). */
@@ -138,6 +159,35 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       }
     };
 
+    const busyKey = (target: StopConfirmation['target']): string => (target.kind === 'all' ? 'stop-all' : `stop:${target.id}`);
+    const targetIds = (target: StopConfirmation['target']): string[] =>
+      target.kind === 'all' ? localInstances(get().snapshot).map((i) => i.id) : [target.id];
+
+    /**
+     * Sends a stop. Unconfirmed, it first counts the requests it would end in the
+     * snapshot and asks when there are any; a 409 `requests_in_flight` (a request came
+     * after the last snapshot) asks too, with the server's count: never an error notice.
+     */
+    const stop = (target: StopConfirmation['target'], confirm: boolean): Promise<void> => {
+      if (!confirm) {
+        const requests = requestsEndingOnStop(get().snapshot, targetIds(target));
+        if (requests > 0) {
+          set({ stopConfirmation: { target, requests } });
+          return Promise.resolve();
+        }
+      }
+      return run(busyKey(target), async () => {
+        try {
+          if (target.kind === 'all') await bridge.stopAll(confirm ? { confirm: true } : undefined);
+          else await bridge.stopInstance(target.id, confirm ? { confirm: true } : undefined);
+        } catch (error) {
+          const requests = confirm ? null : requestsInFlightOf(error, requestsEndingOnStop(get().snapshot, targetIds(target)));
+          if (requests === null) throw error;
+          set({ stopConfirmation: { target, requests } });
+        }
+      });
+    };
+
     const actions: ExobarActions = {
       async loadPlan() {
         set((s) => ({ plan: { ...s.plan, status: 'loading', error: null } }));
@@ -153,9 +203,19 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           await bridge.launchSafePair();
           void get().actions.loadPlan();
         }),
-      stopInstance: (id) => run(`stop:${id}`, () => bridge.stopInstance(id)),
+      stopInstance: (id) => {
+        const name = get().snapshot.instances.find((i) => i.id === id)?.modelName ?? id;
+        return stop({ kind: 'instance', id, name }, false);
+      },
       retryInstance: (id) => run(`retry:${id}`, () => bridge.retryInstance(id)),
-      stopAll: () => run('stop-all', () => bridge.stopAll()),
+      stopAll: () => stop({ kind: 'all' }, false),
+      confirmStop: async () => {
+        const pending = get().stopConfirmation;
+        if (!pending) return;
+        set({ stopConfirmation: null });
+        await stop(pending.target, true);
+      },
+      dismissStopConfirmation: () => set({ stopConfirmation: null }),
       cancelRequest: (requestId) => run(`cancel:${requestId}`, () => bridge.cancelRequest(requestId)),
       fixWarning: (warning) =>
         run(`fix:${warning.code}`, async () => {
@@ -229,11 +289,13 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       received: false,
       connection: 'connecting',
       connectionError: null,
+      connectionProblem: null,
       ttftHistory: {},
       plan: { status: 'idle', plan: null, error: null },
       models: { status: 'idle', models: [], error: null },
       busy: {},
       notice: null,
+      stopConfirmation: null,
       alerts: [],
       applied: 0,
       receivedAt: 0,
@@ -252,6 +314,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         received: true,
         connection: 'connected',
         connectionError: null,
+        connectionProblem: null,
         ttftHistory,
         applied: s.applied + 1,
         receivedAt: now(),
@@ -262,11 +325,11 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
   // Applied as they arrive: the node already sends at most one per 100 ms (its broadcaster
   // is the one throttle between state and view), so a second one here would only add lag.
   const unsubscribeSnapshots = bridge.subscribeSnapshots(applySnapshot);
-  const unsubscribeConnection = bridge.subscribeConnection((error) => {
+  const unsubscribeConnection = bridge.subscribeConnection((error, problem) => {
     if (error) {
-      store.setState({ connection: 'error', connectionError: error });
+      store.setState({ connection: 'error', connectionError: error, connectionProblem: problem ?? 'unreachable' });
     } else {
-      store.setState((s) => ({ connection: s.received ? 'connected' : 'connecting', connectionError: null }));
+      store.setState((s) => ({ connection: s.received ? 'connected' : 'connecting', connectionError: null, connectionProblem: null }));
     }
   });
 

@@ -4,13 +4,13 @@
  */
 import { vi } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
-import type { AppAlert, ExobarBridge } from '../../../shared/bridge';
+import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
 import { catalog, safePairPlan } from './fixtures';
 
 export class FakeBridge implements ExobarBridge {
   private snapshotListeners = new Set<(s: Snapshot) => void>();
-  private connectionListeners = new Set<(e: string | null) => void>();
+  private connectionListeners = new Set<(e: string | null, problem?: ConnectionProblem) => void>();
   private alertListeners = new Set<(a: AppAlert[]) => void>();
 
   getSafePairPlan = vi.fn(async () => safePairPlan());
@@ -35,7 +35,7 @@ export class FakeBridge implements ExobarBridge {
     return () => this.snapshotListeners.delete(listener);
   }
 
-  subscribeConnection(listener: (e: string | null) => void) {
+  subscribeConnection(listener: (e: string | null, problem?: ConnectionProblem) => void) {
     this.connectionListeners.add(listener);
     return () => this.connectionListeners.delete(listener);
   }
@@ -54,8 +54,8 @@ export class FakeBridge implements ExobarBridge {
     for (const l of this.snapshotListeners) l(snapshot);
   }
 
-  connection(error: string | null): void {
-    for (const l of this.connectionListeners) l(error);
+  connection(error: string | null, problem?: ConnectionProblem): void {
+    for (const l of this.connectionListeners) l(error, problem);
   }
 
   get listenerCount(): number {
