@@ -80,31 +80,35 @@ function streamOnce(url: string, model: string, content: string, maxTokens: numb
     let id = '';
     let tokens = 0;
     let buffer = '';
-    const req = request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.setEncoding('utf8');
-      if (res.statusCode !== 200) {
-        res.on('data', (text: string) => (buffer += text));
-        res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${buffer}`)));
-        return;
-      }
-      res.on('data', (text: string) => {
-        buffer += text;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const message = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!message.startsWith('data: {')) continue;
-          const chunk = JSON.parse(message.slice(6)) as { id: string; choices: { delta: { content?: string } }[] };
-          // The stream opens with a role chunk (content ""), before the prefill: not a token.
-          if (!chunk.choices[0]?.delta.content) continue;
-          firstAt ??= performance.now();
-          id = chunk.id;
-          tokens += 1;
+    const req = request(
+      `${url}/v1/chat/completions`,
+      { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        res.setEncoding('utf8');
+        if (res.statusCode !== 200) {
+          res.on('data', (text: string) => (buffer += text));
+          res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${buffer}`)));
+          return;
         }
-      });
-      res.on('end', () => (firstAt == null ? reject(new Error(`no token for ${model}`)) : resolve({ id, ttftMs: firstAt - sentAt, tokens })));
-      res.on('error', reject);
-    });
+        res.on('data', (text: string) => {
+          buffer += text;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const message = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (!message.startsWith('data: {')) continue;
+            const chunk = JSON.parse(message.slice(6)) as { id: string; choices: { delta: { content?: string } }[] };
+            // The stream opens with a role chunk (content ""), before the prefill: not a token.
+            if (!chunk.choices[0]?.delta.content) continue;
+            firstAt ??= performance.now();
+            id = chunk.id;
+            tokens += 1;
+          }
+        });
+        res.on('end', () => (firstAt == null ? reject(new Error(`no token for ${model}`)) : resolve({ id, ttftMs: firstAt - sentAt, tokens })));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -137,7 +141,9 @@ async function measureOverhead(core: RunningCore, requests: number, progress: (l
     node.push(inside);
     overhead.push(result.ttftMs - inside);
   }
-  progress(`api overhead: median ${quantile(overhead, 0.5).toFixed(2)} ms over ${requests} requests (client TTFT ${quantile(client, 0.5).toFixed(1)} ms, node TTFT ${quantile(node, 0.5).toFixed(1)} ms)`);
+  progress(
+    `api overhead: median ${quantile(overhead, 0.5).toFixed(2)} ms over ${requests} requests (client TTFT ${quantile(client, 0.5).toFixed(1)} ms, node TTFT ${quantile(node, 0.5).toFixed(1)} ms)`,
+  );
   return { overhead, client, node };
 }
 
@@ -200,7 +206,9 @@ export async function measureApiOverhead(options: ApiBenchOptions = {}): Promise
     const api = await measureApiStreams(core, streamsPerModel, streamTokens);
     const apiRate = api.total / api.seconds;
     const directRate = direct.total / direct.seconds;
-    progress(`streams: ${streamsPerModel} per model on ${STREAM_MODELS.length} models: ${apiRate.toFixed(0)} tokens/s through the API, ${directRate.toFixed(0)} tokens/s direct`);
+    progress(
+      `streams: ${streamsPerModel} per model on ${STREAM_MODELS.length} models: ${apiRate.toFixed(0)} tokens/s through the API, ${directRate.toFixed(0)} tokens/s direct`,
+    );
     return {
       time_scale: timeScale,
       api_overhead_ms_median: round(quantile(overhead, 0.5)),

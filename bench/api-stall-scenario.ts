@@ -41,7 +41,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Streams one request with the official client; resolves with the client-side TTFT and the completion id. */
-async function streamWithClient(client: OpenAI, model: string, messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[]): Promise<{ ttftMs: number; id: string }> {
+async function streamWithClient(
+  client: OpenAI,
+  model: string,
+  messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+): Promise<{ ttftMs: number; id: string }> {
   const sentAt = performance.now();
   const stream = await client.chat.completions.create({ model, messages, max_tokens: 8, stream: true });
   let ttftMs: number | null = null;
@@ -56,7 +60,13 @@ async function streamWithClient(client: OpenAI, model: string, messages: OpenAI.
   return { ttftMs, id };
 }
 
-async function trial(core: RunningCore, client: OpenAI, condition: ApiStallCondition, n: number, timeScale: number): Promise<{ clientS: number; nodeS: number }> {
+async function trial(
+  core: RunningCore,
+  client: OpenAI,
+  condition: ApiStallCondition,
+  n: number,
+  timeScale: number,
+): Promise<{ clientS: number; nodeS: number }> {
   const salt = `api-${condition}-${n}-${Date.now()}`;
   const background: Promise<unknown>[] = [];
   if (condition !== 'alone') background.push(streamWithClient(client, LONG_MODEL, prompt(LONG_PROMPT_TOKENS, salt)));

@@ -102,7 +102,9 @@ async function oneSource(source: 'live' | 'files', runners: number, trials: numb
     const { events, timelines } = fullHistory(ids);
     let node: DiagnosticNode | null = null;
     if (source === 'live') {
-      const logs = Object.fromEntries(ids.map((id, i) => [id, { stdout: logText('stdout', MEMORY_TAIL_CHARS, i), stderr: logText('stderr', MEMORY_TAIL_CHARS, i) }]));
+      const logs = Object.fromEntries(
+        ids.map((id, i) => [id, { stdout: logText('stdout', MEMORY_TAIL_CHARS, i), stderr: logText('stderr', MEMORY_TAIL_CHARS, i) }]),
+      );
       const synthetic = syntheticNode({ logs, instanceIds: extra, events, timelines });
       node = synthetic;
     } else {

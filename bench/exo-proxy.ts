@@ -41,7 +41,9 @@ interface BenchRig {
 const SERVING_CLI = join(packageRoot(), 'test/support/fake-exo/worker/serving-cli.ts');
 
 async function startFakeExoProcess(mode: 'blocking' | 'fixed', timeScale: number): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVING_CLI, '--port', '0', '--mode', mode, '--time-scale', String(timeScale)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVING_CLI, '--port', '0', '--mode', mode, '--time-scale', String(timeScale)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -133,12 +135,16 @@ function ttftOnce(base: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     let first: number | null = null;
-    const req = request(new URL('/v1/chat/completions', base), { method: 'POST', agent: sampler, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.on('data', (chunk: Buffer) => {
-        if (first === null && chunk.includes('"choices"')) first = performance.now() - start;
-      });
-      res.on('end', () => (first === null ? reject(new Error('no token in the stream')) : resolve(first)));
-    });
+    const req = request(
+      new URL('/v1/chat/completions', base),
+      { method: 'POST', agent: sampler, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.on('data', (chunk: Buffer) => {
+          if (first === null && chunk.includes('"choices"')) first = performance.now() - start;
+        });
+        res.on('end', () => (first === null ? reject(new Error('no token in the stream')) : resolve(first)));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -247,8 +253,16 @@ export async function measureExoProxy(options: ExoProxyBenchOptions = {}): Promi
 /** The table rows (measure, value, target) of the exo proxy benchmark, for this script and `npm run bench`. */
 export function exoProxyRows(result: ExoProxyBench): Array<[string, string, string]> {
   return [
-    ['exo_proxy_overhead_ms_median', `${result.exo_proxy_overhead_ms_median} ms (direct ${result.exo.ttft_direct_ms_median}, proxied ${result.exo.ttft_proxied_ms_median}; exobar CPU ${result.exo.proxy_cpu_ms_per_request} ms/request)`, '< 1 ms'],
-    ['exo_proxy_stream_ratio', `${result.exo_proxy_stream_ratio} (${result.exo.stream_tokens_per_s_proxied} vs ${result.exo.stream_tokens_per_s_direct} tok/s)`, '>= 0.95'],
+    [
+      'exo_proxy_overhead_ms_median',
+      `${result.exo_proxy_overhead_ms_median} ms (direct ${result.exo.ttft_direct_ms_median}, proxied ${result.exo.ttft_proxied_ms_median}; exobar CPU ${result.exo.proxy_cpu_ms_per_request} ms/request)`,
+      '< 1 ms',
+    ],
+    [
+      'exo_proxy_stream_ratio',
+      `${result.exo_proxy_stream_ratio} (${result.exo.stream_tokens_per_s_proxied} vs ${result.exo.stream_tokens_per_s_direct} tok/s)`,
+      '>= 0.95',
+    ],
     ['exo_busy_ttft_s', `${result.exo_busy_ttft_s} s`, 'reference (exo: 0.38-0.40)'],
     ['exo_hold_ttft_s', `${result.exo_hold_ttft_s} s (${result.exo_hold_over_busy}x busy)`, '<= 1.2x busy'],
     ['exo_no_hold_ttft_s', `${result.exo_no_hold_ttft_s} s`, 'stalls (exo: 15.1-15.7)'],
@@ -272,7 +286,11 @@ function parseArgs(argv: string[]): { json: boolean; timeScale: number; trials: 
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const result = await measureExoProxy({ timeScale: args.timeScale, trials: args.trials, progress: args.json ? undefined : (line) => process.stderr.write(`  ${line}\n`) });
+  const result = await measureExoProxy({
+    timeScale: args.timeScale,
+    trials: args.trials,
+    progress: args.json ? undefined : (line) => process.stderr.write(`  ${line}\n`),
+  });
   if (args.json) {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return;
@@ -280,7 +298,9 @@ async function main(): Promise<void> {
   const rows = exoProxyRows(result);
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), ['measure', 'value', 'target'][i]!.length));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-  process.stdout.write(`${line(['measure', 'value', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n(stall times in calibrated seconds: measured / time scale ${args.timeScale})\n`);
+  process.stdout.write(
+    `${line(['measure', 'value', 'target'])}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n(stall times in calibrated seconds: measured / time scale ${args.timeScale})\n`,
+  );
 }
 
 // Run as a script only (`node --import tsx bench/exo-proxy.ts`): inside the built bench bundle import.meta.url is the bundle's own.

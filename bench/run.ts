@@ -104,11 +104,16 @@ async function main(): Promise<void> {
   );
 
   process.stdout.write('\nlocal API\n');
-  const stallCell = (c: (typeof API_STALL_CONDITIONS)[number]) => `${apiStall.ttft[c].median_s.toFixed(3)} s (node ${apiStall.ttft[c].node_median_s.toFixed(3)} s)`;
+  const stallCell = (c: (typeof API_STALL_CONDITIONS)[number]) =>
+    `${apiStall.ttft[c].median_s.toFixed(3)} s (node ${apiStall.ttft[c].node_median_s.toFixed(3)} s)`;
   printTable(
     ['measure', 'value', 'target'],
     [
-      ['api_overhead_ms_median', `${api.api_overhead_ms_median.toFixed(2)} ms (p95 ${api.api_overhead_ms_p95.toFixed(2)} ms, ${api.api_overhead_requests} requests)`, '< 5 ms'],
+      [
+        'api_overhead_ms_median',
+        `${api.api_overhead_ms_median.toFixed(2)} ms (p95 ${api.api_overhead_ms_p95.toFixed(2)} ms, ${api.api_overhead_requests} requests)`,
+        '< 5 ms',
+      ],
       ['client / node TTFT median', `${api.client_ttft_ms_median.toFixed(1)} / ${api.node_ttft_ms_median.toFixed(1)} ms`, ''],
       [
         'stream_tokens_per_s',

@@ -117,11 +117,7 @@ export interface StallResults {
  * Every condition side by side in one run, `trials` each. The baseline rig differs
  * from exobar's only in its dispatcher; the other three conditions use exobar's.
  */
-export async function measureStall(
-  timeScale: number,
-  trials: number,
-  progress: (line: string) => void = () => undefined,
-): Promise<StallResults> {
+export async function measureStall(timeScale: number, trials: number, progress: (line: string) => void = () => undefined): Promise<StallResults> {
   const exobar = await createStallRig('nonblocking', timeScale);
   const baseline = await createStallRig('blocking-baseline', timeScale);
   const results = {} as StallResults['ttft'];

@@ -102,7 +102,12 @@ describe('exobar serve', () => {
     expect(runnerArgs).toMatch(/^\S*node\S* \S*\/out\/main\/sim-runner\.cjs --model sim\/llama-3\.2-1b /);
 
     // A stream in flight when the signal comes must end, not hang.
-    const stream = await client.chat.completions.create({ model: 'sim/llama-3.2-1b', messages: [{ role: 'user', content: 'long' }], max_tokens: 100_000, stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'sim/llama-3.2-1b',
+      messages: [{ role: 'user', content: 'long' }],
+      max_tokens: 100_000,
+      stream: true,
+    });
     const streamEnded = (async () => {
       try {
         for await (const _chunk of stream) {
@@ -126,7 +131,7 @@ describe('exobar serve', () => {
     expect(processesInGroups(groups)).toEqual([]);
   });
 
-  it('--exo-start starts this Mac\'s exo (--exo-command), says its progress, and on SIGTERM stops it and its runners', async () => {
+  it("--exo-start starts this Mac's exo (--exo-command), says its progress, and on SIGTERM stops it and its runners", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'exobar-cli-'));
     const exoDirs = makeFakeExoDirs();
     dirs.push(dataDir);
@@ -207,7 +212,18 @@ describe('exobar serve', () => {
   });
 
   it('answers bad flags with its usage and exit code 2', async () => {
-    for (const argv of [['serve', '--exo-command', 'exo'], ['serve', '--exo-start', '--exo-command', ''], ['serve', '--port', 'abc'], ['serve', '--port', '70000'], ['serve', '--sim-time-scale', '-1'], ['serve', '--nope'], ['serve', '--log-format', 'xml'], ['serve', 'extra'], ['frobnicate'], []]) {
+    for (const argv of [
+      ['serve', '--exo-command', 'exo'],
+      ['serve', '--exo-start', '--exo-command', ''],
+      ['serve', '--port', 'abc'],
+      ['serve', '--port', '70000'],
+      ['serve', '--sim-time-scale', '-1'],
+      ['serve', '--nope'],
+      ['serve', '--log-format', 'xml'],
+      ['serve', 'extra'],
+      ['frobnicate'],
+      [],
+    ]) {
       const io = captureIo();
       expect(await main(argv, io)).toBe(2);
       expect(io.errors.join('\n')).toMatch(/usage: exobar/);

@@ -67,7 +67,10 @@ const PortSchema = z
   .regex(/^\d+$/, 'expected a port number (0 picks a free port)')
   .transform(Number)
   .pipe(z.number().int().min(0).max(65535, 'a port is at most 65535'));
-const HostSchema = z.string().min(1, 'expected a host name or address').regex(/^[A-Za-z0-9.:[\]%-]+$/, 'expected a host name or address such as 127.0.0.1');
+const HostSchema = z
+  .string()
+  .min(1, 'expected a host name or address')
+  .regex(/^[A-Za-z0-9.:[\]%-]+$/, 'expected a host name or address such as 127.0.0.1');
 const TimeScaleSchema = z
   .string()
   .transform(Number)

@@ -36,10 +36,7 @@ The control token comes from $EXOBAR_TOKEN or <data-dir>/token.`;
 
 const DirSchema = z.string().min(1, 'expected a path');
 const UrlSchema = z.url({ protocol: /^https?$/, error: 'expected an http URL such as http://127.0.0.1:52416' });
-const ThresholdSchema = z
-  .string()
-  .regex(/^\d+$/, 'expected whole milliseconds, e.g. 500')
-  .transform(Number);
+const ThresholdSchema = z.string().regex(/^\d+$/, 'expected whole milliseconds, e.g. 500').transform(Number);
 
 async function readText(path: string | null): Promise<string | null> {
   if (path === null) return null;
@@ -85,7 +82,12 @@ async function findServer(dataDir: string, explicitUrl: string | null): Promise<
   const recorded = await readServerRecord(dataDir);
   if (recorded.found) {
     const { url, pid } = recorded.record;
-    return { url, pid, tokenPath: recorded.record.tokenPath ?? tokenPath, why: `the server recorded in ${SERVER_RECORD_FILE_NAME} (pid ${pid}) did not answer` };
+    return {
+      url,
+      pid,
+      tokenPath: recorded.record.tokenPath ?? tokenPath,
+      why: `the server recorded in ${SERVER_RECORD_FILE_NAME} (pid ${pid}) did not answer`,
+    };
   }
   return { url: await defaultServerUrl(dataDir), pid: null, tokenPath, why: recorded.reason };
 }
@@ -119,7 +121,9 @@ export const diagnosticsCommand: CliCommand = {
       const server = await findServer(dataDir, explicitUrl);
       const token = io.env.EXOBAR_TOKEN || (await readText(server.tokenPath));
       if (!token) {
-        io.err(`exobar diagnostics: writing the offline bundle (no live state, no diagnosis): no control token (set EXOBAR_TOKEN or check ${server.tokenPath})`);
+        io.err(
+          `exobar diagnostics: writing the offline bundle (no live state, no diagnosis): no control token (set EXOBAR_TOKEN or check ${server.tokenPath})`,
+        );
       } else {
         try {
           const { bytes } = await fetchDiagnosticBundle({ baseUrl: server.url, token, outPath: out, thresholdMs });

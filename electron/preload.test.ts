@@ -78,9 +78,15 @@ describe('preload', () => {
   });
 
   it('turns refused calls into errors with the message and code from main', async () => {
-    fakeRenderer.invoke.mockResolvedValue({ ok: false, error: { code: 'invalid_payload', message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small' } });
+    fakeRenderer.invoke.mockResolvedValue({
+      ok: false,
+      error: { code: 'invalid_payload', message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small' },
+    });
     const bridge = createIpcBridge(ipcRenderer);
-    await expect(bridge.stopInstance('')).rejects.toMatchObject({ message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small', code: 'invalid_payload' });
+    await expect(bridge.stopInstance('')).rejects.toMatchObject({
+      message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small',
+      code: 'invalid_payload',
+    });
   });
 
   it('alerts main pushed before the page subscribed are delivered on subscribe, then each new list', () => {
@@ -123,14 +129,25 @@ describe('preload', () => {
       detachExo: vi.fn(async () => undefined),
       controlExoProcess: vi.fn(async () => undefined),
     };
-    registerIpcHandlers({ ipcMain: fake.ipcMain, backend, policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN }, onRefused: () => undefined });
+    registerIpcHandlers({
+      ipcMain: fake.ipcMain,
+      backend,
+      policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN },
+      onRefused: () => undefined,
+    });
     const bridge = createIpcBridge({
       invoke: (channel: string, ...args: unknown[]) => fake.ipcMain.invoke(channel, page, ...args),
       on: () => undefined,
       removeListener: () => undefined,
     } as never);
     expect(await bridge.createInstance({ model: 'sim/llama-3.2-3b', fastSynch: 'off' })).toEqual({ id: 'i1' });
-    expect(backend.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring', fastSynch: 'off', acknowledgeRisk: false, duplicate: false });
+    expect(backend.createInstance).toHaveBeenCalledWith({
+      model: 'sim/llama-3.2-3b',
+      instanceType: 'ring',
+      fastSynch: 'off',
+      acknowledgeRisk: false,
+      duplicate: false,
+    });
     await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
     await bridge.stopInstance('i1');
     await bridge.retryInstance('i1');
@@ -170,7 +187,10 @@ describe('preload', () => {
 
   it('a refused MLX setup rejects with the code and message from main', async () => {
     fakeRenderer.invoke.mockResolvedValue({ ok: false, error: { code: 'mlx_unsupported', message: 'MLX runs only on macOS on Apple silicon' } });
-    await expect(createIpcBridge(ipcRenderer).setupMlxRuntime()).rejects.toMatchObject({ code: 'mlx_unsupported', message: 'MLX runs only on macOS on Apple silicon' });
+    await expect(createIpcBridge(ipcRenderer).setupMlxRuntime()).rejects.toMatchObject({
+      code: 'mlx_unsupported',
+      message: 'MLX runs only on macOS on Apple silicon',
+    });
     expect(fakeRenderer.invoke).toHaveBeenCalledWith(IpcChannel.setupMlxRuntime);
   });
 });

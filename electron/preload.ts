@@ -21,7 +21,10 @@ type RendererIpc = Pick<IpcRenderer, 'invoke' | 'on' | 'removeListener'>;
  * typed by the same table), so the page validates nothing here but the snapshot.
  */
 function actionsOverIpc(call: <T>(channel: string, ...args: unknown[]) => Promise<T>): BridgeActions {
-  const invoke = (name: BridgeActionName) => (...args: unknown[]) => call<never>(BRIDGE_ACTIONS[name].channel, ...args);
+  const invoke =
+    (name: BridgeActionName) =>
+    (...args: unknown[]) =>
+      call<never>(BRIDGE_ACTIONS[name].channel, ...args);
   const actions: Partial<Record<BridgeActionName, ReturnType<typeof invoke>>> = {};
   for (const name of BRIDGE_ACTION_NAMES) actions[name] = invoke(name);
   return actions as BridgeActions;

@@ -29,7 +29,10 @@ export function formatListing(projectDir: string, contents: PackageContents, pro
     `Contents/Resources (${contents.resources.length} files from extraResources):`,
     ...contents.resources.map((f) => `  ${f}`),
   ];
-  if (problems.length === 0) lines.push('OK: main (dependencies bundled), preload, renderer and its assets, sim runner (unpacked), MLX runner, tray images, icon, entitlements (allow-jit only), fuses (ad-hoc signature reset), LSUIElement');
+  if (problems.length === 0)
+    lines.push(
+      'OK: main (dependencies bundled), preload, renderer and its assets, sim runner (unpacked), MLX runner, tray images, icon, entitlements (allow-jit only), fuses (ad-hoc signature reset), LSUIElement',
+    );
   else lines.push(`${problems.length} problem${problems.length > 1 ? 's' : ''}:`, ...problems.map((p) => `  - ${p}`));
   return lines.join('\n');
 }

@@ -39,8 +39,7 @@ export type ExoAttachRequest = z.input<typeof ExoAttachRequestSchema>;
 
 /** What testing an exo address found (GET /api/exo/probe, and the attach's answer). */
 export type ExoProbeAnswer =
-  | { ok: true; url: string; nodeId: string; /** Macs in exo's topology, when it said. */ nodes: number | null }
-  | { ok: false; url: string; error: string };
+  { ok: true; url: string; nodeId: string; /** Macs in exo's topology, when it said. */ nodes: number | null } | { ok: false; url: string; error: string };
 
 /** The safe pair launch plan (GET /api/launch/safe-pair). */
 export interface SafePairPlanEntry {
@@ -80,9 +79,7 @@ export const SettingsSchema = z.object({
   apiPort: z.number().int().min(0).max(65535).default(52416),
   defaultFastSynch: FastSynchOverrideSchema.default('auto'),
   startAtLogin: z.boolean().default(false),
-  safePair: z
-    .object({ small: z.string().min(1), medium: z.string().min(1) })
-    .default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
+  safePair: z.object({ small: z.string().min(1), medium: z.string().min(1) }).default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
   /** Path of a python with mlx-lm; null finds one automatically. */
   mlxPython: z.string().nullable().default(null),
   /**

@@ -34,7 +34,14 @@ export interface ExoFastSynchPlan {
 /** The plan as a request carries it (control API, IPC): validated at the boundary. */
 export const ExoFastSynchPlanSchema = z.strictObject({
   instances: z
-    .array(z.strictObject({ id: z.string().min(1).max(200), model: z.string().min(1).max(300), instanceType: InstanceTypeSchema, nodeCount: z.number().int().min(1).max(64) }))
+    .array(
+      z.strictObject({
+        id: z.string().min(1).max(200),
+        model: z.string().min(1).max(300),
+        instanceType: InstanceTypeSchema,
+        nodeCount: z.number().int().min(1).max(64),
+      }),
+    )
     .max(64),
   override: FastSynchOverrideSchema.default('auto'),
   acknowledgeRisk: z.boolean().default(false),
@@ -45,12 +52,13 @@ export const ExoRestartRequestSchema = z.strictObject({
   consent: z.boolean().default(false),
   plan: ExoFastSynchPlanSchema.optional(),
   /** The instances exo runs with a shard on this Mac (named in the words a refusal gives). */
-  spanningInstances: z.array(z.strictObject({ id: z.string().min(1), model: z.string().min(1) })).max(64).default([]),
+  spanningInstances: z
+    .array(z.strictObject({ id: z.string().min(1), model: z.string().min(1) }))
+    .max(64)
+    .default([]),
 });
 
-export type ExoFastSynchDecision =
-  | { ok: true; enabled: boolean; reason: string }
-  | { ok: false; code: 'fast_synch_shared_gpu'; message: string };
+export type ExoFastSynchDecision = { ok: true; enabled: boolean; reason: string } | { ok: false; code: 'fast_synch_shared_gpu'; message: string };
 
 /** The kind exo really runs: a single-Mac instance is ring (JACCL needs RDMA between Macs). */
 export function effectiveInstanceType(instance: ExoPlannedInstance): InstanceType {

@@ -4,13 +4,7 @@
  * settings default; the environment that carries the decision; the shared-GPU warnings.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  decideFastSynch,
-  fastSynchEnv,
-  sharedGpuWarnings,
-  wouldCreateRingFastSynchRisk,
-  type PlacedInstance,
-} from './fast-synch-policy';
+import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk, type PlacedInstance } from './fast-synch-policy';
 import { effectiveFastSynch } from './runner-protocol';
 import type { FastSynchOverride, InstanceType } from './snapshot';
 
@@ -102,16 +96,20 @@ describe('sharedGpuWarnings', () => {
     ['two ring, one on', [ring('a', false), ring('b', true)], [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] }]],
     ['two ring, both on', [ring('a', true), ring('b', true)], [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] }]],
     ['one ring (off) and one JACCL (on): the exo policy', [ring('a', false), jaccl('j')], []],
-    ['one ring forced on beside a JACCL (on): two processes spinning', [ring('a', true), jaccl('j')], [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] }]],
+    [
+      'one ring forced on beside a JACCL (on): two processes spinning',
+      [ring('a', true), jaccl('j')],
+      [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] }],
+    ],
     ['one ring forced on beside a JACCL forced off', [ring('a', true), jaccl('j', false)], []],
     ['one JACCL alone', [jaccl('j')], []],
     ['two JACCL', [jaccl('j1'), jaccl('j2')], [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }]],
-    ['two JACCL, both forced off (never tested upstream either)', [jaccl('j1', false), jaccl('j2', false)], [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }]],
     [
-      'three: two ring all off and one JACCL',
-      [ring('a', false), ring('b', false), jaccl('j')],
-      [],
+      'two JACCL, both forced off (never tested upstream either)',
+      [jaccl('j1', false), jaccl('j2', false)],
+      [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }],
     ],
+    ['three: two ring all off and one JACCL', [ring('a', false), ring('b', false), jaccl('j')], []],
     [
       'three: two ring with one on and one JACCL (the JACCL is not named)',
       [ring('a', true), jaccl('j'), ring('b', false)],

@@ -19,18 +19,12 @@ export interface FastSynchDecision {
  * Decides a runner's fast-synch value. An instance's own override wins, then the
  * global default from settings, then the instance type's rule.
  */
-export function decideFastSynch(
-  instanceType: InstanceType,
-  override: FastSynchOverride,
-  globalDefault: FastSynchOverride = 'auto',
-): FastSynchDecision {
+export function decideFastSynch(instanceType: InstanceType, override: FastSynchOverride, globalDefault: FastSynchOverride = 'auto'): FastSynchDecision {
   if (override === 'on') return { enabled: true, reason: 'forced on by user' };
   if (override === 'off') return { enabled: false, reason: 'forced off by user' };
   if (globalDefault === 'on') return { enabled: true, reason: 'forced on by settings default' };
   if (globalDefault === 'off') return { enabled: false, reason: 'forced off by settings default' };
-  return instanceType === 'ring'
-    ? { enabled: false, reason: 'ring instance' }
-    : { enabled: true, reason: 'JACCL instance' };
+  return instanceType === 'ring' ? { enabled: false, reason: 'ring instance' } : { enabled: true, reason: 'JACCL instance' };
 }
 
 /**
@@ -39,9 +33,7 @@ export function decideFastSynch(
  * bootstrap overrides it from EXO_FAST_SYNCH ("false" turns it off).
  */
 export function fastSynchEnv(enabled: boolean): { MLX_METAL_FAST_SYNCH: '0' | '1'; EXO_FAST_SYNCH: 'true' | 'false' } {
-  return enabled
-    ? { MLX_METAL_FAST_SYNCH: '1', EXO_FAST_SYNCH: 'true' }
-    : { MLX_METAL_FAST_SYNCH: '0', EXO_FAST_SYNCH: 'false' };
+  return enabled ? { MLX_METAL_FAST_SYNCH: '1', EXO_FAST_SYNCH: 'true' } : { MLX_METAL_FAST_SYNCH: '0', EXO_FAST_SYNCH: 'false' };
 }
 
 /** What the warning rules need to know of each instance placed on one GPU. */

@@ -34,7 +34,14 @@ describe('planSafePair', () => {
     expect(plan.blockers).toEqual([]);
     expect(plan.models.map((m) => m.model)).toEqual([SMALL, MEDIUM]);
     for (const m of plan.models) {
-      expect(m).toMatchObject({ instanceType: 'ring', fastSynch: false, fastSynchReason: 'ring instance', alreadyRunning: false, engine: 'sim', simulated: true });
+      expect(m).toMatchObject({
+        instanceType: 'ring',
+        fastSynch: false,
+        fastSynchReason: 'ring instance',
+        alreadyRunning: false,
+        engine: 'sim',
+        simulated: true,
+      });
     }
     const required = SIM_MODELS.reduce((s, m) => s + m.memoryBytes, 0);
     expect(plan.memory).toEqual({ requiredBytes: required, freeBytes: 64 * GiB, headroomBytes: DEFAULT_HEADROOM_BYTES });
@@ -57,9 +64,7 @@ describe('planSafePair', () => {
   });
 
   it('blocks when another ring instance already runs with fast synch on', () => {
-    const plan = planSafePair(
-      input({ running: [{ id: 'x', model: 'other', instanceType: 'ring', fastSynch: true, fastSynchReason: 'forced on by user' }] }),
-    );
+    const plan = planSafePair(input({ running: [{ id: 'x', model: 'other', instanceType: 'ring', fastSynch: true, fastSynchReason: 'forced on by user' }] }));
     expect(plan.canRun).toBe(false);
     expect(plan.blockers[0]).toMatch(/Fast synch is on for other/);
     expect(plan.blockers[0]).toMatch(/Relaunch/);
@@ -71,9 +76,7 @@ describe('planSafePair', () => {
   });
 
   it('reuses a model already running as a ring instance and needs no memory for it', () => {
-    const plan = planSafePair(
-      input({ running: [{ id: 'i1', model: MEDIUM, instanceType: 'ring', fastSynch: false, fastSynchReason: 'ring instance' }] }),
-    );
+    const plan = planSafePair(input({ running: [{ id: 'i1', model: MEDIUM, instanceType: 'ring', fastSynch: false, fastSynchReason: 'ring instance' }] }));
     expect(plan.canRun).toBe(true);
     expect(plan.models.map((m) => [m.model, m.alreadyRunning])).toEqual([
       [SMALL, false],
@@ -182,7 +185,10 @@ describe('pickSafePairModels', () => {
   });
 
   it('takes the catalog model of the class when the built-in default id is absent', () => {
-    const other: CatalogModel[] = [{ ...mlx('sim/tiny', 'small', 1), engine: 'sim', simulated: true }, { ...mlx('sim/mid', 'medium', 2), engine: 'sim', simulated: true }];
+    const other: CatalogModel[] = [
+      { ...mlx('sim/tiny', 'small', 1), engine: 'sim', simulated: true },
+      { ...mlx('sim/mid', 'medium', 2), engine: 'sim', simulated: true },
+    ];
     expect(pickSafePairModels(other, defaultSettings())).toEqual({ small: 'sim/tiny', medium: 'sim/mid' });
   });
 });

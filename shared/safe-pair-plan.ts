@@ -92,7 +92,10 @@ export function planSafePair(input: SafePairPlanInput): SafePairPlan {
 
   const models: SafePairPlanEntry[] = [];
   const toStart: PlacedInstance[] = [];
-  for (const [slot, id] of [['small', picked.small], ['medium', picked.medium]] as const) {
+  for (const [slot, id] of [
+    ['small', picked.small],
+    ['medium', picked.medium],
+  ] as const) {
     if (slot === 'medium' && id === picked.small) continue;
     const model = catalog.find((m) => m.id === id);
     if (!model) {
@@ -127,9 +130,7 @@ export function planSafePair(input: SafePairPlanInput): SafePairPlan {
   const requiredBytes = models.filter((m) => !m.alreadyRunning).reduce((sum, m) => sum + m.memoryBytes, 0);
   const availableBytes = Math.max(0, freeBytes - headroomBytes);
   if (requiredBytes > availableBytes) {
-    blockers.push(
-      `Not enough memory: needs ${formatGiB(requiredBytes)}, ${formatGiB(availableBytes)} free after ${formatGiB(headroomBytes)} headroom.`,
-    );
+    blockers.push(`Not enough memory: needs ${formatGiB(requiredBytes)}, ${formatGiB(availableBytes)} free after ${formatGiB(headroomBytes)} headroom.`);
   }
 
   return { models, memory: { requiredBytes, freeBytes, headroomBytes }, blockers, canRun: blockers.length === 0 };

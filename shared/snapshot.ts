@@ -322,7 +322,9 @@ export function parseSnapshotValue(value: unknown): Snapshot {
   if (!result.success) {
     const issue = result.error.issues[0];
     const where = issue?.path.join('.') || 'root';
-    throw new Error(`The server sent a snapshot this page does not understand (${where}: ${issue?.message ?? 'invalid'}); reload the page, or update exobar if the server is newer`);
+    throw new Error(
+      `The server sent a snapshot this page does not understand (${where}: ${issue?.message ?? 'invalid'}); reload the page, or update exobar if the server is newer`,
+    );
   }
   return result.data;
 }

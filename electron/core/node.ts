@@ -188,9 +188,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
   function timelineOf(request: NodeRequest, instance: Instance): RequestTimeline {
     const until = request.firstTokenAt ?? request.endedAt ?? performance.now();
-    const busy = [...instances.values()]
-      .filter((other) => other !== instance && other.wasBusyDuring(request.arrivedAt, until))
-      .map((other) => other.id);
+    const busy = [...instances.values()].filter((other) => other !== instance && other.wasBusyDuring(request.arrivedAt, until)).map((other) => other.id);
     return request.timeline(busy);
   }
 

@@ -75,7 +75,9 @@ describe('resolveSimRunnerCommand', () => {
 
 describe('resolveMlxRunnerDir', () => {
   it('prefers the packaged resources directory, else the source tree', () => {
-    expect(resolveMlxRunnerDir({ EXOBAR_MLX_RUNNER_DIR: '/Apps/exobar.app/Contents/Resources/runners/mlx' })).toBe('/Apps/exobar.app/Contents/Resources/runners/mlx');
+    expect(resolveMlxRunnerDir({ EXOBAR_MLX_RUNNER_DIR: '/Apps/exobar.app/Contents/Resources/runners/mlx' })).toBe(
+      '/Apps/exobar.app/Contents/Resources/runners/mlx',
+    );
     expect(resolveMlxRunnerDir({})).toBe(join(root, 'electron/runners/mlx'));
   });
 });

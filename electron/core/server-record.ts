@@ -54,9 +54,7 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-export type ServerRecordReading =
-  | { found: true; record: ServerRecord }
-  | { found: false; reason: string };
+export type ServerRecordReading = { found: true; record: ServerRecord } | { found: false; reason: string };
 
 /**
  * Reads the record of the server running on `dataDir`, saying why when there is none to

@@ -41,7 +41,14 @@ export interface StartCoreOptions {
   /** The built renderer to serve at `/`; null serves only a "not built" page. Default: <repo>/out/renderer. */
   rendererDir?: string | null;
   /** Further endpoints, built once the node exists, beside the built-in ones (the safe launch is always there). */
-  extraRoutes?: (core: { node: ExobarNode; settings: Settings; dataDir: string; logger: Logger; exoBundle: () => ExoBundleSource | null; exoProcess: ExoProcessManager }) => ApiRoute[];
+  extraRoutes?: (core: {
+    node: ExobarNode;
+    settings: Settings;
+    dataDir: string;
+    logger: Logger;
+    exoBundle: () => ExoBundleSource | null;
+    exoProcess: ExoProcessManager;
+  }) => ApiRoute[];
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
   logger?: Logger;
@@ -136,12 +143,20 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined),
   });
   // A bad saved address or a failed look-up must never keep the core from starting.
-  void exo.start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl).catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
+  void exo
+    .start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl)
+    .catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
   const localSafePair = safePairRoutes({ getSettings });
   const coreRoutes: ApiRoute[] = [
     // While exo is attached the safe launch is on the cluster; else the local one answers.
-    ...exoSafePairRoutes({ exoUrl: () => exo.url, getSettings, fastSynchOf: exo.fastSynchOf, onProgress: (p) => node.setLaunchProgress(p), localRoutes: localSafePair }),
+    ...exoSafePairRoutes({
+      exoUrl: () => exo.url,
+      getSettings,
+      fastSynchOf: exo.fastSynchOf,
+      onProgress: (p) => node.setLaunchProgress(p),
+      localRoutes: localSafePair,
+    }),
     ...localSafePair,
     ...mlxRoutes(mlx),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
@@ -158,7 +173,11 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     rendererDir: options.rendererDir,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
     // The exo proxy next: a request for an exo model goes to exo, anything else falls through to exobar's own /v1 routes.
-    extraRoutes: [...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource(), exoProcess }) ?? []), ...exo.routes, ...coreRoutes],
+    extraRoutes: [
+      ...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource(), exoProcess }) ?? []),
+      ...exo.routes,
+      ...coreRoutes,
+    ],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
   });

@@ -30,7 +30,9 @@ async function serverLogging(format: LogFormat): Promise<string[]> {
 describe('the terminal log', () => {
   it('pretty: one human line per request, with method, path, status, duration and model', async () => {
     const lines = await serverLogging('pretty');
-    expect(lines.find((l) => l.includes('/v1/chat/completions'))).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}POST \/v1\/chat\/completions 200 \d+(\.\d)? ms sim\/llama-3\.2-1b$/);
+    expect(lines.find((l) => l.includes('/v1/chat/completions'))).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}POST \/v1\/chat\/completions 200 \d+(\.\d)? ms sim\/llama-3\.2-1b$/,
+    );
     expect(lines.find((l) => l.includes('/api/state'))).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET \/api\/state 200 \d+(\.\d)? ms$/);
     // Not one JSON line among them.
     expect(lines.filter((l) => l.startsWith('{'))).toEqual([]);
@@ -44,7 +46,15 @@ describe('the terminal log', () => {
   });
 
   it('formats other records with their fields and error message', () => {
-    const line = formatRecord({ level: 40, time: Date.UTC(2026, 0, 1, 12, 0, 1, 234), pid: 1, msg: 'looking for the MLX runtime failed', component: 'core', err: { message: 'no python' }, code: 'x y' });
+    const line = formatRecord({
+      level: 40,
+      time: Date.UTC(2026, 0, 1, 12, 0, 1, 234),
+      pid: 1,
+      msg: 'looking for the MLX runtime failed',
+      component: 'core',
+      err: { message: 'no python' },
+      code: 'x y',
+    });
     expect(line).toBe('12:00:01.234 WARN  [core] looking for the MLX runtime failed code="x y" error="no python"');
   });
 });

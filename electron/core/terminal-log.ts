@@ -27,7 +27,8 @@ export function resolveLogFormat(options: { flag?: string; env: NodeJS.ProcessEn
   const asked = options.flag ?? (options.env.EXOBAR_LOG_FORMAT || undefined);
   if (asked === undefined) return options.isTTY ? 'pretty' : 'json';
   const parsed = LogFormatSchema.safeParse(asked);
-  if (!parsed.success) throw new Error(`the log format must be "pretty" or "json" (got "${asked}"; from ${options.flag !== undefined ? '--log-format' : 'EXOBAR_LOG_FORMAT'})`);
+  if (!parsed.success)
+    throw new Error(`the log format must be "pretty" or "json" (got "${asked}"; from ${options.flag !== undefined ? '--log-format' : 'EXOBAR_LOG_FORMAT'})`);
   return parsed.data;
 }
 

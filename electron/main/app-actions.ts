@@ -86,7 +86,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
    */
   const confirmAndStopAll = async () => {
     const snapshot = node.snapshot();
-    const requests = requestsEndingOnStop(snapshot, snapshot.instances.map((i) => i.id));
+    const requests = requestsEndingOnStop(
+      snapshot,
+      snapshot.instances.map((i) => i.id),
+    );
     if (requests > 0) {
       const question: MessageBoxOptions = {
         type: 'warning',
@@ -145,7 +148,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     },
     retryInstance: async (id) => node.retryInstance(id),
     stopAll: async (stopOptions) => {
-      refuseUnconfirmedStop(localInstances(node.snapshot()).map((i) => i.id), stopOptions);
+      refuseUnconfirmedStop(
+        localInstances(node.snapshot()).map((i) => i.id),
+        stopOptions,
+      );
       await stopAll();
     },
     async cancelRequest(requestId) {

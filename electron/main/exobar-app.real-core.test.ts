@@ -22,7 +22,6 @@ import { localInstances } from '../../shared/instance-state';
 const userData = mkdtempSync(join(tmpdir(), 'exobar-app-real-'));
 afterAll(() => rmSync(userData, { recursive: true, force: true }));
 
-
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
@@ -57,7 +56,10 @@ describe('app with the real core', () => {
 
     const page = fake.windows[0]!.webContents;
     // The catalog over IPC is the node's: the sim models, labelled simulated.
-    const models = (await fake.ipcMain.invoke(IpcChannel.listModels, page)) as { ok: boolean; value: Array<{ id: string; engine: string; simulated: boolean }> };
+    const models = (await fake.ipcMain.invoke(IpcChannel.listModels, page)) as {
+      ok: boolean;
+      value: Array<{ id: string; engine: string; simulated: boolean }>;
+    };
     expect(models.value.filter((m) => m.engine === 'sim').map((m) => [m.id, m.simulated])).toEqual([
       ['sim/llama-3.2-1b', true],
       ['sim/llama-3.2-3b', true],

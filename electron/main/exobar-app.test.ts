@@ -102,7 +102,9 @@ describe('app start-up', () => {
   it('a core that cannot start is reported in a dialog and the app exits', async () => {
     const cores = fakeStartCore();
     cores.failWith(new Error('data directory /x is not a directory'));
-    await expect(startExobarApp({ mainDir: '/app/out/main', startCore: cores.startCore, logger: silent, handleSignals: false })).rejects.toThrow(/not a directory/);
+    await expect(startExobarApp({ mainDir: '/app/out/main', startCore: cores.startCore, logger: silent, handleSignals: false })).rejects.toThrow(
+      /not a directory/,
+    );
     expect(dialog.showErrorBox).toHaveBeenCalledWith('exobar could not start', 'data directory /x is not a directory');
     expect(fake.app.exit).toHaveBeenCalledWith(1);
   });
@@ -148,7 +150,15 @@ describe('settings in the app', () => {
 describe('snapshots, tray and notifications', () => {
   it('pushes each snapshot to the window and shows it in the tray', async () => {
     const { core } = await start();
-    const ready = instance('a', { modelName: 'Llama 3.2 1B (simulated)', ttft: { samples: [], p50Ms: null, p95Ms: null, latest: { requestId: 'r', at: 1, totalMs: 380, waitMs: 1, prefillMs: 300, firstTokenMs: 79, promptTokens: 9 } } });
+    const ready = instance('a', {
+      modelName: 'Llama 3.2 1B (simulated)',
+      ttft: {
+        samples: [],
+        p50Ms: null,
+        p95Ms: null,
+        latest: { requestId: 'r', at: 1, totalMs: 380, waitMs: 1, prefillMs: 300, firstTokenMs: 79, promptTokens: 9 },
+      },
+    });
     const pushed = core.fakeNode.publish({ instances: [ready] });
     const sent = fake.windows[0]!.webContents.sent.filter((m) => m.channel === IpcChannel.snapshot);
     expect(sent.at(-1)!.args[0]).toBe(pushed);
@@ -202,7 +212,14 @@ describe('snapshots, tray and notifications', () => {
     const b = core.fakeNode.addReady('sim/llama-3.2-3b');
     menuItem(MENU_LABELS.stopAll).click({});
     expect(dialog.showMessageBox).not.toHaveBeenCalledWith(expect.objectContaining({ buttons: ['Stop all', 'Cancel'] }));
-    await vi.waitFor(() => expect(vi.mocked(core.fakeNode.deleteInstance).mock.calls.map((c) => c[0]).sort()).toEqual([a, b].sort()));
+    await vi.waitFor(() =>
+      expect(
+        vi
+          .mocked(core.fakeNode.deleteInstance)
+          .mock.calls.map((c) => c[0])
+          .sort(),
+      ).toEqual([a, b].sort()),
+    );
     expect(core.fakeNode.snapshot().instances).toEqual([]);
   });
 
@@ -221,7 +238,14 @@ describe('snapshots, tray and notifications', () => {
 
     dialog.showMessageBox.mockResolvedValueOnce({ response: 0, checkboxChecked: false });
     menuItem(MENU_LABELS.stopAll).click({});
-    await vi.waitFor(() => expect(vi.mocked(core.fakeNode.deleteInstance).mock.calls.map((c) => c[0]).sort()).toEqual(['a', 'b']));
+    await vi.waitFor(() =>
+      expect(
+        vi
+          .mocked(core.fakeNode.deleteInstance)
+          .mock.calls.map((c) => c[0])
+          .sort(),
+      ).toEqual(['a', 'b']),
+    );
   });
 
   it('a menu action that fails becomes a notification', async () => {
@@ -296,7 +320,7 @@ describe('IPC from the popover', () => {
 });
 
 describe('MLX runtime and the catalog over IPC', () => {
-  it('lists the node\'s catalog and passes setup and refresh to the core services', async () => {
+  it("lists the node's catalog and passes setup and refresh to the core services", async () => {
     const { core, svc } = await start();
     const page = fake.windows[0]!.webContents;
     const models = (await fake.ipcMain.invoke(IpcChannel.listModels, page)) as { ok: true; value: Array<{ id: string; simulated: boolean }> };
@@ -378,7 +402,10 @@ describe('attach mode over IPC', () => {
     const { core, cores } = await start();
     const page = fake.windows[0]!.webContents;
     const exo = core.exo as unknown as FakeExoAttachment;
-    expect(await fake.ipcMain.invoke(IpcChannel.probeExo, page, 'http://127.0.0.1:52415')).toMatchObject({ ok: true, value: { ok: true, url: 'http://127.0.0.1:52415' } });
+    expect(await fake.ipcMain.invoke(IpcChannel.probeExo, page, 'http://127.0.0.1:52415')).toMatchObject({
+      ok: true,
+      value: { ok: true, url: 'http://127.0.0.1:52415' },
+    });
     expect(await fake.ipcMain.invoke(IpcChannel.attachExo, page, 'http://127.0.0.1:52415')).toEqual({ ok: true, value: null });
     expect(exo.attach).toHaveBeenCalledWith('http://127.0.0.1:52415');
     exo.attach.mockRejectedValueOnce(Object.assign(new Error('nothing exo-like answers at http://x:1: connection refused'), { code: 'exo_not_found' }));

@@ -55,9 +55,7 @@ export interface ExobarApp {
 
 function defaultLogger(packaged: boolean): Logger {
   // A packaged app has no terminal: its log goes to a file in the user data folder.
-  const destination = packaged
-    ? pino.destination({ dest: join(app.getPath('logs'), 'main.log'), mkdir: true, sync: false })
-    : pino.destination(2);
+  const destination = packaged ? pino.destination({ dest: join(app.getPath('logs'), 'main.log'), mkdir: true, sync: false }) : pino.destination(2);
   return pino({ name: 'exobar-app', level: process.env.EXOBAR_LOG_LEVEL ?? 'info' }, destination);
 }
 
@@ -86,7 +84,12 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   // Not Electron's default menu, whose Close Window (Cmd+W) would destroy the popover.
   Menu.setApplicationMenu(Menu.buildFromTemplate(applicationMenuTemplate()));
 
-  const location: AppLocation = { mainDir: options.mainDir, appPath: app.getAppPath(), resourcesPath: process.resourcesPath ?? app.getAppPath(), isPackaged: app.isPackaged };
+  const location: AppLocation = {
+    mainDir: options.mainDir,
+    appPath: app.getAppPath(),
+    resourcesPath: process.resourcesPath ?? app.getAppPath(),
+    isPackaged: app.isPackaged,
+  };
   const paths = appPaths(location);
   Object.assign(process.env, runnerEnvironment(paths));
 
@@ -117,7 +120,8 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     getSettings: () => settings.get(),
     rendererDir: paths.rendererDir,
     // The same control endpoints as `exobar serve` (the safe launch is built in).
-    extraRoutes: (running) => diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get(), exo: running.exoBundle, exoProcess: running.exoProcess }),
+    extraRoutes: (running) =>
+      diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get(), exo: running.exoBundle, exoProcess: running.exoProcess }),
     // Attaching to exo saves exo.url in the app's settings.
     updateSettings: (patch) => settings.update(patch),
     logger: log.child({ component: 'core' }),

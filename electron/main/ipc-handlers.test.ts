@@ -61,7 +61,13 @@ describe('IPC handlers', () => {
     expect(await fake.ipcMain.invoke(IpcChannel.getSnapshot, window)).toMatchObject({ ok: true, value: { seq: 7 } });
     expect(await fake.ipcMain.invoke(IpcChannel.createInstance, window, { model: 'sim/llama-3.2-1b' })).toEqual({ ok: true, value: { id: 'inst-1' } });
     // Defaults from the shared schema are filled in before the backend sees the request.
-    expect(b.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-1b', instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false, duplicate: false });
+    expect(b.createInstance).toHaveBeenCalledWith({
+      model: 'sim/llama-3.2-1b',
+      instanceType: 'ring',
+      fastSynch: 'auto',
+      acknowledgeRisk: false,
+      duplicate: false,
+    });
     expect(await fake.ipcMain.invoke(IpcChannel.updateInstance, window, 'inst-1', { fastSynch: 'off' })).toEqual({ ok: true, value: null });
     expect(b.updateInstance).toHaveBeenCalledWith('inst-1', { fastSynch: 'off', mode: 'drain', acknowledgeRisk: false });
     await fake.ipcMain.invoke(IpcChannel.cancelRequest, window, 'chatcmpl-1');
@@ -119,7 +125,7 @@ describe('IPC handlers', () => {
     for (const fn of Object.values(b)) expect(fn).not.toHaveBeenCalled();
   });
 
-  it('the MLX channels: setup, refresh and the catalog reach the backend from the app\'s window only', async () => {
+  it("the MLX channels: setup, refresh and the catalog reach the backend from the app's window only", async () => {
     expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, window)).toEqual({ ok: true, value: null });
     expect(b.setupMlxRuntime).toHaveBeenCalledOnce();
     expect(await fake.ipcMain.invoke(IpcChannel.refreshMlxRuntime, window)).toEqual({ ok: true, value: null });

@@ -35,7 +35,10 @@ const openFromMenu = () => {
   tray().clickIcon();
   tray().choose(MENU_LABELS.open);
 };
-const alertsSent = (): AppAlert[] => (popover().webContents.sent.filter((m) => m.channel === ALERTS_CHANNEL).at(-1)?.args[0] as AppAlert[] | undefined) ?? [];
+const alertsSent = (): AppAlert[] =>
+  (popover()
+    .webContents.sent.filter((m) => m.channel === ALERTS_CHANNEL)
+    .at(-1)?.args[0] as AppAlert[] | undefined) ?? [];
 
 describe('Cmd+W and the application menu', () => {
   it('Cmd+W hides the popover instead of destroying it, and "Open exobar" opens it again', async () => {
@@ -62,7 +65,10 @@ describe('Cmd+W and the application menu', () => {
     const menu = Menu.applicationMenu;
     expect(menu).not.toBeNull();
     const roles = (items: Array<Record<string, unknown>>): string[] =>
-      items.flatMap((item) => [...(typeof item.role === 'string' ? [item.role] : []), ...(Array.isArray(item.submenu) ? roles(item.submenu as Array<Record<string, unknown>>) : [])]);
+      items.flatMap((item) => [
+        ...(typeof item.role === 'string' ? [item.role] : []),
+        ...(Array.isArray(item.submenu) ? roles(item.submenu as Array<Record<string, unknown>>) : []),
+      ]);
     const all = roles(menu!.items);
     expect(all).toEqual(expect.arrayContaining(['undo', 'redo', 'cut', 'copy', 'paste', 'selectAll', 'quit']));
     expect(all.filter((r) => /close|window|file/i.test(r))).toEqual([]);
@@ -153,7 +159,13 @@ describe('alerts are never lost', () => {
     Notification.failWith = 'Notifications are not allowed for this application';
     const cores = fakeStartCore();
     cores.failWith(Object.assign(new Error('listen EADDRINUSE: address already in use 127.0.0.1:52416'), { code: 'EADDRINUSE' }));
-    await startExobarApp({ mainDir: '/app/out/main', startCore: cores.startCore, createServices: () => recordingServices(), logger: silent, handleSignals: false });
+    await startExobarApp({
+      mainDir: '/app/out/main',
+      startCore: cores.startCore,
+      createServices: () => recordingServices(),
+      logger: silent,
+      handleSignals: false,
+    });
     await vi.waitFor(() => expect(alertsSent().map((a) => a.title)).toEqual(['Port 52416 is in use']));
     expect(tray().title).toMatch(/⚠ 1$/);
   });

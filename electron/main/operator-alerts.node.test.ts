@@ -23,7 +23,10 @@ describe('operator alerts from a real node', () => {
       alerts.push(...operatorAlerts(prev, snap));
       prev = snap;
     }, 0);
-    const hung = node.submit({ model: 'sim/llama-3.2-1b', messages: [{ role: 'user', content: `please ${FAULT_PROMPTS.hang} now` }], maxTokens: 8 }, () => undefined);
+    const hung = node.submit(
+      { model: 'sim/llama-3.2-1b', messages: [{ role: 'user', content: `please ${FAULT_PROMPTS.hang} now` }], maxTokens: 8 },
+      () => undefined,
+    );
     expect((await hung.done).type).toBe('failed');
     await node.waitForReady(id, 20_000);
     await eventually(() => alerts.length > 0, 5000, 'an alert');

@@ -3,7 +3,13 @@ import type { RunnerExitSnapshot } from '../../shared/snapshot';
 import { instance, snapshot, warning } from '../../test/support/electron/snapshot-fixtures';
 import { operatorAlerts } from './operator-alerts';
 
-const exit = (cause: RunnerExitSnapshot['cause'], message: string, at: number): RunnerExitSnapshot => ({ cause, exitCode: null, signal: 'SIGKILL', message, at });
+const exit = (cause: RunnerExitSnapshot['cause'], message: string, at: number): RunnerExitSnapshot => ({
+  cause,
+  exitCode: null,
+  signal: 'SIGKILL',
+  message,
+  at,
+});
 
 describe('operator alerts', () => {
   it('nothing to say when nothing changed', () => {
@@ -29,20 +35,33 @@ describe('operator alerts', () => {
     });
     const alerts = operatorAlerts(ready, failed);
     expect(alerts).toHaveLength(1);
-    expect(alerts[0]).toMatchObject({ kind: 'runner_failed', title: 'A failed', body: 'runner failed to start: model not found: /models/x (exit code 1) — fix it, then retry' });
+    expect(alerts[0]).toMatchObject({
+      kind: 'runner_failed',
+      title: 'A failed',
+      body: 'runner failed to start: model not found: /models/x (exit code 1) — fix it, then retry',
+    });
     expect(operatorAlerts(failed, { ...failed, seq: 3 })).toEqual([]);
   });
 
   it('a stuck runner not relaunched needs attention', () => {
     const before = snapshot({ instances: [instance('a', { modelName: 'A' })] });
-    const after = snapshot({ instances: [instance('a', { modelName: 'A', runner: { state: 'needs_attention', lastExit: exit('stuck', 'no output', 70), attention: 'the GPU may be wedged' } })] });
+    const after = snapshot({
+      instances: [
+        instance('a', { modelName: 'A', runner: { state: 'needs_attention', lastExit: exit('stuck', 'no output', 70), attention: 'the GPU may be wedged' } }),
+      ],
+    });
     expect(operatorAlerts(before, after)).toMatchObject([{ kind: 'runner_failed', title: 'A needs attention' }]);
   });
 
   it('a restart after a crash is told apart from one after the runner was stuck, by the exit’s cause', () => {
     const before = snapshot({ instances: [instance('a', { modelName: 'A', runner: { lastExit: exit('crash', 'crashed', 10) } })] });
-    const crashed = snapshot({ at: 20, instances: [instance('a', { modelName: 'A', runner: { state: 'restarting', restartAt: 2020, lastExit: exit('crash', 'crashed', 20) } })] });
-    expect(operatorAlerts(before, crashed)).toMatchObject([{ kind: 'runner_restarted', title: 'A stopped and was restarted', body: 'crashed (signal SIGKILL). Restart 1 in 2 s.' }]);
+    const crashed = snapshot({
+      at: 20,
+      instances: [instance('a', { modelName: 'A', runner: { state: 'restarting', restartAt: 2020, lastExit: exit('crash', 'crashed', 20) } })],
+    });
+    expect(operatorAlerts(before, crashed)).toMatchObject([
+      { kind: 'runner_restarted', title: 'A stopped and was restarted', body: 'crashed (signal SIGKILL). Restart 1 in 2 s.' },
+    ]);
     // Any message wording: the cause decides.
     const stuck = snapshot({ instances: [instance('a', { modelName: 'A', runner: { state: 'restarting', lastExit: exit('stuck', 'whatever words', 30) } })] });
     expect(operatorAlerts(before, stuck)).toMatchObject([{ kind: 'runner_restarted', title: 'A was stuck and was restarted' }]);

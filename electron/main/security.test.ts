@@ -14,7 +14,14 @@ describe('security rules', () => {
   it('external links: http(s) only, no credentials in the URL', () => {
     expect(isSafeExternalUrl('https://github.com/exo-explore/exo')).toBe(true);
     expect(isSafeExternalUrl('http://127.0.0.1:52416/v1/models')).toBe(true);
-    for (const bad of ['file:///etc/passwd', 'javascript:alert(1)', 'smb://host/share', 'https://user:pw@example.com', 'not a url', 'app://exobar/index.html']) {
+    for (const bad of [
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'smb://host/share',
+      'https://user:pw@example.com',
+      'not a url',
+      'app://exobar/index.html',
+    ]) {
       expect(isSafeExternalUrl(bad), bad).toBe(false);
     }
   });
@@ -28,7 +35,7 @@ describe('security rules', () => {
   });
 
   it('replaces any CSP header a response had, whatever its case', () => {
-    const headers = withCspHeader({ 'content-security-policy': ["default-src *"], 'Content-Type': 'text/html' });
+    const headers = withCspHeader({ 'content-security-policy': ['default-src *'], 'Content-Type': 'text/html' });
     expect(headers).toEqual({ 'Content-Type': ['text/html'], 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] });
   });
 

@@ -20,7 +20,8 @@ export function instanceStatusWords(instance: InstanceSnapshot): string {
     const { state, lastExit, attention } = instance.runner;
     if (state === 'restarting') return lastExit?.cause === 'stuck' ? 'Restarting (was stuck)' : 'Restarting';
     if (state === 'needs_attention') return `Needs attention: ${truncate(attention ?? lastExit?.message ?? '', 60)}`;
-    if (state === 'failed') return `Failed: ${truncate(lastExit?.message ?? (instance.runner.status.kind === 'RunnerFailed' ? instance.runner.status.errorMessage : ''), 60)}`;
+    if (state === 'failed')
+      return `Failed: ${truncate(lastExit?.message ?? (instance.runner.status.kind === 'RunnerFailed' ? instance.runner.status.errorMessage : ''), 60)}`;
     return runnerStatusWords(instance.runner.status);
   }
   const runners = instance.exo.runners;

@@ -22,8 +22,7 @@ const byId = (menu: MenuItemConstructorOptions[], id: string) => {
   return item;
 };
 
-const click = (item: MenuItemConstructorOptions, checked = false) =>
-  item.click?.({ checked } as MenuItem, undefined, {} as Electron.KeyboardEvent);
+const click = (item: MenuItemConstructorOptions, checked = false) => item.click?.({ checked } as MenuItem, undefined, {} as Electron.KeyboardEvent);
 
 describe('tray menu', () => {
   it('lists each model with its status (no counts that change with every request), then the entries in order', () => {
@@ -106,10 +105,20 @@ describe('tray menu', () => {
   });
 
   it('disables Launch safe pair while a launch runs, saying which model (not which layer) it is at', () => {
-    const launch = { state: 'running' as const, step: 'Loading sim/llama-3.2-3b (12/28 layers)', models: ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'], current: 1, error: null, startedAt: 0 };
+    const launch = {
+      state: 'running' as const,
+      step: 'Loading sim/llama-3.2-3b (12/28 layers)',
+      models: ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'],
+      current: 1,
+      error: null,
+      startedAt: 0,
+    };
     const item = byId(buildTrayMenu(snapshot({ launch }), { startAtLogin: false }, actions()), 'launch-safe-pair');
     expect(item).toMatchObject({ enabled: false, label: 'Launching safe pair (model 2 of 2)…' });
-    const later = byId(buildTrayMenu(snapshot({ launch: { ...launch, step: 'Loading sim/llama-3.2-3b (13/28 layers)' } }), { startAtLogin: false }, actions()), 'launch-safe-pair');
+    const later = byId(
+      buildTrayMenu(snapshot({ launch: { ...launch, step: 'Loading sim/llama-3.2-3b (13/28 layers)' } }), { startAtLogin: false }, actions()),
+      'launch-safe-pair',
+    );
     expect(later.label).toBe(item.label);
   });
 

@@ -72,10 +72,12 @@ describe('tray state', () => {
     expect(view.tooltip).toContain('exobar: 4 models: 3 serving · 1 failed');
     expect(view.tooltip).toContain(`exo at ${exo.exo!.url}: 2 Macs, 3 models (2 serving)`);
 
-    const lost = await mappedExoSnapshot({ then: async (h) => {
-      await h.fake.refuse();
-      await h.round(1_000);
-    } });
+    const lost = await mappedExoSnapshot({
+      then: async (h) => {
+        await h.fake.refuse();
+        await h.round(1_000);
+      },
+    });
     expect(trayViewOf(lost).tooltip).toMatch(new RegExp(`exo at ${lost.exo!.url}: not reachable since \\d\\d:\\d\\d:\\d\\d`));
   });
 });

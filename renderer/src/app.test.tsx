@@ -1,6 +1,16 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fastSynchOn, instance, mlxAvailable, mlxRuntime, prefillingInstance, ringFastSynchWarning, safePairPlan, snapshot, withStatus } from '../../test/support/renderer/fixtures';
+import {
+  fastSynchOn,
+  instance,
+  mlxAvailable,
+  mlxRuntime,
+  prefillingInstance,
+  ringFastSynchWarning,
+  safePairPlan,
+  snapshot,
+  withStatus,
+} from '../../test/support/renderer/fixtures';
 import { noTokenMessage, tokenRefusedMessage, unreachableMessage } from './bridge/connection-words';
 import { renderApp } from '../../test/support/renderer/render-app';
 
@@ -93,7 +103,14 @@ describe('app states', () => {
   it('shows the launch progress while it runs and the error when it fails', async () => {
     const { push } = renderApp(
       snapshot({
-        launch: { state: 'running', step: 'Loading sim/llama-3.2-3b (12/28 layers)', models: ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'], current: 1, error: null, startedAt: 0 },
+        launch: {
+          state: 'running',
+          step: 'Loading sim/llama-3.2-3b (12/28 layers)',
+          models: ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'],
+          current: 1,
+          error: null,
+          startedAt: 0,
+        },
       }),
     );
     expect(screen.getByTestId('launch-progress').textContent).toContain('Loading sim/llama-3.2-3b (12/28 layers)');
@@ -124,7 +141,10 @@ describe('app states', () => {
     const plan = safePairPlan();
     bridge.getSafePairPlan.mockResolvedValue({
       ...plan,
-      models: [{ ...plan.models[0]!, alreadyRunning: true, state: 'serving' }, { ...plan.models[1]!, alreadyRunning: true, state: 'loading' }],
+      models: [
+        { ...plan.models[0]!, alreadyRunning: true, state: 'serving' },
+        { ...plan.models[1]!, alreadyRunning: true, state: 'loading' },
+      ],
     });
     act(() => bridge.push(snapshot({ instances: [instance()] })));
     await waitFor(() => expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'loading']));
@@ -156,9 +176,7 @@ describe('header', () => {
 describe('shared-GPU warning banner', () => {
   it('explains the risk and relaunches the affected runners with fast synch off', async () => {
     const warning = ringFastSynchWarning();
-    const { bridge } = renderApp(
-      snapshot({ instances: [fastSynchOn(instance()), fastSynchOn(prefillingInstance())], warnings: [warning] }),
-    );
+    const { bridge } = renderApp(snapshot({ instances: [fastSynchOn(instance()), fastSynchOn(prefillingInstance())], warnings: [warning] }));
     const banner = screen.getByTestId('warning-banner');
     expect(banner.textContent).toContain('2 ring models share the GPU');
     expect(banner.textContent).toContain('spin forever');
@@ -177,7 +195,15 @@ describe('shared-GPU warning banner', () => {
     renderApp(
       snapshot({
         instances: [instance({ instanceType: 'jaccl' })],
-        warnings: [{ code: 'two_jaccl_shared_gpu', instanceIds: ['inst-1b'], title: '2 JACCL models share one GPU', risk: 'untested', fix: 'Run one JACCL model per Mac' }],
+        warnings: [
+          {
+            code: 'two_jaccl_shared_gpu',
+            instanceIds: ['inst-1b'],
+            title: '2 JACCL models share one GPU',
+            risk: 'untested',
+            fix: 'Run one JACCL model per Mac',
+          },
+        ],
       }),
     );
     const banner = screen.getByTestId('warning-banner');
@@ -232,7 +258,11 @@ describe('safe launch preview', () => {
 describe('models panel in the page', () => {
   it('sits below the safe launch with and without running models', async () => {
     const { push } = renderApp(snapshot());
-    const order = () => screen.getAllByRole('region').map((r) => r.getAttribute('aria-label')).filter((l) => l === 'Safe launch' || l === 'Models');
+    const order = () =>
+      screen
+        .getAllByRole('region')
+        .map((r) => r.getAttribute('aria-label'))
+        .filter((l) => l === 'Safe launch' || l === 'Models');
     expect(order()).toEqual(['Safe launch', 'Models']);
     push(snapshot({ seq: 2, instances: [instance()] }));
     expect(order()).toEqual(['Safe launch', 'Models']);

@@ -5,20 +5,7 @@
  * tints them for light and dark mode; knocked-out parts are transparent. The
  * drawing unit is one point of a 16 pt menu-bar icon.
  */
-import {
-  circle,
-  difference,
-  intersection,
-  rect,
-  ring,
-  roundedRect,
-  segment,
-  triangle,
-  union,
-  type Layer,
-  type Rgb,
-  type Shape,
-} from './raster';
+import { circle, difference, intersection, rect, ring, roundedRect, segment, triangle, union, type Layer, type Rgb, type Shape } from './raster';
 
 /** Must match TrayState in electron/main/tray-state.ts (a test checks it). */
 export const TRAY_GLYPH_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
@@ -48,11 +35,7 @@ export function trayGlyphLayers(state: TrayGlyphState): Layer[] {
   return [{ shape: TRAY_GLYPHS[state], color: [0, 0, 0] }];
 }
 
-const mix = (a: Rgb, b: Rgb, t: number): Rgb => [
-  a[0] + (b[0] - a[0]) * t,
-  a[1] + (b[1] - a[1]) * t,
-  a[2] + (b[2] - a[2]) * t,
-];
+const mix = (a: Rgb, b: Rgb, t: number): Rgb => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t];
 
 /**
  * The app icon on a 1024-unit canvas (macOS icon grid: an 824-unit rounded square

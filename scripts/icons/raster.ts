@@ -12,8 +12,7 @@ export const circle =
   (x, y) =>
     (x - cx) ** 2 + (y - cy) ** 2 <= r * r;
 
-export const ring = (cx: number, cy: number, outer: number, inner: number): Shape =>
-  difference(circle(cx, cy, outer), circle(cx, cy, inner));
+export const ring = (cx: number, cy: number, outer: number, inner: number): Shape => difference(circle(cx, cy, outer), circle(cx, cy, inner));
 
 export const rect =
   (x0: number, y0: number, x1: number, y1: number): Shape =>

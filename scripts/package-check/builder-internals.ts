@@ -41,8 +41,22 @@ interface ConfigModule {
 }
 
 interface FileMatcherModule {
-  getMainFileMatchers(appDir: string, destination: string, macroExpander: MacroExpander, platformOptions: Record<string, unknown>, packager: FakePlatformPackager, outDir: string, isElectronCompile: boolean): FileMatcher[];
-  getNodeModuleFileMatcher(appDir: string, destination: string, macroExpander: MacroExpander, platformOptions: Record<string, unknown>, packager: { config: Configuration; debugLogger: { isEnabled: boolean } }): FileMatcher;
+  getMainFileMatchers(
+    appDir: string,
+    destination: string,
+    macroExpander: MacroExpander,
+    platformOptions: Record<string, unknown>,
+    packager: FakePlatformPackager,
+    outDir: string,
+    isElectronCompile: boolean,
+  ): FileMatcher[];
+  getNodeModuleFileMatcher(
+    appDir: string,
+    destination: string,
+    macroExpander: MacroExpander,
+    platformOptions: Record<string, unknown>,
+    packager: { config: Configuration; debugLogger: { isEnabled: boolean } },
+  ): FileMatcher;
   getFileMatchers(config: Configuration, name: string, destination: string, options: GetFileMatchersOptions): FileMatcher[] | null;
 }
 
@@ -50,7 +64,9 @@ function load<T>(path: string): T {
   try {
     return require(path) as T;
   } catch (error) {
-    throw new Error(`package check: cannot load ${path} (${(error as Error).message}); electron-builder's internals moved? Update scripts/package-check/builder-internals.ts.`);
+    throw new Error(
+      `package check: cannot load ${path} (${(error as Error).message}); electron-builder's internals moved? Update scripts/package-check/builder-internals.ts.`,
+    );
   }
 }
 
@@ -58,7 +74,7 @@ export const builderConfig = () => load<ConfigModule>('app-builder-lib/out/util/
 export const builderFiles = () => load<FileMatcherModule>('app-builder-lib/out/fileMatcher.js');
 
 export function builderVersion(): string {
-  return (load<{ version: string }>('electron-builder/package.json')).version;
+  return load<{ version: string }>('electron-builder/package.json').version;
 }
 
 /** The options electron-builder passes to its matchers for one platform. */

@@ -148,10 +148,12 @@ export function checkPackageContents({ projectDir, contents }: CheckInput): stri
     for (const key of granted.filter((k) => !ALLOWED_ENTITLEMENTS.includes(k))) {
       problems.push(`mac.${what} (${file}) grants ${key}, which nothing in the app needs (only ${ALLOWED_ENTITLEMENTS.join(', ')})`);
     }
-    if (!granted.includes('com.apple.security.cs.allow-jit')) problems.push(`mac.${what} (${file}) must grant com.apple.security.cs.allow-jit: V8 cannot run under the hardened runtime without it`);
+    if (!granted.includes('com.apple.security.cs.allow-jit'))
+      problems.push(`mac.${what} (${file}) must grant com.apple.security.cs.allow-jit: V8 cannot run under the hardened runtime without it`);
   }
   if (mac.hardenedRuntime !== true) problems.push('mac.hardenedRuntime must be true (notarization needs it)');
-  if ((mac.extendInfo as Record<string, unknown> | undefined)?.LSUIElement !== true) problems.push('mac.extendInfo.LSUIElement must be true: a menu-bar app has no Dock icon');
+  if ((mac.extendInfo as Record<string, unknown> | undefined)?.LSUIElement !== true)
+    problems.push('mac.extendInfo.LSUIElement must be true: a menu-bar app has no Dock icon');
   const targets = (Array.isArray(mac.target) ? mac.target : []).map((t) => (typeof t === 'string' ? { target: t, arch: [] } : t));
   for (const name of ['dmg', 'zip']) {
     const target = targets.find((t) => t.target === name);
@@ -162,8 +164,11 @@ export function checkPackageContents({ projectDir, contents }: CheckInput): stri
 
   // Main's npm dependencies are bundled: its file may load only Node built-ins and electron.
   if (asar.has(expected.main)) {
-    const outside = mainBundleImports(readFileSync(join(projectDir, expected.main), 'utf8')).filter((m) => !isBuiltin(m) && m !== 'electron' && !m.startsWith('.'));
-    if (outside.length > 0) problems.push(`${expected.main} loads ${outside.join(', ')} from node_modules: bundle them (electron.vite.config.ts, main.build.externalizeDeps: false)`);
+    const outside = mainBundleImports(readFileSync(join(projectDir, expected.main), 'utf8')).filter(
+      (m) => !isBuiltin(m) && m !== 'electron' && !m.startsWith('.'),
+    );
+    if (outside.length > 0)
+      problems.push(`${expected.main} loads ${outside.join(', ')} from node_modules: bundle them (electron.vite.config.ts, main.build.externalizeDeps: false)`);
   }
   return problems;
 }

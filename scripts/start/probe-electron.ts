@@ -29,10 +29,13 @@ export function probeElectron(options: ProbeOptions): Promise<ElectronProbe> {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const slow = setTimeout(() => options.onSlow?.(), options.slowAfterMs ?? 2_000);
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, options.timeoutMs ?? 10 * 60_000);
+    const timeout = setTimeout(
+      () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      },
+      options.timeoutMs ?? 10 * 60_000,
+    );
     child.once('error', (error) => {
       clearTimeout(slow);
       clearTimeout(timeout);

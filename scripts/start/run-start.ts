@@ -51,7 +51,14 @@ export async function main(argv: string[]): Promise<number> {
     console.log(fallbackLine(plan.reason));
     if (!skipBuild()) {
       // The page `exobar serve` shows in the browser.
-      const built = await run(process.execPath, [join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'renderer/vite.config.ts', '--logLevel', 'warn']);
+      const built = await run(process.execPath, [
+        join(root, 'node_modules/vite/bin/vite.js'),
+        'build',
+        '--config',
+        'renderer/vite.config.ts',
+        '--logLevel',
+        'warn',
+      ]);
       if (built !== 0) return built;
     }
     return run(process.execPath, [join(root, 'bin/exobar.js'), 'serve', ...argv]);

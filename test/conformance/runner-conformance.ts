@@ -87,10 +87,8 @@ type ChunkOf<K extends Chunk['kind']> = Extract<Chunk, { kind: K }>;
 const TERMINAL: readonly TaskStatus[] = ['Complete', 'Failed', 'Cancelled', 'TimedOut'];
 
 const isAck = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskAcknowledged' && m.taskId === taskId;
-const isStatus = (taskId: string, status: TaskStatus) => (m: RunnerOutput) =>
-  m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === status;
-const isTerminal = (taskId: string) => (m: RunnerOutput) =>
-  m.type === 'TaskStatusUpdated' && m.taskId === taskId && TERMINAL.includes(m.status);
+const isStatus = (taskId: string, status: TaskStatus) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === status;
+const isTerminal = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && TERMINAL.includes(m.status);
 const isRunnerStatus = (kind: string) => (m: RunnerOutput) => m.type === 'RunnerStatusUpdated' && m.status.kind === kind;
 const isChunk = (commandId: string, kind?: Chunk['kind']) => (m: RunnerOutput) =>
   m.type === 'ChunkGenerated' && m.commandId === commandId && (kind === undefined || m.chunk.kind === kind);
@@ -161,8 +159,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
     expect(sent, 'the line was written').toBeDefined();
     if (sent && sent.at >= event.at) {
       throw new Error(
-        `${label}: inconclusive: ${what} was written after the long prefill had ended; ` +
-          'raise longPromptTokens so that one prefill chunk takes longer',
+        `${label}: inconclusive: ${what} was written after the long prefill had ended; ` + 'raise longPromptTokens so that one prefill chunk takes longer',
       );
     }
   }
@@ -304,7 +301,10 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         stopCase,
         async () => {
           const runner = await startReady();
-          const textOf = (commandId: string) => chunks(runner, commandId, 'TokenChunk').map((t) => t.chunk.text).join('');
+          const textOf = (commandId: string) =>
+            chunks(runner, commandId, 'TokenChunk')
+              .map((t) => t.chunk.text)
+              .join('');
           // The same seed gives the same tokens: first the whole answer, then with a stop string from its middle.
           runner.send(generationTask('free', { promptTokens: 20, maxTokens: 30, seed: 11 }));
           await runner.waitFor(isStatus('free', 'Complete'), generationTimeout);
@@ -365,9 +365,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         expect(thirdPrefill[0]!.index).toBeGreaterThan(secondPrefillDone.index);
         // A step ends with a decode step, so a token always separates two admissions.
         const tokenBetween = (from: number, to: number) =>
-          runner.received
-            .slice(from + 1, to)
-            .some((r) => r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk');
+          runner.received.slice(from + 1, to).some((r) => r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk');
         expect(tokenBetween(longDone.index, secondPrefill[0]!.index), 'a decode step between the long prefill and the second admission').toBe(true);
         expect(tokenBetween(secondPrefillDone.index, thirdPrefill[0]!.index), 'a decode step between the second and third admission').toBe(true);
         for (const taskId of ['long', 'second', 'third']) {
@@ -434,11 +432,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
 
         // During decode: checked every ~100 steps.
         runner.send(generationTask('in-decode', { promptTokens: 20, maxTokens: 100_000 }));
-        await runner.waitFor(
-          () => chunks(runner, 'cmd-in-decode', 'TokenChunk').length >= 5,
-          generationTimeout,
-          { description: 'five tokens' },
-        );
+        await runner.waitFor(() => chunks(runner, 'cmd-in-decode', 'TokenChunk').length >= 5, generationTimeout, { description: 'five tokens' });
         runner.send({ kind: 'CancelTask', cancelledTaskId: 'in-decode' });
         const decodeCancelled = await runner.waitFor(isTerminal('in-decode'), generationTimeout);
         expect(decodeCancelled.message).toMatchObject({ status: 'Cancelled' });
@@ -616,10 +610,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         // step boundary is acknowledged; nothing after that.
         const after = runner.messages.slice(ack.index + 1);
         const allowed = (m: RunnerOutput) =>
-          isStatus('hang', 'Running')(m) ||
-          isRunnerStatus('RunnerRunning')(m) ||
-          isAck('ignored')(m) ||
-          isStatus('ignored', 'Running')(m);
+          isStatus('hang', 'Running')(m) || isRunnerStatus('RunnerRunning')(m) || isAck('ignored')(m) || isStatus('ignored', 'Running')(m);
         expect(after.filter((m) => !allowed(m))).toEqual([]);
         expect(runner.exit).toBeNull();
         expect(() => process.kill(runner.pid, 0)).not.toThrow();

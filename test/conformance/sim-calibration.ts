@@ -43,15 +43,10 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const isComplete = (taskId: string) => (m: RunnerOutput) =>
-  m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === 'Complete';
-const isFirstToken = (commandId: string) => (m: RunnerOutput) =>
-  m.type === 'ChunkGenerated' && m.commandId === commandId && m.chunk.kind === 'TokenChunk';
+const isComplete = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === 'Complete';
+const isFirstToken = (commandId: string) => (m: RunnerOutput) => m.type === 'ChunkGenerated' && m.commandId === commandId && m.chunk.kind === 'TokenChunk';
 const isPrefillDone = (commandId: string) => (m: RunnerOutput) =>
-  m.type === 'ChunkGenerated' &&
-  m.commandId === commandId &&
-  m.chunk.kind === 'PrefillProgressChunk' &&
-  m.chunk.processedTokens === m.chunk.totalTokens;
+  m.type === 'ChunkGenerated' && m.commandId === commandId && m.chunk.kind === 'PrefillProgressChunk' && m.chunk.processedTokens === m.chunk.totalTokens;
 
 async function ready(runner: RunnerProcess, timeoutMs: number): Promise<void> {
   await runner.waitFor((m) => m.type === 'Hello', timeoutMs);

@@ -10,7 +10,11 @@ describe('exoFastSynchMismatchWarning', () => {
     expect(exoFastSynchMismatchWarning({ fastSynch: { ...set, observed: null, mismatch: false } })).toBeNull();
     expect(exoFastSynchMismatchWarning({ fastSynch: { ...set, observed: false, mismatch: false } })).toBeNull();
     const warning = exoFastSynchMismatchWarning({ fastSynch: { ...set, observed: true, mismatch: true } });
-    expect(warning).toMatchObject({ code: 'exo_fast_synch_mismatch', instanceIds: [], title: 'exo runs with fast synch on, but exobar started it with fast synch off' });
+    expect(warning).toMatchObject({
+      code: 'exo_fast_synch_mismatch',
+      instanceIds: [],
+      title: 'exo runs with fast synch on, but exobar started it with fast synch off',
+    });
     expect(warning?.risk).toMatch(/wedged until reboot/);
     expect(warning?.fix).toMatch(/exobar wants off: ring only/);
   });

@@ -48,7 +48,11 @@ describe('instanceLifecycle', () => {
 
 describe('lifecycle counts and summary', () => {
   it('counts each state and names only the non-zero ones', () => {
-    const instances = [local('ready', { kind: 'RunnerReady' }), local('running', { kind: 'RunnerRunning' }), local('loading', { kind: 'RunnerLoading', layersLoaded: 1, totalLayers: 2 })];
+    const instances = [
+      local('ready', { kind: 'RunnerReady' }),
+      local('running', { kind: 'RunnerRunning' }),
+      local('loading', { kind: 'RunnerLoading', layersLoaded: 1, totalLayers: 2 }),
+    ];
     expect(lifecycleCounts(instances)).toEqual({ loading: 1, restarting: 0, serving: 2, stopping: 0, failed: 0 });
     expect(lifecycleSummary(instances)).toBe('1 loading · 2 serving');
     expect(lifecycleSummary([])).toBe('none');

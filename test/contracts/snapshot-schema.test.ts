@@ -28,7 +28,7 @@ describe('snapshot schema over the test fixtures', () => {
     roundTrips({ ...emptySnapshot(), instances: [instanceFixture()] });
   });
 
-  it("accepts every page fixture (test/support/renderer/fixtures.ts)", () => {
+  it('accepts every page fixture (test/support/renderer/fixtures.ts)', () => {
     const instances = [
       page.instance(),
       page.prefillingInstance(),

@@ -93,7 +93,7 @@ describe('an operator against exobar serve', () => {
     }
   });
 
-  it('launches in plain words: loading on the way (header and card), then Ready with exo\'s name in the tooltip', async () => {
+  it("launches in plain words: loading on the way (header and card), then Ready with exo's name in the tooltip", async () => {
     await page.goto(serve.openUrl);
     await page.getByTestId('plan-row').first().waitFor({ timeout: 15_000 });
     // Record every runner status and header level the page shows, however briefly.

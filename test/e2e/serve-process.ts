@@ -24,7 +24,11 @@ export interface ServeProcess {
 }
 
 /** Starts `exobar serve --port 0` and resolves once it prints the browser address. */
-export async function startServe(options: { simTimeScale: number; timeoutMs?: number; /** More `exobar serve` flags (`--exo URL`). */ args?: string[] }): Promise<ServeProcess> {
+export async function startServe(options: {
+  simTimeScale: number;
+  timeoutMs?: number;
+  /** More `exobar serve` flags (`--exo URL`). */ args?: string[];
+}): Promise<ServeProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'exobar-e2e-'));
   const child: ChildProcess = spawn(
     process.execPath,

@@ -65,7 +65,7 @@ describe('the page against exobar serve', () => {
     await shot('01-empty');
   });
 
-  it('lists the catalog in the Models panel with the MLX engine\'s state, from the real API', async () => {
+  it("lists the catalog in the Models panel with the MLX engine's state, from the real API", async () => {
     const models = page.getByRole('region', { name: 'Models' });
     const toggle = models.getByRole('button', { name: /^Models/ });
     expect(await toggle.getAttribute('aria-expanded')).toBe('false');
@@ -98,7 +98,10 @@ describe('the page against exobar serve', () => {
   it('launches the safe pair from the UI and shows both runners ready with fast synch off', async () => {
     await page.getByRole('button', { name: 'Launch safe pair' }).click();
     for (const c of [card1b(), card3b()]) {
-      await c.getByTestId('runner-status').filter({ hasText: /^Ready$/ }).waitFor({ timeout: 60_000 });
+      await c
+        .getByTestId('runner-status')
+        .filter({ hasText: /^Ready$/ })
+        .waitFor({ timeout: 60_000 });
       expect(await c.getByTestId('fast-synch').innerText()).toBe('off');
     }
     expect(await page.getByTestId('running-count').innerText()).toBe('2 models running');
@@ -179,7 +182,10 @@ describe('the page against exobar serve', () => {
     expect(await page.getByTestId('app-header').getAttribute('data-level')).toBe('warning');
     for (const c of [card1b(), card3b()]) {
       await c.getByTestId('fast-synch').filter({ hasText: /^on$/ }).waitFor({ timeout: 30_000 });
-      await c.getByTestId('runner-status').filter({ hasText: /^Ready$/ }).waitFor({ timeout: 60_000 });
+      await c
+        .getByTestId('runner-status')
+        .filter({ hasText: /^Ready$/ })
+        .waitFor({ timeout: 60_000 });
     }
     await page.evaluate(() => window.scrollTo(0, 0));
     await shot('04-warning', true);
@@ -193,7 +199,10 @@ describe('the page against exobar serve', () => {
   });
 
   it('exports the diagnostic bundle as a browser download', async () => {
-    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.getByRole('button', { name: 'Export diagnostics' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download', { timeout: 60_000 }),
+      page.getByRole('button', { name: 'Export diagnostics' }).click(),
+    ]);
     expect(download.suggestedFilename()).toMatch(/\.zip$/);
     const path = await download.path();
     const head = (await readFile(path)).subarray(0, 2).toString('latin1');

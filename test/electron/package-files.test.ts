@@ -65,10 +65,14 @@ describe('package contents from a real build', () => {
   it('has main, preload, renderer with its assets, the unpacked sim runner, the MLX runner and tray images', async () => {
     const contents = await packageContents(project);
     expect(checkPackageContents({ projectDir: project, contents })).toEqual([]);
-    expect(contents.asar).toEqual(expect.arrayContaining(['out/main/index.js', 'out/main/sim-runner.cjs', 'out/preload/index.cjs', 'out/renderer/index.html', 'package.json']));
+    expect(contents.asar).toEqual(
+      expect.arrayContaining(['out/main/index.js', 'out/main/sim-runner.cjs', 'out/preload/index.cjs', 'out/renderer/index.html', 'package.json']),
+    );
     expect(contents.asar.some((f) => /^out\/renderer\/assets\/index-.*\.js$/.test(f))).toBe(true);
     expect(contents.unpacked).toEqual(['out/main/sim-runner.cjs']);
-    expect(contents.resources).toEqual(expect.arrayContaining(['runners/mlx/runner.py', 'runners/mlx/exobar_mlx/main.py', 'tray/tray-idleTemplate.png', 'tray/tray-idleTemplate@2x.png']));
+    expect(contents.resources).toEqual(
+      expect.arrayContaining(['runners/mlx/runner.py', 'runners/mlx/exobar_mlx/main.py', 'tray/tray-idleTemplate.png', 'tray/tray-idleTemplate@2x.png']),
+    );
     // Only what the app runs: no sources, tests, maps or Python caches.
     expect(contents.asar.filter((f) => !f.startsWith('out/') && f !== 'package.json')).toEqual([]);
     expect(contents.resources.filter((f) => /tests\/|__pycache__|\.ts$/.test(f))).toEqual([]);
@@ -95,62 +99,77 @@ describe('package contents from a real build', () => {
   });
 
   // Needs Debian's Chromium (CI installs it); elsewhere without it, skipped rather than failed.
-  it.skipIf(!existsSync(CHROMIUM_PATH) && !process.env.CI)('the page runs in Chromium under the app protocol\'s CSP, with a stand-in for window.exobar, without a single violation', async () => {
-    // The app:// handler's answers (CSP header included), served over loopback HTTP for the browser.
-    const rendererDir = join(project, 'out/renderer');
-    const server: Server = createServer((req, res) => {
-      void serveAppRequest(`app://exobar${req.url ?? '/'}`, rendererDir).then(async (answer) => {
-        res.writeHead(answer.status, Object.fromEntries(answer.headers));
-        res.end(Buffer.from(await answer.arrayBuffer()));
+  it.skipIf(!existsSync(CHROMIUM_PATH) && !process.env.CI)(
+    "the page runs in Chromium under the app protocol's CSP, with a stand-in for window.exobar, without a single violation",
+    async () => {
+      // The app:// handler's answers (CSP header included), served over loopback HTTP for the browser.
+      const rendererDir = join(project, 'out/renderer');
+      const server: Server = createServer((req, res) => {
+        void serveAppRequest(`app://exobar${req.url ?? '/'}`, rendererDir).then(async (answer) => {
+          res.writeHead(answer.status, Object.fromEntries(answer.headers));
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        });
       });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      const problems: string[] = [];
-      page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-      page.on('pageerror', (e) => problems.push(`page: ${e.message}`));
-      const a = instance('a', { modelName: 'Llama 3.2 1B (simulated)', ttft: { samples: [ttftSample(230, 1), ttftSample(380, 2)], p50Ms: 230, p95Ms: 380, latest: ttftSample(380, 2) } });
-      const b = instance('b', { modelName: 'Llama 3.2 3B (simulated)', prefill: { requestId: 'r', processedTokens: 12_288, totalTokens: 30_000, etaMs: 11_000 } });
-      const shown = snapshot({ instances: [a, b], warnings: [warning('two_ring_fast_synch', ['a', 'b'])] });
-      await page.addInitScript((s) => {
-        // Runs in the page (this project has no DOM types: describe what is used).
-        type Violation = { violatedDirective: string; blockedURI: string; sourceFile: string; lineNumber: number; columnNumber: number };
-        const w = globalThis as unknown as { exobar: unknown; __csp: string[]; document: { addEventListener(name: string, fn: (e: Violation) => void): void } };
-        w.__csp = [];
-        w.document.addEventListener('securitypolicyviolation', (e) => w.__csp.push(`${e.violatedDirective}|${e.blockedURI}|${e.sourceFile}|${e.lineNumber}|${e.columnNumber}`));
-        w.exobar = {
-          subscribeSnapshots: (listener: (x: unknown) => void) => (listener(s), () => undefined),
-          subscribeConnection: (listener: (x: null) => void) => (listener(null), () => undefined),
-          getSafePairPlan: async () => ({ models: [], memory: { requiredBytes: 0, freeBytes: 0, headroomBytes: 0 }, blockers: [], canRun: true }),
-          launchSafePair: async () => undefined,
-          createInstance: async () => ({ id: 'x' }),
-          updateInstance: async () => undefined,
-          stopInstance: async () => undefined,
-          stopAll: async () => undefined,
-          cancelRequest: async () => undefined,
-          exportDiagnostics: async () => ({ saved: false, location: null }),
-          setupMlxRuntime: async () => undefined,
-          refreshMlxRuntime: async () => undefined,
-          listModels: async () => [],
-        };
-      }, shown);
-      const { port } = server.address() as AddressInfo;
-      const response = await page.goto(`http://127.0.0.1:${port}/index.html`);
-      expect(response?.headers()['content-security-policy']).toMatch(/^default-src 'none'/);
-      await page.getByText('Llama 3.2 3B (simulated)').first().waitFor({ timeout: 15_000 });
-      await page.waitForTimeout(300);
-      const violations = await page.evaluate(() => (globalThis as unknown as { __csp: string[] }).__csp);
-      // Not one, zod's included: the renderer sets z.config({ jitless: true }) before any schema
-      // exists (renderer/src/zod-jitless.ts), so zod 4 never probes `new Function('')`.
-      expect(violations).toEqual([]);
-      expect(problems).toEqual([]);
-    } finally {
-      await browser.close();
-      server.close();
-    }
-  });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        const problems: string[] = [];
+        page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+        page.on('pageerror', (e) => problems.push(`page: ${e.message}`));
+        const a = instance('a', {
+          modelName: 'Llama 3.2 1B (simulated)',
+          ttft: { samples: [ttftSample(230, 1), ttftSample(380, 2)], p50Ms: 230, p95Ms: 380, latest: ttftSample(380, 2) },
+        });
+        const b = instance('b', {
+          modelName: 'Llama 3.2 3B (simulated)',
+          prefill: { requestId: 'r', processedTokens: 12_288, totalTokens: 30_000, etaMs: 11_000 },
+        });
+        const shown = snapshot({ instances: [a, b], warnings: [warning('two_ring_fast_synch', ['a', 'b'])] });
+        await page.addInitScript((s) => {
+          // Runs in the page (this project has no DOM types: describe what is used).
+          type Violation = { violatedDirective: string; blockedURI: string; sourceFile: string; lineNumber: number; columnNumber: number };
+          const w = globalThis as unknown as {
+            exobar: unknown;
+            __csp: string[];
+            document: { addEventListener(name: string, fn: (e: Violation) => void): void };
+          };
+          w.__csp = [];
+          w.document.addEventListener('securitypolicyviolation', (e) =>
+            w.__csp.push(`${e.violatedDirective}|${e.blockedURI}|${e.sourceFile}|${e.lineNumber}|${e.columnNumber}`),
+          );
+          w.exobar = {
+            subscribeSnapshots: (listener: (x: unknown) => void) => (listener(s), () => undefined),
+            subscribeConnection: (listener: (x: null) => void) => (listener(null), () => undefined),
+            getSafePairPlan: async () => ({ models: [], memory: { requiredBytes: 0, freeBytes: 0, headroomBytes: 0 }, blockers: [], canRun: true }),
+            launchSafePair: async () => undefined,
+            createInstance: async () => ({ id: 'x' }),
+            updateInstance: async () => undefined,
+            stopInstance: async () => undefined,
+            stopAll: async () => undefined,
+            cancelRequest: async () => undefined,
+            exportDiagnostics: async () => ({ saved: false, location: null }),
+            setupMlxRuntime: async () => undefined,
+            refreshMlxRuntime: async () => undefined,
+            listModels: async () => [],
+          };
+        }, shown);
+        const { port } = server.address() as AddressInfo;
+        const response = await page.goto(`http://127.0.0.1:${port}/index.html`);
+        expect(response?.headers()['content-security-policy']).toMatch(/^default-src 'none'/);
+        await page.getByText('Llama 3.2 3B (simulated)').first().waitFor({ timeout: 15_000 });
+        await page.waitForTimeout(300);
+        const violations = await page.evaluate(() => (globalThis as unknown as { __csp: string[] }).__csp);
+        // Not one, zod's included: the renderer sets z.config({ jitless: true }) before any schema
+        // exists (renderer/src/zod-jitless.ts), so zod 4 never probes `new Function('')`.
+        expect(violations).toEqual([]);
+        expect(problems).toEqual([]);
+      } finally {
+        await browser.close();
+        server.close();
+      }
+    },
+  );
 });
 
 describe('package check finds what is missing', () => {
@@ -195,7 +214,9 @@ describe('package check finds what is missing', () => {
   });
 
   it('an MLX module the runner imports but the package leaves out', async () => {
-    const project = stage('no-engine', syntheticOut, (yml) => yml.replace('      - exobar_mlx/**/*.py\n', '      - exobar_mlx/**/*.py\n      - "!exobar_mlx/test_engine.py"\n'));
+    const project = stage('no-engine', syntheticOut, (yml) =>
+      yml.replace('      - exobar_mlx/**/*.py\n', '      - exobar_mlx/**/*.py\n      - "!exobar_mlx/test_engine.py"\n'),
+    );
     const problems = checkPackageContents({ projectDir: project, contents: await packageContents(project) });
     expect(problems).toContain('MLX runner: runners/mlx/exobar_mlx/cli.py imports exobar_mlx.test_engine, which is not in Resources');
   });
@@ -205,9 +226,15 @@ describe('package check finds what is missing', () => {
       'fuses',
       (out) => {
         syntheticOut(out);
-        writeFileSync(join(out, 'main/index.js'), 'import pino from "pino";\nimport { app } from "electron";\nimport { join } from "node:path";\nconst z = require("zod");\n');
+        writeFileSync(
+          join(out, 'main/index.js'),
+          'import pino from "pino";\nimport { app } from "electron";\nimport { join } from "node:path";\nconst z = require("zod");\n',
+        );
         const plist = readFileSync(join(root, 'build/entitlements.mac.plist'), 'utf8');
-        writeFileSync(join(out, '..', 'old.plist'), plist.replace('</dict>', '<key>com.apple.security.cs.allow-unsigned-executable-memory</key>\n<true/>\n</dict>'));
+        writeFileSync(
+          join(out, '..', 'old.plist'),
+          plist.replace('</dict>', '<key>com.apple.security.cs.allow-unsigned-executable-memory</key>\n<true/>\n</dict>'),
+        );
       },
       (yml) =>
         yml
@@ -234,17 +261,20 @@ describe('package check finds what is missing', () => {
 
 describe('helpers', () => {
   it('pageAssets reads the scripts and stylesheets a built page loads', () => {
-    const html = '<link rel="icon" href="data:,"><script type="module" crossorigin src="./assets/index-x.js"></script><link rel="stylesheet" crossorigin href="./assets/index-y.css">';
+    const html =
+      '<link rel="icon" href="data:,"><script type="module" crossorigin src="./assets/index-x.js"></script><link rel="stylesheet" crossorigin href="./assets/index-y.css">';
     expect(pageAssets(html)).toEqual(['assets/index-x.js', 'assets/index-y.css']);
   });
 
   it('mainBundleImports reads static imports, dynamic imports and requires', () => {
-    const source = 'import a, { b } from "node:fs";\nimport "electron";\nexport { c } from \'./chunk.js\';\nconst d = await import("pino");\nvar e = __require("events");\nrequire(\'zod\');\n/**\n * const x = require(\'not-code\')\n */\n// import("nor-this")\n';
+    const source =
+      'import a, { b } from "node:fs";\nimport "electron";\nexport { c } from \'./chunk.js\';\nconst d = await import("pino");\nvar e = __require("events");\nrequire(\'zod\');\n/**\n * const x = require(\'not-code\')\n */\n// import("nor-this")\n';
     expect(mainBundleImports(source).sort()).toEqual(['./chunk.js', 'electron', 'events', 'node:fs', 'pino', 'zod']);
   });
 
   it('pythonLocalImports finds the package-relative imports', () => {
-    const source = 'from __future__ import annotations\nimport sys\nfrom .engine import Engine\n    from .test_engine import TestEngine\nfrom exobar_mlx.main import run\n';
+    const source =
+      'from __future__ import annotations\nimport sys\nfrom .engine import Engine\n    from .test_engine import TestEngine\nfrom exobar_mlx.main import run\n';
     expect(pythonLocalImports(source).sort()).toEqual(['engine', 'main', 'test_engine']);
   });
 });

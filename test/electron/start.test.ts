@@ -36,8 +36,9 @@ describe('npm start: the decision', () => {
     expect(line).toMatch(/cannot start the Electron app .* running "exobar serve" instead/);
   });
 
-  it('turns electron\'s failed download into a short reason', () => {
-    const stderr = 'Downloading Electron binary...\nRequestError: getaddrinfo ENOTFOUND github.com\n    at ...\nError: Electron failed to install correctly. Please delete `node_modules/electron` and run "npx install-electron --no" manually.\n';
+  it("turns electron's failed download into a short reason", () => {
+    const stderr =
+      'Downloading Electron binary...\nRequestError: getaddrinfo ENOTFOUND github.com\n    at ...\nError: Electron failed to install correctly. Please delete `node_modules/electron` and run "npx install-electron --no" manually.\n';
     expect(probeFailureReason(stderr, 1, false)).toBe('the Electron binary is not installed and could not be downloaded');
     expect(probeFailureReason('', null, true)).toBe('downloading the Electron binary timed out');
     expect(probeFailureReason('TypeError: boom\n  at x', 1, false)).toBe('the Electron binary is not available: TypeError: boom');
@@ -51,7 +52,10 @@ describe('npm start: asking electron for its binary', () => {
   });
 
   it('reports a require("electron") that throws, without its stack trace', async () => {
-    const dir = fakeElectronProject('throws', "throw new Error('Electron failed to install correctly. Please delete `node_modules/electron` and run \"npx install-electron --no\" manually.');");
+    const dir = fakeElectronProject(
+      'throws',
+      'throw new Error(\'Electron failed to install correctly. Please delete `node_modules/electron` and run "npx install-electron --no" manually.\');',
+    );
     expect(await probeElectron({ cwd: dir })).toEqual({ ok: false, reason: 'the Electron binary is not installed and could not be downloaded' });
   });
 });

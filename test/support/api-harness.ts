@@ -63,7 +63,15 @@ export interface CoreRig extends ApiRig {
 export async function startCoreRig(options: Partial<StartCoreOptions> = {}): Promise<CoreRig> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-api-test-'));
   // No look for an exo on this Mac's default port (another program's): tests that want the offer set exo.offerUrl.
-  const core = await startCore({ dataDir, port: 0, simTimeScale: 0.1, rendererDir: null, logger: pino({ level: 'silent' }), exo: { offerUrl: null, exoLogDir: null }, ...options });
+  const core = await startCore({
+    dataDir,
+    port: 0,
+    simTimeScale: 0.1,
+    rendererDir: null,
+    logger: pino({ level: 'silent' }),
+    exo: { offerUrl: null, exoLogDir: null },
+    ...options,
+  });
   const rig = rigFrom(core.url, core.token, core.node, async () => {
     await core.stop();
     rmSync(dataDir, { recursive: true, force: true });

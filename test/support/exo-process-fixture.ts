@@ -37,7 +37,13 @@ export const EXO_STATES = {
   starting: () => exoProcessState({ status: 'starting', readyAt: null, nodeId: null, progress: "waiting for exo's API (http://127.0.0.1:52415/node_id)" }),
   stopping: () => exoProcessState({ status: 'stopping', progress: 'asking exo to stop (SIGINT)' }),
   stopped: () =>
-    exoProcessState({ status: 'stopped', ownsProcess: false, pid: null, exit: { code: 0, signal: null, at: T0 + 60_000 }, reason: 'stopped by exobar (SIGINT, graceful)' }),
+    exoProcessState({
+      status: 'stopped',
+      ownsProcess: false,
+      pid: null,
+      exit: { code: 0, signal: null, at: T0 + 60_000 },
+      reason: 'stopped by exobar (SIGINT, graceful)',
+    }),
   crashed: () =>
     exoProcessState({
       status: 'crashed',
@@ -47,7 +53,11 @@ export const EXO_STATES = {
       failure: 'exited_during_start',
       exit: { code: 1, signal: null, at: T0 + 2_000 },
       reason: 'exo exited during start (exit code 1) before its API answered; its last lines say why',
-      lastLines: ['[ 10:00:00.000 | INFO ] Starting EXO | pid=4242', '[ 10:00:01.000 | CRITICAL ] EXO terminated due to unhandled exception', 'ModuleNotFoundError: No module named mlx'],
+      lastLines: [
+        '[ 10:00:00.000 | INFO ] Starting EXO | pid=4242',
+        '[ 10:00:01.000 | CRITICAL ] EXO terminated due to unhandled exception',
+        'ModuleNotFoundError: No module named mlx',
+      ],
     }),
   restarting: () =>
     exoProcessState({

@@ -12,7 +12,16 @@ import { countPromptTokens } from '../../shared/token-count';
 import type { FastSynchOverride, LaunchProgress, LocalInstanceSnapshot, Snapshot } from '../../shared/snapshot';
 import { instanceFixture } from './instance-fixture';
 import { stateOf } from './runner-state-of';
-import { NodeError, type CreateInstanceOptions, type ExobarNode, type NodeEvent, type RequestTimeline, type RequestEvent, type RequestHandle, type SubmitRequest } from '../../electron/core/node-types';
+import {
+  NodeError,
+  type CreateInstanceOptions,
+  type ExobarNode,
+  type NodeEvent,
+  type RequestTimeline,
+  type RequestEvent,
+  type RequestHandle,
+  type SubmitRequest,
+} from '../../electron/core/node-types';
 
 type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
 
@@ -210,7 +219,12 @@ export class FakeNode implements ExobarNode {
     if (!model) throw new NodeError('model_not_found', `unknown model ${options.model}`, 404);
     const decision = decideFastSynch(options.instanceType, options.fastSynch, this.options.defaultFastSynch ?? 'auto');
     const otherRings = [...this.instances.values()].filter((i) => i.snap.instanceType === 'ring');
-    if (options.instanceType === 'ring' && otherRings.length > 0 && (decision.enabled || otherRings.some((i) => i.snap.fastSynch.enabled)) && !options.acknowledgeRisk) {
+    if (
+      options.instanceType === 'ring' &&
+      otherRings.length > 0 &&
+      (decision.enabled || otherRings.some((i) => i.snap.fastSynch.enabled)) &&
+      !options.acknowledgeRisk
+    ) {
       throw new NodeError('fast_synch_shared_gpu', 'two ring instances with fast synch on one GPU can wedge it; pass acknowledgeRisk to go ahead', 409);
     }
     const id = `inst-${this.nextId++}`;
@@ -301,7 +315,8 @@ export class FakeNode implements ExobarNode {
     for (const w of inst.waiters.splice(0)) w.reject(new NodeError('instance_deleted', 'deleted', 410));
     this.instances.delete(instanceId);
     for (const flight of [...this.flights.values()]) {
-      if (flight.handle.instanceId === instanceId) this.end(flight, { type: 'failed', error: new NodeError('instance_deleted', 'the instance was deleted', 503) });
+      if (flight.handle.instanceId === instanceId)
+        this.end(flight, { type: 'failed', error: new NodeError('instance_deleted', 'the instance was deleted', 503) });
     }
     this.changed();
   }
@@ -396,7 +411,8 @@ export class FakeNode implements ExobarNode {
 
   async shutdown(): Promise<void> {
     this.shutdownCalls += 1;
-    for (const flight of [...this.flights.values()]) this.end(flight, { type: 'failed', error: new NodeError('node_shutdown', 'exobar is shutting down', 503) });
+    for (const flight of [...this.flights.values()])
+      this.end(flight, { type: 'failed', error: new NodeError('node_shutdown', 'exobar is shutting down', 503) });
     for (const inst of this.instances.values()) if (inst.timer) clearTimeout(inst.timer);
   }
 
@@ -429,4 +445,3 @@ function fakeInstanceSnapshot(id: string, model: CatalogModel, instanceType: 'ri
     fastSynch: { override: 'auto', enabled: false, reason: 'ring instance', reported: null },
   });
 }
-

@@ -24,7 +24,6 @@ function fakeRunner() {
   return spawnRunner({ command: process.execPath, args: ['-e', FAKE_RUNNER], env: { ...process.env } });
 }
 
-
 describe('RunnerProcess', () => {
   it('parses stdout, keeps bad lines and stderr, and waits for messages and the exit', async () => {
     const runner = fakeRunner();

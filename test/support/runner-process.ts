@@ -124,11 +124,7 @@ export class RunnerProcess {
    * The first message at or after position `from` that matches, waiting up to
    * `timeoutMs` for it. Rejects with the recent output and stderr on timeout or exit.
    */
-  waitFor(
-    predicate: (message: RunnerOutput) => boolean,
-    timeoutMs: number,
-    options: { from?: number; description?: string } = {},
-  ): Promise<ReceivedMessage> {
+  waitFor(predicate: (message: RunnerOutput) => boolean, timeoutMs: number, options: { from?: number; description?: string } = {}): Promise<ReceivedMessage> {
     const from = options.from ?? 0;
     const find = () => this.received.slice(from).find((r) => predicate(r.message));
     const found = find();

@@ -75,7 +75,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const table = new RouteTable([...(options.extraRoutes ?? []), ...openAiRoutes(), ...controlRoutes()]);
   const streams = new Set<() => void>();
   let rejectedCount = 0;
-  let policy: OriginPolicy = { hostNames: allowedHostNames(host, options.allowedHosts), port: options.port ?? DEFAULT_API_PORT, extraOrigins: new Set((options.extraOrigins ?? []).map((o) => o.toLowerCase())) };
+  let policy: OriginPolicy = {
+    hostNames: allowedHostNames(host, options.allowedHosts),
+    port: options.port ?? DEFAULT_API_PORT,
+    extraOrigins: new Set((options.extraOrigins ?? []).map((o) => o.toLowerCase())),
+  };
   let url = '';
 
   // Every refused input shows in the snapshot's rejectedInputs.http (docs/architecture.md, invariant 5).
@@ -122,10 +126,13 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       const match = table.match(method, parsedUrl.pathname);
       if ('allowed' in match) {
         if (match.allowed.length > 0) {
-          throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${parsedUrl.pathname}; use ${match.allowed.join(' or ')}`, { headers: { Allow: match.allowed.join(', ') } });
+          throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${parsedUrl.pathname}; use ${match.allowed.join(' or ')}`, {
+            headers: { Allow: match.allowed.join(', ') },
+          });
         }
         if (isApiPath(parsedUrl.pathname)) throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}; see docs/api.md`);
-        if (method !== 'GET' && method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`, { headers: { Allow: 'GET, HEAD' } });
+        if (method !== 'GET' && method !== 'HEAD')
+          throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`, { headers: { Allow: 'GET, HEAD' } });
         await serveStatic(req, res, parsedUrl.pathname, rendererDir);
         return;
       }
@@ -152,7 +159,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       await match.route.handle(ctx);
     } catch (error) {
       const apiError = toApiError(error);
-      if (apiError.status >= 500) log.error({ err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error), path: pathname }, 'request failed');
+      if (apiError.status >= 500)
+        log.error(
+          { err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error), path: pathname },
+          'request failed',
+        );
       else log.debug({ path: pathname, status: apiError.status, code: apiError.code }, 'request refused');
       sendError(req, res, apiError);
     }
@@ -180,7 +191,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       return new Promise((resolve, reject) => {
         const onError = (error: NodeJS.ErrnoException): void => {
           server.off('listening', onListening);
-          if (error.code === 'EADDRINUSE') reject(new Error(`port ${options.port ?? DEFAULT_API_PORT} on ${host} is already in use; pick another with --port N (or --port 0 for a free one)`));
+          if (error.code === 'EADDRINUSE')
+            reject(new Error(`port ${options.port ?? DEFAULT_API_PORT} on ${host} is already in use; pick another with --port N (or --port 0 for a free one)`));
           else reject(error);
         };
         const onListening = (): void => {
@@ -216,6 +228,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+    ...headers,
+  });
   res.end(text);
 }

@@ -31,7 +31,7 @@ export function checkBearer(req: IncomingMessage, token: string, tokenFile?: Tok
 }
 
 function whereWords(tokenFile: TokenFile): string {
-  if (tokenFile === null) return 'the token is the server\'s EXOBAR_TOKEN';
+  if (tokenFile === null) return "the token is the server's EXOBAR_TOKEN";
   return `the token is in ${tokenFile ?? '<dataDir>/token'}`;
 }
 

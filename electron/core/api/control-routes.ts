@@ -96,10 +96,15 @@ async function stopConfirmed(ctx: RouteContext): Promise<boolean> {
 async function refuseUnconfirmedStop(ctx: RouteContext, ids: readonly string[]): Promise<void> {
   const requests = requestsEndingOnStop(ctx.node.snapshot(), ids);
   if (requests === 0 || (await stopConfirmed(ctx))) return;
-  throw new ApiError(409, 'requests_in_flight', `${requestsWillEndWords(requests)} if ${ids.length === 1 ? 'this model stops' : 'these models stop'}; send "confirm": true (or ?confirm=1) to stop anyway`, {
-    param: 'confirm',
-    details: { requests },
-  });
+  throw new ApiError(
+    409,
+    'requests_in_flight',
+    `${requestsWillEndWords(requests)} if ${ids.length === 1 ? 'this model stops' : 'these models stop'}; send "confirm": true (or ?confirm=1) to stop anyway`,
+    {
+      param: 'confirm',
+      details: { requests },
+    },
+  );
 }
 
 /** POST /api/instances/{id}/retry: a new runner for an instance that failed or needs attention. */
@@ -118,7 +123,10 @@ async function deleteInstance(ctx: RouteContext): Promise<void> {
 
 /** Stops every instance (the "stop all" action); each deletion stops its runner cleanly. */
 async function deleteAllInstances(ctx: RouteContext): Promise<void> {
-  await refuseUnconfirmedStop(ctx, localInstances(ctx.node.snapshot()).map((i) => i.id));
+  await refuseUnconfirmedStop(
+    ctx,
+    localInstances(ctx.node.snapshot()).map((i) => i.id),
+  );
   const { ids, failed } = await stopAllInstances(ctx.node);
   if (failed.length > 0) throw new ApiError(500, 'delete_failed', `could not stop instances: ${failed.map((f) => f.id).join(', ')}`);
   ctx.json(200, { deleted: ids });

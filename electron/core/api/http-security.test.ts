@@ -25,7 +25,12 @@ afterAll(async () => {
 });
 
 /** A raw request, so Host and Origin can be anything (fetch fixes Host). */
-function raw(options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function raw(options: {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -106,10 +111,19 @@ describe('bodies', () => {
     expect(declared.status).toBe(413);
     expect(JSON.parse(declared.body).error.code).toBe('body_too_large');
     const chunked = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? resolve(-1) : reject(e)));
       for (let i = 0; i < 20; i++) req.write(Buffer.alloc(8 * 1024, 'b'));
       req.end();

@@ -59,7 +59,11 @@ export function checkHost(hostHeader: string | undefined, policy: OriginPolicy):
   const name = match?.[1];
   const port = match?.[2] != null ? Number(match[2]) : 80;
   if (name == null || !policy.hostNames.has(name) || port !== policy.port) {
-    return rejected(421, 'host_not_allowed', `requests must address this server as localhost:${policy.port} or 127.0.0.1:${policy.port}; the Host header names another server`);
+    return rejected(
+      421,
+      'host_not_allowed',
+      `requests must address this server as localhost:${policy.port} or 127.0.0.1:${policy.port}; the Host header names another server`,
+    );
   }
   return null;
 }

@@ -128,7 +128,13 @@ describe('stop sequences and seed', () => {
     const { full, stop, expected } = await answerAndStop();
     expect(expected.length).toBeLessThan(full.length);
     for (const stopParam of [stop, ['never there', stop]]) {
-      const completion = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'tell me' }], max_tokens: 30, seed: 5, stop: stopParam });
+      const completion = await rig.client.chat.completions.create({
+        model: SMALL,
+        messages: [{ role: 'user', content: 'tell me' }],
+        max_tokens: 30,
+        seed: 5,
+        stop: stopParam,
+      });
       expect(completion.choices[0]!.message.content).toBe(expected);
       expect(completion.choices[0]!.finish_reason).toBe('stop');
       expect(completion.usage!.completion_tokens).toBeLessThan(30);
@@ -137,7 +143,14 @@ describe('stop sequences and seed', () => {
 
   it('a stream ends before the stop string, never sending any of it, with finish_reason "stop"', async () => {
     const { stop, expected } = await answerAndStop();
-    const stream = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'tell me' }], max_tokens: 30, seed: 5, stop: [stop], stream: true });
+    const stream = await rig.client.chat.completions.create({
+      model: SMALL,
+      messages: [{ role: 'user', content: 'tell me' }],
+      max_tokens: 30,
+      seed: 5,
+      stop: [stop],
+      stream: true,
+    });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
@@ -146,7 +159,10 @@ describe('stop sequences and seed', () => {
   });
 
   it('the same seed gives the same answer, another seed another one', async () => {
-    const ask = (seed: number) => rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'pick words' }], max_tokens: 10, seed }).then((c) => c.choices[0]!.message.content);
+    const ask = (seed: number) =>
+      rig.client.chat.completions
+        .create({ model: SMALL, messages: [{ role: 'user', content: 'pick words' }], max_tokens: 10, seed })
+        .then((c) => c.choices[0]!.message.content);
     const first = await ask(42);
     expect(await ask(42)).toBe(first);
     expect(await ask(43)).not.toBe(first);
@@ -158,7 +174,9 @@ describe('the completion id from the first moment', () => {
     const whole = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }).withResponse();
     expect(whole.data.id).toMatch(/^chatcmpl-/);
     expect(whole.response.headers.get('x-request-id')).toBe(whole.data.id);
-    const streamed = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, stream: true }).withResponse();
+    const streamed = await rig.client.chat.completions
+      .create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, stream: true })
+      .withResponse();
     const ids = new Set<string>();
     for await (const chunk of streamed.data) ids.add(chunk.id);
     expect([...ids]).toEqual([streamed.response.headers.get('x-request-id')]);
@@ -167,7 +185,9 @@ describe('the completion id from the first moment', () => {
   it('every other /v1 answer carries a fresh x-request-id, errors included', async () => {
     const models = await fetch(`${rig.url}/v1/models`);
     const bad = await fetch(`${rig.url}/v1/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"model":' });
-    const unknown = await rig.client.chat.completions.create({ model: 'nope/model', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e as APIError);
+    const unknown = await rig.client.chat.completions
+      .create({ model: 'nope/model', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e as APIError);
     const ids = [models.headers.get('x-request-id'), bad.headers.get('x-request-id'), (unknown as APIError).headers?.get('x-request-id')];
     expect(bad.status).toBe(400);
     for (const id of ids) expect(id).toMatch(/^req-[0-9a-f]{24}$/);
@@ -177,7 +197,12 @@ describe('the completion id from the first moment', () => {
   it('the first chunk carries the id and the role at once, so a long prefill can be cancelled with it', async () => {
     // 100k tokens: about 25 prefill chunks of 4096, well over a second at this time scale.
     const { data: stream, response } = await rig.client.chat.completions
-      .create({ model: SMALL, messages: makePrompt(100_000, 'cancel-in-prefill') as OpenAI.Chat.Completions.ChatCompletionMessageParam[], max_tokens: 5, stream: true })
+      .create({
+        model: SMALL,
+        messages: makePrompt(100_000, 'cancel-in-prefill') as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+        max_tokens: 5,
+        stream: true,
+      })
       .withResponse();
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     let phaseAtCancel = '';
@@ -187,7 +212,11 @@ describe('the completion id from the first moment', () => {
       expect(chunk.id).toBe(response.headers.get('x-request-id'));
       expect(chunk.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
       // The prompt is still being prefilled: wait until the runner is in it, then cancel with the chunk's id alone.
-      const request = await eventually(() => rig.node.snapshot().instances[0]!.queue.requests.find((r) => r.id === chunk.id && r.phase === 'prefilling'), 10_000, 'the prefill');
+      const request = await eventually(
+        () => rig.node.snapshot().instances[0]!.queue.requests.find((r) => r.id === chunk.id && r.phase === 'prefilling'),
+        10_000,
+        'the prefill',
+      );
       phaseAtCancel = request.phase;
       const answer = await fetch(`${rig.url}/v1/cancel/${chunk.id}`, { method: 'POST' });
       expect(answer.status).toBe(200);
@@ -226,7 +255,10 @@ describe('cancellation', () => {
   it('cancels a whole completion when the client aborts', async () => {
     const before = instanceCounters().cancelled;
     const controller = new AbortController();
-    const pending = rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000 }, { signal: controller.signal });
+    const pending = rig.client.chat.completions.create(
+      { model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000 },
+      { signal: controller.signal },
+    );
     await eventually(() => localInstances(rig.node.snapshot())[0]!.queue.requests.some((r) => r.phase === 'decoding'), 10_000, 'decoding');
     controller.abort();
     await expect(pending).rejects.toThrow(OpenAI.APIUserAbortError);
@@ -234,7 +266,12 @@ describe('cancellation', () => {
   });
 
   it('cancels a stream by POST /v1/cancel/{id}: a final chunk with finish_reason "cancelled", then [DONE]', async () => {
-    const stream = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'a long story' }], max_tokens: 50_000, stream: true });
+    const stream = await rig.client.chat.completions.create({
+      model: SMALL,
+      messages: [{ role: 'user', content: 'a long story' }],
+      max_tokens: 50_000,
+      stream: true,
+    });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) {
       chunks.push(chunk);
@@ -271,7 +308,9 @@ describe('error answers', () => {
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
     expect((unknown as APIError).code).toBe('model_not_found');
     expect((unknown as APIError).message).toMatch(/unknown model 'nope\/model'/);
-    const stopped = await rig.client.chat.completions.create({ model: MEDIUM, messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((e: unknown) => e);
+    const stopped = await rig.client.chat.completions
+      .create({ model: MEDIUM, messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .catch((e: unknown) => e);
     expect(stopped).toBeInstanceOf(OpenAI.NotFoundError);
     expect((stopped as APIError).message).toMatch(/not running; launch it first: POST \/api\/instances/);
     expect((stopped as APIError).param).toBe('model');
@@ -284,7 +323,9 @@ describe('error answers', () => {
     const n2 = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], n: 2 }).catch((e: unknown) => e);
     expect(n2).toBeInstanceOf(OpenAI.BadRequestError);
     expect((n2 as APIError).message).toMatch(/n must be 1/);
-    const temp = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], temperature: 7 }).catch((e: unknown) => e);
+    const temp = await rig.client.chat.completions
+      .create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], temperature: 7 })
+      .catch((e: unknown) => e);
     expect((temp as APIError).status).toBe(400);
     expect((temp as APIError).param).toBe('temperature');
   });
@@ -304,9 +345,13 @@ describe('error answers', () => {
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect((failure as APIError).code).toBe('runner_crashed');
     // The runner comes back and the model answers again.
-    await eventually(async () => {
-      const ok = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }).catch(() => null);
-      return ok?.choices[0]?.finish_reason === 'length';
-    }, 30_000, 'the restarted runner to answer');
+    await eventually(
+      async () => {
+        const ok = await rig.client.chat.completions.create({ model: SMALL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }).catch(() => null);
+        return ok?.choices[0]?.finish_reason === 'length';
+      },
+      30_000,
+      'the restarted runner to answer',
+    );
   });
 });

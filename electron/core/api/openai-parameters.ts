@@ -28,8 +28,8 @@ const always = (why: string) => (value: unknown) => (isUnset(value) ? null : why
 /** Refused unless the value is its no-op default. */
 const unless = (isNoOp: (value: unknown) => boolean, why: string) => (value: unknown) => (isUnset(value) || isNoOp(value) ? null : why);
 
-const NO_TOOLS = 'exobar\'s engines generate text only and do not call tools or functions; describe the task in the messages instead';
-const TEXT_ONLY = 'exobar\'s engines take and produce text only';
+const NO_TOOLS = "exobar's engines generate text only and do not call tools or functions; describe the task in the messages instead";
+const TEXT_ONLY = "exobar's engines take and produce text only";
 const NO_SAMPLER = (what: string) => `exobar's engines do not implement ${what}; leave it out (or send its neutral value)`;
 
 /** The table, in OpenAI's reference order. */
@@ -41,14 +41,18 @@ export const CHAT_COMPLETION_PARAMETERS: readonly ParameterRule[] = [
   { name: 'function_call', support: 'refused', refuse: unless((v) => v === 'none', `function calling is not supported: ${NO_TOOLS}`) },
   { name: 'functions', support: 'refused', refuse: unless(isEmptyList, `function calling is not supported: ${NO_TOOLS}`) },
   { name: 'logit_bias', support: 'refused', refuse: unless(isEmptyObject, NO_SAMPLER('logit bias')) },
-  { name: 'logprobs', support: 'refused', refuse: unless((v) => v === false, 'log probabilities are not returned by exobar\'s engines') },
+  { name: 'logprobs', support: 'refused', refuse: unless((v) => v === false, "log probabilities are not returned by exobar's engines") },
   { name: 'max_completion_tokens', support: 'honoured' },
   { name: 'max_tokens', support: 'honoured' },
   { name: 'metadata', support: 'ignored' },
-  { name: 'modalities', support: 'refused', refuse: unless((v) => Array.isArray(v) && v.every((m) => m === 'text'), `only the "text" modality is supported: ${TEXT_ONLY}`) },
+  {
+    name: 'modalities',
+    support: 'refused',
+    refuse: unless((v) => Array.isArray(v) && v.every((m) => m === 'text'), `only the "text" modality is supported: ${TEXT_ONLY}`),
+  },
   { name: 'n', support: 'refused', refuse: unless((v) => v === 1, 'n must be 1: exobar generates one choice per request; send several requests instead') },
   { name: 'parallel_tool_calls', support: 'ignored' },
-  { name: 'prediction', support: 'refused', refuse: always('predicted outputs are not supported by exobar\'s engines') },
+  { name: 'prediction', support: 'refused', refuse: always("predicted outputs are not supported by exobar's engines") },
   { name: 'presence_penalty', support: 'refused', refuse: unless((v) => v === 0, NO_SAMPLER('a presence penalty')) },
   { name: 'prompt_cache_key', support: 'ignored' },
   { name: 'reasoning_effort', support: 'refused', refuse: always('the models exobar runs have no reasoning-effort setting') },
@@ -70,11 +74,15 @@ export const CHAT_COMPLETION_PARAMETERS: readonly ParameterRule[] = [
   { name: 'temperature', support: 'honoured' },
   { name: 'tool_choice', support: 'refused', refuse: unless((v) => v === 'none' || v === 'auto', `tool calls cannot be required: ${NO_TOOLS}`) },
   { name: 'tools', support: 'refused', refuse: unless(isEmptyList, `tools are not supported: ${NO_TOOLS}`) },
-  { name: 'top_logprobs', support: 'refused', refuse: unless((v) => v === 0, 'log probabilities are not returned by exobar\'s engines') },
+  { name: 'top_logprobs', support: 'refused', refuse: unless((v) => v === 0, "log probabilities are not returned by exobar's engines") },
   { name: 'top_p', support: 'refused', refuse: unless((v) => v === 1, NO_SAMPLER('nucleus sampling (top_p)')) },
   { name: 'user', support: 'ignored' },
-  { name: 'verbosity', support: 'refused', refuse: always('the models exobar runs have no verbosity setting; ask for shorter or longer answers in the messages') },
-  { name: 'web_search_options', support: 'refused', refuse: always('exobar\'s engines cannot search the web') },
+  {
+    name: 'verbosity',
+    support: 'refused',
+    refuse: always('the models exobar runs have no verbosity setting; ask for shorter or longer answers in the messages'),
+  },
+  { name: 'web_search_options', support: 'refused', refuse: always("exobar's engines cannot search the web") },
 ];
 
 const RULES = new Map(CHAT_COMPLETION_PARAMETERS.map((rule) => [rule.name, rule]));

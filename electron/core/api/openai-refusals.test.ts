@@ -52,7 +52,11 @@ describe('OpenAI parameters exobar cannot honour are refused by name', () => {
   const cases: { name: string; value: unknown; why: RegExp }[] = [
     { name: 'functions', value: [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }], why: /do not call tools or functions/ },
     { name: 'function_call', value: 'auto', why: /function calling is not supported/ },
-    { name: 'tools', value: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }], why: /tools are not supported/ },
+    {
+      name: 'tools',
+      value: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
+      why: /tools are not supported/,
+    },
     { name: 'tool_choice', value: 'required', why: /tool calls cannot be required/ },
     { name: 'tool_choice', value: { type: 'function', function: { name: 'get_weather' } }, why: /tool calls cannot be required/ },
     { name: 'response_format', value: { type: 'json_object' }, why: /structured output/ },
@@ -130,14 +134,24 @@ describe('OpenAI parameters exobar cannot honour are refused by name', () => {
 
   it('refuses stop for an MLX model, whose runner does not apply it, before anything is launched', async () => {
     // A local MLX model as the model scan lists it (scan-local-models.ts).
-    const mlx: CatalogModel = { id: 'mlx/mlx-community/Llama-3.2-1B-Instruct-4bit', name: 'Llama-3.2-1B-Instruct-4bit', engine: 'mlx', simulated: false, memoryBytes: 1e9, sizeClass: 'small', path: '/nonexistent' };
+    const mlx: CatalogModel = {
+      id: 'mlx/mlx-community/Llama-3.2-1B-Instruct-4bit',
+      name: 'Llama-3.2-1B-Instruct-4bit',
+      engine: 'mlx',
+      simulated: false,
+      memoryBytes: 1e9,
+      sizeClass: 'small',
+      path: '/nonexistent',
+    };
     rig().node.setExtraModels([mlx]);
     try {
       const error = await refusedCounted(() => rig().client.chat.completions.create({ model: mlx.id, messages: hi, stop: ['\n'] }));
       expect(error).toMatchObject({ status: 400, code: 'unsupported_parameter', param: 'stop' });
       expect(error.message).toMatch(/MLX runner does not apply stop sequences/);
       // Without stop the same request gets as far as the model (which is not running).
-      const notRunning = await rig().client.chat.completions.create({ model: mlx.id, messages: hi }).catch((e: unknown) => e);
+      const notRunning = await rig()
+        .client.chat.completions.create({ model: mlx.id, messages: hi })
+        .catch((e: unknown) => e);
       expect(notRunning).toBeInstanceOf(OpenAI.NotFoundError);
     } finally {
       rig().node.setExtraModels([]);
@@ -173,7 +187,11 @@ describe("the model's context window", () => {
       );
     }
     // Nothing reached the runner.
-    expect(rig().node.requestTimelines().some((t) => t.promptTokens > CONTEXT_LENGTH)).toBe(false);
+    expect(
+      rig()
+        .node.requestTimelines()
+        .some((t) => t.promptTokens > CONTEXT_LENGTH),
+    ).toBe(false);
   });
 
   it('refuses a prompt and a completion that together do not fit', async () => {
@@ -188,7 +206,13 @@ describe('the body must be UTF-8 JSON', () => {
   const body = JSON.stringify({ model: SMALL, messages: hi, max_tokens: 1 });
 
   it('415 for a charset other than UTF-8, and for a media type that is not JSON', async () => {
-    for (const type of ['application/json; charset=iso-8859-1', 'application/json;charset="utf-16"', 'text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
+    for (const type of [
+      'application/json; charset=iso-8859-1',
+      'application/json;charset="utf-16"',
+      'text/plain',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+    ]) {
       const answer = await rawPost(body, type);
       expect(answer.status, type).toBe(415);
       expect(answer.body!.error.code).toBe('unsupported_media_type');

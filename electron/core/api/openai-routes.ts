@@ -103,7 +103,10 @@ async function chatCompletions(ctx: RouteContext): Promise<void> {
   const body = validateJson(raw, ChatCompletionRequestSchema);
   const request = toSubmitRequest(body, ctx.arrivedAt);
   ctx.logFields.model = request.model;
-  const modelRefusal = refuseForModel(request, ctx.node.models().find((m) => m.id === request.model));
+  const modelRefusal = refuseForModel(
+    request,
+    ctx.node.models().find((m) => m.id === request.model),
+  );
   if (modelRefusal) throw modelRefusal;
   const submitted = await submit(ctx, request);
   if (body.stream) streamCompletion(ctx, submitted);
@@ -189,7 +192,8 @@ const CancelParamsSchema = z.object({ id: z.string().min(1).max(200) });
 
 async function cancel(ctx: RouteContext): Promise<void> {
   const { id } = CancelParamsSchema.parse(ctx.params);
-  if (!ctx.node.cancel(id)) throw new ApiError(404, 'request_not_found', `no request in flight with id '${id}' (finished, cancelled or never existed)`, { param: 'id' });
+  if (!ctx.node.cancel(id))
+    throw new ApiError(404, 'request_not_found', `no request in flight with id '${id}' (finished, cancelled or never existed)`, { param: 'id' });
   ctx.json(200, { id, object: 'chat.completion.cancellation', cancelled: true });
 }
 

@@ -22,26 +22,28 @@ export const OpenAiMessageSchema = z.object({
   name: z.string().max(256).optional(),
 });
 
-export const ChatCompletionRequestSchema = z.object({
-  model: z.string().min(1, 'model is required').max(300),
-  messages: z.array(OpenAiMessageSchema).min(1, 'messages must hold at least one message').max(10_000),
-  stream: z.boolean().nullable().optional(),
-  stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
-  max_tokens: z.number().int().positive().max(1_000_000).nullable().optional(),
-  max_completion_tokens: z.number().int().positive().max(1_000_000).nullable().optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  seed: z.number().int().nullable().optional(),
-  stop: z
-    .union([
-      z.string().min(1, 'a stop sequence cannot be empty'),
-      z.array(z.string().min(1, 'a stop sequence cannot be empty')).max(MAX_STOP_SEQUENCES, `stop takes at most ${MAX_STOP_SEQUENCES} sequences`),
-    ])
-    .nullable()
-    .optional(),
-}).refine((body) => body.max_tokens == null || body.max_completion_tokens == null || body.max_tokens === body.max_completion_tokens, {
-  message: 'max_tokens and max_completion_tokens are the same limit (max_completion_tokens is its newer name) and the two values differ; send one of them',
-  path: ['max_completion_tokens'],
-});
+export const ChatCompletionRequestSchema = z
+  .object({
+    model: z.string().min(1, 'model is required').max(300),
+    messages: z.array(OpenAiMessageSchema).min(1, 'messages must hold at least one message').max(10_000),
+    stream: z.boolean().nullable().optional(),
+    stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
+    max_tokens: z.number().int().positive().max(1_000_000).nullable().optional(),
+    max_completion_tokens: z.number().int().positive().max(1_000_000).nullable().optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    seed: z.number().int().nullable().optional(),
+    stop: z
+      .union([
+        z.string().min(1, 'a stop sequence cannot be empty'),
+        z.array(z.string().min(1, 'a stop sequence cannot be empty')).max(MAX_STOP_SEQUENCES, `stop takes at most ${MAX_STOP_SEQUENCES} sequences`),
+      ])
+      .nullable()
+      .optional(),
+  })
+  .refine((body) => body.max_tokens == null || body.max_completion_tokens == null || body.max_tokens === body.max_completion_tokens, {
+    message: 'max_tokens and max_completion_tokens are the same limit (max_completion_tokens is its newer name) and the two values differ; send one of them',
+    path: ['max_completion_tokens'],
+  });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 
 function contentText(content: z.infer<typeof ContentSchema> | undefined): string {

@@ -75,7 +75,11 @@ export function checkJsonContentType(header: string | undefined): ApiError | nul
     if (name?.toLowerCase() !== 'charset' || value == null) continue;
     const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
     if (charset !== 'utf-8' && charset !== 'utf8') {
-      return rejected(415, 'unsupported_media_type', `the body must be UTF-8 JSON (RFC 8259); got charset=${charset}: re-encode it as UTF-8 and send "Content-Type: application/json"`);
+      return rejected(
+        415,
+        'unsupported_media_type',
+        `the body must be UTF-8 JSON (RFC 8259); got charset=${charset}: re-encode it as UTF-8 and send "Content-Type: application/json"`,
+      );
     }
   }
   return null;

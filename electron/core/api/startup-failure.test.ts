@@ -30,7 +30,11 @@ describe('start-up failures through the API', () => {
     expect(JSON.stringify(created.body)).toContain(RUNNER_WORDS);
     await sleep(300);
     const [instance] = localInstances(fixture.node.snapshot());
-    expect(instance!.runner).toMatchObject({ state: 'failed', restarts: 0, lastExit: { cause: 'startup_failed', message: expect.stringContaining(RUNNER_WORDS) } });
+    expect(instance!.runner).toMatchObject({
+      state: 'failed',
+      restarts: 0,
+      lastExit: { cause: 'startup_failed', message: expect.stringContaining(RUNNER_WORDS) },
+    });
     const chat = await rig.control('POST', '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status).toBeGreaterThanOrEqual(400);
     expect(JSON.stringify(chat.body)).toContain(RUNNER_WORDS);
@@ -45,9 +49,12 @@ describe('start-up failures through the API', () => {
   });
 
   it('a fast-synch mismatch fails at once, not retried, saying what the runner sees', async () => {
-    fixture = createNodeFixture({}, {
-      runnerCommand: () => ({ command: 'sh', args: ['-c', 'export MLX_METAL_FAST_SYNCH=1; exec "$0" "$@"', process.execPath, FAKE_RUNNER, 'ok'], env: {} }),
-    });
+    fixture = createNodeFixture(
+      {},
+      {
+        runnerCommand: () => ({ command: 'sh', args: ['-c', 'export MLX_METAL_FAST_SYNCH=1; exec "$0" "$@"', process.execPath, FAKE_RUNNER, 'ok'], env: {} }),
+      },
+    );
     rig = await startServerRig(fixture.node);
     const created = await rig.control('POST', '/api/instances?wait=ready', { model: MODEL, instanceType: 'ring' });
     expect(created.status).toBeGreaterThanOrEqual(400);

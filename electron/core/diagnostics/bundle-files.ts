@@ -132,7 +132,11 @@ async function exoLogFilesOnDisk(dataDir: string, redactor: Redactor, capBytes: 
     (['stdout', 'stderr'] as const).map(async (stream) => {
       const tail = await readLogFileTail(exoLogDir(dataDir), stream, capBytes, 'exo-');
       const text = redactor.text(tail.text);
-      return { name: `exo/exo-${stream}.log`, text: tail.omittedBytes > 0 ? truncationMarker(tail.omittedBytes) + text : text, omittedBytes: tail.omittedBytes };
+      return {
+        name: `exo/exo-${stream}.log`,
+        text: tail.omittedBytes > 0 ? truncationMarker(tail.omittedBytes) + text : text,
+        omittedBytes: tail.omittedBytes,
+      };
     }),
   );
 }
@@ -277,9 +281,7 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
     files: listed,
     redactions,
     truncated,
-    diagnosis: shownDiagnosis
-      ? { ...shownDiagnosis, findingsOmitted: (diagnosis?.findings.length ?? 0) - shownDiagnosis.findings.length }
-      : null,
+    diagnosis: shownDiagnosis ? { ...shownDiagnosis, findingsOmitted: (diagnosis?.findings.length ?? 0) - shownDiagnosis.findings.length } : null,
     /** Attach mode: the exo causes (failed runner with exo's diagnostics, node lost, two ring models with fast synch on, ...). */
     exoDiagnosis: r.value(exoCauses),
   };

@@ -17,7 +17,18 @@ const API_KEY = 'sk-proj-Zq8vN3xLr7TtKd02Hh';
 const CONTROL_TOKEN = 'ctl_9fJx2LmQ7rVw4KpZ8sTb3nYc';
 const SETTINGS_SECRET = 'settings-only-hunter2-value';
 const identity = { userName: 'zelda-qa', hostName: 'zeldas-mbp.local', homeDir: '/Users/zelda-qa' };
-const PRIVATE = [SECRET_PROMPT, SECRET_COMPLETION, API_KEY, CONTROL_TOKEN, SETTINGS_SECRET, 'zelda-qa', 'zeldas-mbp', '/Users/zelda-qa', '192.168.7.9', 'fe80::1c2b:3aff:fe4d:5e6f'];
+const PRIVATE = [
+  SECRET_PROMPT,
+  SECRET_COMPLETION,
+  API_KEY,
+  CONTROL_TOKEN,
+  SETTINGS_SECRET,
+  'zelda-qa',
+  'zeldas-mbp',
+  '/Users/zelda-qa',
+  '192.168.7.9',
+  'fe80::1c2b:3aff:fe4d:5e6f',
+];
 
 const systemInfo = async (): Promise<SystemInfo> => ({
   platform: 'darwin',
@@ -125,7 +136,15 @@ describe('diagnostic bundle', () => {
     for (const file of written.files) expect(entries.get(file.name)!.length).toBe(file.bytes);
 
     const manifest = parsed.json.get('manifest.json') as Record<string, unknown>;
-    expect(manifest).toMatchObject({ exobarVersion: '0.1.0', platform: process.platform, arch: process.arch, nodeVersion: process.versions.node, electronVersion: null, monotonicNowMs: 130_000, source: 'running node' });
+    expect(manifest).toMatchObject({
+      exobarVersion: '0.1.0',
+      platform: process.platform,
+      arch: process.arch,
+      nodeVersion: process.versions.node,
+      electronVersion: null,
+      monotonicNowMs: 130_000,
+      source: 'running node',
+    });
     expect(typeof manifest.exportedAt).toBe('string');
     expect(typeof manifest.processUptimeS).toBe('number');
 
@@ -186,7 +205,9 @@ describe('diagnostic bundle', () => {
 
   it('states the diagnosis in the manifest with its numbers', async () => {
     const { entries } = await exportZip(context());
-    const manifest = JSON.parse(entries.get('manifest.json')!.toString()) as { diagnosis: { findings: Array<Record<string, unknown>>; summary: Record<string, number> } };
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString()) as {
+      diagnosis: { findings: Array<Record<string, unknown>>; summary: Record<string, number> };
+    };
     const queued = manifest.diagnosis.findings.find((f) => f.requestId === 'chatcmpl-queued')!;
     expect(queued).toMatchObject({ cause: 'queued_behind_same_model_prefill', dominantPart: 'ack_wait', evidence: { blockingRequestId: 'chatcmpl-long' } });
     expect(manifest.diagnosis.summary).toMatchObject({ own_prefill: 1, queued_behind_same_model_prefill: 1 });
@@ -200,7 +221,7 @@ describe('diagnostic bundle', () => {
     expect(parsed.jsonl.get('events.jsonl')).toEqual([]);
     expect(parsed.csv.get('timeline.csv')).toEqual([]);
     expect(parsed.json.get('settings.json')).toMatchObject({ source: 'data directory', valid: true, settings: { apiPort: 1234, mlxPython: '~/py' } });
-    expect((parsed.json.get('manifest.json') as { diagnosis: unknown; source: string })).toMatchObject({ diagnosis: null, source: 'data directory' });
+    expect(parsed.json.get('manifest.json') as { diagnosis: unknown; source: string }).toMatchObject({ diagnosis: null, source: 'data directory' });
     expect(parsed.text.get('runners/gone-3/stderr.log')).toBe('crash in ~/x with prompt: [redacted:text]\n');
   });
 

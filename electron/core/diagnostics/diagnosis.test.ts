@@ -63,7 +63,17 @@ describe('diagnose', () => {
   });
 
   it('names GPU sharing when a model is slower than its solo runs while another runner is busy', () => {
-    const solo = [0, 1, 2].map((i) => tl({ requestId: `solo${i}`, instanceId: B1, arrivedAt: i * 1000, acknowledgedAt: i * 1000 + 5, prefillEndAt: i * 1000 + 200, firstTokenAt: i * 1000 + 230, endedAt: i * 1000 + 300 }));
+    const solo = [0, 1, 2].map((i) =>
+      tl({
+        requestId: `solo${i}`,
+        instanceId: B1,
+        arrivedAt: i * 1000,
+        acknowledgedAt: i * 1000 + 5,
+        prefillEndAt: i * 1000 + 200,
+        firstTokenAt: i * 1000 + 230,
+        endedAt: i * 1000 + 300,
+      }),
+    );
     const shared = tl({
       requestId: 'shared',
       instanceId: B1,
@@ -85,7 +95,16 @@ describe('diagnose', () => {
 
   it('calls it own prefill when the model ran at its solo speed although another runner was busy', () => {
     const solo = tl({ requestId: 'solo', instanceId: B3, arrivedAt: 0, promptTokens: 3000, acknowledgedAt: 5, firstTokenAt: 1905, endedAt: 2000 });
-    const busy = tl({ requestId: 'busy', instanceId: B3, arrivedAt: 5000, promptTokens: 3000, acknowledgedAt: 5005, firstTokenAt: 6950, endedAt: 7000, concurrentBusyInstances: [B1] });
+    const busy = tl({
+      requestId: 'busy',
+      instanceId: B3,
+      arrivedAt: 5000,
+      promptTokens: 3000,
+      acknowledgedAt: 5005,
+      firstTokenAt: 6950,
+      endedAt: 7000,
+      concurrentBusyInstances: [B1],
+    });
     const finding = diagnose([solo, busy], [], { now: 9000 }).findings.find((f) => f.requestId === 'busy')!;
     expect(finding.cause).toBe('own_prefill');
   });
@@ -101,7 +120,15 @@ describe('diagnose', () => {
   it('flags a dispatch delay with a ready runner as a node bug, with the blocking-loop signature', () => {
     // exo's worker before its fix: the 1B task waits until the queued 3B task is acknowledged.
     const queued3b = tl({ requestId: 'queued3b', instanceId: B3, arrivedAt: 3000, acknowledgedAt: 19_030, firstTokenAt: 19_100, endedAt: 19_400 });
-    const short1b = tl({ requestId: 'short1b', instanceId: B1, arrivedAt: 3500, dispatchedAt: 19_031, acknowledgedAt: 19_035, firstTokenAt: 19_300, endedAt: 19_400 });
+    const short1b = tl({
+      requestId: 'short1b',
+      instanceId: B1,
+      arrivedAt: 3500,
+      dispatchedAt: 19_031,
+      acknowledgedAt: 19_035,
+      firstTokenAt: 19_300,
+      endedAt: 19_400,
+    });
     const d = diagnose([longPrefill, queued3b, short1b], [ready(B1), ready(B3)], { now: 30_000 });
     const finding = d.findings.find((f) => f.requestId === 'short1b')!;
     expect(finding.cause).toBe('node_dispatch_delay');
@@ -129,7 +156,12 @@ describe('diagnose', () => {
       ready(B1),
       { t: 650, kind: 'watchdog_fired', instanceId: B1, data: { phase: 'prefill', silentMs: 540, deadlineMs: 500 } },
       { t: 700, kind: 'request_failed', instanceId: B1, requestId: 'hung', data: { completionTokens: 0, code: 'runner_stuck', reason: 'runner stuck' } },
-      { t: 720, kind: 'runner_exited', instanceId: B1, data: { cause: 'stuck', code: null, signal: 'SIGTERM', reason: 'runner stuck: no output for 0.5 s during prefill (watchdog deadline 0.5 s)' } },
+      {
+        t: 720,
+        kind: 'runner_exited',
+        instanceId: B1,
+        data: { cause: 'stuck', code: null, signal: 'SIGTERM', reason: 'runner stuck: no output for 0.5 s during prefill (watchdog deadline 0.5 s)' },
+      },
     ];
     const d = diagnose([hung], events, { now: 5000 });
     expect(d.findings).toHaveLength(1);
@@ -157,13 +189,21 @@ describe('diagnose', () => {
     const crashed = tl({ requestId: 'c', instanceId: B1, arrivedAt: 0, firstTokenAt: 200, endedAt: 210, outcome: 'failed' });
     const events: NodeEvent[] = [
       { t: 205, kind: 'runner_exited', instanceId: B1, data: { cause: 'crashed', code: 1, signal: null, reason: 'runner crashed (exit code 1)' } },
-      { t: 210, kind: 'request_failed', instanceId: B1, requestId: 'c', data: { completionTokens: 0, code: 'runner_crashed', reason: 'runner crashed (exit code 1)' } },
+      {
+        t: 210,
+        kind: 'request_failed',
+        instanceId: B1,
+        requestId: 'c',
+        data: { completionTokens: 0, code: 'runner_crashed', reason: 'runner crashed (exit code 1)' },
+      },
     ];
     expect(diagnose([crashed], events, { now: 500 }).findings[0]).toMatchObject({ cause: 'runner_crashed', evidence: { exitCode: 1 } });
   });
 
   it('examines a TTFT under the absolute threshold when it is several times the solo median', () => {
-    const solo = [0, 1, 2].map((i) => tl({ requestId: `s${i}`, instanceId: B1, arrivedAt: i * 1000, acknowledgedAt: i * 1000 + 5, firstTokenAt: i * 1000 + 230 }));
+    const solo = [0, 1, 2].map((i) =>
+      tl({ requestId: `s${i}`, instanceId: B1, arrivedAt: i * 1000, acknowledgedAt: i * 1000 + 5, firstTokenAt: i * 1000 + 230 }),
+    );
     const slow = tl({ requestId: 'slow', instanceId: B1, arrivedAt: 5000, acknowledgedAt: 5005, firstTokenAt: 5800, concurrentBusyInstances: [B3] });
     const fine = tl({ requestId: 'fine', instanceId: B1, arrivedAt: 6000, acknowledgedAt: 6005, firstTokenAt: 6300, concurrentBusyInstances: [B3] });
     const d = diagnose([...solo, slow, fine], [], { now: 9000 });

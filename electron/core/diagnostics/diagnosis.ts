@@ -263,11 +263,7 @@ function soloSamples(timelines: readonly RequestTimeline[]): RequestTimeline[] {
  * failure codes, watchdog decisions and exits; both come from the node
  * (`requestTimelines()`, `recentEvents()`), with monotonic timestamps of one clock.
  */
-export function diagnose(
-  timelines: readonly RequestTimeline[],
-  events: readonly NodeEvent[],
-  options: Partial<DiagnosisOptions> = {},
-): Diagnosis {
+export function diagnose(timelines: readonly RequestTimeline[], events: readonly NodeEvent[], options: Partial<DiagnosisOptions> = {}): Diagnosis {
   const opts: DiagnosisOptions = { ...DEFAULT_DIAGNOSIS_OPTIONS, now: performance.now(), ...options };
   const solo = new Set(soloSamples(timelines));
   // Solo references per model and prompt size class, sorted once (the history holds thousands of requests).
@@ -334,8 +330,7 @@ export function diagnose(
     const failureCode = t.outcome === 'failed' ? (codes.get(t.requestId) ?? null) : null;
     const runnerDied = failureCode === 'runner_stuck' || failureCode === 'runner_crashed';
     const reference = soloFor(t);
-    const slow =
-      elapsed >= opts.thresholdMs || (reference.ttftMs !== null && reference.ttftMs > 0 && elapsed >= opts.soloMultiple * reference.ttftMs);
+    const slow = elapsed >= opts.thresholdMs || (reference.ttftMs !== null && reference.ttftMs > 0 && elapsed >= opts.soloMultiple * reference.ttftMs);
     // A request a runner failure ended is always reported; others only when slow. A
     // request that ended early (cancelled) before its first token without being slow is not a stall.
     if (!slow && !runnerDied) return null;
@@ -421,13 +416,7 @@ export function diagnose(
     };
   }
 
-  function explain(
-    t: RequestTimeline,
-    part: TtftPart,
-    parts: TtftParts,
-    reference: ReturnType<typeof soloFor>,
-    until: number,
-  ): Verdict {
+  function explain(t: RequestTimeline, part: TtftPart, parts: TtftParts, reference: ReturnType<typeof soloFor>, until: number): Verdict {
     if (part === 'dispatch') return explainDispatch(t, parts.dispatchMs ?? 0);
     if (part === 'ack_wait') return explainAckWait(t, parts.ackWaitMs ?? 0, until);
     return explainCompute(t, reference, until);
@@ -440,7 +429,8 @@ export function diagnose(
     const siblings = (byInstance.get(t.instanceId) ?? []).filter((o) => o !== t);
     const inFlightAtArrival = siblings.filter((o) => o.dispatchedAt !== null && o.dispatchedAt <= t.arrivedAt && (o.endedAt ?? Infinity) > t.arrivedAt).length;
     // A slot freed just before the dispatch: the node held it back at its in-flight cap.
-    const freedSlot = t.dispatchedAt !== null && siblings.some((o) => o.endedAt !== null && o.endedAt <= t.dispatchedAt! && t.dispatchedAt! - o.endedAt <= DISPATCH_NOISE_MS);
+    const freedSlot =
+      t.dispatchedAt !== null && siblings.some((o) => o.endedAt !== null && o.endedAt <= t.dispatchedAt! && t.dispatchedAt! - o.endedAt <= DISPATCH_NOISE_MS);
     if (notReady.length > 0 || freedSlot) {
       return {
         cause: 'waiting_for_runner',
@@ -523,7 +513,12 @@ export function diagnose(
   function busyOverlap(instanceId: string, from: number, to: number): number | null {
     const theirs = byInstance.get(instanceId);
     if (!theirs) return null;
-    return overlapMs(theirs.flatMap((o) => busyIntervalOf(o) ?? []), from, to, opts.now);
+    return overlapMs(
+      theirs.flatMap((o) => busyIntervalOf(o) ?? []),
+      from,
+      to,
+      opts.now,
+    );
   }
 
   function explainCompute(t: RequestTimeline, reference: ReturnType<typeof soloFor>, until: number): Verdict {

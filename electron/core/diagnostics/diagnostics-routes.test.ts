@@ -52,7 +52,9 @@ describe('GET /api/diagnostics/preview', () => {
     const response = await fetch(`${core.url}/api/diagnostics/preview`, { headers: auth() });
     expect(response.status).toBe(200);
     const preview = (await response.json()) as { files: Array<{ name: string; bytes: number }>; redactions: Record<string, number>; totalBytes: number };
-    expect(preview.files.map((f) => f.name)).toEqual(expect.arrayContaining(['README.txt', 'manifest.json', 'timeline.csv', `runners/${instanceId}/stderr.log`]));
+    expect(preview.files.map((f) => f.name)).toEqual(
+      expect.arrayContaining(['README.txt', 'manifest.json', 'timeline.csv', `runners/${instanceId}/stderr.log`]),
+    );
     expect(preview.totalBytes).toBe(preview.files.reduce((s, f) => s + f.bytes, 0));
     expect(Object.keys(preview.redactions)).toEqual(expect.arrayContaining(['prompt_text', 'home_dir', 'user_name']));
   });

@@ -33,7 +33,14 @@ export async function exoBundleFiles(source: ExoBundleSource, causes: ExoCause[]
   const files: ExoBundlePart['files'] = [
     {
       name: 'exo/state.json',
-      data: json(r.value({ url: source.url, note: "exo's last answers to /state/*; every task's user text redacted", taskTextFieldsRedacted: state.fields, state: state.state })),
+      data: json(
+        r.value({
+          url: source.url,
+          note: "exo's last answers to /state/*; every task's user text redacted",
+          taskTextFieldsRedacted: state.fields,
+          state: state.state,
+        }),
+      ),
     },
     { name: 'exo/state-history.jsonl', data: jsonl(source.history, r) },
     { name: 'exo/poll-errors.jsonl', data: jsonl(source.pollErrors, r) },

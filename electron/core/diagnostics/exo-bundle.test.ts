@@ -74,7 +74,15 @@ describe('the bundle in attach mode', () => {
   });
 
   it('holds exo/ with the last state, the status history, the poll errors and the tails of exo’s logs', () => {
-    for (const name of ['exo/state.json', 'exo/state-history.jsonl', 'exo/poll-errors.jsonl', 'exo/diagnosis.json', 'exo/logs/exo.log', 'exo/logs/runner_log/stdout.log', 'exo/logs/runner_log/stderr.log']) {
+    for (const name of [
+      'exo/state.json',
+      'exo/state-history.jsonl',
+      'exo/poll-errors.jsonl',
+      'exo/diagnosis.json',
+      'exo/logs/exo.log',
+      'exo/logs/runner_log/stdout.log',
+      'exo/logs/runner_log/stderr.log',
+    ]) {
       expect(files.has(name), name).toBe(true);
     }
     const state = JSON.parse(files.get('exo/state.json')!.toString()) as { url: string; state: Record<string, unknown> };
@@ -88,18 +96,30 @@ describe('the bundle in attach mode', () => {
     expect(params.images).toBe('[redacted:text]');
     expect((JSON.parse(files.get('exo/state.json')!.toString()) as { taskTextFieldsRedacted: number }).taskTextFieldsRedacted).toBeGreaterThan(0);
 
-    const history = files.get('exo/state-history.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l) as { at: number; kind: string; to: string | null });
+    const history = files
+      .get('exo/state-history.jsonl')!
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { at: number; kind: string; to: string | null });
     expect(history.some((h) => h.kind === 'runner' && h.to === 'RunnerFailed')).toBe(true);
     expect(history.some((h) => h.kind === 'task' && h.to === 'Pending')).toBe(true);
     expect(history.every((h) => typeof h.at === 'number')).toBe(true);
-    const errors = files.get('exo/poll-errors.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l) as { path: string; kind: string });
+    const errors = files
+      .get('exo/poll-errors.jsonl')!
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { path: string; kind: string });
     expect(errors).toContainEqual(expect.objectContaining({ path: '/state/tasks', kind: 'http_status' }));
     expect(files.get('exo/logs/exo.log')!.toString()).toContain('FAST_SYNCH forced ON');
     expect(files.get('exo/logs/runner_log/stderr.log')!.toString()).toContain('Command buffer execution failed');
   });
 
   it('names the exo causes: the failed runner with RunnerMetalGpuTimeout, two ring models with fast synch on (read, not assumed)', () => {
-    const manifest = JSON.parse(files.get('manifest.json')!.toString()) as { exoDiagnosis: Array<{ cause: string; exoDiagnostics: string[]; assumed: boolean; instanceIds: string[] }> };
+    const manifest = JSON.parse(files.get('manifest.json')!.toString()) as {
+      exoDiagnosis: Array<{ cause: string; exoDiagnostics: string[]; assumed: boolean; instanceIds: string[] }>;
+    };
     const failed = manifest.exoDiagnosis.find((c) => c.cause === 'exo_runner_failed')!;
     expect(failed).toMatchObject({ exoDiagnostics: ['RunnerMetalGpuTimeout'], instanceIds: [`exo:${LLAMA_3B}`] });
     expect(manifest.exoDiagnosis.find((c) => c.cause === 'two_ring_fast_synch')).toMatchObject({ assumed: false });
@@ -125,7 +145,12 @@ describe('the bundle with traffic through exobar', () => {
     const rig = await startCoreRig({ exoUrl: exo.url, exo: { offerUrl: null, exoLogDir: null, stallThresholds: { dispatchStallMs: 300 } } });
     const controller = new AbortController();
     const send = (base: string, model: string, tokens: number) =>
-      fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }), signal: controller.signal })
+      fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
+        signal: controller.signal,
+      })
         .then((r) => r.text())
         .catch(() => null);
     try {
@@ -146,13 +171,20 @@ describe('the bundle with traffic through exobar', () => {
       controller.abort();
       await Promise.all([long, bypass, short]);
 
-      const requests = zipped.get('exo/requests.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l) as { model: string; phase: string; totalTokens: number });
+      const requests = zipped
+        .get('exo/requests.jsonl')!
+        .toString()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { model: string; phase: string; totalTokens: number });
       expect(requests.map((r) => [r.model, r.phase])).toEqual([
         [LLAMA_3B, 'prefilling'],
         [LLAMA_1B, 'sent'],
       ]);
       expect(requests[0]!.totalTokens).toBe(60_000);
-      const manifest = JSON.parse(zipped.get('manifest.json')!.toString()) as { exoDiagnosis: Array<{ cause: string; instanceIds: string[]; explanation: string }> };
+      const manifest = JSON.parse(zipped.get('manifest.json')!.toString()) as {
+        exoDiagnosis: Array<{ cause: string; instanceIds: string[]; explanation: string }>;
+      };
       const stall = manifest.exoDiagnosis.find((c) => c.cause === 'exo_dispatch_stall')!;
       expect(stall.instanceIds).toEqual([`exo:${LLAMA_1B}`, `exo:${LLAMA_3B}`]);
       expect(stall.explanation).toContain('that exobar did not send');

@@ -9,7 +9,10 @@ import { exoInstances } from '../../../shared/instance-state';
 import type { Snapshot, WarningCode } from '../../../shared/snapshot';
 
 export interface ExoCause {
-  cause: Extract<WarningCode, 'exo_runner_failed' | 'exo_node_lost' | 'two_ring_fast_synch' | 'exo_stuck_loading' | 'exo_unreachable' | 'exo_dispatch_stall' | 'exo_runner_silent'>;
+  cause: Extract<
+    WarningCode,
+    'exo_runner_failed' | 'exo_node_lost' | 'two_ring_fast_synch' | 'exo_stuck_loading' | 'exo_unreachable' | 'exo_dispatch_stall' | 'exo_runner_silent'
+  >;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
   /** exo's typed diagnostics behind it (RunnerMetalGpuTimeout, ...), for a failed runner. */
@@ -19,7 +22,15 @@ export interface ExoCause {
   explanation: string;
 }
 
-const EXO_CAUSES: ReadonlySet<string> = new Set(['exo_runner_failed', 'exo_node_lost', 'two_ring_fast_synch', 'exo_stuck_loading', 'exo_unreachable', 'exo_dispatch_stall', 'exo_runner_silent']);
+const EXO_CAUSES: ReadonlySet<string> = new Set([
+  'exo_runner_failed',
+  'exo_node_lost',
+  'two_ring_fast_synch',
+  'exo_stuck_loading',
+  'exo_unreachable',
+  'exo_dispatch_stall',
+  'exo_runner_silent',
+]);
 
 /** The exo causes in the snapshot; empty when nothing is attached. */
 export function diagnoseExo(snapshot: Snapshot | null): ExoCause[] {
@@ -32,7 +43,10 @@ export function diagnoseExo(snapshot: Snapshot | null): ExoCause[] {
     // two_ring_fast_synch also covers local runners: only the exo ones are exo's cause.
     if (warning.code === 'two_ring_fast_synch' && !warning.instanceIds.some((id) => exoIds.has(id))) continue;
     const runners = exo.filter((i) => warning.instanceIds.includes(i.id)).flatMap((i) => i.exo.runners);
-    const exoDiagnostics = warning.code === 'exo_runner_failed' ? [...new Set(runners.filter((r) => r.status === 'RunnerFailed').flatMap((r) => r.diagnostics.map((d) => d.kind)))] : [];
+    const exoDiagnostics =
+      warning.code === 'exo_runner_failed'
+        ? [...new Set(runners.filter((r) => r.status === 'RunnerFailed').flatMap((r) => r.diagnostics.map((d) => d.kind)))]
+        : [];
     causes.push({
       cause: warning.code as ExoCause['cause'],
       instanceIds: warning.instanceIds,

@@ -69,10 +69,16 @@ export function readmeText(input: ReadmeInput): string {
   if (!d) {
     lines.push('No running node: no requests to diagnose. Logs and settings only.');
   } else if (d.findings.length === 0) {
-    lines.push(`${d.examinedRequests} requests examined; no time to first token at or above ${d.options.thresholdMs} ms ` +
-      `(or ${d.options.soloMultiple}x its model\u2019s solo median), and no runner failure.`);
+    lines.push(
+      `${d.examinedRequests} requests examined; no time to first token at or above ${d.options.thresholdMs} ms ` +
+        `(or ${d.options.soloMultiple}x its model\u2019s solo median), and no runner failure.`,
+    );
   } else {
-    lines.push(`${d.examinedRequests} requests examined. Causes: ${Object.entries(d.summary).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+    lines.push(
+      `${d.examinedRequests} requests examined. Causes: ${Object.entries(d.summary)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}.`,
+    );
     const bugs = d.findings.filter((f) => f.bugToReport).length;
     if (bugs > 0) lines.push(`${bugs} finding(s) point at a bug in exobar itself (node_dispatch_delay): please report them.`);
     for (const f of d.findings.slice(0, 10)) lines.push(`- ${f.requestId} (${f.model}): ${f.cause}. ${f.explanation}`);

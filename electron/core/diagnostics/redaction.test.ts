@@ -76,7 +76,7 @@ describe('Redactor.text', () => {
 
   it('removes Python-style text fields and "prompt:" log lines', () => {
     const out = redactor().text("{'content': 'hush hush'}\nprompt: tell me everything\nprompt_tokens: 12");
-    expect(out).toBe("{'content': \"[redacted:text]\"}\nprompt: [redacted:text]\nprompt_tokens: 12");
+    expect(out).toBe('{\'content\': "[redacted:text]"}\nprompt: [redacted:text]\nprompt_tokens: 12');
   });
 
   it('does not redact generic account names as words', () => {

@@ -296,7 +296,10 @@ function buildRules(identity: Identity, secrets: readonly string[]): Rule[] {
     const names = new Set([host]);
     const short = host.split('.')[0];
     if (short && short.length >= 3) names.add(short);
-    const alternatives = [...names].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|');
+    const alternatives = [...names]
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join('|');
     rules.push({ kind: 'host_name', pattern: new RegExp(`(?<![A-Za-z0-9_-])(?:${alternatives})(?![A-Za-z0-9_-])`, 'gi'), replace: mark('host_name') });
   }
 

@@ -81,7 +81,9 @@ describe('bundle after real incidents', () => {
     expect(finding!.processedPromptTokens).toBeGreaterThanOrEqual(8192);
     expect(finding!.processedPromptTokens).toBeLessThan(promptTokens);
     expect(finding!.processedPromptTokens).toBe(processedSoFar());
-    expect(finding!.explanation).toMatch(new RegExp(`^Cancelled part-way through its prefill, at ${finding!.processedPromptTokens} of ${promptTokens} prompt tokens\\.`));
+    expect(finding!.explanation).toMatch(
+      new RegExp(`^Cancelled part-way through its prefill, at ${finding!.processedPromptTokens} of ${promptTokens} prompt tokens\\.`),
+    );
     expect(finding!.explanation).not.toMatch(new RegExp(`prefill of ${promptTokens} prompt tokens took`));
     // The rate is of the tokens processed: over the time the request ran it accounts for
     // about what was processed, far from the whole prompt (the old, wrong figure).
@@ -186,7 +188,13 @@ describe('bundle after real incidents', () => {
     // The planted line is in the runner's real logs, in memory and on disk.
     expect(fixture.node.runnerLogs(instanceId)!.stderr).toContain(SECRET_PROMPT);
 
-    const settings = { apiPort: 52416, defaultFastSynch: 'auto', mlxPython: `${identity.homeDir}/venv/bin/python`, openaiKey: API_KEY, note: `owner ${identity.userName}` };
+    const settings = {
+      apiPort: 52416,
+      defaultFastSynch: 'auto',
+      mlxPython: `${identity.homeDir}/venv/bin/python`,
+      openaiKey: API_KEY,
+      note: `owner ${identity.userName}`,
+    };
     const { entries, parsed } = await exportBundle(fixture, { settings });
     const forbidden = [SECRET_PROMPT, API_KEY, identity.userName, identity.homeDir, 'zeldas-mbp'];
     for (const [name, data] of entries) {

@@ -38,7 +38,9 @@ describe('startServeExo', () => {
       expect(manager.state().status).toBe('running');
       expect(lines[0]).toBe('exo: starting: checking that port ' + manager.state().apiPort + ' is free');
       expect(lines).toContain(`exo: running (pid ${pid})`);
-      expect(lines.at(-1)).toBe("exo: fast synch off (nothing planned yet: off, the value ring instances need (every single-Mac instance is ring)); exo's own log says OFF");
+      expect(lines.at(-1)).toBe(
+        "exo: fast synch off (nothing planned yet: off, the value ring instances need (every single-Mac instance is ring)); exo's own log says OFF",
+      );
       await manager.shutdown();
       expect(processAlive(pid)).toBe(false);
       expect(lines.at(-1)).toMatch(/^exo: stopped: stopped by exobar \(SIGINT, graceful\)/);

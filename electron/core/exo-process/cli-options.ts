@@ -33,7 +33,8 @@ export interface ExoServeFlags {
  */
 export function exoServeRequest(flags: ExoServeFlags, usageError: (message: string) => Error = (m) => new Error(m)): { command: string | undefined } | null {
   const command = flags['exo-command'];
-  if (command !== undefined && command.trim() === '') throw usageError('--exo-command: expected a command such as exo or /Applications/EXO.app/Contents/Resources/exo/exo');
+  if (command !== undefined && command.trim() === '')
+    throw usageError('--exo-command: expected a command such as exo or /Applications/EXO.app/Contents/Resources/exo/exo');
   if (!flags['exo-start']) {
     if (command !== undefined) throw usageError('--exo-command needs --exo-start');
     return null;
@@ -46,7 +47,11 @@ export function exoServeRequest(flags: ExoServeFlags, usageError: (message: stri
  * start it with (`--exo-command` over `exo.command`). A bad combination throws the
  * error `usageError` makes (the CLI passes its UsageError).
  */
-export function exoServeSettings(flags: ExoServeFlags, settings: ExoProcessSettings, usageError: (message: string) => Error = (m) => new Error(m)): ExoProcessSettings | null {
+export function exoServeSettings(
+  flags: ExoServeFlags,
+  settings: ExoProcessSettings,
+  usageError: (message: string) => Error = (m) => new Error(m),
+): ExoProcessSettings | null {
   const request = exoServeRequest(flags, usageError);
   if (!request) return null;
   return { command: request.command ?? settings.command, args: settings.args, env: settings.env };
@@ -76,7 +81,9 @@ export function reportExoProgress(manager: ExoProcessManager, log: (line: string
 /** After a start: the fast-synch value and what exo's own log said, or, on failure, exo's last lines. */
 export function reportExoOutcome(state: ExoProcessState, log: (line: string) => void): void {
   if (state.status === 'running' && state.fastSynch) {
-    log(`exo: fast synch ${state.fastSynch.enabled ? 'on' : 'off'} (${state.fastSynch.reason}); exo's own log says ${state.fastSynch.observed === null ? 'nothing yet' : state.fastSynch.observed ? 'ON' : 'OFF'}`);
+    log(
+      `exo: fast synch ${state.fastSynch.enabled ? 'on' : 'off'} (${state.fastSynch.reason}); exo's own log says ${state.fastSynch.observed === null ? 'nothing yet' : state.fastSynch.observed ? 'ON' : 'OFF'}`,
+    );
   } else if (state.status !== 'running') {
     for (const line of state.lastLines.slice(-10)) log(`exo| ${line}`);
   }

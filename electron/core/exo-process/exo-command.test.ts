@@ -4,7 +4,11 @@ import { buildExoCommand } from './exo-command';
 describe('buildExoCommand', () => {
   it('keeps the settings arguments but sets the API port and fast synch itself, over exo.env', () => {
     const built = buildExoCommand(
-      { command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v', '--api-port', '1234', '--fast-synch', '--namespace', 'lab', '--api-port=99'], env: { EXO_FAST_SYNCH: 'true', HF_TOKEN: 'x' } },
+      {
+        command: '/Applications/EXO.app/Contents/Resources/exo/exo',
+        args: ['-v', '--api-port', '1234', '--fast-synch', '--namespace', 'lab', '--api-port=99'],
+        env: { EXO_FAST_SYNCH: 'true', HF_TOKEN: 'x' },
+      },
       52415,
       false,
       { PATH: '/usr/bin' },

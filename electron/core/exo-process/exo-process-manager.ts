@@ -88,8 +88,7 @@ export interface SpanningInstance {
 
 /** What a plan means for the exo that runs now. */
 export type ExoFastSynchCheck =
-  | { ok: false; code: 'fast_synch_shared_gpu'; message: string }
-  | { ok: true; enabled: boolean; reason: string; restartRequired: boolean; message: string };
+  { ok: false; code: 'fast_synch_shared_gpu'; message: string } | { ok: true; enabled: boolean; reason: string; restartRequired: boolean; message: string };
 
 export interface ExoRestartRequest {
   /** The operator agreed that the restart deletes the instances that span this Mac. */
@@ -236,7 +235,10 @@ export class ExoProcessManager {
     const live = this.childAlive ? (this.current.fastSynch?.enabled ?? null) : null;
     if (live === null || live === decision.enabled) {
       if (this.current.restartNeeded) this.update({ restartNeeded: null });
-      const message = live === null ? `exo will start with fast synch ${decision.enabled ? 'on' : 'off'} (${decision.reason})` : `exo already runs with fast synch ${live ? 'on' : 'off'}`;
+      const message =
+        live === null
+          ? `exo will start with fast synch ${decision.enabled ? 'on' : 'off'} (${decision.reason})`
+          : `exo already runs with fast synch ${live ? 'on' : 'off'}`;
       return { ok: true, enabled: decision.enabled, reason: decision.reason, restartRequired: false, message };
     }
     const message = restartMessage(decision, spanningInstances);
@@ -364,7 +366,8 @@ export class ExoProcessManager {
     else if (signal.kind === 'port_taken') this.seen.portTaken = true;
     else {
       this.seen.fastSynch = signal.enabled;
-      if (this.current.fastSynch) this.update({ fastSynch: { ...this.current.fastSynch, observed: signal.enabled, mismatch: signal.enabled !== this.current.fastSynch.enabled } });
+      if (this.current.fastSynch)
+        this.update({ fastSynch: { ...this.current.fastSynch, observed: signal.enabled, mismatch: signal.enabled !== this.current.fastSynch.enabled } });
     }
   }
 
@@ -374,7 +377,10 @@ export class ExoProcessManager {
     const deadline = this.now() + this.timing.pidfileReleaseTimeoutMs;
     for (let holder = pidfileHolder(path); holder !== null; holder = pidfileHolder(path)) {
       if (this.now() >= deadline) {
-        this.fail('pidfile_held', `Another exo (pid ${holder}) still holds ${path} after ${seconds(this.timing.pidfileReleaseTimeoutMs)}: stop it, or attach to it instead of starting one`);
+        this.fail(
+          'pidfile_held',
+          `Another exo (pid ${holder}) still holds ${path} after ${seconds(this.timing.pidfileReleaseTimeoutMs)}: stop it, or attach to it instead of starting one`,
+        );
         return false;
       }
       this.update({ progress: `waiting for ${path} to be released (held by pid ${holder})` });
@@ -410,12 +416,20 @@ export class ExoProcessManager {
     });
 
     if (await portInUse(this.apiPort)) {
-      return this.startFailed('port_taken', `Port ${this.apiPort} is already in use, so exo could not serve its API there: stop what listens on it (another exo?) or attach to it`, automatic);
+      return this.startFailed(
+        'port_taken',
+        `Port ${this.apiPort} is already in use, so exo could not serve its API there: stop what listens on it (another exo?) or attach to it`,
+        automatic,
+      );
     }
     const pidfile = exoPidfilePath(exo.env);
     const holder = pidfileHolder(pidfile);
     if (holder !== null) {
-      return this.startFailed('pidfile_held', `Another exo (pid ${holder}) holds ${pidfile}: only one exo runs per user; attach to it, or stop it first`, automatic);
+      return this.startFailed(
+        'pidfile_held',
+        `Another exo (pid ${holder}) holds ${pidfile}: only one exo runs per user; attach to it, or stop it first`,
+        automatic,
+      );
     }
 
     if (this.closed) {
@@ -453,7 +467,12 @@ export class ExoProcessManager {
     const abort = new AbortController();
     this.launchAbort = abort;
     const timer = setTimeout(() => abort.abort(new Error('timeout')), this.timing.readyTimeoutMs);
-    const ready = waitForExoApi({ port: this.apiPort, signal: abort.signal, intervalMs: this.timing.pollIntervalMs, onProgress: (step) => this.update({ progress: step }) }).then(
+    const ready = waitForExoApi({
+      port: this.apiPort,
+      signal: abort.signal,
+      intervalMs: this.timing.pollIntervalMs,
+      onProgress: (step) => this.update({ progress: step }),
+    }).then(
       (nodeId) => ({ nodeId }),
       () => null,
     );
@@ -467,7 +486,11 @@ export class ExoProcessManager {
       if (this.expectingExit || (abort.signal.reason instanceof Error && abort.signal.reason.message !== 'timeout')) return; // stopped by exobar
       await this.stopNow();
       if (this.current.status === 'needs_attention') return;
-      return this.startFailed('not_ready', `exo's API did not answer on port ${this.apiPort} within ${seconds(this.timing.readyTimeoutMs)}; it was stopped`, automatic);
+      return this.startFailed(
+        'not_ready',
+        `exo's API did not answer on port ${this.apiPort} within ${seconds(this.timing.readyTimeoutMs)}; it was stopped`,
+        automatic,
+      );
     }
 
     this.update({ status: 'running', readyAt: this.now(), nodeId: outcome.nodeId, progress: null, reason: this.current.reason });
@@ -511,10 +534,19 @@ export class ExoProcessManager {
     if (wedged) return this.needsAttention(`exo exited during start (${describeExit(exit)}) and ${wedged}`);
     if (this.seen.pidfileHeld) {
       const holder = pidfileHolder(exoPidfilePath(this.exoEnv()));
-      return this.startFailed('pidfile_held', `Another exo${holder ? ` (pid ${holder})` : ''} holds exo's pidfile, so this one exited: attach to it, or stop it first`, automatic);
+      return this.startFailed(
+        'pidfile_held',
+        `Another exo${holder ? ` (pid ${holder})` : ''} holds exo's pidfile, so this one exited: attach to it, or stop it first`,
+        automatic,
+      );
     }
-    if (this.seen.portTaken) return this.startFailed('port_taken', `exo could not bind its API port ${this.apiPort} (address already in use) and exited`, automatic);
-    return this.startFailed('exited_during_start', `exo exited during start (${describeExit(exit)}) before its API answered; its last lines say why`, automatic);
+    if (this.seen.portTaken)
+      return this.startFailed('port_taken', `exo could not bind its API port ${this.apiPort} (address already in use) and exited`, automatic);
+    return this.startFailed(
+      'exited_during_start',
+      `exo exited during start (${describeExit(exit)}) before its API answered; its last lines say why`,
+      automatic,
+    );
   }
 
   private startFailed(failure: ExoProcessFailure, reason: string, automatic: boolean): void {
@@ -537,18 +569,32 @@ export class ExoProcessManager {
 
   private needsAttention(reason: string): void {
     this.cancelRestart();
-    this.update({ status: 'needs_attention', failure: 'runners_left', reason: `${reason}. exobar will not restart exo on its own.`, pid: null, progress: null });
+    this.update({
+      status: 'needs_attention',
+      failure: 'runners_left',
+      reason: `${reason}. exobar will not restart exo on its own.`,
+      pid: null,
+      progress: null,
+    });
   }
 
   private scheduleRestart(reason: string): void {
     const count = this.current.restarts.count;
     if (count >= this.policy.maxRestarts) {
-      this.update({ status: 'crashed', reason: `${reason}; gave up after ${count} automatic restart${count === 1 ? '' : 's'}: start exo again once the cause is fixed`, restarts: { ...this.current.restarts, nextAt: null } });
+      this.update({
+        status: 'crashed',
+        reason: `${reason}; gave up after ${count} automatic restart${count === 1 ? '' : 's'}: start exo again once the cause is fixed`,
+        restarts: { ...this.current.restarts, nextAt: null },
+      });
       return;
     }
     const delay = restartDelayMs(count + 1, this.policy);
     const nextAt = this.now() + delay;
-    this.update({ status: 'restarting', reason: `${reason}; restarting in ${seconds(delay)} (automatic restart ${count + 1} of ${this.policy.maxRestarts})`, restarts: { count, max: this.policy.maxRestarts, nextAt } });
+    this.update({
+      status: 'restarting',
+      reason: `${reason}; restarting in ${seconds(delay)} (automatic restart ${count + 1} of ${this.policy.maxRestarts})`,
+      restarts: { count, max: this.policy.maxRestarts, nextAt },
+    });
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       void this.serial(async () => {

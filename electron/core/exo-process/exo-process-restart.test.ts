@@ -35,10 +35,14 @@ describe('ExoProcessManager: restarts', () => {
 
     const check = manager.checkFastSynch(launchJaccl, spanning);
     expect(check).toMatchObject({ ok: true, enabled: true, restartRequired: true });
-    if (check.ok) expect(check.message).toMatch(/exo must restart to turn fast synch on.*deletes every instance that spans this Mac: model-a \(a\).*"consent": true/);
+    if (check.ok)
+      expect(check.message).toMatch(/exo must restart to turn fast synch on.*deletes every instance that spans this Mac: model-a \(a\).*"consent": true/);
     expect(manager.state().restartNeeded).toMatchObject({ fastSynch: true });
 
-    await expect(manager.applyFastSynch(launchJaccl, { consent: false, spanningInstances: spanning })).rejects.toMatchObject({ code: 'exo_restart_required', status: 409 });
+    await expect(manager.applyFastSynch(launchJaccl, { consent: false, spanningInstances: spanning })).rejects.toMatchObject({
+      code: 'exo_restart_required',
+      status: 409,
+    });
     expect(manager.state()).toMatchObject({ status: 'running', pid: first.pid });
     expect(processAlive(first.pid!)).toBe(true);
 
@@ -100,7 +104,7 @@ describe('ExoProcessManager: restarts', () => {
     expect(processesWithHome(dirs.home)).toEqual([]);
   });
 
-  it('after a crash that leaves a stubborn runner, exobar does not restart exo (the runner found through exo\'s process group)', async () => {
+  it("after a crash that leaves a stubborn runner, exobar does not restart exo (the runner found through exo's process group)", async () => {
     // No recording after the one at spawn (before any runner exists): only the group sweep can find the runner.
     const { manager, dirs, states } = await fakeExoManager(
       { FAKE_EXO_STUBBORN_CHILD: '1', FAKE_EXO_EXIT_AFTER_MS: '600' },
@@ -108,7 +112,9 @@ describe('ExoProcessManager: restarts', () => {
     );
     await manager.start();
     await waitUntil(() => manager.state().status === 'needs_attention', 'needs_attention', 20_000);
-    expect(manager.state().reason).toMatch(/^exo exited on its own \(exit code 1\) and the GPU may be wedged: .*ignored SIGTERM.*exobar will not restart exo on its own\.$/);
+    expect(manager.state().reason).toMatch(
+      /^exo exited on its own \(exit code 1\) and the GPU may be wedged: .*ignored SIGTERM.*exobar will not restart exo on its own\.$/,
+    );
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(manager.state()).toMatchObject({ status: 'needs_attention', restarts: { count: 0, nextAt: null } });
     expect(new Set(states.flatMap((s) => (s.pid === null ? [] : [s.pid]))).size).toBe(1);

@@ -38,7 +38,10 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
       const pids = await tree();
       for (const child of pids.slice(1)) expect(receivedEnv(child, dirs.home).EXO_FAST_SYNCH).toBe(c.value);
       // What exo's runner bootstrap made of it, in exo's own log.
-      await waitUntil(() => (readFileSync(join(dirs.home, '.exo', 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: \d/g) ?? []).length === 2, 'runner log lines');
+      await waitUntil(
+        () => (readFileSync(join(dirs.home, '.exo', 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: \d/g) ?? []).length === 2,
+        'runner log lines',
+      );
       const flags = readFileSync(join(dirs.home, '.exo', 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: (\d)/g);
       expect(new Set(flags)).toEqual(new Set([`Fast synch flag: ${c.value === 'true' ? 1 : 0}`]));
 
@@ -111,7 +114,10 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
 
   it('says another exo holds the pidfile, and never stops that exo', async () => {
     const { manager, dirs, port } = await fakeExoManager();
-    const other = spawn(FAKE_EXO_COMMAND, ['--api-port', String(port + 1 > 65535 ? port - 1 : port + 1)], { env: { ...process.env, HOME: dirs.home, FAKE_EXO_RUNNERS: '0' }, stdio: 'ignore' });
+    const other = spawn(FAKE_EXO_COMMAND, ['--api-port', String(port + 1 > 65535 ? port - 1 : port + 1)], {
+      env: { ...process.env, HOME: dirs.home, FAKE_EXO_RUNNERS: '0' },
+      stdio: 'ignore',
+    });
     try {
       await waitUntil(() => {
         try {

@@ -45,7 +45,13 @@ describe('stopLeftovers', () => {
   });
 
   it('says nothing is wedged when every runner stopped on SIGTERM, and names survivors', () => {
-    expect(wedgedReason([{ pid: 1, outcome: 'exited' }, { pid: 2, outcome: 'gone' }, { pid: 3, outcome: 'reused' }])).toBeNull();
+    expect(
+      wedgedReason([
+        { pid: 1, outcome: 'exited' },
+        { pid: 2, outcome: 'gone' },
+        { pid: 3, outcome: 'reused' },
+      ]),
+    ).toBeNull();
     expect(wedgedReason([{ pid: 7, outcome: 'survived' }])).toMatch(/runner pid 7 still alive after SIGKILL \(stuck in the kernel/);
   });
 });
@@ -56,8 +62,13 @@ describe('process identity', () => {
     expect(parseProcStat(line)).toEqual({ ppid: 4200, pgid: 4200, startTime: '987654', zombie: false });
   });
 
-  it("parses macOS ps rows, start time as ps prints it, zombies left out", () => {
-    const out = ['  501   1   501 Ss   Mon Nov 30 19:26:27 2026', ' 4242 501   501 S+   Mon Nov 30 19:27:01 2026', ' 4243 501   501 Z    Mon Nov 30 19:27:02 2026', ''].join('\n');
+  it('parses macOS ps rows, start time as ps prints it, zombies left out', () => {
+    const out = [
+      '  501   1   501 Ss   Mon Nov 30 19:26:27 2026',
+      ' 4242 501   501 S+   Mon Nov 30 19:27:01 2026',
+      ' 4243 501   501 Z    Mon Nov 30 19:27:02 2026',
+      '',
+    ].join('\n');
     expect(parsePsTable(out)).toEqual([
       { pid: 501, ppid: 1, pgid: 501, startTime: 'Mon Nov 30 19:26:27 2026' },
       { pid: 4242, ppid: 501, pgid: 501, startTime: 'Mon Nov 30 19:27:01 2026' },
@@ -65,7 +76,11 @@ describe('process identity', () => {
   });
 
   it('finds grandchildren among the descendants', async () => {
-    const parent = spawn(process.execPath, ['-e', "require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 60000)'], { stdio: 'ignore' }); setInterval(() => {}, 60000)"], { stdio: 'ignore' });
+    const parent = spawn(
+      process.execPath,
+      ['-e', "require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 60000)'], { stdio: 'ignore' }); setInterval(() => {}, 60000)"],
+      { stdio: 'ignore' },
+    );
     spawned.push(parent.pid!);
     await waitUntil(async () => (await descendants(parent.pid!)).length === 1, 'the grandchild', 10_000);
     const found = await descendants(parent.pid!);

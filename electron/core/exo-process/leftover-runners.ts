@@ -60,10 +60,14 @@ export function wedgedReason(results: readonly LeftoverResult[]): string | null 
   if (survived.length === 0 && killed.length === 0) return null;
   const parts: string[] = [];
   if (survived.length > 0) {
-    parts.push(`runner${survived.length > 1 ? 's' : ''} ${survived.map((p) => `pid ${p}`).join(', ')} still alive after SIGKILL (stuck in the kernel, typically in a GPU wait)`);
+    parts.push(
+      `runner${survived.length > 1 ? 's' : ''} ${survived.map((p) => `pid ${p}`).join(', ')} still alive after SIGKILL (stuck in the kernel, typically in a GPU wait)`,
+    );
   }
   if (killed.length > 0) {
-    parts.push(`runner${killed.length > 1 ? 's' : ''} ${killed.map((p) => `pid ${p}`).join(', ')} ignored SIGTERM and had to be killed (SIGKILL), which may not free the GPU`);
+    parts.push(
+      `runner${killed.length > 1 ? 's' : ''} ${killed.map((p) => `pid ${p}`).join(', ')} ignored SIGTERM and had to be killed (SIGKILL), which may not free the GPU`,
+    );
   }
   return `the GPU may be wedged: exo left ${parts.join('; ')}. Check Activity Monitor for GPU use and memory held; reboot the Mac if it stays busy, then start exo again`;
 }

@@ -27,7 +27,10 @@ interface ProcInfo {
 export function parseProcStat(text: string): ProcInfo | null {
   const close = text.lastIndexOf(')');
   if (close === -1) return null;
-  const fields = text.slice(close + 2).trim().split(/\s+/);
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // fields[0] is field 3 (state), [1] field 4 (ppid), [2] field 5 (pgrp), [19] field 22 (starttime).
   const ppid = Number(fields[1]);
   const pgid = Number(fields[2]);

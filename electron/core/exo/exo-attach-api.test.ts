@@ -40,10 +40,14 @@ describe('exobar serve --exo URL', () => {
   it('shows the exo cluster in /api/state beside the local instances, with its warnings', async () => {
     const created = await call(serve, 'POST', '/api/instances?wait=ready', { model: 'sim/llama-3.2-1b' });
     expect(created.status).toBe(201);
-    const snapshot = await eventually(async () => {
-      const s = await state(serve);
-      return s.exo?.connected && s.instances.length === 4 ? s : null;
-    }, 30_000, 'the exo cluster in /api/state');
+    const snapshot = await eventually(
+      async () => {
+        const s = await state(serve);
+        return s.exo?.connected && s.instances.length === 4 ? s : null;
+      },
+      30_000,
+      'the exo cluster in /api/state',
+    );
     expect(serve.output()).toContain(`attached to exo at ${fake.url}`);
     expect(snapshot.exo).toMatchObject({ url: fake.url, connected: true, nodeId: fake.cluster.nodeId, pollErrors: 0 });
     expect(snapshot.exo!.nodes.map((n) => n.name)).toEqual(['studio-a', 'mini-b']);
@@ -62,7 +66,12 @@ describe('exobar serve --exo URL', () => {
   });
 
   it('probes an address without attaching, and says clearly when nothing exo-like answers', async () => {
-    expect((await call(serve, 'GET', `/api/exo/probe?url=${encodeURIComponent(fake.url)}`)).body).toEqual({ ok: true, url: fake.url, nodeId: fake.cluster.nodeId, nodes: 2 });
+    expect((await call(serve, 'GET', `/api/exo/probe?url=${encodeURIComponent(fake.url)}`)).body).toEqual({
+      ok: true,
+      url: fake.url,
+      nodeId: fake.cluster.nodeId,
+      nodes: 2,
+    });
     // The server's own address answers HTTP, but not as exo does.
     const notExo = await call(serve, 'GET', `/api/exo/probe?url=${encodeURIComponent(serve.url)}`);
     expect(notExo.body).toMatchObject({ ok: false, url: serve.url });
@@ -119,10 +128,14 @@ describe('the offer of an exo found on this Mac', () => {
 
     const accepted = await rig.control('POST', '/api/exo/attach', { url: offered.url });
     expect(accepted.status).toBe(200);
-    const after = await eventually(() => {
-      const s = rig!.node.snapshot();
-      return s.exo?.connected ? s : null;
-    }, 10_000, 'attached');
+    const after = await eventually(
+      () => {
+        const s = rig!.node.snapshot();
+        return s.exo?.connected ? s : null;
+      },
+      10_000,
+      'attached',
+    );
     expect(after.exoOffer).toBeNull();
     expect(after.instances.filter((i) => i.source === 'exo')).toHaveLength(3);
   });

@@ -62,7 +62,12 @@ describe('ExoAttachment', () => {
     fakes.push(fake);
     let part: ExoSnapshotPart | null = null;
     const saved: Array<string | null> = [];
-    attachment = new ExoAttachment({ node: { setExoView: (view) => (part = view) }, saveUrl: async (url) => void saved.push(url), exoLogDir: null, offerUrl: null });
+    attachment = new ExoAttachment({
+      node: { setExoView: (view) => (part = view) },
+      saveUrl: async (url) => void saved.push(url),
+      exoLogDir: null,
+      offerUrl: null,
+    });
     await attachment.attach(fake.url);
     await attachment.detach();
     expect(part).toEqual({ exo: null, exoOffer: null, instances: [], warnings: [] });

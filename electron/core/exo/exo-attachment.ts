@@ -156,7 +156,12 @@ export class ExoAttachment {
   bundleSource(): ExoBundleSource | null {
     if (!this.monitor) return null;
     const url = this.monitor.client.url;
-    return { url, logDir: this.logDir !== null && isLoopbackUrl(url) ? this.logDir : null, requests: this.serving.traffic.records(), ...this.monitor.bundleMaterial() };
+    return {
+      url,
+      logDir: this.logDir !== null && isLoopbackUrl(url) ? this.logDir : null,
+      requests: this.serving.traffic.records(),
+      ...this.monitor.bundleMaterial(),
+    };
   }
 
   /** A Mac's fast synch as attach mode knows it (exo's log on this Mac, else exo's default, assumed), for the safe launch on exo. */

@@ -18,7 +18,11 @@ const controller = new AbortController();
 
 beforeAll(async () => {
   exo = await startServingExo({ mode: 'blocking', timeScale: 0.25 });
-  rig = await startCoreRig({ exoUrl: exo.url, getSettings: () => settings, exo: { offerUrl: null, exoLogDir: null, stallThresholds: { dispatchStallMs: 300 } } });
+  rig = await startCoreRig({
+    exoUrl: exo.url,
+    getSettings: () => settings,
+    exo: { offerUrl: null, exoLogDir: null, stallThresholds: { dispatchStallMs: 300 } },
+  });
   await eventually(() => rig.node.snapshot().instances.length === 2, 10_000, 'the exo instances');
 });
 
@@ -29,7 +33,12 @@ afterAll(async () => {
 });
 
 const send = (model: string, tokens: number, salt: string) =>
-  fetch(`${rig.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }), signal: controller.signal })
+  fetch(`${rig.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
+    signal: controller.signal,
+  })
     .then((r) => r.text())
     .catch(() => null);
 const card = (model: string) => rig.node.snapshot().instances.find((i) => i.model === model);
@@ -48,7 +57,11 @@ describe('the exo.hold setting', () => {
 
     settings.exo.hold = true;
     void send(LLAMA_3B, 50, 'third');
-    await eventually(() => card(LLAMA_3B)?.queue.requests.some((r) => r.phase === 'queued' && r.id.startsWith('exobar-')), 5000, 'the third request held by exobar');
+    await eventually(
+      () => card(LLAMA_3B)?.queue.requests.some((r) => r.phase === 'queued' && r.id.startsWith('exobar-')),
+      5000,
+      'the third request held by exobar',
+    );
     expect(exo.worker.openCommands()).toHaveLength(3);
     // Turned off while one is held: it goes to exo now, not at the prefill's end.
     settings.exo.hold = false;

@@ -94,7 +94,8 @@ export function getExoJson(base: URL, path: string, agent: HttpAgent, options: E
       clearTimeout(timer);
       resolve(result);
     };
-    const fail = (kind: ExoFetchErrorKind, message: string, status?: number) => finish({ ok: false, error: { kind, message: `${label}: ${message}`, ...(status === undefined ? {} : { status }) } });
+    const fail = (kind: ExoFetchErrorKind, message: string, status?: number) =>
+      finish({ ok: false, error: { kind, message: `${label}: ${message}`, ...(status === undefined ? {} : { status }) } });
     const req = request(url, { method: 'GET', agent, headers: { accept: 'application/json' } }, (res: IncomingMessage) => {
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > options.maxBytes) {

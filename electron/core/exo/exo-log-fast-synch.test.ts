@@ -19,7 +19,9 @@ describe("fast synch from exo's log", () => {
   });
 
   it('ignores what an earlier start logged: the most recent start wins', () => {
-    const text = [line('Starting EXO'), line('FAST_SYNCH forced OFF'), line('Fast synch flag: 0'), line('Starting EXO'), line('Node elected Master')].join('\n');
+    const text = [line('Starting EXO'), line('FAST_SYNCH forced OFF'), line('Fast synch flag: 0'), line('Starting EXO'), line('Node elected Master')].join(
+      '\n',
+    );
     expect(fastSynchFromLog(text)).toBeNull();
     expect(fastSynchFromLog(`${text}\n${line('Fast synch flag: 1')}`)).toMatchObject({ enabled: true });
   });

@@ -67,7 +67,17 @@ describe('attached to the demo cluster', () => {
     h = await attachToFake(demoCluster);
     for (let i = 0; i < 12; i++) await h.round();
     expect([...h.fake.hits.keys()].sort()).toEqual(
-      ['/node_id', '/state/instances', '/state/lastSeen', '/state/nodeIdentities', '/state/nodeMemory', '/state/nodeSystem', '/state/runners', '/state/tasks', '/state/topology'].sort(),
+      [
+        '/node_id',
+        '/state/instances',
+        '/state/lastSeen',
+        '/state/nodeIdentities',
+        '/state/nodeMemory',
+        '/state/nodeSystem',
+        '/state/runners',
+        '/state/tasks',
+        '/state/topology',
+      ].sort(),
     );
     // 12 rounds 0.5 s apart: the fast paths every round, the node sections every 5 s.
     expect(h.fake.hits.get('/state/tasks')).toBe(12);

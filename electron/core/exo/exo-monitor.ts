@@ -113,7 +113,10 @@ export class ExoMonitor {
     if (!path || this.now() - this.logCheckedAt < LOG_CHECK_MS) return Promise.resolve();
     this.logCheckedAt = this.now();
     this.logCheck = (async () => {
-      const size = await stat(path).then((s) => s.size, () => -1);
+      const size = await stat(path).then(
+        (s) => s.size,
+        () => -1,
+      );
       if (size === this.logSize) return;
       this.logSize = size;
       this.logFastSynch = size < 0 ? null : ((await readExoLogFastSynch(path))?.enabled ?? null);

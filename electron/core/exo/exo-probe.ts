@@ -43,7 +43,8 @@ export async function probeExo(input: string, timeoutMs = 2_000): Promise<ExoPro
     const answer = await getExoJson(base, '/node_id', agent, http);
     if (!answer.ok) return { ok: false, url: normalized.url, error: answer.error };
     const nodeId = NodeIdSchema.safeParse(answer.value);
-    if (!nodeId.success) return { ok: false, url: normalized.url, error: { kind: 'not_json', message: 'GET /node_id: the answer is not an exo node id (is this exo?)' } };
+    if (!nodeId.success)
+      return { ok: false, url: normalized.url, error: { kind: 'not_json', message: 'GET /node_id: the answer is not an exo node id (is this exo?)' } };
     const topology = await getExoJson(base, '/state/topology/nodes', agent, http);
     const nodes = topology.ok && Array.isArray(topology.value) ? topology.value.length : null;
     return { ok: true, url: normalized.url, nodeId: nodeId.data, nodes };

@@ -75,14 +75,22 @@ describe('exobar serve --exo: proxied requests in /api/state', () => {
     // 3B at 1590 tok/s, time scale 0.1: about 2.5 s of prefill in 4096-token chunks.
     const stream = await openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(40_000, 'state-a'), max_tokens: 4, stream: true });
     const done = drain(stream);
-    const during = await eventually(async () => {
-      const i = exoInstance(await state(serve), LLAMA_3B);
-      return i?.prefill && i.prefill.processedTokens > 0 && i.prefill.processedTokens < 40_000 ? i : null;
-    }, 15_000, 'prefill progress of the proxied request');
+    const during = await eventually(
+      async () => {
+        const i = exoInstance(await state(serve), LLAMA_3B);
+        return i?.prefill && i.prefill.processedTokens > 0 && i.prefill.processedTokens < 40_000 ? i : null;
+      },
+      15_000,
+      'prefill progress of the proxied request',
+    );
     expect(during.prefill!.totalTokens).toBe(40_000);
     expect(during.queue.requests[0]).toMatchObject({ phase: 'prefilling', promptTokens: 40_000 });
     // exo's own task for it is the proxied request: observed, and not listed twice.
-    const observed = await eventually(async () => exoInstance(await state(serve), LLAMA_3B)?.exo.tasks.find((t) => t.observed), 10_000, 'the exo task marked observed');
+    const observed = await eventually(
+      async () => exoInstance(await state(serve), LLAMA_3B)?.exo.tasks.find((t) => t.observed),
+      10_000,
+      'the exo task marked observed',
+    );
     expect(exoInstance(await state(serve), LLAMA_3B)!.queue.requests.filter((r) => r.id === observed.commandId)).toHaveLength(1);
     const chunks = await done;
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('tok0 tok1 tok2 tok3 ');
@@ -105,7 +113,11 @@ describe('exobar serve --exo: proxied requests in /api/state', () => {
     const first = drain(await openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(40_000, 'hold-a'), max_tokens: 2, stream: true }));
     await eventually(async () => exoInstance(await state(serve), LLAMA_3B)?.prefill, 10_000, 'the first prefill');
     const second = drain(await openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(100, 'hold-b'), max_tokens: 2, stream: true }));
-    const held = await eventually(async () => exoInstance(await state(serve), LLAMA_3B)?.queue.requests.find((r) => r.phase === 'queued' && r.id.startsWith('exobar-')), 5000, 'a request held by exobar');
+    const held = await eventually(
+      async () => exoInstance(await state(serve), LLAMA_3B)?.queue.requests.find((r) => r.phase === 'queued' && r.id.startsWith('exobar-')),
+      5000,
+      'a request held by exobar',
+    );
     expect(held).toBeDefined();
     // The other model on the same Mac answers at once: exo's plan loop is not waiting.
     const started = performance.now();
@@ -121,10 +133,14 @@ describe('exobar serve --exo: proxied requests in /api/state', () => {
     const stream = await openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(60_000, 'cancel'), max_tokens: 3, stream: true });
     const done = drain(stream);
     // The prefilling request's id is exo's command id once exobar has read it from exo's task list.
-    const id = await eventually(async () => {
-      const prefill = exoInstance(await state(serve), LLAMA_3B)?.prefill;
-      return prefill?.totalTokens === 60_000 && !prefill.requestId.startsWith('exobar-') ? prefill.requestId : null;
-    }, 10_000, 'the command id');
+    const id = await eventually(
+      async () => {
+        const prefill = exoInstance(await state(serve), LLAMA_3B)?.prefill;
+        return prefill?.totalTokens === 60_000 && !prefill.requestId.startsWith('exobar-') ? prefill.requestId : null;
+      },
+      10_000,
+      'the command id',
+    );
     const answer = await fetch(`${serve.url}/v1/cancel/${id}`, { method: 'POST' });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ cancelled: true, exo: { status: 200 } });
@@ -132,7 +148,9 @@ describe('exobar serve --exo: proxied requests in /api/state', () => {
     await eventually(() => exo.worker.openCommands().length === 0, 5000, 'exo to drop the cancelled request');
 
     const controller = new AbortController();
-    const aborted = drain(await openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(60_000, 'abort'), max_tokens: 3, stream: true }, { signal: controller.signal }));
+    const aborted = drain(
+      await openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(60_000, 'abort'), max_tokens: 3, stream: true }, { signal: controller.signal }),
+    );
     await eventually(() => exo.worker.openCommands().length === 1, 5000, 'exo to have the request');
     controller.abort();
     await aborted;
@@ -141,7 +159,10 @@ describe('exobar serve --exo: proxied requests in /api/state', () => {
   });
 
   it('Stop on an exo instance deletes it on exo', async () => {
-    const response = await fetch(`${serve.url}/api/instances/${encodeURIComponent(`exo:${LLAMA_1B}`)}`, { method: 'DELETE', headers: { Authorization: `Bearer ${serve.token}` } });
+    const response = await fetch(`${serve.url}/api/instances/${encodeURIComponent(`exo:${LLAMA_1B}`)}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${serve.token}` },
+    });
     expect(response.status).toBe(200);
     expect(exo.cluster.instancesOf(LLAMA_1B)).toHaveLength(0);
     await eventually(async () => !exoInstance(await state(serve), LLAMA_1B), 5000, 'the instance gone from /api/state');
@@ -160,12 +181,27 @@ describe('exobar serve --exo: the stall diagnosed when a request bypasses exobar
   it('names both models in exo_dispatch_stall', async () => {
     const controller = new AbortController();
     // A long prompt on the 3B through exobar: about 9 s of prefill at time scale 0.25.
-    const long = drain(await openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(60_000, 'stall-long'), max_tokens: 2, stream: true }, { signal: controller.signal }));
+    const long = drain(
+      await openai.chat.completions.create(
+        { model: LLAMA_3B, messages: prompt(60_000, 'stall-long'), max_tokens: 2, stream: true },
+        { signal: controller.signal },
+      ),
+    );
     await eventually(async () => exoInstance(await state(serve), LLAMA_3B)?.prefill, 10_000, 'the long prefill');
     // A second 3B request straight to exo: exo's plan loop now waits for the 3B's acknowledgement.
-    const bypass = fetch(`${exo.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: LLAMA_3B, messages: prompt(50, 'bypass'), max_tokens: 1, stream: true }), signal: controller.signal }).catch(() => null);
+    const bypass = fetch(`${exo.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: LLAMA_3B, messages: prompt(50, 'bypass'), max_tokens: 1, stream: true }),
+      signal: controller.signal,
+    }).catch(() => null);
     await eventually(() => exo.worker.openCommands().length === 2, 5000, 'exo to have the bypassing request');
-    const short = drain(await openai.chat.completions.create({ model: LLAMA_1B, messages: prompt(50, 'stall-short'), max_tokens: 2, stream: true }, { signal: controller.signal }));
+    const short = drain(
+      await openai.chat.completions.create(
+        { model: LLAMA_1B, messages: prompt(50, 'stall-short'), max_tokens: 2, stream: true },
+        { signal: controller.signal },
+      ),
+    );
     const warning = await eventually(async () => (await state(serve)).warnings.find((w) => w.code === 'exo_dispatch_stall'), 8000, 'exo_dispatch_stall');
     expect(warning.instanceIds).toEqual([`exo:${LLAMA_1B}`, `exo:${LLAMA_3B}`]);
     expect(warning.title).toContain(LLAMA_1B);

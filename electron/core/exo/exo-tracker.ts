@@ -59,7 +59,8 @@ export class ExoTracker {
       const seen = this.tasks.get(taskId);
       if (!seen) this.tasks.set(taskId, { task, firstSeen: now, statusSince: now });
       else if (seen.task.status !== task.status) this.tasks.set(taskId, { task, firstSeen: seen.firstSeen, statusSince: now });
-      if (seen?.task.status !== task.status && task.kind === 'TextGeneration') this.record(now, 'task', taskId, task.instanceId, seen?.task.status ?? null, task.status);
+      if (seen?.task.status !== task.status && task.kind === 'TextGeneration')
+        this.record(now, 'task', taskId, task.instanceId, seen?.task.status ?? null, task.status);
     }
     for (const [taskId, seen] of this.tasks) {
       if (tasks.has(taskId)) continue;

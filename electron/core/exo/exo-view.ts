@@ -61,7 +61,14 @@ export const DEFAULT_EXO_WARNING_OPTIONS: ExoWarningOptions = {
 };
 
 /** Runner statuses on the way to Ready (src/exo/shared/types/worker/runners.py:20-94). */
-export const LOADING_STATUSES: ReadonlySet<string> = new Set(['RunnerIdle', 'RunnerConnecting', 'RunnerConnected', 'RunnerLoading', 'RunnerLoaded', 'RunnerWarmingUp']);
+export const LOADING_STATUSES: ReadonlySet<string> = new Set([
+  'RunnerIdle',
+  'RunnerConnecting',
+  'RunnerConnected',
+  'RunnerLoading',
+  'RunnerLoaded',
+  'RunnerWarmingUp',
+]);
 
 /** Runner statuses that take requests. */
 export const SERVING_STATUSES: ReadonlySet<string> = new Set(['RunnerReady', 'RunnerRunning']);

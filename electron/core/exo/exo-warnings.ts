@@ -77,7 +77,13 @@ export function runnerFailedWarnings(instances: ExoInstanceView[]): ExoWarning[]
 }
 
 /** exo_node_lost: a node whose lastSeen has not moved for `nodeLostMs` (exo's master drops it at 30 s). */
-export function nodeLostWarnings(nodes: ExoNodeSnapshot[], instances: ExoInstanceView[], tracker: ExoTracker, now: number, options: ExoWarningOptions): ExoWarning[] {
+export function nodeLostWarnings(
+  nodes: ExoNodeSnapshot[],
+  instances: ExoInstanceView[],
+  tracker: ExoTracker,
+  now: number,
+  options: ExoWarningOptions,
+): ExoWarning[] {
   const freshest = Math.max(...nodes.map((n) => n.lastSeenAt ?? -Infinity));
   const warnings: ExoWarning[] = [];
   for (const node of nodes) {

@@ -32,7 +32,13 @@ describe('exo state parser over the fixtures', () => {
   it('reads a 2-node ring: kind, model, sharding, rank order and nodes', () => {
     const parsed = parseAll(readFixture('state-2node-failed-runner.json'));
     const qwen = parsed.instances.entries!.get(QWEN_INSTANCE_2NODE)!;
-    expect(qwen).toMatchObject({ kind: 'MlxRingInstance', known: true, instanceType: 'ring', modelId: 'mlx-community/Qwen3-30B-A3B-4bit', sharding: 'Pipeline' });
+    expect(qwen).toMatchObject({
+      kind: 'MlxRingInstance',
+      known: true,
+      instanceType: 'ring',
+      modelId: 'mlx-community/Qwen3-30B-A3B-4bit',
+      sharding: 'Pipeline',
+    });
     expect(qwen.shards.map((s) => [s.rank, s.nodeId, s.startLayer, s.endLayer])).toEqual([
       [0, '7f3c9a1e5b2d48c6a09e1f4b3d8c2e71', 0, 40],
       [1, 'c41e8b72d90f4a35b6e2a1c7f08d3e59', 40, 48],
@@ -98,7 +104,12 @@ describe('exo state parser over mutated fixtures', () => {
     const parsed = parseAll(state);
     expect(problems(parsed)).toEqual([]);
     expect(parsed.runners.entries!.get(FAILED_RUNNER)).toMatchObject({ tag: 'RunnerHibernating', known: false });
-    expect(parsed.instances.entries!.get(QWEN_INSTANCE_2NODE)).toMatchObject({ kind: 'MlxVulkanInstance', known: false, instanceType: null, modelId: 'mlx-community/Qwen3-30B-A3B-4bit' });
+    expect(parsed.instances.entries!.get(QWEN_INSTANCE_2NODE)).toMatchObject({
+      kind: 'MlxVulkanInstance',
+      known: false,
+      instanceType: null,
+      modelId: 'mlx-community/Qwen3-30B-A3B-4bit',
+    });
     expect(parsed.tasks.entries!.get('feed')).toMatchObject({ kind: 'SpeculativeDecode', known: false, status: 'Dreaming' });
     expect(parsed.runners.unknownTags + parsed.instances.unknownTags + parsed.tasks.unknownTags).toBe(3);
   });
@@ -133,8 +144,20 @@ describe('exo state parser over mutated fixtures', () => {
     expect(parsed.instances.entries!.size).toBe(2);
     expect(parsed.runners.entries!.size).toBe(3);
     expect(parsed.tasks.entries!.size).toBe(Object.keys(state.tasks as Json).length - 1);
-    expect(problems(parsed).map((p) => `${p.section}:${p.key}`).sort()).toEqual(
-      ['instances:bad-1', 'instances:bad-2', `instances:${QWEN_INSTANCE_2NODE}`, 'lastSeen:bad-node', 'nodeMemory:bad-node', 'runners:bad-runner', 'tasks:bad-task'].sort(),
+    expect(
+      problems(parsed)
+        .map((p) => `${p.section}:${p.key}`)
+        .sort(),
+    ).toEqual(
+      [
+        'instances:bad-1',
+        'instances:bad-2',
+        `instances:${QWEN_INSTANCE_2NODE}`,
+        'lastSeen:bad-node',
+        'nodeMemory:bad-node',
+        'runners:bad-runner',
+        'tasks:bad-task',
+      ].sort(),
     );
     const shards = parsed.instances.entries!.get(QWEN_INSTANCE_2NODE)!.shards;
     expect(shards.find((s) => s.runnerId === FAILED_RUNNER)).toMatchObject({ rank: null, nodeId: '7f3c9a1e5b2d48c6a09e1f4b3d8c2e71' });

@@ -127,7 +127,11 @@ function read<S extends z.ZodType>(schema: S, value: unknown): { ok: true; value
   return result.success ? { ok: true, value: result.data } : { ok: false, message: firstIssue(result.error) };
 }
 
-function parseShard(runnerId: string, raw: unknown, nodeOf: Map<string, string>): { shard: ExoShard; sharding: 'Pipeline' | 'Tensor' | null; problem: string | null } {
+function parseShard(
+  runnerId: string,
+  raw: unknown,
+  nodeOf: Map<string, string>,
+): { shard: ExoShard; sharding: 'Pipeline' | 'Tensor' | null; problem: string | null } {
   const empty = { runnerId, nodeId: nodeOf.get(runnerId) ?? null, rank: null, startLayer: null, endLayer: null };
   const tagged = untag(raw);
   if (!tagged) return { shard: empty, sharding: null, problem: `shard of runner ${runnerId} is not a tagged value` };
@@ -167,7 +171,15 @@ export function parseInstances(raw: unknown): ParsedSection<ExoInstance> {
       ok: true,
       unknown: instanceType === null,
       problems,
-      value: { instanceId: body.value.instanceId, kind: tagged.tag, known: instanceType !== null, instanceType, modelId: shardAssignments.modelId, sharding, shards },
+      value: {
+        instanceId: body.value.instanceId,
+        kind: tagged.tag,
+        known: instanceType !== null,
+        instanceType,
+        modelId: shardAssignments.modelId,
+        sharding,
+        shards,
+      },
     };
   });
 }

@@ -21,7 +21,9 @@ describe("redacting exo's state for the bundle", () => {
   });
 
   it('replaces a field exo may add later, and text where an object was expected', () => {
-    const { state } = redactExoState({ tasks: { a: { TextGeneration: { taskParams: { model: 'm', system_prompt: 'secret plan' } } }, b: { TextGeneration: { taskParams: 'raw text' } } } });
+    const { state } = redactExoState({
+      tasks: { a: { TextGeneration: { taskParams: { model: 'm', system_prompt: 'secret plan' } } }, b: { TextGeneration: { taskParams: 'raw text' } } },
+    });
     expect(JSON.stringify(state)).not.toContain('secret plan');
     expect(JSON.stringify(state)).not.toContain('raw text');
     expect(JSON.stringify(state)).toContain('"model":"m"');

@@ -60,11 +60,12 @@ describe('detectMlxRuntime', () => {
     expect(status.candidates).toEqual([{ python: brew, why: 'Homebrew', problem: null }]);
   });
 
-  it('started from Finder (system PATH): finds Homebrew\'s Python, and never runs python3 or /usr/bin/python3 without developer tools', async () => {
+  it("started from Finder (system PATH): finds Homebrew's Python, and never runs python3 or /usr/bin/python3 without developer tools", async () => {
     const brew = '/opt/homebrew/bin/python3';
     const run = fakeRun({ [brew]: good(brew), python3: good('/usr/bin/python3'), '/usr/bin/python3': good('/usr/bin/python3') });
     const xcodeSelect = Object.assign(
-      (async (command, args, options) => (command === '/usr/bin/xcode-select' ? { code: 2, stdout: '', stderr: 'no developer tools' } : run(command, args, options))) as RunCommand,
+      (async (command, args, options) =>
+        command === '/usr/bin/xcode-select' ? { code: 2, stdout: '', stderr: 'no developer tools' } : run(command, args, options)) as RunCommand,
       { calls: run.calls },
     );
     const status = await detectMlxRuntime({ ...mac, run: xcodeSelect, find: onMac(['/usr/bin/python3', brew]) });
@@ -78,7 +79,7 @@ describe('detectMlxRuntime', () => {
     expect(run.calls).toEqual([brew]);
   });
 
-  it('finds a Python on the login shell\'s PATH (pyenv, conda) when nothing else has mlx-lm', async () => {
+  it("finds a Python on the login shell's PATH (pyenv, conda) when nothing else has mlx-lm", async () => {
     const shim = '/Users/me/.pyenv/shims/python3';
     const run = fakeRun({ [shim]: good('/Users/me/.pyenv/versions/3.12.4/bin/python3') });
     const status = await detectMlxRuntime({ ...mac, run, find: onMac([shim], '/Users/me/.pyenv/shims:/usr/bin:/bin') });

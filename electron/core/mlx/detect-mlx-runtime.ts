@@ -113,10 +113,16 @@ async function probe(python: string, run: RunCommand, timeoutMs: number, env?: N
   if (!p.ok) return { ok: false, problem: `mlx-lm is not importable (${p.error ?? 'unknown error'})` };
   const version = p.mlxLm ?? 'unknown';
   if (version !== 'unknown' && compareVersions(version, MIN_MLX_LM_VERSION) < 0) {
-    return { ok: false, problem: `mlx-lm ${version} is too old (the runner supports ${MIN_MLX_LM_VERSION} up to, not including, ${MAX_MLX_LM_VERSION_EXCLUSIVE})` };
+    return {
+      ok: false,
+      problem: `mlx-lm ${version} is too old (the runner supports ${MIN_MLX_LM_VERSION} up to, not including, ${MAX_MLX_LM_VERSION_EXCLUSIVE})`,
+    };
   }
   if (version !== 'unknown' && compareVersions(version, MAX_MLX_LM_VERSION_EXCLUSIVE) >= 0) {
-    return { ok: false, problem: `mlx-lm ${version} is newer than the runner supports (below ${MAX_MLX_LM_VERSION_EXCLUSIVE}); run Set up MLX runtime to install the supported release` };
+    return {
+      ok: false,
+      problem: `mlx-lm ${version} is newer than the runner supports (below ${MAX_MLX_LM_VERSION_EXCLUSIVE}); run Set up MLX runtime to install the supported release`,
+    };
   }
   return { ok: true, python: p.python, version };
 }
@@ -164,9 +170,19 @@ export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promis
     tried.push({ python, why, problem: result.problem });
   }
   if (explicit) {
-    return { available: false, python: null, version: null, device: null, reason: `The Python set in settings (${explicit}) cannot run MLX: ${tried[0]!.problem}.`, candidates: tried };
+    return {
+      available: false,
+      python: null,
+      version: null,
+      device: null,
+      reason: `The Python set in settings (${explicit}) cannot run MLX: ${tried[0]!.problem}.`,
+      candidates: tried,
+    };
   }
-  const looked = tried.length > 0 ? tried.map((t) => `${t.python} (${t.why}): ${t.problem}`).join('; ') : 'no Python 3 in Homebrew, /usr/local/bin, python.org or your login shell\'s PATH';
+  const looked =
+    tried.length > 0
+      ? tried.map((t) => `${t.python} (${t.why}): ${t.problem}`).join('; ')
+      : "no Python 3 in Homebrew, /usr/local/bin, python.org or your login shell's PATH";
   const reason = `No Python with mlx-lm found (${[looked, ...skipped].join('; ')}). Use "Set up MLX runtime", or set mlxPython in settings.`;
   return { available: false, python: null, version: null, device: null, reason, candidates: tried };
 }

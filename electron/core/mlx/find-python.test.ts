@@ -10,7 +10,10 @@ function mac(files: string[], opts: { developerTools: boolean; loginPath?: strin
   const commands: string[] = [];
   const run: RunCommand = async (command, args) => {
     commands.push([command, ...args].join(' '));
-    if (command === '/usr/bin/xcode-select') return opts.developerTools ? { code: 0, stdout: '/Library/Developer/CommandLineTools\n', stderr: '' } : { code: 2, stdout: '', stderr: 'xcode-select: error: unable to get active developer directory' };
+    if (command === '/usr/bin/xcode-select')
+      return opts.developerTools
+        ? { code: 0, stdout: '/Library/Developer/CommandLineTools\n', stderr: '' }
+        : { code: 2, stdout: '', stderr: 'xcode-select: error: unable to get active developer directory' };
     return { code: null, stdout: '', stderr: '', error: 'ENOENT' };
   };
   let loginReads = 0;
@@ -65,7 +68,7 @@ describe('pythonCandidates (the app started from Finder: PATH is /usr/bin:/bin:/
     expect(skipped).toEqual([expect.stringContaining('/usr/bin/python3 was not tried: without the Command Line Tools')]);
   });
 
-  it('tries Apple\'s python3 last when developer tools are installed', async () => {
+  it("tries Apple's python3 last when developer tools are installed", async () => {
     const m = mac(['/usr/bin/python3', '/opt/homebrew/bin/python3'], { developerTools: true });
     expect((await all(m.options)).map((c) => c.python)).toEqual(['/opt/homebrew/bin/python3', '/usr/bin/python3']);
   });
@@ -92,8 +95,12 @@ describe('findVenvBasePython', () => {
   it('picks the first Python 3.10 or later, skipping an old one', async () => {
     const m = mac(['/usr/local/bin/python3', '/Library/Frameworks/Python.framework/Versions/3.12/bin/python3'], { developerTools: false });
     const versions: Record<string, string> = { '/usr/local/bin/python3': '3.9.6', '/Library/Frameworks/Python.framework/Versions/3.12/bin/python3': '3.12.4' };
-    const run: RunCommand = async (command, args, opts) => (versions[command] ? { code: 0, stdout: `${versions[command]}\n`, stderr: '' } : m.options.run!(command, args, opts));
-    expect(await findVenvBasePython({ ...m.options, run })).toEqual({ python: '/Library/Frameworks/Python.framework/Versions/3.12/bin/python3', why: 'the python.org installer (Python 3.12)' });
+    const run: RunCommand = async (command, args, opts) =>
+      versions[command] ? { code: 0, stdout: `${versions[command]}\n`, stderr: '' } : m.options.run!(command, args, opts);
+    expect(await findVenvBasePython({ ...m.options, run })).toEqual({
+      python: '/Library/Frameworks/Python.framework/Versions/3.12/bin/python3',
+      why: 'the python.org installer (Python 3.12)',
+    });
     expect(await findVenvBasePython({ ...m.options, run, exists: (p) => p === '/usr/local/bin/python3' })).toBeNull();
   });
 });

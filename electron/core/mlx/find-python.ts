@@ -92,7 +92,7 @@ function newestFirst(versions: string[]): string[] {
     .filter((v) => /^\d+\.\d+/.test(v))
     .sort((a, b) => {
       const [ka, kb] = [key(a), key(b)];
-      return (kb[0]! - ka[0]!) || (kb[1]! - ka[1]!);
+      return kb[0]! - ka[0]! || kb[1]! - ka[1]!;
     });
 }
 
@@ -155,7 +155,10 @@ export async function findVenvBasePython(options: FindPythonOptions = {}): Promi
   const run = options.run ?? runCommand;
   for await (const candidate of pythonCandidates(options)) {
     const result = await run(candidate.python, ['-c', VENV_BASE_CHECK], { timeoutMs: 30_000, env: options.env });
-    const [major = 0, minor = 0] = result.stdout.trim().split('.').map((p) => Number.parseInt(p, 10) || 0);
+    const [major = 0, minor = 0] = result.stdout
+      .trim()
+      .split('.')
+      .map((p) => Number.parseInt(p, 10) || 0);
     if (result.code === 0 && (major > 3 || (major === 3 && minor >= 10))) return candidate;
   }
   return null;

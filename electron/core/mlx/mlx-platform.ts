@@ -12,9 +12,7 @@ export const MLX_LM_VERSION = '0.32.2';
 
 export type MlxDevice = 'metal' | 'cpu';
 
-export type MlxPlatform =
-  | { supported: true; device: MlxDevice; packages: string[] }
-  | { supported: false; reason: string };
+export type MlxPlatform = { supported: true; device: MlxDevice; packages: string[] } | { supported: false; reason: string };
 
 /** Whether MLX runs on this platform, on which device, and the pip packages that install it. */
 export function mlxPlatform(platform: NodeJS.Platform, arch: string): MlxPlatform {

@@ -42,9 +42,23 @@ describe('mlxRunnerCommand', () => {
       extraEnv: { DROP: undefined, HF_HUB_CACHE: '/tmp/hub' },
     });
     expect(command.args).toEqual([
-      '/app/Resources/runners/mlx/runner.py', '--model', base.model, '--engine', 'test',
-      '--prefill-chunk', '2048', '--max-batch', '4', '--default-max-tokens', '256',
-      '--time-scale', '0.1', '--prefill-tps', '1590', '--total-layers', '28',
+      '/app/Resources/runners/mlx/runner.py',
+      '--model',
+      base.model,
+      '--engine',
+      'test',
+      '--prefill-chunk',
+      '2048',
+      '--max-batch',
+      '4',
+      '--default-max-tokens',
+      '256',
+      '--time-scale',
+      '0.1',
+      '--prefill-tps',
+      '1590',
+      '--total-layers',
+      '28',
     ]);
     expect(command.env).toMatchObject({ KEEP: '1', HF_HUB_CACHE: '/tmp/hub' });
     expect('DROP' in command.env).toBe(false);

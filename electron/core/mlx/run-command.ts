@@ -16,11 +16,7 @@ export interface CommandResult {
 }
 
 /** Runs a command to completion and captures its output. */
-export type RunCommand = (
-  command: string,
-  args: readonly string[],
-  options: { timeoutMs: number; env?: NodeJS.ProcessEnv },
-) => Promise<CommandResult>;
+export type RunCommand = (command: string, args: readonly string[], options: { timeoutMs: number; env?: NodeJS.ProcessEnv }) => Promise<CommandResult>;
 
 /** Runs a command, handing each output line to `onLine` as it comes (pip's progress). */
 export type StreamCommand = (

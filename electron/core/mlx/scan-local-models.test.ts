@@ -44,7 +44,13 @@ describe('scanLocalModels', () => {
       ['mlx/mlx-community/Llama-3.2-3B-Instruct-4bit', 'exo', 'medium'],
     ]);
     const [small, medium] = models;
-    expect(small).toMatchObject({ engine: 'mlx', simulated: false, name: 'Llama-3.2-1B-Instruct-4bit', path: snap, repoId: 'mlx-community/Llama-3.2-1B-Instruct-4bit' });
+    expect(small).toMatchObject({
+      engine: 'mlx',
+      simulated: false,
+      name: 'Llama-3.2-1B-Instruct-4bit',
+      path: snap,
+      repoId: 'mlx-community/Llama-3.2-1B-Instruct-4bit',
+    });
     expect(small!.diskBytes).toBeGreaterThanOrEqual(700_000_000);
     expect(small!.memoryBytes).toBe(Math.round(small!.diskBytes * 1.2));
     expect(medium!.path).toBe(join(exo, 'mlx-community--Llama-3.2-3B-Instruct-4bit'));

@@ -63,7 +63,13 @@ describe('setupMlxRuntime', () => {
       `${venv} -c`,
     ]);
     expect([...new Set(events.map((e) => e.step))]).toEqual([
-      'check-platform', 'check-python', 'create-venv', 'upgrade-pip', 'install-mlx-lm', 'verify', 'done',
+      'check-platform',
+      'check-python',
+      'create-venv',
+      'upgrade-pip',
+      'install-mlx-lm',
+      'verify',
+      'done',
     ]);
     expect(events.filter((e) => e.line !== undefined && e.step === 'install-mlx-lm').map((e) => e.line)).toEqual([
       'Collecting mlx-lm==0.32.2',

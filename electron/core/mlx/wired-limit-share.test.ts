@@ -23,8 +23,17 @@ describe('mlxWiredLimitShares', () => {
     expect(mlxWiredLimitShares({ recommendedWorkingSetBytes: 10, runners: [{ id: 'a', modelBytes: 3 }] })).toEqual([
       { id: 'a', wiredLimitBytes: 10, overCommitted: false },
     ]);
-    const tight = mlxWiredLimitShares({ recommendedWorkingSetBytes: 10, runners: [{ id: 'a', modelBytes: 8 }, { id: 'b', modelBytes: 8 }] });
-    expect(tight.map((s) => [s.wiredLimitBytes, s.overCommitted])).toEqual([[5, true], [5, true]]);
+    const tight = mlxWiredLimitShares({
+      recommendedWorkingSetBytes: 10,
+      runners: [
+        { id: 'a', modelBytes: 8 },
+        { id: 'b', modelBytes: 8 },
+      ],
+    });
+    expect(tight.map((s) => [s.wiredLimitBytes, s.overCommitted])).toEqual([
+      [5, true],
+      [5, true],
+    ]);
   });
 
   it('rejects input it cannot split', () => {

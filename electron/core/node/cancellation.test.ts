@@ -37,7 +37,10 @@ describe('cancellation', () => {
     // Stopped at the runner's first cancel check after admission: at most one token.
     expect(queued.tokens).toBeLessThanOrEqual(1);
     expect((await long.handle.done).type).toBe('finished');
-    const events = node.recentEvents().filter((e) => requestIdOf(e) === queued.handle.id).map((e) => e.kind);
+    const events = node
+      .recentEvents()
+      .filter((e) => requestIdOf(e) === queued.handle.id)
+      .map((e) => e.kind);
     expect(events).toEqual(expect.arrayContaining(['cancel_held', 'request_acknowledged', 'cancel_sent', 'cancel_confirmed']));
     expect(events.indexOf('cancel_sent')).toBeGreaterThan(events.indexOf('request_acknowledged'));
     expect(localInstances(node.snapshot())[0]!.pendingCancels).toEqual([]);

@@ -76,9 +76,8 @@ export class Instance {
     this.instanceType = config.instanceType;
     this.override = config.override;
     this.decision = config.decision;
-    this.supervisor = new RunnerSupervisor(
-      { ...config.supervisor, instanceId: config.id, expectedFastSynch: () => this.decision.enabled },
-      (event) => this.onSupervisorEvent(event),
+    this.supervisor = new RunnerSupervisor({ ...config.supervisor, instanceId: config.id, expectedFastSynch: () => this.decision.enabled }, (event) =>
+      this.onSupervisorEvent(event),
     );
   }
 
@@ -117,11 +116,7 @@ export class Instance {
     }
     if (this.requests.size >= this.config.queueCapacity) {
       this.counters.rejected += 1;
-      throw new NodeError(
-        'queue_full',
-        `the queue of ${this.model.id} is full (${this.config.queueCapacity} requests waiting or running); retry later`,
-        429,
-      );
+      throw new NodeError('queue_full', `the queue of ${this.model.id} is full (${this.config.queueCapacity} requests waiting or running); retry later`, 429);
     }
     this.requests.set(request.id, request);
     this.queue.push(request);
@@ -189,7 +184,11 @@ export class Instance {
   retry(): void {
     const state = this.supervisor.runnerState;
     if (state !== 'failed' && state !== 'needs_attention') {
-      throw new NodeError('not_retryable', `${this.model.id} is ${state.replace('_', ' ')}: only a failed runner or one that needs attention can be retried`, 409);
+      throw new NodeError(
+        'not_retryable',
+        `${this.model.id} is ${state.replace('_', ' ')}: only a failed runner or one that needs attention can be retried`,
+        409,
+      );
     }
     this.fatalError = null;
     this.accepting = true;
@@ -230,12 +229,7 @@ export class Instance {
   }
 
   private pump(): void {
-    while (
-      this.accepting &&
-      this.ready &&
-      this.queue.length > 0 &&
-      this.reserved < this.config.maxInFlight
-    ) {
+    while (this.accepting && this.ready && this.queue.length > 0 && this.reserved < this.config.maxInFlight) {
       const request = this.queue.shift()!;
       this.reserved += 1;
       request.dispatchQueuedAt = performance.now();
@@ -275,7 +269,11 @@ export class Instance {
         this.log.record({ kind: 'runner_spawned', instanceId: this.id, data: { pid: event.pid } });
         break;
       case 'hello':
-        this.log.record({ kind: 'runner_hello', instanceId: this.id, data: { fastSynch: event.fastSynch, engine: event.engine, decided: this.decision.enabled } });
+        this.log.record({
+          kind: 'runner_hello',
+          instanceId: this.id,
+          data: { fastSynch: event.fastSynch, engine: event.engine, decided: this.decision.enabled },
+        });
         break;
       case 'runner_status':
         this.log.record({ kind: 'runner_status', instanceId: this.id, data: { status: event.status } });
@@ -319,7 +317,11 @@ export class Instance {
         this.log.record({ kind: 'runner_malformed_line', instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
         break;
       case 'watchdog':
-        this.log.record({ kind: 'watchdog_fired', instanceId: this.id, data: { phase: event.phase, silentMs: Math.round(event.silentMs), deadlineMs: Math.round(event.deadlineMs) } });
+        this.log.record({
+          kind: 'watchdog_fired',
+          instanceId: this.id,
+          data: { phase: event.phase, silentMs: Math.round(event.silentMs), deadlineMs: Math.round(event.deadlineMs) },
+        });
         break;
       case 'down':
         this.onDown(event);
@@ -350,7 +352,7 @@ export class Instance {
       if (sample) {
         this.ttft.add(sample);
         this.log.record({
-        kind: 'first_token',
+          kind: 'first_token',
           instanceId: this.id,
           requestId: request.id,
           data: { totalMs: sample.totalMs, waitMs: sample.waitMs, prefillMs: sample.prefillMs, firstTokenMs: sample.firstTokenMs },
@@ -382,7 +384,7 @@ export class Instance {
 
   private onDown(event: Extract<SupervisorEvent, { type: 'down' }>): void {
     this.log.record({
-        kind: 'runner_exited',
+      kind: 'runner_exited',
       instanceId: this.id,
       data: { cause: event.cause, code: event.exit?.code ?? null, signal: event.exit?.signal ?? null, reason: event.message },
     });

@@ -69,7 +69,11 @@ describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('randomized sc
         const delay = random() < 0.3 ? 0 : random() * 80;
         cancels.push(
           sleep(delay).then(() => {
-            const phase = node.snapshot().instances.flatMap((inst) => inst.queue.requests).find((r) => r.id === trial.id)?.phase ?? null;
+            const phase =
+              node
+                .snapshot()
+                .instances.flatMap((inst) => inst.queue.requests)
+                .find((r) => r.id === trial.id)?.phase ?? null;
             trial.phaseAtCancel = phase;
             trial.tokensAtCancel = trial.tokens;
             trial.cancelAsked = node.cancel(trial.id);

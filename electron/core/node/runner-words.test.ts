@@ -17,7 +17,10 @@ describe("the runner's words", () => {
   afterEach(async () => fixture?.cleanup());
 
   const start = async (mode: string) => {
-    fixture = createNodeFixture({ restart: { baseDelayMs: 5000 } }, { runnerCommand: () => ({ command: process.execPath, args: [FAKE_RUNNER, mode], env: {} }) });
+    fixture = createNodeFixture(
+      { restart: { baseDelayMs: 5000 } },
+      { runnerCommand: () => ({ command: process.execPath, args: [FAKE_RUNNER, mode], env: {} }) },
+    );
     await fixture.launch(MODEL);
     return fixture.node.submit({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], maxTokens: 4 }, () => undefined);
   };

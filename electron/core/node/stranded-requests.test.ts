@@ -31,7 +31,10 @@ describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('no stranded r
     await sleep(100);
     const small = submitTracked(node, { model: SMALL, messages: makePrompt(20, `small-${mode}`), maxTokens: 200 });
     await sleep(50);
-    const phaseOfSmall = node.snapshot().instances.flatMap((i) => i.queue.requests).find((r) => r.id === small.handle.id)?.phase;
+    const phaseOfSmall = node
+      .snapshot()
+      .instances.flatMap((i) => i.queue.requests)
+      .find((r) => r.id === small.handle.id)?.phase;
     if (mode === 'blocking-baseline') expect(phaseOfSmall, 'held by the baseline behind the 3B ack').toBe('queued');
 
     const pid = localInstances(node.snapshot()).find((i) => i.id === smallId)!.runner.pid!;

@@ -31,7 +31,6 @@ afterEach(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-
 describe('launchSafePair with the real node', () => {
   it('gets two sim models ready with fast synch off, and a second launch changes nothing', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'exobar-safe-pair-'));
@@ -82,9 +81,7 @@ describe('launchSafePair with the real node', () => {
       {
         // The medium model's "runner" never says hello (a wedged start); the small one is a real sim runner.
         runnerCommand: (model) =>
-          model.id === MEDIUM
-            ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} }
-            : simSpawnSpec(model.id, 0.05, gpuDir),
+          model.id === MEDIUM ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} } : simSpawnSpec(model.id, 0.05, gpuDir),
       },
     );
     node = n;

@@ -33,7 +33,11 @@ export interface PlanForNodeOptions {
 }
 
 /** Plans the safe pair for this node right now; does nothing else. */
-export async function planSafePairForNode(node: Pick<ExobarNode, 'models' | 'snapshot'>, settings: Settings, options: PlanForNodeOptions = {}): Promise<SafePairPlan> {
+export async function planSafePairForNode(
+  node: Pick<ExobarNode, 'models' | 'snapshot'>,
+  settings: Settings,
+  options: PlanForNodeOptions = {},
+): Promise<SafePairPlan> {
   const memory = await (options.readMemory ?? (() => readSystemMemory()))();
   return planSafePair({
     catalog: node.models(),

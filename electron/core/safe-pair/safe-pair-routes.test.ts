@@ -61,7 +61,12 @@ describe('/api/launch/safe-pair on the real core', () => {
     expect(post.body.plan.models.map((m: { state: string }) => m.state)).toEqual(['serving', 'serving']);
 
     const state = await rig.control('GET', '/api/state');
-    const instances = state.body.instances as Array<{ id: string; model: string; runner: { pid: number; status: { kind: string } }; fastSynch: { enabled: boolean; reported: boolean | null } }>;
+    const instances = state.body.instances as Array<{
+      id: string;
+      model: string;
+      runner: { pid: number; status: { kind: string } };
+      fastSynch: { enabled: boolean; reported: boolean | null };
+    }>;
     expect(instances.map((i) => [i.model, i.runner.status.kind, i.fastSynch.enabled, i.fastSynch.reported])).toEqual([
       [SMALL, 'RunnerReady', false, false],
       [MEDIUM, 'RunnerReady', false, false],

@@ -124,7 +124,15 @@ describe('SettingsStore', () => {
     await store.update({ exo: { command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'] } });
     await store.update({ exo: { start: true } });
     const updated = await store.update({ exo: { env: { EXO_OFFLINE: 'true' } } });
-    expect(updated.exo).toEqual({ url: null, start: true, apiPort: 52415, command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'], env: { EXO_OFFLINE: 'true' }, hold: true });
+    expect(updated.exo).toEqual({
+      url: null,
+      start: true,
+      apiPort: 52415,
+      command: '/Applications/EXO.app/Contents/Resources/exo/exo',
+      args: ['-v'],
+      env: { EXO_OFFLINE: 'true' },
+      hold: true,
+    });
     await expect(store.update({ exo: { env: { 'NOT A NAME': 'x' } } })).rejects.toThrow(/Invalid settings: .*exo\.env/);
     expect((await loadSettings(dir, logger)).settings.exo).toEqual(updated.exo);
   });

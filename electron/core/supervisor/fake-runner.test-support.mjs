@@ -55,7 +55,11 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     case 'TextGeneration': {
       if (mode === 'crash-on-generate') process.exit(1);
       if (mode === 'error-on-generate' || mode === 'error-then-exit') {
-        write({ type: 'ChunkGenerated', commandId: input.commandId, chunk: { kind: 'ErrorChunk', errorMessage: 'prompt of 9000 tokens exceeds the context of 8192' } });
+        write({
+          type: 'ChunkGenerated',
+          commandId: input.commandId,
+          chunk: { kind: 'ErrorChunk', errorMessage: 'prompt of 9000 tokens exceeds the context of 8192' },
+        });
         if (mode === 'error-on-generate') return task(input.taskId, 'Failed');
         status('RunnerFailed', { errorMessage: 'Metal: out of memory' });
         process.exit(1);
@@ -68,7 +72,14 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         write({
           type: 'ChunkGenerated',
           commandId: input.commandId,
-          chunk: { kind: 'TokenChunk', text, tokenId: 1, finishReason: last ? 'length' : null, usage: last ? { promptTokens: 1, completionTokens: 2 } : null, stats: null },
+          chunk: {
+            kind: 'TokenChunk',
+            text,
+            tokenId: 1,
+            finishReason: last ? 'length' : null,
+            usage: last ? { promptTokens: 1, completionTokens: 2 } : null,
+            stats: null,
+          },
         });
       token('a', false);
       token('b', true);

@@ -29,7 +29,9 @@ const procs: RunnerProcess[] = [];
 describe('runner process', () => {
   it('reports the exit only once every line it wrote was read', async () => {
     // Many lines written right before exiting: with the exit handled on 'exit' instead of 'close', the last ones could come after it.
-    const r = start(`for (let i = 0; i < 2000; i++) process.stdout.write(JSON.stringify({ type: 'TaskAcknowledged', taskId: 't' + i }) + '\\n'); process.exitCode = 3;`);
+    const r = start(
+      `for (let i = 0; i < 2000; i++) process.stdout.write(JSON.stringify({ type: 'TaskAcknowledged', taskId: 't' + i }) + '\\n'); process.exitCode = 3;`,
+    );
     expect(await r.exited).toEqual({ code: 3, signal: null });
     expect(r.messages).toHaveLength(2000);
     expect(r.exitSeenAfter()).toBe(2000);

@@ -61,7 +61,12 @@ describe('runner registry', () => {
       expect(alive(bystander.pid!)).toBe(true);
       await eventually(() => fixture!.node.recentEvents().filter((e) => e.kind === 'runner_orphan').length === 2, 5000, 'both reported');
       const outcomes = fixture.node.recentEvents().flatMap((e) => (e.kind === 'runner_orphan' ? [[e.data.pid, e.data.outcome]] : []));
-      expect(outcomes).toEqual(expect.arrayContaining([[orphan.pid, 'exited'], [bystander.pid, 'reused']]));
+      expect(outcomes).toEqual(
+        expect.arrayContaining([
+          [orphan.pid, 'exited'],
+          [bystander.pid, 'reused'],
+        ]),
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -91,7 +91,12 @@ function rig(mode: string, options: { fastSynch?: boolean; runnerSeesFastSynch?:
 
 const generation = (s: RunnerSupervisor) => {
   const taskId = s.nextTaskId('gen');
-  s.submitGeneration({ kind: 'TextGeneration', taskId, commandId: `cmd-${taskId}`, params: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, temperature: null, seed: null } });
+  s.submitGeneration({
+    kind: 'TextGeneration',
+    taskId,
+    commandId: `cmd-${taskId}`,
+    params: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, temperature: null, seed: null },
+  });
   return taskId;
 };
 

@@ -179,7 +179,11 @@ export class RunnerSupervisor {
     };
     this.rates = new RunnerRates(options.rates);
     this.machine = new RunnerStateMachine((change) => this.emit({ type: 'state', ...change }));
-    this.watchdog = new Watchdog(options.watchdog, () => this.currentDeadline(), (firing) => this.onStuck(firing));
+    this.watchdog = new Watchdog(
+      options.watchdog,
+      () => this.currentDeadline(),
+      (firing) => this.onStuck(firing),
+    );
   }
 
   /** Starts the runner in the background; progress arrives as events. Never throws. */
@@ -312,20 +316,25 @@ export class RunnerSupervisor {
     this.setRunnerStatus({ kind: 'RunnerConnecting' });
     const spec = this.options.spawnSpec();
     const create = this.options.createProcess ?? ((...args: ConstructorParameters<typeof RunnerProcess>) => new RunnerProcess(...args));
-    const proc = create(spec, this.logs, {
-      onMessage: (message) => epoch === this.epoch && this.onMessage(message),
-      onMalformedLine: (reason, line) => {
-        if (epoch !== this.epoch) return;
-        this.watchdog.outputSeen();
-        this.malformedLines += 1;
-        this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
-        this.emit({ type: 'malformed_line', reason });
+    const proc = create(
+      spec,
+      this.logs,
+      {
+        onMessage: (message) => epoch === this.epoch && this.onMessage(message),
+        onMalformedLine: (reason, line) => {
+          if (epoch !== this.epoch) return;
+          this.watchdog.outputSeen();
+          this.malformedLines += 1;
+          this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
+          this.emit({ type: 'malformed_line', reason });
+        },
+        onExit: (exit) => {
+          if (proc.pid !== null) this.options.processes?.ended(proc.pid);
+          if (epoch === this.epoch) this.onExit(exit);
+        },
       },
-      onExit: (exit) => {
-        if (proc.pid !== null) this.options.processes?.ended(proc.pid);
-        if (epoch === this.epoch) this.onExit(exit);
-      },
-    }, { logGeneratedText: this.options.logGeneratedText ?? false });
+      { logGeneratedText: this.options.logGeneratedText ?? false },
+    );
     this.process = proc;
     this.started.add(proc);
     this.pid = proc.pid;

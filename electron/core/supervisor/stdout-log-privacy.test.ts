@@ -27,7 +27,11 @@ describe('runner stdout log', () => {
       await eventually(() => log().includes('"status":"Complete"') && log().split('TokenChunk').length > 30, 5000, 'the log written');
       const logged = [...log().matchAll(/"text":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string);
       if (logGeneratedText) expect(logged.filter((t) => t.length > 0)).toEqual(texts);
-      else expect(logged.every((t) => /^\[\d+ characters\]$/.test(t)), logged.slice(0, 5).join(' | ')).toBe(true);
+      else
+        expect(
+          logged.every((t) => /^\[\d+ characters\]$/.test(t)),
+          logged.slice(0, 5).join(' | '),
+        ).toBe(true);
     });
   }
 });

@@ -21,7 +21,7 @@ describe('watchdog deadline', () => {
     const rates = new RunnerRates(ratePriorFor(B3, 1));
     const short = watchdogDeadlineMs(LIMITS, { phase: 'prefill', expectedStepMs: rates.prefillStepMs(30, 1) }, 1);
     expect(short).toBe(5000);
-    const chunkMs = 4096 / B3.sim!.prefillTokensPerS * 1000;
+    const chunkMs = (4096 / B3.sim!.prefillTokensPerS) * 1000;
     const chunk = watchdogDeadlineMs(LIMITS, { phase: 'prefill', expectedStepMs: rates.prefillStepMs(4096, 1) }, 1);
     // Beside another runner a chunk takes about twice as long; the deadline is well above that.
     expect(chunk).toBeGreaterThan(2 * chunkMs * 2);

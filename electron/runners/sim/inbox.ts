@@ -65,7 +65,7 @@ export class Inbox {
   /** The cancels that target one of `taskIds`, removed; the others stay for the next cancel check. */
   takeCancelsFor(taskIds: ReadonlySet<string>): CancelTask[] {
     const taken: CancelTask[] = [];
-    for (let i = 0; i < this.queue.length; ) {
+    for (let i = 0; i < this.queue.length;) {
       const message = this.queue[i];
       if (message?.kind === 'CancelTask' && taskIds.has(message.cancelledTaskId)) {
         taken.push(message);
@@ -78,7 +78,7 @@ export class Inbox {
   /** Every cancel that has arrived so far, removed (a cancel check reads them all). */
   drainCancels(): CancelTask[] {
     const cancels: CancelTask[] = [];
-    for (let i = 0; i < this.queue.length; ) {
+    for (let i = 0; i < this.queue.length;) {
       const message = this.queue[i];
       if (message?.kind === 'CancelTask') {
         cancels.push(message);

@@ -2,13 +2,7 @@
  * The runner's stdout: one RunnerOutput JSON object per line, validated before it is
  * written so the sim can never send what the protocol forbids.
  */
-import {
-  RunnerOutputSchema,
-  type Chunk,
-  type RunnerOutput,
-  type RunnerStatus,
-  type TaskStatus,
-} from '../../../shared/runner-protocol';
+import { RunnerOutputSchema, type Chunk, type RunnerOutput, type RunnerStatus, type TaskStatus } from '../../../shared/runner-protocol';
 
 export class RunnerOutputWriter {
   private silenced = false;

@@ -11,7 +11,7 @@ export type TokenFileHint = string | null | undefined;
 
 function whereIsTheToken(tokenFile: TokenFileHint): string {
   if (tokenFile === null) return 'The server takes its token from its EXOBAR_TOKEN environment variable.';
-  if (tokenFile === undefined) return 'The token is in the file `token` of the server\'s data directory.';
+  if (tokenFile === undefined) return "The token is in the file `token` of the server's data directory.";
   return `The token is in ${tokenFile} on the machine running exobar.`;
 }
 

@@ -86,7 +86,9 @@ describe('http bridge: snapshot stream', () => {
   });
 
   it('stops retrying when the token is refused, and says so (not "cannot reach"), where the token is and what to open', async () => {
-    const { fetch, calls } = fakeFetch(() => json({ error: { message: 'the bearer token is wrong', code: 'invalid_token', tokenFile: '/Users/op/.exobar/token' } }, 401));
+    const { fetch, calls } = fakeFetch(() =>
+      json({ error: { message: 'the bearer token is wrong', code: 'invalid_token', tokenFile: '/Users/op/.exobar/token' } }, 401),
+    );
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'wrong', fetch, backoff: { initialMs: 1, maxMs: 1 } });
     const errors: [string | null, string | undefined][] = [];
     unsubs.push(bridge.subscribeConnection((e, problem) => errors.push([e, problem])));
@@ -94,7 +96,7 @@ describe('http bridge: snapshot stream', () => {
     await vi.waitFor(() => expect(errors).toHaveLength(1));
     const [message, problem] = errors[0]!;
     expect(problem).toBe('token_refused');
-    expect(message).toContain('refused this page\'s access token');
+    expect(message).toContain("refused this page's access token");
     expect(message).toContain('The token is in /Users/op/.exobar/token');
     expect(message).toContain('http://h/#token=');
     expect(message).toContain('The token stays the same when the server restarts.');
@@ -151,7 +153,10 @@ describe('http bridge: snapshot stream', () => {
     unsubs.push(bridge.subscribeConnection((e, problem) => errors.push([e, problem])));
     unsubs.push(bridge.subscribeSnapshots(() => {}));
     await vi.waitFor(() => expect(calls.length).toBeGreaterThanOrEqual(2));
-    expect(errors[0]).toEqual(['Nothing answers at http://h:7 (fetch failed). If exobar stopped, start it again with `exobar serve` and reload this page.', 'unreachable']);
+    expect(errors[0]).toEqual([
+      'Nothing answers at http://h:7 (fetch failed). If exobar stopped, start it again with `exobar serve` and reload this page.',
+      'unreachable',
+    ]);
   });
 
   it('closes the stream when the last subscriber leaves', async () => {
@@ -240,7 +245,9 @@ describe('http bridge: actions', () => {
   });
 
   it('throws the API error message', async () => {
-    const { fetch } = fakeFetch(() => json({ error: { message: 'Two ring runners with fast synch on: pass acknowledgeRisk', code: 'fast_synch_shared_gpu' } }, 409));
+    const { fetch } = fakeFetch(() =>
+      json({ error: { message: 'Two ring runners with fast synch on: pass acknowledgeRisk', code: 'fast_synch_shared_gpu' } }, 409),
+    );
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch });
     await expect(bridge.updateInstance('i', { fastSynch: 'on' })).rejects.toThrow('Two ring runners with fast synch on: pass acknowledgeRisk');
   });
@@ -248,7 +255,10 @@ describe('http bridge: actions', () => {
   it("starts, stops and restarts this Mac's exo at /api/exo/process, and a refused restart rejects with the server's words", async () => {
     const { fetch, calls } = fakeFetch((url, init) => {
       if (url.endsWith('/restart') && !JSON.parse(String(init.body)).consent) {
-        return json({ error: { message: 'A restart deletes every instance that spans this Mac. Send "consent": true to restart.', code: 'exo_restart_required' } }, 409);
+        return json(
+          { error: { message: 'A restart deletes every instance that spans this Mac. Send "consent": true to restart.', code: 'exo_restart_required' } },
+          409,
+        );
       }
       return json({ status: 'starting' }, 202);
     });
@@ -267,7 +277,11 @@ describe('http bridge: actions', () => {
   });
 
   it('describes a non-JSON failure and an unreachable server', async () => {
-    const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch: fakeFetch(() => new Response('oops', { status: 502, statusText: 'Bad Gateway' })).fetch });
+    const bridge = createHttpBridge({
+      baseUrl: 'http://h',
+      token: 'T',
+      fetch: fakeFetch(() => new Response('oops', { status: 502, statusText: 'Bad Gateway' })).fetch,
+    });
     await expect(bridge.stopInstance('x')).rejects.toThrow('The server answered 502 Bad Gateway');
     const down = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch: fakeFetch(() => Promise.reject(new TypeError('fetch failed'))).fetch });
     await expect(down.stopInstance('x')).rejects.toThrow('Nothing answers at http://h (fetch failed)');
@@ -275,7 +289,13 @@ describe('http bridge: actions', () => {
 
   it('downloads the diagnostic bundle under the server-given name', async () => {
     const zip = new Uint8Array([0x50, 0x4b, 3, 4]);
-    const { fetch } = fakeFetch(() => new Response(zip, { status: 200, headers: { 'Content-Type': 'application/zip', 'Content-Disposition': 'attachment; filename="exobar-diagnostics-x.zip"' } }));
+    const { fetch } = fakeFetch(
+      () =>
+        new Response(zip, {
+          status: 200,
+          headers: { 'Content-Type': 'application/zip', 'Content-Disposition': 'attachment; filename="exobar-diagnostics-x.zip"' },
+        }),
+    );
     const saveFile = vi.fn();
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch, saveFile });
     expect(await bridge.exportDiagnostics()).toEqual({ saved: true, location: 'exobar-diagnostics-x.zip' });
@@ -294,7 +314,11 @@ describe('http bridge: actions', () => {
     await bridge.setupMlxRuntime();
     await bridge.refreshMlxRuntime();
     const models = await bridge.listModels();
-    expect(calls.map((c) => `${c.init.method ?? 'GET'} ${c.url.replace('http://h:1', '')}`)).toEqual(['POST /api/mlx/setup', 'POST /api/mlx/refresh', 'GET /api/models']);
+    expect(calls.map((c) => `${c.init.method ?? 'GET'} ${c.url.replace('http://h:1', '')}`)).toEqual([
+      'POST /api/mlx/setup',
+      'POST /api/mlx/refresh',
+      'GET /api/models',
+    ]);
     expect(calls.every((c) => auth(c) === 'Bearer T')).toBe(true);
     expect(models.map((m) => [m.id, m.engine, m.simulated])).toEqual([
       ['sim/llama-3.2-1b', 'sim', true],
@@ -303,9 +327,18 @@ describe('http bridge: actions', () => {
     ]);
   });
 
-  it('the MLX setup refused off Apple silicon (409) rejects with the server\'s words', async () => {
+  it("the MLX setup refused off Apple silicon (409) rejects with the server's words", async () => {
     const { fetch } = fakeFetch(() =>
-      json({ error: { message: 'MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here', type: 'invalid_request_error', code: 'mlx_unsupported' } }, 409),
+      json(
+        {
+          error: {
+            message: 'MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here',
+            type: 'invalid_request_error',
+            code: 'mlx_unsupported',
+          },
+        },
+        409,
+      ),
     );
     const bridge = createHttpBridge({ baseUrl: 'http://h', token: 'T', fetch });
     await expect(bridge.setupMlxRuntime()).rejects.toThrow('MLX runs only on macOS on Apple silicon; the sim engine serves the sim models here');

@@ -26,7 +26,6 @@ export interface HttpBridgeOptions {
   saveFile?: (blob: Blob, fileName: string) => void;
 }
 
-
 /** Lets the browser save a blob as a file. */
 function browserSaveFile(blob: Blob, fileName: string): void {
   const url = URL.createObjectURL(blob);

@@ -25,7 +25,9 @@ describe('ipc bridge', () => {
     await bridge.refreshMlxRuntime();
     expect(api.refreshMlxRuntime).toHaveBeenCalledOnce();
     expect((await bridge.listModels()).map((m) => m.id)).toEqual(['sim/llama-3.2-1b', 'sim/llama-3.2-3b']);
-    api.setupMlxRuntime.mockRejectedValueOnce(new Error("Error invoking remote method 'exobar:setup-mlx-runtime': Error: MLX runs only on macOS on Apple silicon"));
+    api.setupMlxRuntime.mockRejectedValueOnce(
+      new Error("Error invoking remote method 'exobar:setup-mlx-runtime': Error: MLX runs only on macOS on Apple silicon"),
+    );
     await expect(bridge.setupMlxRuntime()).rejects.toThrow(/^MLX runs only on macOS on Apple silicon$/);
   });
 

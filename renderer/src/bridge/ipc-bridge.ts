@@ -27,8 +27,10 @@ async function clean<T>(call: () => Promise<T>): Promise<T> {
 
 /** Every action of the table (shared/bridge-actions.ts), passed through with its error message cleaned. */
 function cleanedActions(api: BridgeActions): BridgeActions {
-  const wrap = <K extends BridgeActionName>(name: K) => (...args: unknown[]) =>
-    clean(() => (api[name] as (...a: unknown[]) => Promise<never>)(...args));
+  const wrap =
+    <K extends BridgeActionName>(name: K) =>
+    (...args: unknown[]) =>
+      clean(() => (api[name] as (...a: unknown[]) => Promise<never>)(...args));
   const actions: Partial<Record<BridgeActionName, ReturnType<typeof wrap>>> = {};
   for (const name of BRIDGE_ACTION_NAMES) actions[name] = wrap(name);
   return actions as BridgeActions;

@@ -14,7 +14,13 @@ export function AppFooter() {
   return (
     <footer className="app-footer">
       <div className="row toolbar">
-        <button type="button" className="button small" disabled={!apiBaseUrl} onClick={() => void copyApiBaseUrl()} title={apiBaseUrl ?? 'The local API is not running'}>
+        <button
+          type="button"
+          className="button small"
+          disabled={!apiBaseUrl}
+          onClick={() => void copyApiBaseUrl()}
+          title={apiBaseUrl ?? 'The local API is not running'}
+        >
           Copy API URL
         </button>
         <button type="button" className="button small" disabled={exporting || !connected} onClick={() => void exportDiagnostics()}>
@@ -26,7 +32,9 @@ export function AppFooter() {
         </button>
       </div>
       <div className="row small muted">
-        <span className="api-url" data-testid="api-url">{apiBaseUrl ?? 'Local API not running'}</span>
+        <span className="api-url" data-testid="api-url">
+          {apiBaseUrl ?? 'Local API not running'}
+        </span>
         <span className="spacer" />
         <span>v{version}</span>
       </div>

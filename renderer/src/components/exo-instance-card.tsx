@@ -163,7 +163,10 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
       {throughExobar && <TtftPanel instanceId={instance.id} ttft={instance.ttft} />}
       <footer className="row small muted card-footer">
         <span>
-          Throughput <span className="tabular" data-testid="tokens-per-second">{formatRate(instance.tokensPerSecond)}</span>
+          Throughput{' '}
+          <span className="tabular" data-testid="tokens-per-second">
+            {formatRate(instance.tokensPerSecond)}
+          </span>
         </span>
         <span className="tabular" data-testid="exo-ended-tasks">
           {exo.endedTasks} ended since attached

@@ -35,7 +35,7 @@ describe("this Mac's exo in the popover", () => {
     expect(button('Start exo')).not.toBeNull();
   });
 
-  it('a crash shows the exit, the reason and exo\'s last lines, and offers a start', () => {
+  it("a crash shows the exit, the reason and exo's last lines, and offers a start", () => {
     const { bridge } = renderApp(snapshot({ exoProcess: EXO_STATES.crashed() }), {}, <ExoProcessStatus />);
     expect(summary()).toBe('crashed (exit code 1)');
     expect(screen.getByRole('alert').textContent).toMatch(/exited during start \(exit code 1\) before its API answered/);

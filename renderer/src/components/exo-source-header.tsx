@@ -48,7 +48,12 @@ export function ExoSourceHeader() {
   if (!exo) return null;
   const macs = exo.nodes.length;
   return (
-    <section className={`card exo-source${exo.connected ? '' : ' unreachable'}`} aria-label="exo cluster" data-testid="exo-source" data-connected={exo.connected}>
+    <section
+      className={`card exo-source${exo.connected ? '' : ' unreachable'}`}
+      aria-label="exo cluster"
+      data-testid="exo-source"
+      data-connected={exo.connected}
+    >
       <div className="row">
         <span className={`dot tone-${exo.connected ? 'ok' : 'bad'}`} aria-hidden="true" />
         <strong className="ellipsis">exo at {exo.url}</strong>

@@ -42,7 +42,11 @@ describe('attached to the demo cluster', () => {
 
   it('shows each exo instance with its runner rows in plain words, the exo tag in a tooltip', () => {
     renderApp(demo);
-    expect(screen.getAllByTestId('instance-card').map((c) => c.getAttribute('data-instance'))).toEqual([`exo:${LLAMA_1B}`, `exo:${LLAMA_3B}`, `exo:${QWEN_30B}`]);
+    expect(screen.getAllByTestId('instance-card').map((c) => c.getAttribute('data-instance'))).toEqual([
+      `exo:${LLAMA_1B}`,
+      `exo:${LLAMA_3B}`,
+      `exo:${QWEN_30B}`,
+    ]);
     const qwen = within(card(QWEN_30B));
     const runner = qwen.getByTestId('exo-runner');
     expect(runner.getAttribute('data-node')).toBe('studio-a');

@@ -8,7 +8,7 @@ afterEach(cleanup);
 const card = (name: RegExp | string) => screen.getByRole('region', { name });
 
 describe('instance card', () => {
-  it('shows a loading runner in plain words (exo\'s name in the tooltip) and a layer progress bar', () => {
+  it("shows a loading runner in plain words (exo's name in the tooltip) and a layer progress bar", () => {
     renderApp(snapshot({ instances: [withStatus({ kind: 'RunnerLoading', layersLoaded: 12, totalLayers: 28 })] }));
     const c = card('Llama 3.2 1B (simulated)');
     const status = within(c).getByTestId('runner-status');
@@ -175,7 +175,11 @@ describe('instance card', () => {
     // A runner restarting after a crash has a failed status too, but the supervisor brings it back.
     const restarting = withStatus({ kind: 'RunnerFailed', errorMessage: 'crashed' });
     restarting.runner = { ...restarting.runner, state: 'restarting', restartAt: Date.now() + 2000 };
-    for (const [inst, offered] of [[ready, false], [restarting, false], [failed, true]] as const) {
+    for (const [inst, offered] of [
+      [ready, false],
+      [restarting, false],
+      [failed, true],
+    ] as const) {
       cleanup();
       const { bridge } = renderApp(snapshot({ instances: [inst] }));
       const retry = screen.queryByRole('button', { name: 'Retry Llama 3.2 1B (simulated)' });
@@ -231,7 +235,7 @@ describe('wide layout', () => {
     vi.restoreAllMocks();
   });
 
-  it('puts the cards in one grid, and the TTFT chart takes its card\'s measured width', () => {
+  it("puts the cards in one grid, and the TTFT chart takes its card's measured width", () => {
     const observed: Element[] = [];
     vi.stubGlobal(
       'ResizeObserver',

@@ -59,7 +59,10 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       <TtftPanel instanceId={instance.id} ttft={instance.ttft} />
       <footer className="row small muted card-footer">
         <span>
-          Throughput <span className="tabular" data-testid="tokens-per-second">{formatRate(instance.tokensPerSecond)}</span>
+          Throughput{' '}
+          <span className="tabular" data-testid="tokens-per-second">
+            {formatRate(instance.tokensPerSecond)}
+          </span>
         </span>
         <span className="spacer" />
         {local && (

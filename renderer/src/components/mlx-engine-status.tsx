@@ -76,7 +76,13 @@ export function MlxEngineStatus() {
   const running = setup?.state === 'running';
 
   const checkAgain = (
-    <button type="button" className="icon-button" disabled={refreshing || running} onClick={() => void refreshMlxRuntime()} title="Look for the MLX runtime and local models again">
+    <button
+      type="button"
+      className="icon-button"
+      disabled={refreshing || running}
+      onClick={() => void refreshMlxRuntime()}
+      title="Look for the MLX runtime and local models again"
+    >
       {refreshing ? 'checking…' : 'check again'}
     </button>
   );
@@ -117,9 +123,7 @@ export function MlxEngineStatus() {
             {pythonChoice(mlx.reason)}
           </div>
         )}
-        {mlx.localModels === 0 && (
-          <p className="small muted">No MLX model found on disk: models in the Hugging Face cache or in ~/.exo/models appear here.</p>
-        )}
+        {mlx.localModels === 0 && <p className="small muted">No MLX model found on disk: models in the Hugging Face cache or in ~/.exo/models appear here.</p>}
       </div>
     );
   }

@@ -106,7 +106,7 @@ describe('models panel', () => {
     expect(setupButton()?.disabled).toBe(false);
   });
 
-  it('while the setup runs: its step, message and pip\'s last lines; no setup button', async () => {
+  it("while the setup runs: its step, message and pip's last lines; no setup button", async () => {
     await openPanel(snapshot({ mlx: mlxSetupRunning() }));
     expect(engine().dataset.state).toBe('setting-up');
     const setup = screen.getByTestId('mlx-setup');
@@ -122,7 +122,7 @@ describe('models panel', () => {
     expect(screen.getByTestId('models-summary').textContent).toContain('MLX setting up…');
   });
 
-  it('a failed setup: the error, pip\'s output and a retry that starts it again', async () => {
+  it("a failed setup: the error, pip's output and a retry that starts it again", async () => {
     const { bridge } = await openPanel(snapshot({ mlx: mlxSetupFailed() }));
     expect(screen.getByRole('alert').textContent).toBe(
       'Setup failed while installing mlx-lm: /data/mlx-venv/bin/python -m pip install mlx-lm>=0.26 failed (exit 1). Is this Python 3.10 or later on Apple silicon?',

@@ -72,20 +72,20 @@ export function ModelsPanel() {
       </PanelToggle>
       {/* hidden, not unmounted: aria-controls always names an element. */}
       <div id={bodyId} className="panel-body" hidden={!open}>
-          <MlxEngineStatus />
-          {models.status === 'error' && (
-            <p className="failure small" role="alert">
-              Could not get the model list: {models.error}
-            </p>
-          )}
-          {models.status === 'loading' && count === 0 && <p className="muted small">Loading models…</p>}
-          {count > 0 && (
-            <ul className="model-list" aria-label="Model catalog">
-              {models.models.map((m) => (
-                <ModelRow key={m.id} model={m} running={running.has(m.id)} />
-              ))}
-            </ul>
-          )}
+        <MlxEngineStatus />
+        {models.status === 'error' && (
+          <p className="failure small" role="alert">
+            Could not get the model list: {models.error}
+          </p>
+        )}
+        {models.status === 'loading' && count === 0 && <p className="muted small">Loading models…</p>}
+        {count > 0 && (
+          <ul className="model-list" aria-label="Model catalog">
+            {models.models.map((m) => (
+              <ModelRow key={m.id} model={m} running={running.has(m.id)} />
+            ))}
+          </ul>
+        )}
       </div>
     </section>
   );

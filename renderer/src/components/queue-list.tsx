@@ -40,7 +40,17 @@ function QueueRow({ request, labelOf }: { request: RequestSnapshot; labelOf: Pha
 }
 
 /** Every request of one model with its phase and age, oldest first as the node queues them. */
-export function QueueList({ requests, capacity, label = 'Queue', labelOf = defaultLabel }: { requests: RequestSnapshot[]; capacity: number | null; label?: string; labelOf?: PhaseLabelOf }) {
+export function QueueList({
+  requests,
+  capacity,
+  label = 'Queue',
+  labelOf = defaultLabel,
+}: {
+  requests: RequestSnapshot[];
+  capacity: number | null;
+  label?: string;
+  labelOf?: PhaseLabelOf;
+}) {
   const explanation = queueExplanation(capacity);
   return (
     <div className="queue">

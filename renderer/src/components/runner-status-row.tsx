@@ -19,9 +19,7 @@ export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot 
         {pid !== null && <span className="muted small">pid {pid}</span>}
         {restarts > 0 && <span className="muted small">{restarts === 1 ? '1 restart' : `${restarts} restarts`}</span>}
       </div>
-      {status.kind === 'RunnerLoading' && (
-        <ProgressBar value={status.layersLoaded} max={status.totalLayers} label={`Loading ${instance.modelName}`} />
-      )}
+      {status.kind === 'RunnerLoading' && <ProgressBar value={status.layersLoaded} max={status.totalLayers} label={`Loading ${instance.modelName}`} />}
       {downForGood && (
         <p className="failure" role="alert" data-testid="runner-state" data-state={state}>
           {state === 'needs_attention' ? 'Needs attention: ' : 'Failed: '}
@@ -35,9 +33,7 @@ export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot 
           {restartAt !== null ? ` at ${new Date(restartAt).toLocaleTimeString()}` : ''}
         </p>
       )}
-      {!downForGood && state !== 'restarting' && lastExit && restarts > 0 && (
-        <p className="muted small">Last exit: {lastExit.message}</p>
-      )}
+      {!downForGood && state !== 'restarting' && lastExit && restarts > 0 && <p className="muted small">Last exit: {lastExit.message}</p>}
     </div>
   );
 }

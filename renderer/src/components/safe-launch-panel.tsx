@@ -23,7 +23,11 @@ function PlanTable({ plan }: { plan: SafePairPlan }) {
             <strong>{m.modelName}</strong>
             {m.simulated && <span className="badge sim">simulated</span>}
             {m.alreadyRunning && (
-              <span className={`badge ${STATE_BADGE[m.state ?? 'serving'].tone}`} data-testid="plan-state" title="This model has an instance already: the launch reuses it">
+              <span
+                className={`badge ${STATE_BADGE[m.state ?? 'serving'].tone}`}
+                data-testid="plan-state"
+                title="This model has an instance already: the launch reuses it"
+              >
                 {STATE_BADGE[m.state ?? 'serving'].words}
               </span>
             )}
@@ -125,12 +129,7 @@ export function SafeLaunchPanel() {
         </>
       )}
       <LaunchStatus />
-      <button
-        type="button"
-        className="button primary wide"
-        disabled={launching || !p || !p.canRun || allRunning}
-        onClick={() => void launchSafePair()}
-      >
+      <button type="button" className="button primary wide" disabled={launching || !p || !p.canRun || allRunning} onClick={() => void launchSafePair()}>
         {launching ? 'Launching…' : allServing ? 'Safe pair running' : allRunning ? 'Safe pair loading…' : 'Launch safe pair'}
       </button>
     </section>

@@ -5,7 +5,13 @@ export function StopButton({ instanceId, modelName, shuttingDown = false }: { in
   const { stopInstance } = useActions();
   const stopping = useExobar((s) => s.busy[`stop:${instanceId}`] === true);
   return (
-    <button type="button" className="button small" aria-label={`Stop ${modelName}`} disabled={stopping || shuttingDown} onClick={() => void stopInstance(instanceId)}>
+    <button
+      type="button"
+      className="button small"
+      aria-label={`Stop ${modelName}`}
+      disabled={stopping || shuttingDown}
+      onClick={() => void stopInstance(instanceId)}
+    >
       {stopping || shuttingDown ? 'Stopping…' : 'Stop'}
     </button>
   );

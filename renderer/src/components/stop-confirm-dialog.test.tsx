@@ -43,7 +43,7 @@ describe('stop confirmation', () => {
     expect(bridge.stopInstance).toHaveBeenCalledWith(idle.id, undefined);
   });
 
-  it('Stop all counts every model\'s requests and sends the confirmation', async () => {
+  it("Stop all counts every model's requests and sends the confirmation", async () => {
     const { bridge } = renderApp(snapshot({ instances: [idle, busy] }));
     fireEvent.click(screen.getByRole('button', { name: 'Stop all' }));
     const dialog = screen.getByRole('alertdialog', { name: 'Stop all models?' });
@@ -52,7 +52,7 @@ describe('stop confirmation', () => {
     expect(bridge.stopAll).toHaveBeenCalledExactlyOnceWith({ confirm: true });
   });
 
-  it('a 409 requests_in_flight (a request arrived after the snapshot) becomes the question with the server\'s count, never an error notice', async () => {
+  it("a 409 requests_in_flight (a request arrived after the snapshot) becomes the question with the server's count, never an error notice", async () => {
     const { bridge } = renderApp(snapshot({ instances: [idle] }));
     bridge.stopInstance.mockRejectedValueOnce(new BridgeError('2 requests will end if this model stops', 'requests_in_flight', 2));
     await act(async () => fireEvent.click(screen.getByRole('button', { name: `Stop ${idle.modelName}` })));
@@ -63,7 +63,7 @@ describe('stop confirmation', () => {
     expect(bridge.stopInstance).toHaveBeenLastCalledWith(idle.id, { confirm: true });
   });
 
-  it('the IPC bridge\'s refusal (code only, no count) asks too, with at least one request', async () => {
+  it("the IPC bridge's refusal (code only, no count) asks too, with at least one request", async () => {
     const { bridge } = renderApp(snapshot({ instances: [idle] }));
     bridge.stopAll.mockRejectedValueOnce(Object.assign(new Error('1 request will end if these models stop'), { code: 'requests_in_flight' }));
     await act(async () => fireEvent.click(screen.getByRole('button', { name: 'Stop all' })));

@@ -60,8 +60,7 @@ export function TtftPanel({ instanceId, ttft }: { instanceId: string; ttft: Ttft
         </span>
         <span className="spacer" />
         <span className="muted small tabular">
-          p50 <span data-testid="ttft-p50">{formatDuration(ttft.p50Ms)}</span> · p95{' '}
-          <span data-testid="ttft-p95">{formatDuration(ttft.p95Ms)}</span>
+          p50 <span data-testid="ttft-p50">{formatDuration(ttft.p50Ms)}</span> · p95 <span data-testid="ttft-p95">{formatDuration(ttft.p95Ms)}</span>
         </span>
       </div>
       <TtftBreakdown latest={ttft.latest} />

@@ -28,12 +28,7 @@ export function WarningBanner({ warning }: { warning: Warning }) {
       <p className="fix">{warning.fix}</p>
       {/* Only runners this node supervises can be relaunched from here; exo's are restarted in exo. */}
       {canFixWarning(warning) && local.length > 0 && (
-        <button
-          type="button"
-          className="button primary"
-          disabled={fixing || affected.length === 0}
-          onClick={() => void fixWarning(warning)}
-        >
+        <button type="button" className="button primary" disabled={fixing || affected.length === 0} onClick={() => void fixWarning(warning)}>
           {fixing ? 'Relaunching…' : `Relaunch ${affected.length === 1 ? affected[0]?.modelName : `${affected.length} runners`} with fast synch off`}
         </button>
       )}

@@ -51,7 +51,9 @@ export function percentOf(done: number, total: number): number {
 
 /** Thousands separators for token counts ("30,000"), locale-independent so tests are stable. */
 export function formatCount(n: number): string {
-  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return Math.round(n)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** The last 8 characters of a request id: enough to tell requests apart in a list. */

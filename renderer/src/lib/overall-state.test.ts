@@ -20,7 +20,11 @@ describe('overallState', () => {
   });
 
   it('says "All good" once every model serves', () => {
-    expect(overallState(snap({ instances: [instance(), instance({ id: 'c' })] }), 'connected', true)).toMatchObject({ level: 'ok', headline: 'All good', running: 2 });
+    expect(overallState(snap({ instances: [instance(), instance({ id: 'c' })] }), 'connected', true)).toMatchObject({
+      level: 'ok',
+      headline: 'All good',
+      running: 2,
+    });
   });
 
   it('says restarting for a runner coming back after an exit', () => {

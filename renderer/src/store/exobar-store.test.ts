@@ -1,6 +1,16 @@
 import { describe, expect, it, vi } from 'vitest';
 import { FakeBridge } from '../../../test/support/renderer/fake-bridge';
-import { catalog, fastSynchOn, instance, mlxModel, instanceWithTtft, prefillingInstance, ringFastSynchWarning, snapshot, ttftSample } from '../../../test/support/renderer/fixtures';
+import {
+  catalog,
+  fastSynchOn,
+  instance,
+  mlxModel,
+  instanceWithTtft,
+  prefillingInstance,
+  ringFastSynchWarning,
+  snapshot,
+  ttftSample,
+} from '../../../test/support/renderer/fixtures';
 import { createExobarStore } from './exobar-store';
 
 describe('exobar store: mirroring', () => {

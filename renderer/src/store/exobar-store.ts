@@ -160,8 +160,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
     };
 
     const busyKey = (target: StopConfirmation['target']): string => (target.kind === 'all' ? 'stop-all' : `stop:${target.id}`);
-    const targetIds = (target: StopConfirmation['target']): string[] =>
-      target.kind === 'all' ? localInstances(get().snapshot).map((i) => i.id) : [target.id];
+    const targetIds = (target: StopConfirmation['target']): string[] => (target.kind === 'all' ? localInstances(get().snapshot).map((i) => i.id) : [target.id]);
 
     /**
      * Sends a stop. Unconfirmed, it first counts the requests it would end in the
@@ -333,7 +332,8 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
     }
   });
 
-  const unsubscribeAlerts = bridge.subscribeAlerts?.((alerts) => store.setState({ alerts: alerts.filter((a) => !dismissedAlerts.has(a.id)) })) ?? (() => undefined);
+  const unsubscribeAlerts =
+    bridge.subscribeAlerts?.((alerts) => store.setState({ alerts: alerts.filter((a) => !dismissedAlerts.has(a.id)) })) ?? (() => undefined);
 
   return Object.assign(store, {
     dispose() {

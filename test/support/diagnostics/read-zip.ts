@@ -67,12 +67,22 @@ export function parseBundle(entries: Map<string, Buffer>): ParsedBundle {
     const text = data.toString('utf8');
     try {
       if (name.endsWith('.json')) parsed.json.set(name, JSON.parse(text));
-      else if (name.endsWith('.jsonl')) parsed.jsonl.set(name, text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
+      else if (name.endsWith('.jsonl'))
+        parsed.jsonl.set(
+          name,
+          text
+            .split('\n')
+            .filter((l) => l !== '')
+            .map((l) => JSON.parse(l)),
+        );
       else if (name.endsWith('.csv')) {
         const [header, ...rows] = parseCsv(text);
         if (!header || header.join(',') !== TIMELINE_COLUMNS.join(',')) throw new Error(`unexpected header ${header?.join(',')}`);
         for (const row of rows) if (row.length !== header.length) throw new Error(`a row has ${row.length} cells, the header ${header.length}`);
-        parsed.csv.set(name, rows.map((row) => Object.fromEntries(header.map((h, i) => [h, row[i]!]))));
+        parsed.csv.set(
+          name,
+          rows.map((row) => Object.fromEntries(header.map((h, i) => [h, row[i]!]))),
+        );
       } else if (name.endsWith('.txt') || name.endsWith('.log')) parsed.text.set(name, text);
       else throw new Error('unexpected file type');
     } catch (error) {

@@ -85,7 +85,12 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): FakeNode {
   ];
   const ids = [SMALL, MEDIUM, ...(options.instanceIds ?? [])];
   const events: NodeEvent[] = [
-    ...ids.map((id, i): NodeEvent => ({ t: base - 5000 + i, kind: 'instance_created', instanceId: id, data: { model: `sim/${id}`, instanceType: 'ring', fastSynch: false, reason: 'ring instance' } })),
+    ...ids.map((id, i): NodeEvent => ({
+      t: base - 5000 + i,
+      kind: 'instance_created',
+      instanceId: id,
+      data: { model: `sim/${id}`, instanceType: 'ring', fastSynch: false, reason: 'ring instance' },
+    })),
     ...ids.map((id, i): NodeEvent => ({ t: base - 4000 + i, kind: 'runner_hello', instanceId: id, data: { fastSynch: false, engine: 'sim', decided: false } })),
     ...ids.map((id, i): NodeEvent => ({ t: base - 3000 + i, kind: 'runner_status', instanceId: id, data: { status: { kind: 'RunnerReady' } } })),
     ...timelines.flatMap((t): NodeEvent[] => [
@@ -100,7 +105,11 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): FakeNode {
   node.publish({
     version: '0.1.0',
     apiBaseUrl: 'http://127.0.0.1:52416/v1',
-    instances: [instance(SMALL, 'sim/llama-3.2-1b'), instance(MEDIUM, 'sim/llama-3.2-3b'), ...(options.instanceIds ?? []).map((id) => instance(id, `sim/${id}`))],
+    instances: [
+      instance(SMALL, 'sim/llama-3.2-1b'),
+      instance(MEDIUM, 'sim/llama-3.2-3b'),
+      ...(options.instanceIds ?? []).map((id) => instance(id, `sim/${id}`)),
+    ],
     rejectedInputs: { http: 1 },
   });
   node.events = events;

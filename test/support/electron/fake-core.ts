@@ -77,7 +77,13 @@ export function fakeStartCore() {
       exo: new FakeExoAttachment() as unknown as ExoAttachment,
       fakeMlx: mlx,
       // The app only asks whether exobar owns an exo, how long its stop takes, and kills it at a deadline: an idle stand-in.
-      exoProcess: { ownsProcess: false, stopBudgetMs: 27_000, killNow: vi.fn(() => false), diagnosticLogTails: () => [], shutdown: async () => undefined } as unknown as ExoProcessManager,
+      exoProcess: {
+        ownsProcess: false,
+        stopBudgetMs: 27_000,
+        killNow: vi.fn(() => false),
+        diagnosticLogTails: () => [],
+        shutdown: async () => undefined,
+      } as unknown as ExoProcessManager,
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;

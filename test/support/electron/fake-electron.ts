@@ -25,7 +25,12 @@ type Listener = (...args: never[]) => unknown;
 class Emitter extends EventEmitter {
   /** Calls the listeners like Electron would, with an event whose preventDefault is recorded. */
   fire(name: string, ...args: unknown[]): { defaultPrevented: boolean } {
-    const event = { defaultPrevented: false, preventDefault() { this.defaultPrevented = true; } };
+    const event = {
+      defaultPrevented: false,
+      preventDefault() {
+        this.defaultPrevented = true;
+      },
+    };
     this.emit(name, event, ...args);
     return event;
   }
@@ -174,7 +179,8 @@ export class Tray extends Emitter {
   choose(label: string, checked?: boolean) {
     const open = this.openMenu;
     if (!open) throw new Error('fake tray: no menu is open');
-    const item = open.items.find((i) => typeof i.label === 'string' && i.label.startsWith(label)) as { click?: (item: { checked?: boolean }) => void } | undefined;
+    const item = open.items.find((i) => typeof i.label === 'string' && i.label.startsWith(label)) as
+      { click?: (item: { checked?: boolean }) => void } | undefined;
     if (!item) throw new Error(`fake tray: no item ${label}`);
     this.closeMenu();
     item.click?.({ checked });
@@ -324,7 +330,10 @@ class FakeApp extends Emitter {
   /** Opening exobar again from Finder, Spotlight or Launchpad while it runs: macOS reopens the running app. */
   relaunchFromFinder() {
     this.active = true;
-    this.fire('activate', BrowserWindow.instances.some((w) => w.isVisible()));
+    this.fire(
+      'activate',
+      BrowserWindow.instances.some((w) => w.isVisible()),
+    );
   }
   /**
    * A click on another app's menu-bar item while exobar is active: that app becomes active

@@ -15,7 +15,7 @@ export function decodePng(bytes: Buffer): RgbaImage {
     const type = bytes.subarray(offset + 4, offset + 8).toString('ascii');
     const data = bytes.subarray(offset + 8, offset + 8 + length);
     const crc = bytes.readUInt32BE(offset + 8 + length);
-    if ((crc32(bytes.subarray(offset + 4, offset + 8 + length)) >>> 0) !== crc) throw new Error(`bad CRC in ${type}`);
+    if (crc32(bytes.subarray(offset + 4, offset + 8 + length)) >>> 0 !== crc) throw new Error(`bad CRC in ${type}`);
     if (type === 'IHDR') {
       width = data.readUInt32BE(0);
       height = data.readUInt32BE(4);

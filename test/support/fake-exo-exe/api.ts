@@ -60,7 +60,10 @@ export function createMinimalExoApi(context: FakeExoApiContext): ExoApiHandler {
     if (path === '/node_id') return send(res, 200, context.nodeId);
     if (path === '/state') return send(res, 200, minimalState(context.nodeId));
     if (path.startsWith('/state/')) {
-      const keys = path.slice('/state/'.length).split('/').filter((k) => k !== '');
+      const keys = path
+        .slice('/state/'.length)
+        .split('/')
+        .filter((k) => k !== '');
       let node: unknown = minimalState(context.nodeId);
       for (const key of keys) {
         node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[Array.isArray(node) ? Number(key) : key] : undefined;

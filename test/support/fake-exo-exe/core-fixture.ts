@@ -37,7 +37,15 @@ export async function exoCoreRig(options: ExoCoreRigOptions = {}) {
   const apiPort = await freePort();
   const settings: Settings = {
     ...defaultSettings(),
-    exo: { url: null, hold: true, start: options.start ?? false, apiPort, command: FAKE_EXO_COMMAND, args: options.args ?? ['-v'], env: { HOME: dirs.home, FAKE_EXO_RUNNERS: '1', ...options.env } },
+    exo: {
+      url: null,
+      hold: true,
+      start: options.start ?? false,
+      apiPort,
+      command: FAKE_EXO_COMMAND,
+      args: options.args ?? ['-v'],
+      env: { HOME: dirs.home, FAKE_EXO_RUNNERS: '1', ...options.env },
+    },
   };
   const rig = await startCoreRig({ settings, exoProcess: { manager: { timing: FAST_TIMING }, log: () => undefined } });
   const pids = new Set<number>();

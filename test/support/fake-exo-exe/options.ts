@@ -81,7 +81,8 @@ export function parseFakeExoOptions(argv: string[], env: NodeJS.ProcessEnv): Fak
   }
   if (values['fast-synch'] && values['no-fast-synch']) throw new FakeExoUsageError('argument --no-fast-synch: not allowed with argument --fast-synch');
   const apiPort = values['api-port'] === undefined ? 52415 : Number(values['api-port']);
-  if (!Number.isInteger(apiPort) || apiPort < 1 || apiPort > 65535) throw new FakeExoUsageError(`argument --api-port: invalid int value: '${values['api-port']}'`);
+  if (!Number.isInteger(apiPort) || apiPort < 1 || apiPort > 65535)
+    throw new FakeExoUsageError(`argument --api-port: invalid int value: '${values['api-port']}'`);
   const logFastSynch = env.FAKE_EXO_LOG_FAST_SYNCH;
   return {
     apiPort,

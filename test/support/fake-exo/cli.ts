@@ -22,7 +22,9 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--scenario' && (value === 'demo' || value === 'bench')) args.scenario = value;
     else if (flag === '--tick-ms' && value !== undefined && /^\d+$/.test(value)) args.tickMs = Number(value);
     else {
-      process.stderr.write(`fake-exo: bad argument ${flag ?? ''} ${value ?? ''}\nusage: npm run fake-exo -- [--port N] [--scenario demo|bench] [--tick-ms MS]\n`);
+      process.stderr.write(
+        `fake-exo: bad argument ${flag ?? ''} ${value ?? ''}\nusage: npm run fake-exo -- [--port N] [--scenario demo|bench] [--tick-ms MS]\n`,
+      );
       process.exit(2);
     }
   }

@@ -160,7 +160,10 @@ export class FakeExoCluster {
     for (const shard of shards) {
       this.runners.set(shard.runnerId, options.ready ? { RunnerReady: { prefillServerPort: null } } : { RunnerIdle: {} });
       const common = { taskStatus: 'Complete', instanceId: instance.id };
-      this.addTask('CreateRunner', { ...common, boundInstance: { instance: this.instanceJson(instance), boundRunnerId: shard.runnerId, boundNodeId: shard.nodeId } });
+      this.addTask('CreateRunner', {
+        ...common,
+        boundInstance: { instance: this.instanceJson(instance), boundRunnerId: shard.runnerId, boundNodeId: shard.nodeId },
+      });
       this.addTask('DownloadModel', { ...common, shardMetadata: this.shardJson(instance, shard) });
     }
     if (options.ready) for (const tag of ['ConnectToGroup', 'LoadModel', 'StartWarmup']) this.addTask(tag, { taskStatus: 'Complete', instanceId: instance.id });
@@ -364,7 +367,12 @@ export class FakeExoCluster {
     } else if (tag === 'RunnerLoading') {
       const loading = status!.RunnerLoading as { layersLoaded: number; totalLayers: number };
       const loaded = Math.min(loading.layersLoaded + this.layersPerStep, loading.totalLayers);
-      this.runners.set(shard.runnerId, loaded >= loading.totalLayers && loading.layersLoaded >= loading.totalLayers ? { RunnerLoaded: {} } : { RunnerLoading: { layersLoaded: loaded, totalLayers: loading.totalLayers } });
+      this.runners.set(
+        shard.runnerId,
+        loaded >= loading.totalLayers && loading.layersLoaded >= loading.totalLayers
+          ? { RunnerLoaded: {} }
+          : { RunnerLoading: { layersLoaded: loaded, totalLayers: loading.totalLayers } },
+      );
     } else if (tag === 'RunnerLoaded') {
       this.runners.set(shard.runnerId, { RunnerWarmingUp: {} });
       this.completeWorkerTask(instance.id, 'LoadModel');

@@ -195,7 +195,10 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
 /** GET /models: ModelListModel entries (snake_case, api/types/api.py:32-56). */
 function modelList(cluster: FakeExoCluster, status: string | null): Json {
   const placed = new Set([...cluster.instances.values()].map((i) => i.modelId));
-  const ids = status === 'downloaded' ? [...placed] : [...new Set([...placed, 'mlx-community/Llama-3.2-1B-Instruct-4bit', 'mlx-community/Qwen3-30B-A3B-4bit', 'mlx-community/Llama-3.2-3B-Instruct-4bit'])];
+  const ids =
+    status === 'downloaded'
+      ? [...placed]
+      : [...new Set([...placed, 'mlx-community/Llama-3.2-1B-Instruct-4bit', 'mlx-community/Qwen3-30B-A3B-4bit', 'mlx-community/Llama-3.2-3B-Instruct-4bit'])];
   return {
     object: 'list',
     data: ids.map((id) => {

@@ -83,7 +83,9 @@ export function metalTimeoutDiagnostic(): Json {
   return {
     RunnerMetalGpuTimeout: {
       message: 'Metal GPU command buffer timed out (kIOGPUCommandBufferCallbackErrorTimeout)',
-      evidence: ['libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)'],
+      evidence: [
+        'libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)',
+      ],
     },
   };
 }

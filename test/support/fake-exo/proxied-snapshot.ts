@@ -21,14 +21,24 @@ const stream = (url: string, tokens: number, salt: string) =>
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: LLAMA_3B, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
-  }).then((r) => r.text(), () => '');
+  }).then(
+    (r) => r.text(),
+    () => '',
+  );
 
 /** The snapshot mid-prefill with a request held by exobar (a second or two). */
 export async function proxiedSnapshot(): Promise<Snapshot> {
   const exo = await startServingExo({ mode: 'blocking', timeScale: 0.1 });
   // startCore itself, not the API rig: its openai client refuses to load in the page tests' jsdom.
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-proxied-'));
-  const rig = await startCore({ dataDir, port: 0, rendererDir: null, logger: pino({ level: 'silent' }), exoUrl: exo.url, exo: { offerUrl: null, exoLogDir: null } });
+  const rig = await startCore({
+    dataDir,
+    port: 0,
+    rendererDir: null,
+    logger: pino({ level: 'silent' }),
+    exoUrl: exo.url,
+    exo: { offerUrl: null, exoLogDir: null },
+  });
   try {
     const exoCard = () => rig.node.snapshot().instances.find((i) => i.model === LLAMA_3B);
     await eventually(exoCard, 10_000, 'the exo instance');
@@ -37,11 +47,15 @@ export async function proxiedSnapshot(): Promise<Snapshot> {
     const long = stream(rig.url, 40_000, 'long');
     await eventually(() => (exoCard()?.prefill?.processedTokens ?? 0) > 0, 10_000, 'the long prefill');
     const held = stream(rig.url, 100, 'held');
-    const snapshot = await eventually(() => {
-      const s = rig.node.snapshot();
-      const card = s.instances.find((i) => i.model === LLAMA_3B);
-      return card?.prefill && card.queue.requests.some((r) => r.phase === 'queued') ? s : null;
-    }, 5000, 'the held request');
+    const snapshot = await eventually(
+      () => {
+        const s = rig.node.snapshot();
+        const card = s.instances.find((i) => i.model === LLAMA_3B);
+        return card?.prefill && card.queue.requests.some((r) => r.phase === 'queued') ? s : null;
+      },
+      5000,
+      'the held request',
+    );
     await Promise.all([long, held]);
     return snapshot;
   } finally {

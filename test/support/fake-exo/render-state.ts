@@ -55,7 +55,16 @@ function downloadsOf(cluster: FakeExoCluster, node: FakeNode): Json[] {
       DownloadPending: {
         nodeId: node.id,
         shardMetadata: {
-          PipelineShardMetadata: { modelCard: card, deviceRank: 0, worldSize: 1, immediateException: false, shouldTimeout: null, startLayer: 0, endLayer: card.nLayers, nLayers: card.nLayers },
+          PipelineShardMetadata: {
+            modelCard: card,
+            deviceRank: 0,
+            worldSize: 1,
+            immediateException: false,
+            shouldTimeout: null,
+            startLayer: 0,
+            endLayer: card.nLayers,
+            nLayers: card.nLayers,
+          },
         },
         modelDirectory: `/Users/ops/.exo/models/${String(card.modelId).replace('/', '--')}`,
         downloaded: { inBytes: 0 },

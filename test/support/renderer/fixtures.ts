@@ -199,7 +199,11 @@ export function mlxSetupFailed(): MlxRuntimeSnapshot {
       state: 'failed',
       step: 'install-mlx-lm',
       message: 'Setup failed',
-      outputTail: ['Collecting mlx-lm>=0.26', 'ERROR: Could not find a version that satisfies the requirement mlx>=0.29', 'ERROR: No matching distribution found for mlx>=0.29'],
+      outputTail: [
+        'Collecting mlx-lm>=0.26',
+        'ERROR: Could not find a version that satisfies the requirement mlx>=0.29',
+        'ERROR: No matching distribution found for mlx>=0.29',
+      ],
       error: '/data/mlx-venv/bin/python -m pip install mlx-lm>=0.26 failed (exit 1). Is this Python 3.10 or later on Apple silicon?',
     },
   });

@@ -69,7 +69,9 @@ export interface ExoCluster {
 
 /** Instances, runners and the nodes' names and memory, read now (placement reserves nothing: read before each step). */
 export async function readCluster(url: string): Promise<ExoCluster> {
-  const [instances, runners, nodeIdentities, nodeMemory] = await Promise.all(['/state/instances', '/state/runners', '/state/nodeIdentities', '/state/nodeMemory'].map((p) => okJson(url, p)));
+  const [instances, runners, nodeIdentities, nodeMemory] = await Promise.all(
+    ['/state/instances', '/state/runners', '/state/nodeIdentities', '/state/nodeMemory'].map((p) => okJson(url, p)),
+  );
   return {
     instances: parseInstances(instances).entries ?? new Map(),
     runners: parseRunners(runners).entries ?? new Map(),
@@ -94,7 +96,9 @@ const CardSizeSchema = z.looseObject({ storageSize: z.union([z.number(), z.loose
 
 /** The model's size from the model card inside a placed instance's first shard. */
 function storageOf(tagged: unknown): number | null {
-  const inner = Object.values((tagged ?? {}) as Record<string, { shardAssignments?: { runnerToShard?: Record<string, Record<string, { modelCard?: unknown }>> } }>)[0];
+  const inner = Object.values(
+    (tagged ?? {}) as Record<string, { shardAssignments?: { runnerToShard?: Record<string, Record<string, { modelCard?: unknown }>> } }>,
+  )[0];
   const shard = Object.values(inner?.shardAssignments?.runnerToShard ?? {})[0];
   const card = CardSizeSchema.safeParse(Object.values(shard ?? {})[0]?.modelCard);
   if (!card.success) return null;

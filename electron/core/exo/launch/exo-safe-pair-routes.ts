@@ -29,7 +29,12 @@ const LaunchBodySchema = z.strictObject({ acknowledgeRisk: z.boolean().default(f
 /** The safe launch routes for attach mode; register before the local ones. */
 export function exoSafePairRoutes(options: ExoSafePairRoutesOptions): ApiRoute[] {
   const local = new RouteTable(options.localRoutes);
-  const base = (url: string): ExoSafePairOptions => ({ url, settings: options.getSettings(), fastSynchOf: options.fastSynchOf, headroomBytes: options.headroomBytes });
+  const base = (url: string): ExoSafePairOptions => ({
+    url,
+    settings: options.getSettings(),
+    fastSynchOf: options.fastSynchOf,
+    headroomBytes: options.headroomBytes,
+  });
   let running: Promise<unknown> | null = null;
 
   const delegate = async (ctx: RouteContext) => {
@@ -50,7 +55,11 @@ export function exoSafePairRoutes(options: ExoSafePairRoutesOptions): ApiRoute[]
     const body = hasBody ? await ctx.body(LaunchBodySchema) : LaunchBodySchema.parse({});
     // One launch at a time: a second POST waits for the first, then finds both placed.
     while (running) await running.catch(() => undefined);
-    const launch = launchExoSafePair(base(url), { acknowledgeRisk: body.acknowledgeRisk, readyTimeoutMs: options.readyTimeoutMs, onProgress: options.onProgress });
+    const launch = launchExoSafePair(base(url), {
+      acknowledgeRisk: body.acknowledgeRisk,
+      readyTimeoutMs: options.readyTimeoutMs,
+      onProgress: options.onProgress,
+    });
     running = launch;
     try {
       const result = await launch;

@@ -28,14 +28,23 @@ afterEach(async () => {
 const GiB = 1024 ** 3;
 const off: FastSynchOf = () => ({ enabled: false, assumed: false });
 
-async function start(options: { ramGb?: number; pair?: [string, string]; fastSynchOf?: FastSynchOf; readyTimeoutMs?: number } = {}): Promise<{ exo: ServingExo; rig: CoreRig }> {
+async function start(
+  options: { ramGb?: number; pair?: [string, string]; fastSynchOf?: FastSynchOf; readyTimeoutMs?: number } = {},
+): Promise<{ exo: ServingExo; rig: CoreRig }> {
   const cluster = new FakeExoCluster();
   cluster.addNode({ name: 'studio-a', ramGb: options.ramGb ?? 96 });
   exo = await startServingExo({ cluster, loadStepMs: 10 });
   const settings: Settings = { ...defaultSettings(), safePair: { small: options.pair?.[0] ?? LLAMA_1B, medium: options.pair?.[1] ?? LLAMA_3B } };
   const url = exo.url;
   rig = await startCoreRig({
-    extraRoutes: () => exoSafePairRoutes({ exoUrl: () => url, getSettings: () => settings, fastSynchOf: options.fastSynchOf ?? off, readyTimeoutMs: options.readyTimeoutMs ?? 20_000, localRoutes: [] }),
+    extraRoutes: () =>
+      exoSafePairRoutes({
+        exoUrl: () => url,
+        getSettings: () => settings,
+        fastSynchOf: options.fastSynchOf ?? off,
+        readyTimeoutMs: options.readyTimeoutMs ?? 20_000,
+        localRoutes: [],
+      }),
   });
   return { exo, rig };
 }
@@ -49,14 +58,20 @@ describe('safe launch on exo', () => {
     const planned = await rig.control('GET', '/api/launch/safe-pair');
     const plan = planned.body as ExoSafePairPlan;
     expect(plan.canRun).toBe(true);
-    expect(plan.models.map((m) => [m.model, m.alreadyRunning])).toEqual([[LLAMA_1B, false], [LLAMA_3B, false]]);
+    expect(plan.models.map((m) => [m.model, m.alreadyRunning])).toEqual([
+      [LLAMA_1B, false],
+      [LLAMA_3B, false],
+    ]);
     expect(plan.exo.placements.map((p) => p.nodes.map((n) => n.name))).toEqual([['studio-a'], ['studio-a']]);
     expect(plan.exo.placements[0]!.nodes[0]!.memoryNeededBytes).toBe(729_808_896);
     expect(plan.exo.placements[0]!.nodes[0]!.memoryAvailableBytes).toBeCloseTo(availableBefore, -1);
 
     const first = await rig.control('POST', '/api/launch/safe-pair');
     expect(first.status).toBe(200);
-    expect(first.body.instances.map((i: { model: string; reused: boolean }) => [i.model, i.reused])).toEqual([[LLAMA_1B, false], [LLAMA_3B, false]]);
+    expect(first.body.instances.map((i: { model: string; reused: boolean }) => [i.model, i.reused])).toEqual([
+      [LLAMA_1B, false],
+      [LLAMA_3B, false],
+    ]);
     expect(first.body.launch).toMatchObject({ state: 'done', step: `Ready on exo: ${LLAMA_1B} and ${LLAMA_3B}` });
     expect(exo.cluster.instances.size).toBe(2);
     expect(readyRunners(exo)).toBe(2);
@@ -110,7 +125,9 @@ describe('safe launch on exo', () => {
     exo.placement.failNextLoad('Terminated (signal=6 (Abort trap: 6))');
     const post = await rig.control('POST', '/api/launch/safe-pair');
     expect(post.status).toBe(503);
-    expect(post.body.error.message).toBe(`Safe pair launch on exo failed at ${LLAMA_1B}: a runner of ${LLAMA_1B} failed while loading: Terminated (signal=6 (Abort trap: 6))`);
+    expect(post.body.error.message).toBe(
+      `Safe pair launch on exo failed at ${LLAMA_1B}: a runner of ${LLAMA_1B} failed while loading: Terminated (signal=6 (Abort trap: 6))`,
+    );
     expect(exo.cluster.instancesOf(LLAMA_1B)).toEqual([]);
   });
 

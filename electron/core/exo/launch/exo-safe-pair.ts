@@ -71,7 +71,9 @@ const defaultFastSynch: FastSynchOf = () => ({ enabled: true, assumed: true });
 export function pickExoPair(settings: Settings, downloaded: ExoModelEntry[], largestAvailableBytes: number): [string, string] | null {
   const builtIn = defaultSettings().safePair;
   if (settings.safePair.small !== builtIn.small || settings.safePair.medium !== builtIn.medium) return [settings.safePair.small, settings.safePair.medium];
-  const fitting = downloaded.filter((m) => m.isText && m.storageBytes > 0 && m.storageBytes <= largestAvailableBytes).sort((a, b) => a.storageBytes - b.storageBytes);
+  const fitting = downloaded
+    .filter((m) => m.isText && m.storageBytes > 0 && m.storageBytes <= largestAvailableBytes)
+    .sort((a, b) => a.storageBytes - b.storageBytes);
   return fitting.length >= 2 ? [fitting[0]!.id, fitting[1]!.id] : null;
 }
 
@@ -94,7 +96,10 @@ export async function planExoSafePair(options: ExoSafePairOptions): Promise<ExoS
   for (const [nodeId, bytes] of needed) {
     const facts = cluster.nodes.get(nodeId);
     const free = Math.max(0, (facts?.memoryAvailableBytes ?? 0) - headroom);
-    if (bytes > free) blockers.push(`${facts?.name ?? nodeId} has ${formatGiB(facts?.memoryAvailableBytes ?? 0)} available; the pair needs ${formatGiB(bytes)} there plus ${formatGiB(headroom)} headroom.`);
+    if (bytes > free)
+      blockers.push(
+        `${facts?.name ?? nodeId} has ${formatGiB(facts?.memoryAvailableBytes ?? 0)} available; the pair needs ${formatGiB(bytes)} there plus ${formatGiB(headroom)} headroom.`,
+      );
   }
   const risk = fastSynchRisk(placements, cluster, fastSynchOf);
   const models: SafePairPlanEntry[] = placements.map((p) => {
@@ -107,7 +112,9 @@ export async function planExoSafePair(options: ExoSafePairOptions): Promise<ExoS
       simulated: false,
       instanceType: 'ring',
       fastSynch: on,
-      fastSynchReason: fs.some((f) => f.assumed) ? `exo's default (${on ? 'on' : 'off'}), assumed: exo does not publish it` : `read from exo's log: ${on ? 'on' : 'off'}`,
+      fastSynchReason: fs.some((f) => f.assumed)
+        ? `exo's default (${on ? 'on' : 'off'}), assumed: exo does not publish it`
+        : `read from exo's log: ${on ? 'on' : 'off'}`,
       memoryBytes: p.nodes.reduce((sum, n) => sum + n.memoryNeededBytes, 0),
       alreadyRunning: p.reused,
       state: p.reused ? reusedLifecycle(cluster, p.instanceId) : null,
@@ -133,7 +140,12 @@ async function preview(url: string, cluster: ExoCluster, model: string, size: nu
   const nodesOf = (shards: Array<{ nodeId: string | null }>, bytes: number): ExoPlacementNode[] =>
     shards
       .filter((s): s is { nodeId: string } => s.nodeId !== null)
-      .map((s) => ({ nodeId: s.nodeId, name: cluster.nodes.get(s.nodeId)?.name ?? null, memoryNeededBytes: bytes / shards.length, memoryAvailableBytes: cluster.nodes.get(s.nodeId)?.memoryAvailableBytes ?? null }));
+      .map((s) => ({
+        nodeId: s.nodeId,
+        name: cluster.nodes.get(s.nodeId)?.name ?? null,
+        memoryNeededBytes: bytes / shards.length,
+        memoryAvailableBytes: cluster.nodes.get(s.nodeId)?.memoryAvailableBytes ?? null,
+      }));
   if (existing) return { model, instanceId: existing.instanceId, reused: true, nodes: nodesOf(existing.shards, size ?? 0), error: null };
   const placed = await placeRing(url, model);
   if (!placed.ok) return { model, instanceId: null, reused: false, nodes: [], error: placed.reason };
@@ -202,7 +214,10 @@ export async function launchExoSafePair(options: ExoSafePairOptions, launch: Exo
         for (const shard of placed.instance.shards) {
           const facts = shard.nodeId ? cluster.nodes.get(shard.nodeId) : undefined;
           const free = (facts?.memoryAvailableBytes ?? 0) - (options.headroomBytes ?? DEFAULT_HEADROOM_BYTES);
-          if (need > free) throw new Error(`${facts?.name ?? shard.nodeId} now has ${formatGiB(facts?.memoryAvailableBytes ?? 0)} available, too little for ${model} (${formatGiB(need)} plus headroom)`);
+          if (need > free)
+            throw new Error(
+              `${facts?.name ?? shard.nodeId} now has ${formatGiB(facts?.memoryAvailableBytes ?? 0)} available, too little for ${model} (${formatGiB(need)} plus headroom)`,
+            );
         }
         const answer = await exoCall(options.url, 'POST', '/instance', { instance: placed.tagged });
         if (answer.status !== 200) throw new Error(`exo refused to create the instance of ${model}: ${answer.message}`);
@@ -215,14 +230,21 @@ export async function launchExoSafePair(options: ExoSafePairOptions, launch: Exo
     } catch (error) {
       let message = `Safe pair launch on exo failed at ${model}: ${(error as Error).message}`;
       if (created) {
-        const deleted = await exoCall(options.url, 'DELETE', `/instance/${encodeURIComponent(created)}`).catch((e: unknown) => ({ status: 0, message: (e as Error).message }));
+        const deleted = await exoCall(options.url, 'DELETE', `/instance/${encodeURIComponent(created)}`).catch((e: unknown) => ({
+          status: 0,
+          message: (e as Error).message,
+        }));
         if (deleted.status !== 200) message += ` (deleting its instance also failed: ${deleted.message})`;
       }
       report({ state: 'failed', step: `Failed at ${model}`, error: message });
       throw new NodeError('launch_failed', message, 503);
     }
   }
-  report({ state: 'done', current: Math.max(0, models.length - 1), step: result.instances.every((i) => i.reused) ? `Already running on exo: ${models.join(' and ')}` : `Ready on exo: ${models.join(' and ')}` });
+  report({
+    state: 'done',
+    current: Math.max(0, models.length - 1),
+    step: result.instances.every((i) => i.reused) ? `Already running on exo: ${models.join(' and ')}` : `Ready on exo: ${models.join(' and ')}`,
+  });
   return result;
 }
 
@@ -253,7 +275,8 @@ export async function stopExoModel(url: string, model: string): Promise<string[]
   const ids = [...cluster.instances.values()].filter((i) => i.modelId === model).map((i) => i.instanceId);
   for (const id of ids) {
     const answer = await exoCall(url, 'DELETE', `/instance/${encodeURIComponent(id)}`);
-    if (answer.status !== 200 && answer.status !== 404) throw new NodeError('instance_not_found', `exo refused to delete the instance of ${model}: ${answer.message}`, 502);
+    if (answer.status !== 200 && answer.status !== 404)
+      throw new NodeError('instance_not_found', `exo refused to delete the instance of ${model}: ${answer.message}`, 502);
   }
   return ids;
 }

@@ -64,7 +64,10 @@ describe('exo faults behind the proxy', () => {
     const pending = streamError(LLAMA_1B);
     await eventually(() => p.serving.traffic.active().some((r) => r.phase === 'generating'), 5000, 'the first token');
     const silent = await eventually(
-      () => exoStallWarnings({ traffic: p.serving.traffic, reading: p.client.reading, holdEnabled: true, thresholds: { silentFloorMs: 300 } }).find((w) => w.code === 'exo_runner_silent'),
+      () =>
+        exoStallWarnings({ traffic: p.serving.traffic, reading: p.client.reading, holdEnabled: true, thresholds: { silentFloorMs: 300 } }).find(
+          (w) => w.code === 'exo_runner_silent',
+        ),
       5000,
       'exo_runner_silent',
     );

@@ -99,7 +99,10 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
   async function delegate(ctx: RouteContext, json?: unknown): Promise<void> {
     const match = local.match(ctx.req.method ?? 'GET', ctx.url.pathname);
     if ('allowed' in match) {
-      if (match.allowed.length > 0) throw new ApiError(405, 'method_not_allowed', `${ctx.req.method} is not allowed on ${ctx.url.pathname}; use ${match.allowed.join(' or ')}`, { headers: { Allow: match.allowed.join(', ') } });
+      if (match.allowed.length > 0)
+        throw new ApiError(405, 'method_not_allowed', `${ctx.req.method} is not allowed on ${ctx.url.pathname}; use ${match.allowed.join(' or ')}`, {
+          headers: { Allow: match.allowed.join(', ') },
+        });
       throw new ApiError(404, 'not_found', `no endpoint ${ctx.req.method} ${ctx.url.pathname}; see docs/api.md`);
     }
     const body = json === undefined ? ctx.body : <S extends z.ZodType>(schema: S) => Promise.resolve(validateJson(json, schema));
@@ -155,7 +158,13 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
         ctx.res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
         ctx.res.end('data: [DONE]\n\n');
       } else {
-        ctx.json(200, { id: record.id, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: record.model, choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'cancelled' }] });
+        ctx.json(200, {
+          id: record.id,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: record.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'cancelled' }],
+        });
       }
       return;
     }
@@ -183,7 +192,11 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
       }
       const cause = error instanceof Error ? error.message : String(error);
       traffic.finish(record, 'failed', `exo at ${record.upstreamUrl} could not be reached: ${cause}`);
-      throw new ApiError(502, 'exo_unreachable', `the exo node at ${record.upstreamUrl} could not be reached (${cause}); exobar keeps serving its local models`);
+      throw new ApiError(
+        502,
+        'exo_unreachable',
+        `the exo node at ${record.upstreamUrl} could not be reached (${cause}); exobar keeps serving its local models`,
+      );
     }
     const status = res.statusCode ?? 502;
     const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
@@ -194,8 +207,16 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
       } catch (error) {
         clearTimeout(idle);
         settled = true;
-        traffic.finish(record, 'failed', timedOut ? `exo sent nothing for ${idleMs / 1000} s` : `the exo node closed the connection mid-answer: ${(error as Error).message}`);
-        throw new ApiError(timedOut ? 504 : 502, timedOut ? 'exo_timeout' : 'exo_connection_lost', `the exo node at ${record.upstreamUrl} ${timedOut ? 'stopped answering' : 'closed the connection before its answer ended'}`);
+        traffic.finish(
+          record,
+          'failed',
+          timedOut ? `exo sent nothing for ${idleMs / 1000} s` : `the exo node closed the connection mid-answer: ${(error as Error).message}`,
+        );
+        throw new ApiError(
+          timedOut ? 504 : 502,
+          timedOut ? 'exo_timeout' : 'exo_connection_lost',
+          `the exo node at ${record.upstreamUrl} ${timedOut ? 'stopped answering' : 'closed the connection before its answer ended'}`,
+        );
       }
       clearTimeout(idle);
       settled = true;
@@ -207,9 +228,16 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
       ctx.res.end(whole);
       return;
     }
-    pipeStream(ctx, record, res, idle, () => timedOut, () => {
-      settled = true;
-    });
+    pipeStream(
+      ctx,
+      record,
+      res,
+      idle,
+      () => timedOut,
+      () => {
+        settled = true;
+      },
+    );
   }
 
   function recordWhole(record: ProxiedRequest, whole: Buffer): void {
@@ -223,7 +251,14 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     traffic.finish(record, 'done');
   }
 
-  function pipeStream(ctx: RouteContext, record: ProxiedRequest, res: IncomingMessage, idle: NodeJS.Timeout, timedOut: () => boolean, settle: () => void): void {
+  function pipeStream(
+    ctx: RouteContext,
+    record: ProxiedRequest,
+    res: IncomingMessage,
+    idle: NodeJS.Timeout,
+    timedOut: () => boolean,
+    settle: () => void,
+  ): void {
     let sawDone = false;
     let exoError: string | null = null;
     let ended = false;
@@ -252,7 +287,8 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
       res.removeAllListeners('data');
       if (failure) {
         traffic.finish(record, 'failed', failure.message);
-        if (!ctx.res.destroyed && !ctx.res.writableEnded) ctx.res.write(`data: ${JSON.stringify(errorBody(new ApiError(502, failure.code, failure.message)))}\n\n`);
+        if (!ctx.res.destroyed && !ctx.res.writableEnded)
+          ctx.res.write(`data: ${JSON.stringify(errorBody(new ApiError(502, failure.code, failure.message)))}\n\n`);
       } else if (exoError) {
         traffic.finish(record, 'failed', `exo reported: ${exoError}`);
       } else if (cancelling.has(record)) {
@@ -327,7 +363,17 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
   async function models(ctx: RouteContext): Promise<void> {
     let localBody: { data?: Array<{ id: string }> } = {};
     await delegate({ ...ctx, json: (_status, body) => (localBody = body as typeof localBody) });
-    const exo = [...exoModels()].map((id) => ({ id, object: 'model' as const, created: 0, owned_by: 'exo', name: id.split('/').pop() ?? id, engine: 'exo', simulated: false, ready: true, exo_url: options.source()?.url ?? null }));
+    const exo = [...exoModels()].map((id) => ({
+      id,
+      object: 'model' as const,
+      created: 0,
+      owned_by: 'exo',
+      name: id.split('/').pop() ?? id,
+      engine: 'exo',
+      simulated: false,
+      ready: true,
+      exo_url: options.source()?.url ?? null,
+    }));
     const exoIds = new Set(exo.map((m) => m.id));
     ctx.json(200, { object: 'list', data: [...(localBody.data ?? []).filter((m) => !exoIds.has(m.id)), ...exo] });
   }

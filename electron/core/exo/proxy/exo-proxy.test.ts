@@ -24,7 +24,8 @@ afterAll(async () => {
 /** A user message of exactly `tokens` prompt tokens, typed for the openai client. */
 const prompt = (tokens: number, salt: string) => [{ role: 'user' as const, content: makePrompt(tokens, salt)[0]!.content }];
 
-const raw = (body: unknown) => fetch(`${p.rig.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const raw = (body: unknown) =>
+  fetch(`${p.rig.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('proxy to exo', () => {
   it('streams exo chunks through the openai client and records phase, prefill, TTFT parts and generation_stats', async () => {
@@ -70,10 +71,18 @@ describe('proxy to exo', () => {
     const stream = await p.openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(60_000, 'cancel-me'), max_tokens: 3, stream: true });
     const it = stream[Symbol.asyncIterator]();
     // exo's command id is learned from its task list while the prompt prefills.
-    const record = await eventually(() => p.serving.traffic.active().find((r) => r.model === LLAMA_3B && r.commandId && r.phase === 'prefilling'), 5000, 'a prefilling record with its command id');
+    const record = await eventually(
+      () => p.serving.traffic.active().find((r) => r.model === LLAMA_3B && r.commandId && r.phase === 'prefilling'),
+      5000,
+      'a prefilling record with its command id',
+    );
     const answer = await fetch(`${p.rig.url}/v1/cancel/${record.commandId}`, { method: 'POST' });
     expect(answer.status).toBe(200);
-    expect(await answer.json()).toMatchObject({ cancelled: true, held_by_exobar: false, exo: { status: 200, body: { message: 'Command cancelled.', command_id: record.commandId }, url: p.exo.url } });
+    expect(await answer.json()).toMatchObject({
+      cancelled: true,
+      held_by_exobar: false,
+      exo: { status: 200, body: { message: 'Command cancelled.', command_id: record.commandId }, url: p.exo.url },
+    });
     expect((await it.next()).done).toBe(true);
     expect(p.serving.traffic.find(record.commandId!)).toMatchObject({ phase: 'cancelled' });
     expect(p.exo.worker.openCommands()).toEqual([]);
@@ -81,7 +90,10 @@ describe('proxy to exo', () => {
 
   it('cancels the exo request when the client aborts', async () => {
     const controller = new AbortController();
-    const stream = await p.openai.chat.completions.create({ model: LLAMA_3B, messages: prompt(60_000, 'abort-me'), max_tokens: 3, stream: true }, { signal: controller.signal });
+    const stream = await p.openai.chat.completions.create(
+      { model: LLAMA_3B, messages: prompt(60_000, 'abort-me'), max_tokens: 3, stream: true },
+      { signal: controller.signal },
+    );
     await eventually(() => p.exo.worker.openCommands().length === 1, 5000, 'exo to have the request');
     controller.abort();
     try {

@@ -143,7 +143,13 @@ export class ExoTraffic {
   progress(record: ProxiedRequest, processed: number, total: number): void {
     if (!isActive(record)) return;
     const at = this.now();
-    this.update(record, { phase: record.phase === 'generating' ? 'generating' : 'prefilling', processedTokens: processed, totalTokens: total, firstProgressAt: record.firstProgressAt ?? at, lastProgressAt: at });
+    this.update(record, {
+      phase: record.phase === 'generating' ? 'generating' : 'prefilling',
+      processedTokens: processed,
+      totalTokens: total,
+      firstProgressAt: record.firstProgressAt ?? at,
+      lastProgressAt: at,
+    });
   }
 
   /** A `data:` chunk with content; `commandId` is the chunk's id (exo's command id). */
@@ -270,7 +276,13 @@ export class ExoTraffic {
   }
 
   private requestSnapshot(r: ProxiedRequest, now: number): RequestSnapshot {
-    return { id: r.id, phase: SNAPSHOT_PHASE[r.phase] ?? 'queued', ageMs: now - r.arrivedAt, promptTokens: r.totalTokens, completionTokens: r.completionTokens };
+    return {
+      id: r.id,
+      phase: SNAPSHOT_PHASE[r.phase] ?? 'queued',
+      ageMs: now - r.arrivedAt,
+      promptTokens: r.totalTokens,
+      completionTokens: r.completionTokens,
+    };
   }
 
   private prefillSnapshot(live: ProxiedRequest[], now: number): PrefillSnapshot | null {

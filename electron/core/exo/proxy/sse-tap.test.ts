@@ -24,7 +24,10 @@ const transcript = readFileSync(`${FIXTURE_DIR}chat-completions-stream.sse.txt`,
   .split('\n')
   .filter((l) => !l.startsWith('#'))
   .join('\n');
-const [success, failure] = transcript.split(': keep-alive').slice(1).map((part) => `: keep-alive${part}`);
+const [success, failure] = transcript
+  .split(': keep-alive')
+  .slice(1)
+  .map((part) => `: keep-alive${part}`);
 
 describe('SseTap', () => {
   it("reads exo's stream transcript, split at every byte", () => {

@@ -74,7 +74,8 @@ export class SseTap {
         this.unreadable++;
         return;
       }
-      if (json.error && typeof json.error === 'object') return this.events.error(typeof json.error.message === 'string' ? json.error.message : 'exo sent an error without a message');
+      if (json.error && typeof json.error === 'object')
+        return this.events.error(typeof json.error.message === 'string' ? json.error.message : 'exo sent an error without a message');
       const delta = Array.isArray(json.choices) ? json.choices[0]?.delta : undefined;
       const hasContent = Boolean(delta && (typeof delta.content === 'string' ? delta.content : delta.reasoning_content));
       this.events.token(typeof json.id === 'string' ? json.id : null, hasContent);

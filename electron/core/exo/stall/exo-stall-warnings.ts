@@ -67,7 +67,10 @@ function dispatchStalls(input: StallInput): Warning[] {
       for (const shard of mine.shards) {
         if (!shard.nodeId) continue;
         const other = instances.find(
-          (i) => i.modelId !== waiting.model && i.shards.some((s) => s.nodeId === shard.nodeId) && active.some((r) => r.model === i.modelId && r.phase === 'prefilling' && traffic.instanceOf(r) === i.instanceId),
+          (i) =>
+            i.modelId !== waiting.model &&
+            i.shards.some((s) => s.nodeId === shard.nodeId) &&
+            active.some((r) => r.model === i.modelId && r.phase === 'prefilling' && traffic.instanceOf(r) === i.instanceId),
         );
         if (!other) continue;
         const key = `${mine.instanceId}|${other.instanceId}|${shard.nodeId}`;
@@ -78,13 +81,18 @@ function dispatchStalls(input: StallInput): Warning[] {
   return [...found.values()].map(({ waiting, waitMs, mine, other, nodeId }) => {
     const mac = nodeName(reading, nodeId);
     const unobserved = [...(reading.tasks?.values() ?? [])].filter(
-      (t) => t.kind === 'TextGeneration' && t.instanceId === other.instanceId && (t.status === 'Pending' || t.status === 'Running') && !(t.commandId && traffic.isObserved(t.commandId)),
+      (t) =>
+        t.kind === 'TextGeneration' &&
+        t.instanceId === other.instanceId &&
+        (t.status === 'Pending' || t.status === 'Running') &&
+        !(t.commandId && traffic.isObserved(t.commandId)),
     ).length;
-    const why = unobserved > 0
-      ? ` exo holds ${unobserved} task${unobserved === 1 ? '' : 's'} for ${other.modelId} that exobar did not send: traffic that bypasses exobar can stall exo even with the hold on.`
-      : input.holdEnabled
-        ? ''
-        : ' exobar’s hold is off, so exobar itself queued a request behind the prefill.';
+    const why =
+      unobserved > 0
+        ? ` exo holds ${unobserved} task${unobserved === 1 ? '' : 's'} for ${other.modelId} that exobar did not send: traffic that bypasses exobar can stall exo even with the hold on.`
+        : input.holdEnabled
+          ? ''
+          : ' exobar’s hold is off, so exobar itself queued a request behind the prefill.';
     return {
       code: 'exo_dispatch_stall',
       instanceIds: [mine.instanceId, other.instanceId],
@@ -127,7 +135,9 @@ function silentRunners(input: StallInput): Warning[] {
 
 /** The step time seen so far: per prefill chunk while prefilling, per token while generating. */
 function stepMs(r: ProxiedRequest): number {
-  if (r.phase === 'generating' && r.firstTokenAt != null && r.lastTokenAt != null && r.completionTokens > 1) return (r.lastTokenAt - r.firstTokenAt) / (r.completionTokens - 1);
-  if (r.firstProgressAt != null && r.lastProgressAt != null && r.processedTokens > 0) return (r.lastProgressAt - r.firstProgressAt) / Math.max(1, Math.ceil(r.processedTokens / 4096));
+  if (r.phase === 'generating' && r.firstTokenAt != null && r.lastTokenAt != null && r.completionTokens > 1)
+    return (r.lastTokenAt - r.firstTokenAt) / (r.completionTokens - 1);
+  if (r.firstProgressAt != null && r.lastProgressAt != null && r.processedTokens > 0)
+    return (r.lastProgressAt - r.firstProgressAt) / Math.max(1, Math.ceil(r.processedTokens / 4096));
   return 0;
 }

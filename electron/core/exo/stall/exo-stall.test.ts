@@ -22,7 +22,11 @@ afterEach(async () => {
 });
 
 const post = (base: string, model: string, tokens: number, salt: string) =>
-  fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 4, stream: true }) });
+  fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 4, stream: true }),
+  });
 
 interface Outcome {
   ttftMs: number;
@@ -36,7 +40,9 @@ async function scenario(rig: ProxyRig, queuedVia: 'exobar' | 'exo'): Promise<Out
   let sawHeld = false;
   const watch = setInterval(() => {
     sawHeld ||= rig.serving.traffic.active().some((r) => r.phase === 'held');
-    warnings.push(...exoStallWarnings({ traffic: rig.serving.traffic, reading: rig.client.reading, holdEnabled: rig.hold.enabled, thresholds: { dispatchStallMs: 300 } }));
+    warnings.push(
+      ...exoStallWarnings({ traffic: rig.serving.traffic, reading: rig.client.reading, holdEnabled: rig.hold.enabled, thresholds: { dispatchStallMs: 300 } }),
+    );
   }, 25);
   try {
     const long = post(rig.rig.url, LLAMA_3B, 30_000, `long${Math.random()}`).then(readTimedLines);
@@ -94,10 +100,14 @@ describe('against the blocking fake exo', () => {
     const held = await eventually(() => rig.serving.traffic.active().find((r) => r.phase === 'held'), 5000, 'a held request');
     // In the snapshot's shapes: the held request queued under its exo instance, the long one prefilling.
     const instanceId = [...rig.client.reading.instances!.values()].find((i) => i.modelId === LLAMA_3B)!.instanceId;
-    const view = await eventually(() => {
-      const v = rig.serving.traffic.instanceView(instanceId);
-      return (v.prefill?.processedTokens ?? 0) > 0 ? v : null;
-    }, 5000, 'a prefill chunk');
+    const view = await eventually(
+      () => {
+        const v = rig.serving.traffic.instanceView(instanceId);
+        return (v.prefill?.processedTokens ?? 0) > 0 ? v : null;
+      },
+      5000,
+      'a prefill chunk',
+    );
     expect(view.requests.map((r) => r.phase).sort()).toEqual(['prefilling', 'queued']);
     expect(view.prefill).toMatchObject({ totalTokens: 30_000 });
     expect(view.prefill!.etaMs).toBeGreaterThan(0);

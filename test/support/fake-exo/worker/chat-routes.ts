@@ -51,7 +51,8 @@ function parseBody(body: Buffer): ParsedBody | null {
   if (typeof b?.model !== 'string' || !Array.isArray(b.messages)) return null;
   const messages = b.messages.map((m: { role?: unknown; content?: unknown }) => ({
     role: String(m?.role ?? 'user') as 'user',
-    content: typeof m?.content === 'string' ? m.content : Array.isArray(m?.content) ? m.content.map((p: { text?: unknown }) => String(p?.text ?? '')).join('\n') : '',
+    content:
+      typeof m?.content === 'string' ? m.content : Array.isArray(m?.content) ? m.content.map((p: { text?: unknown }) => String(p?.text ?? '')).join('\n') : '',
   }));
   const max = typeof b.max_completion_tokens === 'number' ? b.max_completion_tokens : typeof b.max_tokens === 'number' ? b.max_tokens : DEFAULT_MAX_TOKENS;
   return { model: b.model, stream: b.stream === true, maxTokens: Math.max(1, Math.floor(max)), promptTokens: countPromptTokens(messages) };
@@ -103,7 +104,14 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
         },
         finished: () => {
           if (res.writableEnded) return;
-          sendJson(res, 200, { id: commandId, object: 'chat.completion', created, model: parsed.model, choices: [{ index: 0, message: { role: 'assistant', content: parts.join('') }, finish_reason: finish }], usage: usage(parts.length) });
+          sendJson(res, 200, {
+            id: commandId,
+            object: 'chat.completion',
+            created,
+            model: parsed.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: parts.join('') }, finish_reason: finish }],
+            usage: usage(parts.length),
+          });
         },
         failed: (message) => !res.writableEnded && sendJson(res, 500, exoError(500, 'Internal Server Error', message)),
       };
@@ -137,7 +145,8 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
     };
     const sink: GenerationSink = {
       admitted: () => undefined,
-      progress: (processed, total) => write(`: prefill_progress ${JSON.stringify({ PrefillProgressChunk: { model: parsed.model, processed_tokens: processed, total_tokens: total } })}\n\n`),
+      progress: (processed, total) =>
+        write(`: prefill_progress ${JSON.stringify({ PrefillProgressChunk: { model: parsed.model, processed_tokens: processed, total_tokens: total } })}\n\n`),
       token: (_i, text, finish) => {
         generated++;
         write(`data: ${JSON.stringify(chunk({ content: text }, finish, finish ? usage(generated) : null))}\n\n`);
@@ -154,7 +163,8 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
         close();
       },
     };
-    if (worker.cluster.instancesOf(parsed.model).length === 0) return sendJson(res, 404, exoError(404, 'Not Found', `No instance found for model ${parsed.model}`));
+    if (worker.cluster.instancesOf(parsed.model).length === 0)
+      return sendJson(res, 404, exoError(404, 'Not Found', `No instance found for model ${parsed.model}`));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     write(': keep-alive\n\n');
     // The fixed worker may hand the task over (and the runner report progress) at once.

@@ -33,7 +33,9 @@ describe('fake exo chat completions', () => {
     exo = await startServingExo({ timeScale: 0.05 });
     const lines = (await readTimedLines(await chat(exo.url, LLAMA_3B, 9000))).map((l) => l.line);
     expect(lines[0]).toBe(': keep-alive');
-    const progress = lines.filter((l) => l.startsWith(': prefill_progress ')).map((l) => JSON.parse(l.slice(': prefill_progress '.length)).PrefillProgressChunk);
+    const progress = lines
+      .filter((l) => l.startsWith(': prefill_progress '))
+      .map((l) => JSON.parse(l.slice(': prefill_progress '.length)).PrefillProgressChunk);
     expect(progress.map((p) => p.processed_tokens)).toEqual([0, 4096, 8192, 9000]);
     expect(progress[0]).toMatchObject({ model: LLAMA_3B, total_tokens: 9000 });
     const data = lines.filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
@@ -51,7 +53,11 @@ describe('fake exo chat completions', () => {
     exo = await startServingExo({ timeScale: 0.05 });
     const whole = await post(exo.url, '/v1/chat/completions', { model: LLAMA_1B, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 });
     const body = await whole.json();
-    expect(body).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'tok0 tok1 tok2 ' }, finish_reason: 'length' }], usage: { completion_tokens: 3 } });
+    expect(body).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ message: { role: 'assistant', content: 'tok0 tok1 tok2 ' }, finish_reason: 'length' }],
+      usage: { completion_tokens: 3 },
+    });
     const missing = await post(exo.url, '/v1/chat/completions', { model: 'mlx-community/Nope', messages: [{ role: 'user', content: 'hi' }] });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ error: { message: 'No instance found for model mlx-community/Nope', type: 'Not Found', param: null, code: 404 } });
@@ -68,7 +74,9 @@ describe('fake exo chat completions', () => {
       .map((t) => t.TextGeneration!.taskStatus);
     expect(tasks.sort()).toEqual(['Pending', 'Running']);
     await Promise.all([a.then(readTimedLines), b.then(readTimedLines)]);
-    const left = Object.values((await (await fetch(`${exo.url}/state/tasks`)).json()) as Record<string, unknown>).filter((t) => 'TextGeneration' in (t as object));
+    const left = Object.values((await (await fetch(`${exo.url}/state/tasks`)).json()) as Record<string, unknown>).filter(
+      (t) => 'TextGeneration' in (t as object),
+    );
     expect(left).toEqual([]);
   });
 
@@ -95,7 +103,10 @@ describe('fake exo chat completions', () => {
     await sleep(50);
     exo.worker.failRunner(LLAMA_3B, 'studio-a');
     const lines = (await readTimedLines(response)).map((l) => l.line);
-    expect(lines.slice(-2)).toEqual(['data: {"error":{"message":"Runner shutdown before completing command (signal=6 (Abort trap: 6))","type":"InternalServerError","code":500}}', 'data: [DONE]']);
+    expect(lines.slice(-2)).toEqual([
+      'data: {"error":{"message":"Runner shutdown before completing command (signal=6 (Abort trap: 6))","type":"InternalServerError","code":500}}',
+      'data: [DONE]',
+    ]);
   });
 });
 

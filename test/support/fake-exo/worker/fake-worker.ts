@@ -103,7 +103,11 @@ export class FakeExoWorker {
     };
     const params = task.body.taskParams as Record<string, unknown>;
     params.max_output_tokens = request.maxTokens;
-    this.plan({ runner, run: () => runner.send({ commandId, promptTokens: request.promptTokens, maxTokens: request.maxTokens, sink }), fail: (message) => sink.failed(message) });
+    this.plan({
+      runner,
+      run: () => runner.send({ commandId, promptTokens: request.promptTokens, maxTokens: request.maxTokens, sink }),
+      fail: (message) => sink.failed(message),
+    });
     return { commandId, taskId };
   }
 

@@ -97,7 +97,15 @@ export function fakePlacementRoutes(cluster: FakeExoCluster, options: { loadStep
     if (cluster.instances.has(parsed.instanceId)) return answer();
     const available = cluster.nodes.reduce((sum, n) => sum + n.ramAvailable, 0);
     if (available < sizeOf(card)) {
-      return sendJson(res, 400, exoError(400, 'Bad Request', `Insufficient memory to create instance. Required: ${(sizeOf(card) / GB).toFixed(1)}GB, Available: ${(available / GB).toFixed(1)}GB`));
+      return sendJson(
+        res,
+        400,
+        exoError(
+          400,
+          'Bad Request',
+          `Insufficient memory to create instance. Required: ${(sizeOf(card) / GB).toFixed(1)}GB, Available: ${(available / GB).toFixed(1)}GB`,
+        ),
+      );
     }
     const names = parsed.shards.map((s) => cluster.nodes.find((n) => n.id === s.nodeId)?.name);
     if (names.some((n) => n === undefined)) return answer(); // exo does no topology validation; the master drops it

@@ -17,7 +17,9 @@ function parseArgs(argv: string[]): { port: number; mode: WorkerMode; timeScale:
     else if (flag === '--mode' && (value === 'blocking' || value === 'fixed')) args.mode = value;
     else if (flag === '--time-scale' && Number(value) > 0) args.timeScale = Number(value);
     else {
-      process.stderr.write(`serving fake exo: bad argument ${flag ?? ''} ${value}\nusage: serving-cli.ts [--port N] [--mode blocking|fixed] [--time-scale X]\n`);
+      process.stderr.write(
+        `serving fake exo: bad argument ${flag ?? ''} ${value}\nusage: serving-cli.ts [--port N] [--mode blocking|fixed] [--time-scale X]\n`,
+      );
       process.exit(2);
     }
   }
