@@ -55,10 +55,14 @@ describe('attached to the demo cluster', () => {
     expect(qwen.getByTestId('exo-runner-status').getAttribute('title')).toContain('exo: RunnerRunning');
   });
 
-  it('stops an exo instance through the bridge (exobar deletes it on exo)', async () => {
+  it('stops an exo instance through the bridge (exobar deletes it on exo), asking first since its tasks would end', async () => {
     const { bridge } = renderApp(demo);
-    fireEvent.click(within(card(QWEN_30B)).getByRole('button', { name: `Stop ${QWEN_30B.split('/').pop()}` }));
-    await waitFor(() => expect(bridge.stopInstance).toHaveBeenCalledWith(`exo:${QWEN_30B}`));
+    const name = QWEN_30B.split('/').pop()!;
+    fireEvent.click(within(card(QWEN_30B)).getByRole('button', { name: `Stop ${name}` }));
+    const dialog = screen.getByRole('alertdialog', { name: `Stop ${name}?` });
+    expect(bridge.stopInstance).not.toHaveBeenCalled();
+    await act(async () => fireEvent.click(within(dialog).getByRole('button', { name: 'Stop anyway' })));
+    await waitFor(() => expect(bridge.stopInstance).toHaveBeenCalledWith(`exo:${QWEN_30B}`, { confirm: true }));
   });
 
   it("shows a failed runner with exo's message and its typed diagnostics", () => {

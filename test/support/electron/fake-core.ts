@@ -42,6 +42,8 @@ export class FakeExoAttachment {
     this.url = null;
   });
   bundleSource = vi.fn(() => null);
+  /** Not an exo instance (answers false): the app stops it on the local node. */
+  stopInstance = vi.fn(async (_id: string) => false);
 }
 
 export interface FakeCore extends RunningCore {
