@@ -36,6 +36,11 @@ describe('RunnerProcess', () => {
     expect(runner.stderr).toContain('fake runner log');
     runner.send({ kind: 'Shutdown', taskId: 'bye' });
     expect(await runner.waitForExit(10_000)).toEqual({ code: 3, signal: null });
+    // The grandchild outlived its runner: the cleanup still stops it (its group remains).
+    const grandchild = Number(/grandchild=(\d+)/.exec(runner.stderr)?.[1]);
+    expect(processAlive(grandchild)).toBe(true);
+    await killAllRunnerProcesses();
+    await expect.poll(() => processAlive(grandchild), { timeout: 2000 }).toBe(false);
   });
 
   it('rejects a wait with the runner output when nothing matches in time', async () => {

@@ -34,6 +34,21 @@ const live = new Set<RunnerProcess>();
 /** Kills every runner spawned by this process that is still running (test cleanup). */
 export async function killAllRunnerProcesses(): Promise<void> {
   await Promise.all([...live].map((runner) => runner.kill()));
+  // A runner that exited on its own may have left children in its group (a grandchild
+  // it started): the group outlives its leader, so it is killed too.
+  for (const group of groups) killGroup(group);
+  groups.clear();
+}
+
+/** Process groups of the runners spawned since the last cleanup (each runner leads its own). */
+const groups = new Set<number>();
+
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // Group already gone.
+  }
 }
 
 // Last resort if a test run ends without cleanup: never leave runners behind.
@@ -68,6 +83,7 @@ export class RunnerProcess {
     if (this.child.pid === undefined) throw new Error(`could not spawn ${spec.command}`);
     this.pid = this.child.pid;
     live.add(this);
+    groups.add(this.pid);
     this.exitPromise = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
