@@ -59,7 +59,13 @@ function waitForListening(child: ChildProcess): Promise<void> {
 }
 
 /** Starts `exobar serve --port 0`, lets it settle, then watches it for `windowMs`. */
-export async function measureServeIdle(options: { windowMs: number; runtime?: 'built' | 'tsx'; progress?: (line: string) => void }): Promise<ServeIdleResult> {
+export async function measureServeIdle(options: {
+  windowMs: number;
+  runtime?: 'built' | 'tsx';
+  /** How long start-up may take before idle is measured (default SETTLE_MS). */
+  settleMs?: number;
+  progress?: (line: string) => void;
+}): Promise<ServeIdleResult> {
   const runtime = options.runtime ?? 'built';
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-bench-serve-'));
   const args = serveCommand(runtime, ['--port', '0', '--data-dir', dataDir]);
@@ -68,7 +74,7 @@ export async function measureServeIdle(options: { windowMs: number; runtime?: 'b
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await waitForListening(child);
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? SETTLE_MS));
     const pid = child.pid!;
     const cpuBefore = cpuTimeMs(pid);
     const startedAt = performance.now();
