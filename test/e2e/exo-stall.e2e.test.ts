@@ -12,8 +12,8 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makePrompt } from '../../shared/token-count';
 import { LLAMA_1B, LLAMA_3B } from '../support/fake-exo/scenarios';
+import { streamChatText } from '../support/fake-exo/stream-chat';
 import { startServingExo, type ServingExo } from '../support/fake-exo/worker/serving-exo';
 import { launchChromium } from './browser';
 import { startServe, type ServeProcess } from './serve-process';
@@ -28,14 +28,7 @@ const controller = new AbortController();
 
 /** A streamed chat completion to `base`, read to its end in the background. */
 function stream(base: string, model: string, tokens: number, salt: string): Promise<unknown> {
-  return fetch(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
-    signal: controller.signal,
-  })
-    .then((r) => r.text())
-    .catch(() => null);
+  return streamChatText(base, model, tokens, salt, controller.signal);
 }
 
 beforeAll(async () => {

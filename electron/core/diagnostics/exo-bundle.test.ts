@@ -15,7 +15,7 @@ import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-
 import { mappedExoSnapshot } from '../../../test/support/fake-exo/mapped-snapshot';
 import { LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
 import { startServingExo } from '../../../test/support/fake-exo/worker/serving-exo';
-import { makePrompt } from '../../../shared/token-count';
+import { streamChatText } from '../../../test/support/fake-exo/stream-chat';
 import { FakeExoCluster } from '../../../test/support/fake-exo/fake-cluster';
 import { diagnoseExo } from './exo-diagnosis';
 import { readZip } from '../../../test/support/diagnostics/read-zip';
@@ -144,15 +144,7 @@ describe('the bundle with traffic through exobar', () => {
     const exo = await startServingExo({ mode: 'blocking', timeScale: 0.25 });
     const rig = await startCoreRig({ exoUrl: exo.url, exo: { offerUrl: null, exoLogDir: null, stallThresholds: { dispatchStallMs: 300 } } });
     const controller = new AbortController();
-    const send = (base: string, model: string, tokens: number) =>
-      fetch(`${base}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
-        signal: controller.signal,
-      })
-        .then((r) => r.text())
-        .catch(() => null);
+    const send = (base: string, model: string, tokens: number) => streamChatText(base, model, tokens, salt, controller.signal);
     try {
       await eventually(() => rig.node.snapshot().instances.length === 2, 10_000, 'the exo instances');
       const long = send(rig.url, LLAMA_3B, 60_000);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../shared/api';
-import { makePrompt } from '../../../shared/token-count';
+import { streamChatText } from '../../../test/support/fake-exo/stream-chat';
 import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../test/support/fake-exo/scenarios';
 import { startServingExo, type ServingExo } from '../../../test/support/fake-exo/worker/serving-exo';
@@ -32,15 +32,7 @@ afterAll(async () => {
   await exo?.close();
 });
 
-const send = (model: string, tokens: number, salt: string) =>
-  fetch(`${rig.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
-    signal: controller.signal,
-  })
-    .then((r) => r.text())
-    .catch(() => null);
+const send = (model: string, tokens: number, salt: string) => streamChatText(rig.url, model, tokens, salt, controller.signal);
 const card = (model: string) => rig.node.snapshot().instances.find((i) => i.model === model);
 
 describe('the exo.hold setting', () => {

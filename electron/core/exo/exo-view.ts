@@ -3,7 +3,7 @@
  * fields of the snapshot's `source: "exo"` instance variant) and the warnings. Kept in
  * the core's own types so wiring them into shared/snapshot.ts is a thin step.
  */
-import type { ExoInstanceDetail, ExoSection } from '../../../shared/exo-snapshot';
+import { EXO_RUNNER_STATUSES, type ExoInstanceDetail, type ExoSection } from '../../../shared/exo-snapshot';
 import type { InstanceType, PendingCancelSnapshot, PrefillSnapshot, RequestSnapshot, TtftSnapshot } from '../../../shared/snapshot';
 
 /** One exo instance, with exactly the fields of the snapshot's exo instance variant. */
@@ -60,15 +60,8 @@ export const DEFAULT_EXO_WARNING_OPTIONS: ExoWarningOptions = {
   staleInstancesMs: 30_000,
 };
 
-/** Runner statuses on the way to Ready (src/exo/shared/types/worker/runners.py:20-94). */
-export const LOADING_STATUSES: ReadonlySet<string> = new Set([
-  'RunnerIdle',
-  'RunnerConnecting',
-  'RunnerConnected',
-  'RunnerLoading',
-  'RunnerLoaded',
-  'RunnerWarmingUp',
-]);
+/** Runner statuses on the way to Ready: exo's list up to RunnerWarmingUp (src/exo/shared/types/worker/runners.py:20-94). */
+export const LOADING_STATUSES: ReadonlySet<string> = new Set(EXO_RUNNER_STATUSES.slice(0, EXO_RUNNER_STATUSES.indexOf('RunnerReady')));
 
 /** Runner statuses that take requests. */
 export const SERVING_STATUSES: ReadonlySet<string> = new Set(['RunnerReady', 'RunnerRunning']);

@@ -9,22 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startCore } from '../../../electron/core/start-core';
-import { makePrompt } from '../../../shared/token-count';
 import type { Snapshot } from '../../../shared/snapshot';
 import { eventually } from '../api-harness';
 import { LLAMA_3B } from './scenarios';
+import { streamChatText } from './stream-chat';
 import { startServingExo } from './worker/serving-exo';
 
-// No abort signal: the page tests run this under jsdom, whose AbortSignal Node's fetch refuses; the streams simply end.
-const stream = (url: string, tokens: number, salt: string) =>
-  fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: LLAMA_3B, messages: makePrompt(tokens, salt), max_tokens: 2, stream: true }),
-  }).then(
-    (r) => r.text(),
-    () => '',
-  );
+const stream = (url: string, tokens: number, salt: string) => streamChatText(url, LLAMA_3B, tokens, salt);
 
 /** The snapshot mid-prefill with a request held by exobar (a second or two). */
 export async function proxiedSnapshot(): Promise<Snapshot> {
