@@ -2,7 +2,7 @@ import type { ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-sna
 import type { ExoInstanceSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import { isServing } from '../../../shared/instance-state';
 import { exoRunnerTone, exoRunnerWords } from '../lib/exo-words';
-import { formatRate, shortId } from '../lib/format';
+import { shortId } from '../lib/format';
 import { PHASE_LABEL } from '../lib/runner-status';
 import { useExobar } from '../store/store-context';
 import { LiveAge } from './live-age';
@@ -10,6 +10,7 @@ import { PrefillProgress } from './prefill-progress';
 import { ProgressBar } from './progress-bar';
 import { QueueList } from './queue-list';
 import { StopButton } from './stop-button';
+import { Throughput } from './throughput';
 import { TtftPanel } from './ttft-panel';
 
 /** A proxied request still in exobar's queue (the hold) shows as queued: say whose queue it is. */
@@ -162,12 +163,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
       )}
       {throughExobar && <TtftPanel instanceId={instance.id} ttft={instance.ttft} />}
       <footer className="row small muted card-footer">
-        <span>
-          Throughput{' '}
-          <span className="tabular" data-testid="tokens-per-second">
-            {formatRate(instance.tokensPerSecond)}
-          </span>
-        </span>
+        <Throughput tokensPerSecond={instance.tokensPerSecond} />
         <span className="tabular" data-testid="exo-ended-tasks">
           {exo.endedTasks} ended since attached
         </span>

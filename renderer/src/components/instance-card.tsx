@@ -1,5 +1,4 @@
 import type { InstanceSnapshot } from '../../../shared/snapshot';
-import { formatRate } from '../lib/format';
 import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
@@ -8,6 +7,7 @@ import { PrefillProgress } from './prefill-progress';
 import { QueueList } from './queue-list';
 import { RunnerStatusRow } from './runner-status-row';
 import { StopButton } from './stop-button';
+import { Throughput } from './throughput';
 import { TtftPanel } from './ttft-panel';
 
 /**
@@ -58,12 +58,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       <PendingCancels cancels={instance.pendingCancels} />
       <TtftPanel instanceId={instance.id} ttft={instance.ttft} />
       <footer className="row small muted card-footer">
-        <span>
-          Throughput{' '}
-          <span className="tabular" data-testid="tokens-per-second">
-            {formatRate(instance.tokensPerSecond)}
-          </span>
-        </span>
+        <Throughput tokensPerSecond={instance.tokensPerSecond} />
         <span className="spacer" />
         {local && (
           <span className="tabular">
