@@ -54,6 +54,8 @@ export const ProxiedRequestSchema = z.object({
   generationStats: GenerationStatsSchema.nullable(),
   /** Why it failed or was cancelled, in words. */
   reason: z.string().nullable(),
+  /** The client's User-Agent (the request log's `client`); null when it sent none. */
+  client: z.string().nullable().optional(),
 });
 export type ProxiedRequest = z.infer<typeof ProxiedRequestSchema>;
 
@@ -103,7 +105,7 @@ export class ExoTraffic {
   }
 
   /** A new proxied request, arrived at `arrivedAt` (epoch ms). */
-  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now()): ProxiedRequest {
+  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now(), client: string | null = null): ProxiedRequest {
     const record: ProxiedRequest = {
       id: `exobar-${randomUUID()}`,
       commandId: null,
@@ -125,6 +127,7 @@ export class ExoTraffic {
       completionTokens: 0,
       generationStats: null,
       reason: null,
+      client,
     };
     this.live.push(record);
     return record;
