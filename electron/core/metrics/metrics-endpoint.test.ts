@@ -48,7 +48,8 @@ describe('GET /metrics', () => {
     const stream = await rig.client.chat.completions.create({
       model: 'sim/llama-3.2-1b',
       messages: [{ role: 'user', content: 'a longer answer please' }],
-      max_tokens: 200,
+      // Long enough that the cancel lands before the end on a loaded machine.
+      max_tokens: 4000,
       stream: true,
     });
     for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
