@@ -10,7 +10,7 @@ import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 /** The value of one series in Prometheus' text format (labels in any order); null when absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number | null {
   for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
     const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
     if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
@@ -65,6 +65,8 @@ describe('GET /metrics', () => {
     const sum = instance.ttft.samples.reduce((a, s) => a + s.totalMs, 0) / 1000;
     expect(sample(text, 'exobar_ttft_seconds_sum', labels)).toBeCloseTo(sum, 6);
     expect(sample(text, 'exobar_ttft_prefill_seconds_count', labels)).toBe(instance.ttft.samples.length);
+    // Every request with two tokens or more has its ITL p95 (the node's per-request figure).
+    expect(sample(text, 'exobar_request_itl_p95_seconds_count', labels)).toBe(4);
     expect(sample(text, 'exobar_generated_tokens_total', labels)).toBeGreaterThanOrEqual(12);
     expect(sample(text, 'exobar_instance_state', { ...labels, state: 'serving' })).toBe(1);
     expect(sample(text, 'exobar_instance_state', { ...labels, state: 'failed' })).toBe(0);

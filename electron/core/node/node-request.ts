@@ -7,6 +7,7 @@ import type { GenerationParams, GenerationStats, Usage } from '../../../shared/r
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from '../node-types';
+import { DecodeTiming, type TokenGap } from '../sharing/decode-timing';
 import { ttftParts } from './request-metrics';
 
 type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
@@ -38,6 +39,8 @@ export class NodeRequest {
   errorCode: NodeErrorCode | null = null;
   /** Epoch ms of arrival, for records that outlive this process (the monotonic clock does not). */
   readonly arrivedAtEpochMs: number;
+  /** Decode tokens/s and inter-token latency over this request's tokens. */
+  readonly decode: DecodeTiming;
   readonly created = Math.floor(Date.now() / 1000);
   readonly done: Promise<TerminalEvent>;
   private resolveDone!: (event: TerminalEvent) => void;
@@ -51,7 +54,9 @@ export class NodeRequest {
     readonly promptTokens: number,
     readonly arrivedAt: number,
     private readonly onEvent: (event: RequestEvent) => void,
+    onGap?: (gap: TokenGap) => void,
   ) {
+    this.decode = new DecodeTiming(onGap);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.arrivedAtEpochMs = Date.now() - (performance.now() - arrivedAt);
   }
@@ -89,6 +94,7 @@ export class NodeRequest {
   /** Records a token; returns the TTFT sample when it is the first one. */
   markToken(text: string, tokenId: number, now: number): TtftSample | null {
     this.completionTokens += 1;
+    this.decode.record(now);
     let sample: TtftSample | null = null;
     if (this.firstTokenAt === null) {
       this.firstTokenAt = now;
@@ -134,6 +140,7 @@ export class NodeRequest {
       endedAt: this.endedAt,
       outcome: this.outcome,
       ttft: this.ttft,
+      ...this.decode.stats(),
       concurrentBusyInstances,
     };
   }

@@ -12,9 +12,6 @@ import type { ExoTraffic, ProxiedRequest } from '../exo/proxy/exo-traffic';
 import { ExoTraffic as ExoTrafficClass } from '../exo/proxy/exo-traffic';
 import type { EndedRequest, ExobarNode } from '../node-types';
 
-/** What a record read from a newer node carries beyond today's fields (per-request decode figures). */
-type DecodeFields = Partial<{ decodeTokensPerSecond: number | null; itlP95Ms: number | null }>;
-
 /** A rate that is a real number and not negative, else unknown. */
 function rateOrNull(value: number | null | undefined): number | null {
   return value != null && Number.isFinite(value) && value >= 0 ? value : null;
@@ -28,7 +25,6 @@ function perSecond(tokens: number, spanMs: number | null): number | null {
 /** The request record of a local request at its end. */
 export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
   const t = ended.timeline;
-  const decode = t as typeof t & DecodeFields;
   const ttft = t.ttft;
   const outcome = t.outcome === 'finished' ? 'done' : t.outcome === 'in_flight' ? 'failed' : t.outcome;
   return {
@@ -50,8 +46,9 @@ export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
     firstTokenMs: ttft?.firstTokenMs ?? null,
     // The runner's own figure where it sent one (at the end), else the prompt over the measured prefill.
     prefillTokensPerSecond: rateOrNull(ended.stats?.promptTps) ?? perSecond(t.promptTokens, ttft?.prefillMs ?? null),
-    decodeTokensPerSecond: rateOrNull(decode.decodeTokensPerSecond),
-    itlP95Ms: rateOrNull(decode.itlP95Ms),
+    // The node's own per-request decode figures (electron/core/sharing/decode-timing.ts).
+    decodeTokensPerSecond: rateOrNull(t.decodeTokensPerSecond),
+    itlP95Ms: rateOrNull(t.itlP95Ms),
     outcome,
     cancelledBy: outcome === 'cancelled' ? ended.cancelledBy : null,
     errorCode: outcome === 'failed' ? (ended.errorCode ?? 'unknown') : null,
@@ -91,7 +88,6 @@ function exoPlace(snapshot: Snapshot, exoInstanceId: string | null): { instance:
 export function exoRecord(r: ProxiedRequest, place: { instance: string | null; node: string | null }): RequestRecord {
   const ttft = ExoTrafficClass.ttftOf(r);
   const stats = r.generationStats;
-  const decode = r as ProxiedRequest & DecodeFields;
   const outcome = r.phase === 'done' ? 'done' : r.phase === 'cancelled' ? 'cancelled' : 'failed';
   const promptTokens = stats?.prompt_tokens ?? r.totalTokens;
   return {
@@ -111,8 +107,9 @@ export function exoRecord(r: ProxiedRequest, place: { instance: string | null; n
     prefillMs: ttft?.prefillMs ?? null,
     firstTokenMs: ttft?.firstTokenMs ?? null,
     prefillTokensPerSecond: rateOrNull(stats?.prompt_tps) ?? perSecond(promptTokens, ttft?.prefillMs ?? null),
-    decodeTokensPerSecond: rateOrNull(decode.decodeTokensPerSecond) ?? rateOrNull(stats?.generation_tps),
-    itlP95Ms: rateOrNull(decode.itlP95Ms),
+    // Measured on the stream exobar relayed; exo's own generation_tps where exobar saw under two tokens.
+    decodeTokensPerSecond: rateOrNull(r.decodeTokensPerSecond) ?? rateOrNull(stats?.generation_tps),
+    itlP95Ms: rateOrNull(r.itlP95Ms),
     outcome,
     cancelledBy: outcome === 'cancelled' ? exoCancelledBy(r.reason) : null,
     errorCode: outcome === 'failed' ? exoErrorCode(r.reason) : null,

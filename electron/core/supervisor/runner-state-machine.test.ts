@@ -189,7 +189,7 @@ describe('runner state machine with a real runner process', () => {
   const startupFailures: Array<[string, RegExp]> = [
     ['load-fails', /model not found: \/models\/missing \(no config\.json\)/],
     ['exit-before-hello', /No module named mlx_lm/],
-    ['protocol-2', /protocol 2, exobar 1/],
+    ['protocol-3', /protocol 3, exobar 1-2/],
   ];
   for (const [mode, words] of startupFailures) {
     it(`a start-up failure that would repeat (${mode}) fails at once with the runner's words, no retry`, async () => {
