@@ -47,6 +47,15 @@ export const RequestSnapshotSchema = z.object({
   ageMs: ms,
   promptTokens: z.number(),
   completionTokens: z.number(),
+  /**
+   * Decode speed of this request so far (electron/core/sharing/decode-timing.ts): tokens
+   * after the first over the time from the first token to the latest, per second, and
+   * the gap between consecutive tokens (inter-token latency) at p50 and p95. Null until
+   * it has two tokens, and where exobar did not see its tokens (exo tasks it did not proxy).
+   */
+  decodeTokensPerSecond: z.number().nullable(),
+  itlP50Ms: ms.nullable(),
+  itlP95Ms: ms.nullable(),
 });
 export type RequestSnapshot = z.infer<typeof RequestSnapshotSchema>;
 

@@ -11,6 +11,7 @@ import type { ExoConnectionState, ExoReading } from './exo-client';
 import type { ExoTracker } from './exo-tracker';
 import { SERVING_STATUSES, type ExoInstanceView } from './exo-view';
 import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus, ExoTask } from './parse-exo-state';
+import { NO_DECODE } from '../sharing/decode-timing';
 
 /** Tasks that are a model's queue (tasks.py:24-30; master/main.py:183-244). */
 const QUEUED = new Set(['Pending', 'Running']);
@@ -106,6 +107,8 @@ function mapInstance(instance: ExoInstance, tasks: ExoTask[], cancelTasks: Map<s
     ageMs: t.ageMs,
     promptTokens: 0,
     completionTokens: 0,
+    // exo's own tasks carry no token times: exobar saw none of them.
+    ...NO_DECODE,
   }));
   return {
     id: id.id,

@@ -9,6 +9,7 @@ import type { Chunk } from '../../../shared/runner-protocol';
 import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
+import { InstancePhases, phaseOf } from '../sharing/instance-phases';
 import { BusyIntervals } from './request-metrics';
 import { buildInstanceSnapshot } from './instance-snapshot';
 import type { Dispatcher } from './dispatcher';
@@ -53,6 +54,8 @@ export class Instance {
   private disposedWith: NodeError | null = null;
   readonly counters = { completed: 0, failed: 0, cancelled: 0, rejected: 0 };
   private readonly busy = new BusyIntervals();
+  /** Prefilling, decoding or idle on the GPU, over time: what neighbours' sharing statistics and pacing read. */
+  readonly phases = new InstancePhases(performance.now());
 
   private readonly queue: NodeRequest[] = [];
   private readonly requests = new Map<string, NodeRequest>();
@@ -340,6 +343,7 @@ export class Instance {
         this.onDown(event);
         break;
     }
+    this.trackPhase(now);
     this.changed();
   }
 
@@ -431,9 +435,15 @@ export class Instance {
       this.log.record({ kind: event.type === 'finished' ? 'request_finished' : 'request_cancelled', ...ids, data: { completionTokens } });
     }
     if (request.acknowledgedAt !== null && !this.live.some((r) => r.acknowledgedAt !== null)) this.busy.markIdle(now);
+    this.trackPhase(now);
     this.onRequestEnded(request);
     this.pump();
     this.changed();
+  }
+
+  /** The runner's phase from its live requests (acknowledged without a first token: prefilling). */
+  private trackPhase(now: number): void {
+    this.phases.set(phaseOf(this.live.map((r) => ({ admitted: r.acknowledgedAt !== null, decoding: r.firstTokenAt !== null }))), now);
   }
 
   /** Undoes a pump for a request that was never written: it waits in the queue again, in arrival order. */

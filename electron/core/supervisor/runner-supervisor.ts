@@ -11,7 +11,17 @@
  */
 import { join } from 'node:path';
 import { reportedFastSynchDiffers } from '../../../shared/instance-state';
-import { PROTOCOL_VERSION, type Chunk, type RunnerOutput, type RunnerStatus, type Task, type TaskStatus } from '../../../shared/runner-protocol';
+import {
+  MIN_PROTOCOL_VERSION,
+  PACING_PROTOCOL_VERSION,
+  PROTOCOL_VERSION,
+  type Chunk,
+  type PrefillPacing,
+  type RunnerOutput,
+  type RunnerStatus,
+  type Task,
+  type TaskStatus,
+} from '../../../shared/runner-protocol';
 import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
 import { LogTail } from './log-tail';
@@ -101,6 +111,8 @@ export type SupervisorEvent =
   /** A generation task ended without a terminal status from the runner (it died or was stopped). */
   | { type: 'task_lost'; taskId: string; cause: DownCause; message: string }
   | { type: 'malformed_line'; reason: string }
+  /** The runner applied a prefill pacing (its next chunk follows it); `commandId` is the prefill it was read in. */
+  | { type: 'pacing_applied'; pacingId: string; pacing: PrefillPacing; commandId: string | null }
   | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number; deadlineMs: number }
   | { type: 'down'; cause: DownCause; message: string; exit: RunnerExit | null; willRestartInMs: number | null }
   /** One accepted transition of the runner's state (runner-state-machine.ts). */
@@ -145,6 +157,8 @@ export class RunnerSupervisor {
   lastDown: { cause: DownCause; message: string } | null = null;
   /** The fast-synch value the current runner reported in its hello. */
   reportedFastSynch: boolean | null = null;
+  /** The protocol version the current runner said in its hello; null before it. */
+  protocolVersion: number | null = null;
   readonly inProgress = new Map<string, InProgressTask>();
   readonly pendingCancels = new Map<string, PendingCancel>();
   readonly logs: { stdout: LogTail; stderr: LogTail };
@@ -283,6 +297,23 @@ export class RunnerSupervisor {
     return true;
   }
 
+  /** Whether the current runner applies SetPrefillPacing (protocol 2 or later). */
+  get supportsPacing(): boolean {
+    return this.protocolVersion !== null && this.protocolVersion >= PACING_PROTOCOL_VERSION;
+  }
+
+  /**
+   * Asks the runner to prefill with `pacing` from its next chunk on; the runner
+   * acknowledges with a `pacing_applied` event. Returns the pacing id, or null when the
+   * runner cannot take it (an older protocol, or no runner up): nothing is sent then.
+   */
+  setPrefillPacing(pacing: PrefillPacing): string | null {
+    if (!this.supportsPacing || !this.process?.alive || !this.machine.in(UP_STATES)) return null;
+    const pacingId = this.nextTaskId('pacing');
+    this.process.send({ kind: 'SetPrefillPacing', pacingId, ...pacing });
+    return pacingId;
+  }
+
   nextTaskId(prefix: string): string {
     this.taskCounter += 1;
     return `${this.options.instanceId}-${prefix}-${this.taskCounter}`;
@@ -341,6 +372,7 @@ export class RunnerSupervisor {
     this.epoch += 1;
     const epoch = this.epoch;
     this.reportedFastSynch = null;
+    this.protocolVersion = null;
     this.runnerFailedMessage = null;
     this.lifecycleErrors.clear();
     this.restartAt = null;
@@ -376,10 +408,13 @@ export class RunnerSupervisor {
     this.watchdog.start();
     try {
       const hello = await this.waitForHello(this.options.helloTimeoutMs ?? 15_000);
-      if (hello.protocolVersion !== PROTOCOL_VERSION) {
-        await this.goDown('startup_failed', `runner speaks protocol ${hello.protocolVersion}, exobar ${PROTOCOL_VERSION}: install matching versions`, null);
+      if (hello.protocolVersion < MIN_PROTOCOL_VERSION || hello.protocolVersion > PROTOCOL_VERSION) {
+        const speaks = `${MIN_PROTOCOL_VERSION}-${PROTOCOL_VERSION}`;
+        await this.goDown('startup_failed', `runner speaks protocol ${hello.protocolVersion}, exobar ${speaks}: install matching versions`, null);
         return;
       }
+      // An older runner is served as before; only what it lacks (pacing) is not sent.
+      this.protocolVersion = hello.protocolVersion;
       this.reportedFastSynch = hello.fastSynch;
       this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
       const expected = this.options.expectedFastSynch();
@@ -492,6 +527,11 @@ export class RunnerSupervisor {
         this.pendingCancels.delete(message.taskId);
         this.emit({ type: 'task_status', taskId: message.taskId, status: message.status });
         if (this.inProgress.size === 0 && this.machine.state === 'running') this.machine.transition('ready', 'no request in progress');
+        return;
+      }
+      case 'PrefillPacingApplied': {
+        const { pacingId, chunkTokens, pauseMs, commandId } = message;
+        this.emit({ type: 'pacing_applied', pacingId, pacing: { chunkTokens, pauseMs }, commandId });
         return;
       }
       case 'ChunkGenerated': {
