@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { InstanceLifecycle } from './instance-state';
+import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 
 export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
 export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
@@ -110,6 +111,12 @@ export const SettingsSchema = z.object({
    * length instead).
    */
   debug: z.strictObject({ logGeneratedText: z.boolean().default(false) }).default({ logGeneratedText: false }),
+  /**
+   * Sharing this Mac's one GPU between models (docs/sharing-policy.md). `policy`: `off`,
+   * or `decode_first`: while a neighbour streams, a prefilling runner is paced (smaller
+   * chunks, a pause after each), its added prefill time bounded by a ceiling.
+   */
+  sharing: z.strictObject({ policy: SharingPolicySchema.default(DEFAULT_SHARING_POLICY) }).default({ policy: DEFAULT_SHARING_POLICY }),
   /**
    * exo: attach mode and this Mac's exo. `url` is the exo node whose HTTP API exobar
    * reads (e.g. http://127.0.0.1:52415; null attaches to nothing): `POST /api/exo/attach`
