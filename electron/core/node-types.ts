@@ -62,7 +62,9 @@ export type NodeErrorCode =
   | 'model_already_running'
   | 'requests_in_flight'
   /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
-  | 'not_retryable';
+  | 'not_retryable'
+  /** The fit check refused a launch: the models need more memory than is free (`acknowledgeMemory: true` launches anyway). */
+  | 'insufficient_memory';
 
 /** An error the node answers with; `status` is the HTTP status the API maps it to. */
 export class NodeError extends Error {
@@ -70,6 +72,8 @@ export class NodeError extends Error {
     readonly code: NodeErrorCode,
     message: string,
     readonly status: number,
+    /** Extra fields of the API's error object a client can act on (e.g. the fit check's figures). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'NodeError';
