@@ -113,6 +113,11 @@ export interface RequestTimeline {
   endedAt: number | null;
   outcome: 'finished' | 'cancelled' | 'failed' | 'in_flight';
   ttft: TtftSample | null;
+  /** Decode tokens/s so far, null under two tokens (electron/core/sharing/decode-timing.ts). */
+  decodeTokensPerSecond: number | null;
+  /** Inter-token latency over this request's tokens, p50 and p95 ms; null under two tokens. */
+  itlP50Ms: number | null;
+  itlP95Ms: number | null;
   /** Other instances' runners that were busy (prefilling or decoding) while this request waited or prefilled. */
   concurrentBusyInstances: string[];
 }

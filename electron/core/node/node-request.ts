@@ -6,6 +6,7 @@
 import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
 import type { NodeError, RequestEvent, RequestTimeline } from '../node-types';
+import { DecodeTiming, type TokenGap } from '../sharing/decode-timing';
 import { ttftParts } from './request-metrics';
 
 type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
@@ -29,6 +30,8 @@ export class NodeRequest {
   runnerError: string | null = null;
   ttft: TtftSample | null = null;
   outcome: RequestTimeline['outcome'] = 'in_flight';
+  /** Decode tokens/s and inter-token latency over this request's tokens. */
+  readonly decode: DecodeTiming;
   readonly created = Math.floor(Date.now() / 1000);
   readonly done: Promise<TerminalEvent>;
   private resolveDone!: (event: TerminalEvent) => void;
@@ -42,7 +45,9 @@ export class NodeRequest {
     readonly promptTokens: number,
     readonly arrivedAt: number,
     private readonly onEvent: (event: RequestEvent) => void,
+    onGap?: (gap: TokenGap) => void,
   ) {
+    this.decode = new DecodeTiming(onGap);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -79,6 +84,7 @@ export class NodeRequest {
   /** Records a token; returns the TTFT sample when it is the first one. */
   markToken(text: string, tokenId: number, now: number): TtftSample | null {
     this.completionTokens += 1;
+    this.decode.record(now);
     let sample: TtftSample | null = null;
     if (this.firstTokenAt === null) {
       this.firstTokenAt = now;
@@ -123,6 +129,7 @@ export class NodeRequest {
       endedAt: this.endedAt,
       outcome: this.outcome,
       ttft: this.ttft,
+      ...this.decode.stats(),
       concurrentBusyInstances,
     };
   }
