@@ -19,7 +19,10 @@ import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgres
 import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
+import { ExobarMetrics } from './metrics/exobar-metrics';
+import { metricsRoutes } from './metrics/metrics-route';
 import { createNode } from './node';
+import { RequestFeed } from './request-log/request-feed';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
@@ -146,6 +149,12 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   void exo
     .start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl)
     .catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
+  // Every ended request, local or through exobar to exo, as one record: the metrics count from it.
+  const requestFeed = new RequestFeed(node, exo.serving.traffic);
+  const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: requestFeed.mac });
+  requestFeed.onRecord((record) => metrics.observeRequest(record));
+  const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
+  const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
   const localSafePair = safePairRoutes({ getSettings });
   const coreRoutes: ApiRoute[] = [
@@ -163,12 +172,19 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes()),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
+    ...metricsRoutes({
+      metrics,
+      token,
+      tokenFile: tokenSource === 'env' ? null : tokenPath,
+      bindHost,
+      isPublic: () => getSettings().metrics.public,
+    }),
   ];
   const server = createApiServer({
     node,
     token,
     tokenFile: tokenSource === 'env' ? null : tokenPath,
-    host: options.host ?? DEFAULT_API_HOST,
+    host: bindHost,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
@@ -219,6 +235,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams, exo stops if exobar started it.
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);
+      stopMetricsEvents();
+      requestFeed.close();
     })();
     return stopping;
   };
