@@ -62,7 +62,9 @@ export type NodeErrorCode =
   | 'model_already_running'
   | 'requests_in_flight'
   /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
-  | 'not_retryable';
+  | 'not_retryable'
+  /** The fit check refused a launch: the models need more memory than is free (`acknowledgeMemory: true` launches anyway). */
+  | 'insufficient_memory';
 
 /** An error the node answers with; `status` is the HTTP status the API maps it to. */
 export class NodeError extends Error {
@@ -70,6 +72,8 @@ export class NodeError extends Error {
     readonly code: NodeErrorCode,
     message: string,
     readonly status: number,
+    /** Extra fields of the API's error object a client can act on (e.g. the fit check's figures). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'NodeError';
@@ -99,6 +103,8 @@ export interface CreateInstanceOptions {
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
 export type { NodeEvent } from './node/node-event';
 import type { NodeEvent } from './node/node-event';
+import type { SharingPolicy } from '../../shared/sharing-policy';
+import type { PacingTuning } from './pacing/pacing-plan';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -177,6 +183,10 @@ export interface NodeOptions {
   restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number; windowMs: number }>;
   /** Keep generated text in the runners' stdout logs (a debug setting; off: only token lengths). */
   logGeneratedText?: boolean;
+  /** The setting `sharing.policy`, read at every decision (default DEFAULT_SHARING_POLICY). */
+  sharingPolicy?: () => SharingPolicy;
+  /** The decode-first policy's numbers (the bench tunes them; default DEFAULT_PACING_TUNING). */
+  pacingTuning?: Partial<PacingTuning>;
 }
 
 export interface ExobarNode {

@@ -3,6 +3,7 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
+import type { FitChecker } from './fit/fit-gate';
 import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
 import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } from './api/api-server';
@@ -63,6 +64,8 @@ export interface StartCoreOptions {
   updateSettings?: (patch: SettingsPatch) => Promise<unknown>;
   /** This Mac's exo (docs/exo-process.md); by default the settings' `exo` section says whether and how it starts. */
   exoProcess?: ExoStartOptions;
+  /** Replaces the launch fit check's memory readings (tests that need a Mac short of memory). */
+  fitChecker?: FitChecker;
 }
 
 /** How the core runs this Mac's exo. */
@@ -122,6 +125,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     defaultFastSynch: settings.defaultFastSynch,
     watchdog: settings.watchdog,
     logGeneratedText: settings.debug.logGeneratedText,
+    // Read at every decision: a settings change applies at once.
+    sharingPolicy: () => getSettings().sharing.policy,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
   });
@@ -156,7 +161,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const localSafePair = safePairRoutes({ getSettings });
+  const localSafePair = safePairRoutes({ getSettings, fitChecker: options.fitChecker });
   const coreRoutes: ApiRoute[] = [
     // While exo is attached the safe launch is on the cluster; else the local one answers.
     ...exoSafePairRoutes({
@@ -170,7 +175,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ...mlxRoutes(mlx),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
-    ...exoRoutes(exo, controlRoutes()),
+    ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
     ...metricsRoutes({
       metrics,
@@ -196,6 +201,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
+    fitChecker: options.fitChecker,
   });
   let listening: { url: string; host: string; port: number };
   try {
