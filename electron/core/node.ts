@@ -22,6 +22,7 @@ import {
   NO_EXO,
   NodeError,
   type CreateInstanceOptions,
+  type EndedRequest,
   type ExoSnapshotPart,
   type ExobarNode,
   type NodeOptions,
@@ -32,6 +33,9 @@ import type { SpawnSpec } from './supervisor/spawn-spec';
 import { ratePriorFor } from './supervisor/runner-rates';
 import { RunnerRegistry } from './supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
+import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
+import { PacingController } from './pacing/pacing-controller';
+import { pacedRunnerOf } from './pacing/paced-instance';
 
 export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
@@ -66,10 +70,18 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     () => undefined, // Best effort: a process table that cannot be read leaves nothing to stop.
   );
   const instances = new Map<string, Instance>();
+  // Fair sharing of this Mac's one GPU (docs/sharing-policy.md): decides on phase changes.
+  const pacing = new PacingController({
+    runners: () => [...instances.values()].map(pacedRunnerOf),
+    policy: options.sharingPolicy ?? (() => DEFAULT_SHARING_POLICY),
+    log: (event) => eventLog.record(event),
+    ...(options.pacingTuning ? { tuning: options.pacingTuning } : {}),
+  });
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
+  const endedListeners = new Set<(ended: EndedRequest) => void>();
   let launch: LaunchProgress | null = null;
   let apiBaseUrl: string | null = null;
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
@@ -182,8 +194,20 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
   function recordEnded(request: NodeRequest, instance: Instance): void {
     requestIndex.delete(request.id);
-    endedTimelines.push(timelineOf(request, instance));
+    const timeline = timelineOf(request, instance);
+    endedTimelines.push(timeline);
     if (endedTimelines.length > TIMELINE_HISTORY) endedTimelines.shift();
+    if (endedListeners.size === 0) return;
+    const ended: EndedRequest = {
+      timeline,
+      arrivedAtEpochMs: request.arrivedAtEpochMs,
+      endedAtEpochMs: Date.now(),
+      client: request.client,
+      cancelledBy: request.outcome === 'cancelled' ? request.cancelledBy : null,
+      errorCode: request.errorCode,
+      stats: request.stats,
+    };
+    for (const listener of endedListeners) listener(ended);
   }
 
   function timelineOf(request: NodeRequest, instance: Instance): RequestTimeline {
@@ -224,16 +248,22 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         input.arrivedAt ?? performance.now(),
         onEvent,
       );
+      request.client = input.client ?? null;
       instance.admit(request);
       requestIndex.set(id, { request, instance });
       return { id, model: request.model, instanceId: instance.id, promptTokens: request.promptTokens, created: request.created, done: request.done };
     },
 
-    cancel(requestId) {
+    cancel(requestId, by = 'cancel_api') {
       const entry = requestIndex.get(requestId);
       if (!entry || entry.request.ended) return false;
-      entry.instance.cancel(entry.request);
+      entry.instance.cancel(entry.request, by);
       return true;
+    },
+
+    onRequestEnded(listener) {
+      endedListeners.add(listener);
+      return () => endedListeners.delete(listener);
     },
 
     async createInstance(create: CreateInstanceOptions) {
@@ -290,6 +320,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         instanceId: id,
         data: { model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled, reason: decision.reason },
       });
+      pacing.add(pacedRunnerOf(instance));
       instance.start();
       changed();
       return instance.snapshot();
@@ -326,6 +357,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
       instances.delete(instanceId);
+      pacing.remove(instanceId);
       eventLog.record({ kind: 'instance_deleted', instanceId });
       changed();
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
@@ -392,6 +424,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       shuttingDown = true;
       const all = [...instances.values()];
       instances.clear();
+      pacing.dispose();
       await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
       undisposed.clear();
       clearInterval(clockTimer);

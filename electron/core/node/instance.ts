@@ -6,6 +6,7 @@
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
+import type { CancelledBy } from '../../../shared/request-record';
 import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
@@ -141,8 +142,9 @@ export class Instance {
   }
 
   /** Cancels one of this instance's requests; see docs/architecture.md, invariant 2. */
-  cancel(request: NodeRequest): void {
+  cancel(request: NodeRequest, by: CancelledBy = 'exobar'): void {
     if (request.ended || request.cancelRequestedAt !== null) return;
+    request.cancelledBy = by;
     this.log.record({ kind: 'cancel_requested', instanceId: this.id, requestId: request.id, data: { phase: request.phase } });
     if (request.dispatchedAt === null) {
       // Still in the node: removed at once, the runner never hears of it.
