@@ -96,6 +96,7 @@ export interface CreateInstanceOptions {
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
 export type { NodeEvent } from './node/node-event';
 import type { NodeEvent } from './node/node-event';
+import type { RequestDecodeSharing } from './sharing/request-sharing';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -118,6 +119,8 @@ export interface RequestTimeline {
   /** Inter-token latency over this request's tokens, p50 and p95 ms; null under two tokens. */
   itlP50Ms: number | null;
   itlP95Ms: number | null;
+  /** Its inter-token gaps alone on the GPU and beside each neighbour's phase (electron/core/sharing/request-sharing.ts). */
+  decodeSharing: RequestDecodeSharing;
   /** Other instances' runners that were busy (prefilling or decoding) while this request waited or prefilled. */
   concurrentBusyInstances: string[];
 }
