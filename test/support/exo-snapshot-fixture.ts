@@ -39,6 +39,7 @@ export function exoSectionFixture(overrides: Partial<ExoSection> = {}): ExoSecti
     parseErrors: 0,
     unknownTags: 0,
     restartedAt: null,
+    events: [],
     ...overrides,
   };
 }

@@ -5,6 +5,7 @@
  * `instances[*].shardAssignments` (stale RunnerFailed entries outlive their instance
  * in `runners`, src/exo/shared/apply.py:221-271).
  */
+import type { ExoClusterEvent } from '../../../shared/exo-cluster-events';
 import type { ExoFastSynch, ExoNodeSnapshot, ExoPendingCancel, ExoRunnerSnapshot, ExoSection, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
 import type { PendingCancelSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import type { ExoConnectionState, ExoReading } from './exo-client';
@@ -151,8 +152,8 @@ export function mapInstances(ctx: MapContext): ExoInstanceView[] {
   return [...(ctx.reading.instances?.values() ?? [])].map((i) => mapInstance(i, generation, cancelTasks, ctx)).sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** The snapshot's top-level `exo` section. */
-export function mapSection(ctx: MapContext, nodes: ExoNodeSnapshot[]): ExoSection {
+/** The snapshot's top-level `exo` section (`events`: the cluster's latest events). */
+export function mapSection(ctx: MapContext, nodes: ExoNodeSnapshot[], events: ExoClusterEvent[] = []): ExoSection {
   const c = ctx.connection;
   return {
     url: c.url,
@@ -166,5 +167,6 @@ export function mapSection(ctx: MapContext, nodes: ExoNodeSnapshot[]): ExoSectio
     parseErrors: c.parseErrors,
     unknownTags: c.unknownTags,
     restartedAt: c.restartedAt,
+    events,
   };
 }
