@@ -3,6 +3,7 @@
  * with the schemas that validate them. One schema library (zod) for every boundary.
  */
 import { z } from 'zod';
+import type { FitCheck } from './fit-check';
 import type { InstanceLifecycle } from './instance-state';
 
 export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
@@ -21,6 +22,13 @@ export const CreateInstanceRequestSchema = z.strictObject({
    * running instance (`reused: true`).
    */
   duplicate: z.boolean().default(false),
+  /**
+   * Launch even when the fit check says the model does not fit in the memory free now
+   * (the risk: swapping, a slow Mac, a runner killed for lack of memory).
+   */
+  acknowledgeMemory: z.boolean().default(false),
+  /** The context length the fit check counts the KV cache at; defaults to DEFAULT_FIT_CONTEXT_TOKENS. */
+  contextTokens: z.number().int().positive().max(10_000_000).optional(),
 });
 export type CreateInstanceRequest = z.input<typeof CreateInstanceRequestSchema>;
 
@@ -67,7 +75,19 @@ export interface SafePairPlan {
   /** Empty when the plan can run. */
   blockers: string[];
   canRun: boolean;
+  /**
+   * The fit check of the models the launch starts (weights plus KV cache against free
+   * memory and the GPU's wired limit); its problems are among `blockers` when it does not
+   * fit, and `acknowledgeMemory: true` launches anyway. Absent where no check was made.
+   */
+  fit?: FitCheck | null;
 }
+
+/** POST /api/launch/safe-pair's optional body. */
+export const LaunchSafePairRequestSchema = z.strictObject({
+  /** Launch even though the fit check says the pair does not fit in the memory free now. */
+  acknowledgeMemory: z.boolean().default(false),
+});
 
 /** OpenAI's error shape; every error answer of the API uses it. */
 export interface ApiErrorBody {
@@ -110,6 +130,11 @@ export const SettingsSchema = z.object({
    * length instead).
    */
   debug: z.strictObject({ logGeneratedText: z.boolean().default(false) }).default({ logGeneratedText: false }),
+  /**
+   * `GET /metrics` (docs/metrics.md). `public: true` lets a scraper on this Mac read it
+   * without the control token, and only while the server listens on a loopback address.
+   */
+  metrics: z.strictObject({ public: z.boolean().default(false) }).default({ public: false }),
   /**
    * exo: attach mode and this Mac's exo. `url` is the exo node whose HTTP API exobar
    * reads (e.g. http://127.0.0.1:52415; null attaches to nothing): `POST /api/exo/attach`

@@ -8,6 +8,8 @@ import type { CreateInstanceRequestSchema } from '../../shared/api';
 import { instanceLifecycle, localInstances, type InstanceLifecycle } from '../../shared/instance-state';
 import type { LocalInstanceSnapshot } from '../../shared/snapshot';
 import type { z } from 'zod';
+import type { FitCheck } from '../../shared/fit-check';
+import { gateOnFit, type FitChecker } from './fit/fit-gate';
 import { NodeError, type ExobarNode } from './node-types';
 
 export type LaunchInstanceRequest = z.output<typeof CreateInstanceRequestSchema>;
@@ -18,6 +20,13 @@ export interface LaunchInstanceResult {
   reused: boolean;
   /** The instance's lifecycle state now (a reused instance may still be loading). */
   state: InstanceLifecycle;
+  /** The fit check the launch passed (or was launched past); null for a reused instance. */
+  fit: FitCheck | null;
+}
+
+export interface LaunchInstanceOptions {
+  /** Replaces the machine's memory readings (tests). */
+  fitChecker?: FitChecker;
 }
 
 /**
@@ -36,8 +45,12 @@ export function runningInstanceOf(node: Pick<ExobarNode, 'snapshot'>, model: str
  * 409 `model_already_running` that says how to get either. `duplicate: true` always starts
  * a new instance (the node's own checks, the shared-GPU one included, still apply).
  */
-export async function launchInstance(node: Pick<ExobarNode, 'snapshot' | 'createInstance'>, request: LaunchInstanceRequest): Promise<LaunchInstanceResult> {
-  const { duplicate, ...create } = request;
+export async function launchInstance(
+  node: Pick<ExobarNode, 'snapshot' | 'createInstance' | 'models'>,
+  request: LaunchInstanceRequest,
+  options: LaunchInstanceOptions = {},
+): Promise<LaunchInstanceResult> {
+  const { duplicate, acknowledgeMemory, contextTokens, ...create } = request;
   if (!duplicate) {
     const existing = runningInstanceOf(node, create.model);
     if (existing && existing.instanceType !== create.instanceType) {
@@ -48,8 +61,14 @@ export async function launchInstance(node: Pick<ExobarNode, 'snapshot' | 'create
         409,
       );
     }
-    if (existing) return { instance: existing, reused: true, state: instanceLifecycle(existing) };
+    if (existing) return { instance: existing, reused: true, state: instanceLifecycle(existing), fit: null };
   }
+  // The fit check, before anything starts: a model not in the catalog is the node's own 404.
+  const catalog = node.models();
+  const model = catalog.find((m) => m.id === create.model);
+  const fit = model
+    ? await gateOnFit({ models: [model], snapshot: node.snapshot(), catalog, contextTokens, acknowledgeMemory, what: create.model, checker: options.fitChecker })
+    : null;
   const instance = await node.createInstance(create);
-  return { instance, reused: false, state: instanceLifecycle(instance) };
+  return { instance, reused: false, state: instanceLifecycle(instance), fit };
 }

@@ -3,6 +3,7 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
+import type { FitChecker } from './fit/fit-gate';
 import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
 import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } from './api/api-server';
@@ -20,7 +21,10 @@ import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgres
 import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
+import { ExobarMetrics } from './metrics/exobar-metrics';
+import { metricsRoutes } from './metrics/metrics-route';
 import { createNode } from './node';
+import { RequestFeed } from './request-log/request-feed';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
@@ -61,6 +65,8 @@ export interface StartCoreOptions {
   updateSettings?: (patch: SettingsPatch) => Promise<unknown>;
   /** This Mac's exo (docs/exo-process.md); by default the settings' `exo` section says whether and how it starts. */
   exoProcess?: ExoStartOptions;
+  /** Replaces the launch fit check's memory readings (tests that need a Mac short of memory). */
+  fitChecker?: FitChecker;
 }
 
 /** How the core runs this Mac's exo. */
@@ -147,8 +153,14 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   void exo
     .start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl)
     .catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
+  // Every ended request, local or through exobar to exo, as one record: the metrics count from it.
+  const requestFeed = new RequestFeed(node, exo.serving.traffic);
+  const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: requestFeed.mac });
+  requestFeed.onRecord((record) => metrics.observeRequest(record));
+  const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
+  const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const localSafePair = safePairRoutes({ getSettings });
+  const localSafePair = safePairRoutes({ getSettings, fitChecker: options.fitChecker });
   const coreRoutes: ApiRoute[] = [
     // While exo is attached the safe launch is on the cluster; else the local one answers.
     ...exoSafePairRoutes({
@@ -162,16 +174,23 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ...mlxRoutes(mlx),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
-    ...exoRoutes(exo, controlRoutes()),
+    ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
     // Place again or dismiss a model exo took away (exo_model_lost).
     ...lostModelRoutes(exo),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
+    ...metricsRoutes({
+      metrics,
+      token,
+      tokenFile: tokenSource === 'env' ? null : tokenPath,
+      bindHost,
+      isPublic: () => getSettings().metrics.public,
+    }),
   ];
   const server = createApiServer({
     node,
     token,
     tokenFile: tokenSource === 'env' ? null : tokenPath,
-    host: options.host ?? DEFAULT_API_HOST,
+    host: bindHost,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
@@ -183,6 +202,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
+    fitChecker: options.fitChecker,
   });
   let listening: { url: string; host: string; port: number };
   try {
@@ -222,6 +242,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams, exo stops if exobar started it.
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);
+      stopMetricsEvents();
+      requestFeed.close();
     })();
     return stopping;
   };

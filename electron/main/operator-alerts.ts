@@ -5,7 +5,7 @@
  * watchdog notices it), and a shared-GPU warning that just appeared. Each alert fires
  * once, on the transition.
  */
-import { localInstances } from '../../shared/instance-state';
+import { isDownForGood, localInstances } from '../../shared/instance-state';
 import type { LocalInstanceSnapshot, Snapshot, Warning } from '../../shared/snapshot';
 import { exoEventAlerts } from './exo-event-alerts';
 import { truncate } from './status-words';
@@ -48,7 +48,7 @@ export function operatorAlerts(prev: Snapshot | null, next: Snapshot): OperatorA
     const old = before.get(instance.id);
     const { state, lastExit } = instance.runner;
     const exitChanged = lastExit !== null && lastExit.at !== old?.runner.lastExit?.at;
-    const downForGood = state === 'failed' || state === 'needs_attention';
+    const downForGood = isDownForGood(instance);
 
     if (downForGood && (old?.runner.state !== state || exitChanged)) {
       alerts.push({

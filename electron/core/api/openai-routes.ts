@@ -79,7 +79,7 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
   // From here every answer, success or error, carries the completion id.
   ctx.res.setHeader(REQUEST_ID_HEADER, handle.id);
   ctx.res.on('close', () => {
-    if (!ended && !ctx.res.writableFinished) ctx.node.cancel(handle.id);
+    if (!ended && !ctx.res.writableFinished) ctx.node.cancel(handle.id, 'client_disconnect');
   });
   await new Promise((resolve) => setImmediate(resolve));
   const failed = buffered.find((e): e is Extract<TerminalEvent, { type: 'failed' }> => e.type === 'failed');
@@ -96,6 +96,12 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
 /** Any JSON object: its parameters are checked one by one before the schema reads them. */
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
+/** The client's User-Agent for the request log, bounded (a header can be long). */
+export function clientOf(ctx: Pick<RouteContext, 'req'>): string | null {
+  const agent = ctx.req.headers['user-agent'];
+  return typeof agent === 'string' && agent !== '' ? agent.slice(0, 200) : null;
+}
+
 async function chatCompletions(ctx: RouteContext): Promise<void> {
   const raw = await ctx.body(JsonObjectSchema);
   const unsupported = refuseUnsupportedParameters(raw);
@@ -108,7 +114,7 @@ async function chatCompletions(ctx: RouteContext): Promise<void> {
     ctx.node.models().find((m) => m.id === request.model),
   );
   if (modelRefusal) throw modelRefusal;
-  const submitted = await submit(ctx, request);
+  const submitted = await submit(ctx, { ...request, client: clientOf(ctx) });
   if (body.stream) streamCompletion(ctx, submitted);
   else await wholeCompletion(ctx, submitted);
 }

@@ -5,7 +5,8 @@
  */
 import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
-import type { NodeError, RequestEvent, RequestTimeline } from '../node-types';
+import type { CancelledBy } from '../../../shared/request-record';
+import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from '../node-types';
 import { DecodeTiming, type TokenGap } from '../sharing/decode-timing';
 import { ttftParts } from './request-metrics';
 
@@ -30,6 +31,14 @@ export class NodeRequest {
   runnerError: string | null = null;
   ttft: TtftSample | null = null;
   outcome: RequestTimeline['outcome'] = 'in_flight';
+  /** The client's User-Agent (the request log's `client`). */
+  client: string | null = null;
+  /** Who asked for the cancel, once one was asked for. */
+  cancelledBy: CancelledBy | null = null;
+  /** The code it failed with, once it failed. */
+  errorCode: NodeErrorCode | null = null;
+  /** Epoch ms of arrival, for records that outlive this process (the monotonic clock does not). */
+  readonly arrivedAtEpochMs: number;
   /** Decode tokens/s and inter-token latency over this request's tokens. */
   readonly decode: DecodeTiming;
   readonly created = Math.floor(Date.now() / 1000);
@@ -49,6 +58,7 @@ export class NodeRequest {
   ) {
     this.decode = new DecodeTiming(onGap);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.arrivedAtEpochMs = Date.now() - (performance.now() - arrivedAt);
   }
 
   get ended(): boolean {
@@ -103,6 +113,7 @@ export class NodeRequest {
     if (this.ended) return false;
     this.endedAt = now;
     this.outcome = event.type;
+    if (event.type === 'failed') this.errorCode = event.error.code;
     this.releaseAckWaiters();
     this.onEvent(event);
     this.resolveDone(event);

@@ -11,7 +11,7 @@ import { RunnerSupervisor, type SupervisorEvent } from './runner-supervisor';
 import { UNKNOWN_MODEL_PRIOR } from './runner-rates';
 import type { SpawnSpec } from './spawn-spec';
 
-const FAKE_RUNNER = fileURLToPath(new URL('./fake-runner.test-support.mjs', import.meta.url));
+const FAKE_RUNNER = fileURLToPath(new URL('../../../test/support/fake-runner.mjs', import.meta.url));
 const supervisors: RunnerSupervisor[] = [];
 
 function supervise(spawnSpec: () => SpawnSpec): { supervisor: RunnerSupervisor; events: SupervisorEvent[] } {
@@ -52,7 +52,7 @@ describe('supervisor: prefill pacing', () => {
       return { command: spec.command, args: spec.args, env };
     });
     supervisor.start();
-    await until('ready', () => supervisor.state === 'ready');
+    await until('ready', () => supervisor.serving);
     expect(supervisor.protocolVersion).toBe(2);
     expect(supervisor.supportsPacing).toBe(true);
     const pacingId = supervisor.setPrefillPacing({ chunkTokens: 256, pauseMs: 10 });
@@ -69,7 +69,7 @@ describe('supervisor: prefill pacing', () => {
   it('serves a protocol-1 runner as before and sends it no pacing', async () => {
     const { supervisor, events } = supervise(() => ({ command: process.execPath, args: [FAKE_RUNNER, 'ok'], env: { MLX_METAL_FAST_SYNCH: '0' } }));
     supervisor.start();
-    await until('ready', () => supervisor.state === 'ready');
+    await until('ready', () => supervisor.serving);
     expect(supervisor.protocolVersion).toBe(1);
     expect(supervisor.supportsPacing).toBe(false);
     expect(supervisor.setPrefillPacing({ chunkTokens: 256, pauseMs: 10 })).toBeNull();

@@ -19,7 +19,7 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { ApiError, errorBody } from '../../api/api-error';
-import { openAiRoutes } from '../../api/openai-routes';
+import { clientOf, openAiRoutes } from '../../api/openai-routes';
 import { validateJson } from '../../api/read-json-body';
 import { RouteTable, type ApiRoute, type HttpMethod, type RouteContext } from '../../api/route-types';
 import { ExoChatRequestSchema, RoutableSchema, type ExoChatRequest } from './exo-chat-schema';
@@ -129,7 +129,7 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
 
   async function proxyChat(ctx: RouteContext, body: ExoChatRequest, source: ExoStateSource): Promise<void> {
     const stream = body.stream === true;
-    const record = traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt));
+    const record = traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx));
     let upstream: UpstreamCall | null = null;
     let settled = false;
     const abortUpstream = () => upstream?.req.destroy();

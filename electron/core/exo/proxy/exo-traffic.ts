@@ -62,6 +62,8 @@ export const ProxiedRequestSchema = z.object({
   itlP95Ms: z.number().nullable(),
   /** Why it failed or was cancelled, in words. */
   reason: z.string().nullable(),
+  /** The client's User-Agent (the request log's `client`); null when it sent none. */
+  client: z.string().nullable().optional(),
 });
 export type ProxiedRequest = z.infer<typeof ProxiedRequestSchema>;
 
@@ -124,7 +126,7 @@ export class ExoTraffic {
   }
 
   /** A new proxied request, arrived at `arrivedAt` (epoch ms). */
-  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now()): ProxiedRequest {
+  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now(), client: string | null = null): ProxiedRequest {
     const record: ProxiedRequest = {
       id: `exobar-${randomUUID()}`,
       commandId: null,
@@ -147,6 +149,7 @@ export class ExoTraffic {
       generationStats: null,
       ...NO_DECODE,
       reason: null,
+      client,
     };
     this.decode.set(record, new DecodeTiming((gap) => {
       for (const listener of this.gapListeners) listener(record, gap);
