@@ -103,6 +103,8 @@ export interface CreateInstanceOptions {
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
 export type { NodeEvent } from './node/node-event';
 import type { NodeEvent } from './node/node-event';
+import type { SharingPolicy } from '../../shared/sharing-policy';
+import type { PacingTuning } from './pacing/pacing-plan';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -181,6 +183,10 @@ export interface NodeOptions {
   restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number; windowMs: number }>;
   /** Keep generated text in the runners' stdout logs (a debug setting; off: only token lengths). */
   logGeneratedText?: boolean;
+  /** The setting `sharing.policy`, read at every decision (default DEFAULT_SHARING_POLICY). */
+  sharingPolicy?: () => SharingPolicy;
+  /** The decode-first policy's numbers (the bench tunes them; default DEFAULT_PACING_TUNING). */
+  pacingTuning?: Partial<PacingTuning>;
 }
 
 export interface ExobarNode {

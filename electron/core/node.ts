@@ -33,6 +33,9 @@ import type { SpawnSpec } from './supervisor/spawn-spec';
 import { ratePriorFor } from './supervisor/runner-rates';
 import { RunnerRegistry } from './supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
+import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
+import { PacingController } from './pacing/pacing-controller';
+import { pacedRunnerOf } from './pacing/paced-instance';
 
 export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
@@ -67,6 +70,13 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     () => undefined, // Best effort: a process table that cannot be read leaves nothing to stop.
   );
   const instances = new Map<string, Instance>();
+  // Fair sharing of this Mac's one GPU (docs/sharing-policy.md): decides on phase changes.
+  const pacing = new PacingController({
+    runners: () => [...instances.values()].map(pacedRunnerOf),
+    policy: options.sharingPolicy ?? (() => DEFAULT_SHARING_POLICY),
+    log: (event) => eventLog.record(event),
+    ...(options.pacingTuning ? { tuning: options.pacingTuning } : {}),
+  });
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
@@ -310,6 +320,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         instanceId: id,
         data: { model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled, reason: decision.reason },
       });
+      pacing.add(pacedRunnerOf(instance));
       instance.start();
       changed();
       return instance.snapshot();
@@ -346,6 +357,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
       instances.delete(instanceId);
+      pacing.remove(instanceId);
       eventLog.record({ kind: 'instance_deleted', instanceId });
       changed();
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
@@ -412,6 +424,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       shuttingDown = true;
       const all = [...instances.values()];
       instances.clear();
+      pacing.dispose();
       await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
       undisposed.clear();
       clearInterval(clockTimer);

@@ -126,6 +126,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     defaultFastSynch: settings.defaultFastSynch,
     watchdog: settings.watchdog,
     logGeneratedText: settings.debug.logGeneratedText,
+    // Read at every decision: a settings change applies at once.
+    sharingPolicy: () => getSettings().sharing.policy,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
   });
