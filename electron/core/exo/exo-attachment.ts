@@ -84,7 +84,15 @@ export class ExoAttachment {
     this.logDir = options.exoLogDir === undefined ? defaultExoLogDir() : options.exoLogDir;
     this.holdEnabled = options.holdEnabled ?? (() => true);
     this.holdWas = this.holdEnabled();
-    this.serving = createExoServing({ source: () => this.monitor?.client ?? null, holdEnabled: this.holdEnabled, idleTimeoutMs: options.proxyIdleTimeoutMs });
+    this.serving = createExoServing({
+      source: () => this.monitor?.client ?? null,
+      holdEnabled: this.holdEnabled,
+      idleTimeoutMs: options.proxyIdleTimeoutMs,
+      modelBusyAtExo: (model) => {
+        const monitor = this.monitor;
+        return monitor ? monitor.ghosts.modelBusy(model, monitor.client.reading.instances?.values() ?? []) : false;
+      },
+    });
     this.serving.traffic.onChange(() => this.schedulePublish());
   }
 
@@ -215,6 +223,8 @@ export class ExoAttachment {
         if (this.monitor !== monitor) return;
         // exo's task list names the command ids of requests still prefilling.
         this.serving.traffic.reconcile();
+        // A runner ready again after a cancelled request it kept generating frees its model's held requests.
+        this.serving.hold.recheck();
         this.checkHoldSetting();
         this.publish();
       },
