@@ -243,6 +243,7 @@ export const WarningCodeSchema = z.enum([
   'exo_dispatch_stall',
   'exo_runner_silent',
   'exo_fast_synch_mismatch',
+  'exo_model_lost',
 ]);
 export type WarningCode = z.infer<typeof WarningCodeSchema>;
 
@@ -261,6 +262,8 @@ export const WarningSchema = z.object({
    * says, exo's default (on) is assumed and the views say so. Absent means known.
    */
   assumed: z.boolean().optional(),
+  /** The model a model-level warning is about (exo_model_lost: the model Place again places). */
+  model: z.string().optional(),
 });
 export type Warning = z.infer<typeof WarningSchema>;
 

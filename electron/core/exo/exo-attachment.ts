@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoOffer } from '../../../shared/exo-snapshot';
 import type { ExoSnapshotPart, ExobarNode } from '../node-types';
+import type { LostModels } from './cluster-events/lost-models';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
 import { withTraffic } from './exo-traffic-view';
@@ -192,6 +193,16 @@ export class ExoAttachment {
     await stopExoModel(monitor.client.url, instance.model);
     await monitor.client.tick().catch(() => undefined);
     return true;
+  }
+
+  /**
+   * The models exo took away, with the attached address (for Place again) and a poll
+   * round now (the snapshot then says what changed); null when nothing is attached.
+   */
+  lostModels(): { url: string; lost: LostModels; refresh: () => Promise<void> } | null {
+    const monitor = this.monitor;
+    if (!monitor) return null;
+    return { url: monitor.client.url, lost: monitor.lost, refresh: () => monitor.client.tick().catch(() => undefined) };
   }
 
   /** Stops polling (at shutdown). */

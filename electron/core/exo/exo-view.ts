@@ -33,7 +33,8 @@ export type ExoWarningCode =
   | 'exo_node_lost'
   | 'exo_stuck_loading'
   | 'exo_unreachable'
-  | 'exo_cancelled_still_running';
+  | 'exo_cancelled_still_running'
+  | 'exo_model_lost';
 
 /** A warning about the exo cluster, in the snapshot's Warning shape. */
 export interface ExoWarning {
@@ -45,6 +46,8 @@ export interface ExoWarning {
   fix: string;
   /** True when the warning rests on exo's default rather than a value exobar read (fast synch on a Mac exobar cannot see). */
   assumed?: boolean;
+  /** The model a model-level warning is about (exo_model_lost: what Place again places). */
+  model?: string;
 }
 
 export interface ExoView {
