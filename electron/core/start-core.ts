@@ -109,6 +109,8 @@ export interface RunningCore {
   exoProcess: ExoProcessManager;
   /** The request log: every ended request; `recordModelEvent` puts a load or unload beside them. */
   requestLog: RequestLog;
+  /** History per model and minute, 30 days. */
+  history: History;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
@@ -283,5 +285,5 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, history, stop };
 }
