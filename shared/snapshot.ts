@@ -19,6 +19,7 @@ import { FastSynchOverrideSchema, InstanceTypeSchema } from './api';
 import { ExoProcessStateSchema } from './exo-process';
 import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
 import { RunnerStatusSchema } from './runner-protocol';
+import { InstanceSharingSchema } from './sharing';
 
 const epochMs = z.number().finite();
 const ms = z.number().finite();
@@ -189,6 +190,8 @@ export const InstanceBaseSchema = z.object({
   ttft: TtftSnapshotSchema,
   /** Generated tokens per second over the last few seconds; null when idle with no sample. */
   tokensPerSecond: z.number().nullable(),
+  /** Decode alone on its GPU and beside each neighbour's prefill or decode, rolling (shared/sharing.ts). */
+  sharing: InstanceSharingSchema,
 });
 export type InstanceBase = z.infer<typeof InstanceBaseSchema>;
 

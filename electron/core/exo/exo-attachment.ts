@@ -265,6 +265,7 @@ export class ExoAttachment {
     if (!this.monitor) return { exo: null, exoOffer: this.offer, instances: [], warnings: [] };
     const view = withTraffic(this.monitor.view(), {
       traffic: this.serving.traffic,
+      sharing: this.serving.sharing,
       reading: this.monitor.client.reading,
       holdEnabled: this.holdEnabled(),
       stallThresholds: this.options.stallThresholds,

@@ -5,6 +5,7 @@
  */
 import { EXO_RUNNER_STATUSES, type ExoInstanceDetail, type ExoSection } from '../../../shared/exo-snapshot';
 import type { InstanceType, PendingCancelSnapshot, PrefillSnapshot, RequestSnapshot, TtftSnapshot } from '../../../shared/snapshot';
+import type { InstanceSharing } from '../../../shared/sharing';
 
 /** One exo instance, with exactly the fields of the snapshot's exo instance variant. */
 export interface ExoInstanceView {
@@ -20,6 +21,8 @@ export interface ExoInstanceView {
   pendingCancels: PendingCancelSnapshot[];
   ttft: TtftSnapshot;
   tokensPerSecond: number | null;
+  /** Decode alone and beside neighbours on its Macs; empty until exobar proxies its traffic. */
+  sharing: InstanceSharing;
   source: 'exo';
   exo: ExoInstanceDetail;
 }
