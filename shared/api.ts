@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { FitCheck } from './fit-check';
 import type { InstanceLifecycle } from './instance-state';
+import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 
 export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
 export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
@@ -130,6 +131,12 @@ export const SettingsSchema = z.object({
    * length instead).
    */
   debug: z.strictObject({ logGeneratedText: z.boolean().default(false) }).default({ logGeneratedText: false }),
+  /**
+   * Sharing this Mac's one GPU between models (docs/sharing-policy.md). `policy`: `off`,
+   * or `decode_first`: while a neighbour streams, a prefilling runner is paced (smaller
+   * chunks, a pause after each), its added prefill time bounded by a ceiling.
+   */
+  sharing: z.strictObject({ policy: SharingPolicySchema.default(DEFAULT_SHARING_POLICY) }).default({ policy: DEFAULT_SHARING_POLICY }),
   /**
    * `GET /metrics` (docs/metrics.md). `public: true` lets a scraper on this Mac read it
    * without the control token, and only while the server listens on a loopback address.

@@ -33,6 +33,11 @@ import type { SpawnSpec } from './supervisor/spawn-spec';
 import { ratePriorFor } from './supervisor/runner-rates';
 import { RunnerRegistry } from './supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
+import type { TokenGap } from './sharing/decode-timing';
+import type { BusyNeighbour } from './sharing/sharing-stats';
+import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
+import { PacingController } from './pacing/pacing-controller';
+import { pacedRunnerOf } from './pacing/paced-instance';
 
 export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
@@ -67,6 +72,13 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     () => undefined, // Best effort: a process table that cannot be read leaves nothing to stop.
   );
   const instances = new Map<string, Instance>();
+  // Fair sharing of this Mac's one GPU (docs/sharing-policy.md): decides on phase changes.
+  const pacing = new PacingController({
+    runners: () => [...instances.values()].map(pacedRunnerOf),
+    policy: options.sharingPolicy ?? (() => DEFAULT_SHARING_POLICY),
+    log: (event) => eventLog.record(event),
+    ...(options.pacingTuning ? { tuning: options.pacingTuning } : {}),
+  });
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
@@ -200,6 +212,17 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     for (const listener of endedListeners) listener(ended);
   }
 
+  /** The other runners on this Mac's GPU that prefilled or decoded during `gap` (all local runners share one GPU). */
+  function busyNeighbours(instance: Instance, gap: TokenGap): BusyNeighbour[] {
+    const busy: BusyNeighbour[] = [];
+    for (const other of instances.values()) {
+      if (other === instance) continue;
+      const phase = other.phases.phaseDuring(gap.at - gap.gapMs, gap.at);
+      if (phase !== 'idle') busy.push({ instanceId: other.id, model: other.model.id, modelName: other.model.name, phase, node: null });
+    }
+    return busy;
+  }
+
   function timelineOf(request: NodeRequest, instance: Instance): RequestTimeline {
     const until = request.firstTokenAt ?? request.endedAt ?? performance.now();
     const busy = [...instances.values()].filter((other) => other !== instance && other.wasBusyDuring(request.arrivedAt, until)).map((other) => other.id);
@@ -237,6 +260,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         countPromptTokens(parsed.data.messages),
         input.arrivedAt ?? performance.now(),
         onEvent,
+        (gap) => {
+          const busy = busyNeighbours(instance, gap);
+          instance.sharing.add(gap, busy);
+          request.sharing.add(gap, busy);
+        },
       );
       request.client = input.client ?? null;
       instance.admit(request);
@@ -310,6 +338,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         instanceId: id,
         data: { model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled, reason: decision.reason },
       });
+      pacing.add(pacedRunnerOf(instance));
       instance.start();
       changed();
       return instance.snapshot();
@@ -346,6 +375,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
       instances.delete(instanceId);
+      pacing.remove(instanceId);
       eventLog.record({ kind: 'instance_deleted', instanceId });
       changed();
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
@@ -412,6 +442,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       shuttingDown = true;
       const all = [...instances.values()];
       instances.clear();
+      pacing.dispose();
       await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
       undisposed.clear();
       clearInterval(clockTimer);
