@@ -34,7 +34,7 @@ import { ratePriorFor } from './supervisor/runner-rates';
 import { RunnerRegistry } from './supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
 import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
-import { PacingController } from './pacing/pacing-controller';
+import { PacingController, pacingSnapshot } from './pacing/pacing-controller';
 import { pacedRunnerOf } from './pacing/paced-instance';
 
 export interface NodeInternals {
@@ -126,7 +126,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       at: Date.now(),
       version: options.version ?? '0.0.0',
       apiBaseUrl,
-      instances: [...[...instances.values()].map((i) => i.snapshot(now)), ...exoView.instances],
+      instances: [...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })), ...exoView.instances],
       warnings: [...warnings, ...exoView.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },
