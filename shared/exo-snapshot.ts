@@ -48,6 +48,8 @@ export const ExoRunnerSnapshotSchema = z.object({
   nodeId: z.string(),
   /** The node's friendly name (stable across exo restarts, unlike its id); null if exo has not said. */
   nodeName: z.string().nullable(),
+  /** How the views name the Mac: its name, with a short node id when two Macs share the name, or "node <id>" without a name. */
+  nodeLabel: z.string(),
   /** deviceRank of the runner's shard; null when the shard could not be read. */
   rank: z.number().int().nullable(),
   /** exo's status tag as sent ("RunnerReady"); "missing" when the runner is not in /state/runners. */
@@ -106,6 +108,8 @@ export type ExoFastSynch = z.infer<typeof ExoFastSynchSchema>;
 export const ExoNodeSnapshotSchema = z.object({
   nodeId: z.string(),
   name: z.string().nullable(),
+  /** How the views name it: the name, with a short node id when two Macs share the name ("studio (57ebbb)"). */
+  label: z.string(),
   /** e.g. "Apple M3 Ultra". */
   chip: z.string().nullable(),
   /** e.g. "Mac Studio". */
@@ -170,5 +174,11 @@ export const ExoInstanceDetailSchema = z.object({
   pendingCancels: z.array(ExoPendingCancelSchema),
   /** Tasks that left exo's state since exobar attached (ended, never lost). */
   endedTasks: z.number().int().nonnegative(),
+  /**
+   * A cancelled request exo's runner goes on generating: exo deleted the task before its
+   * runner heard of the cancel, so it stays RunnerRunning with no task (seen for at
+   * least a second). `since` is when exobar first saw it; null when there is none.
+   */
+  ghostGeneration: z.object({ since: epochMs, ageMs: z.number().finite().nonnegative(), nodeIds: z.array(z.string()) }).nullable(),
 });
 export type ExoInstanceDetail = z.infer<typeof ExoInstanceDetailSchema>;

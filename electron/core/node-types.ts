@@ -46,39 +46,8 @@ export type RequestEvent =
   | { type: 'cancelled'; usage: Usage }
   | { type: 'failed'; error: NodeError };
 
-export type NodeErrorCode =
-  | 'model_not_found'
-  | 'instance_not_found'
-  | 'queue_full'
-  | 'runner_failed'
-  | 'runner_crashed'
-  | 'runner_stuck'
-  | 'instance_deleted'
-  | 'node_shutdown'
-  | 'invalid_request'
-  | 'fast_synch_shared_gpu'
-  | 'fast_synch_mismatch'
-  | 'launch_failed'
-  | 'model_already_running'
-  | 'requests_in_flight'
-  /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
-  | 'not_retryable'
-  /** The fit check refused a launch: the models need more memory than is free (`acknowledgeMemory: true` launches anyway). */
-  | 'insufficient_memory';
-
-/** An error the node answers with; `status` is the HTTP status the API maps it to. */
-export class NodeError extends Error {
-  constructor(
-    readonly code: NodeErrorCode,
-    message: string,
-    readonly status: number,
-    /** Extra fields of the API's error object a client can act on (e.g. the fit check's figures). */
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'NodeError';
-  }
-}
+export { NodeError, type NodeErrorCode } from './node/node-error';
+import { NodeError, type NodeErrorCode } from './node/node-error';
 
 export interface RequestHandle {
   /** The completion id ("chatcmpl-..."), also the id for `/v1/cancel/{id}`. */
@@ -103,6 +72,7 @@ export interface CreateInstanceOptions {
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
 export type { NodeEvent } from './node/node-event';
 import type { NodeEvent } from './node/node-event';
+import type { RequestDecodeSharing } from './sharing/request-sharing';
 import type { SharingPolicy } from '../../shared/sharing-policy';
 import type { PacingTuning } from './pacing/pacing-plan';
 
@@ -127,6 +97,8 @@ export interface RequestTimeline {
   /** Inter-token latency over this request's tokens, p50 and p95 ms; null under two tokens. */
   itlP50Ms: number | null;
   itlP95Ms: number | null;
+  /** Its inter-token gaps alone on the GPU and beside each neighbour's phase (electron/core/sharing/request-sharing.ts). */
+  decodeSharing: RequestDecodeSharing;
   /** Other instances' runners that were busy (prefilling or decoding) while this request waited or prefilled. */
   concurrentBusyInstances: string[];
 }

@@ -33,6 +33,8 @@ import type { SpawnSpec } from './supervisor/spawn-spec';
 import { ratePriorFor } from './supervisor/runner-rates';
 import { RunnerRegistry } from './supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
+import type { TokenGap } from './sharing/decode-timing';
+import type { BusyNeighbour } from './sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
 import { PacingController, pacingSnapshot } from './pacing/pacing-controller';
 import { pacedRunnerOf } from './pacing/paced-instance';
@@ -210,6 +212,17 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     for (const listener of endedListeners) listener(ended);
   }
 
+  /** The other runners on this Mac's GPU that prefilled or decoded during `gap` (all local runners share one GPU). */
+  function busyNeighbours(instance: Instance, gap: TokenGap): BusyNeighbour[] {
+    const busy: BusyNeighbour[] = [];
+    for (const other of instances.values()) {
+      if (other === instance) continue;
+      const phase = other.phases.phaseDuring(gap.at - gap.gapMs, gap.at);
+      if (phase !== 'idle') busy.push({ instanceId: other.id, model: other.model.id, modelName: other.model.name, phase, node: null });
+    }
+    return busy;
+  }
+
   function timelineOf(request: NodeRequest, instance: Instance): RequestTimeline {
     const until = request.firstTokenAt ?? request.endedAt ?? performance.now();
     const busy = [...instances.values()].filter((other) => other !== instance && other.wasBusyDuring(request.arrivedAt, until)).map((other) => other.id);
@@ -247,6 +260,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         countPromptTokens(parsed.data.messages),
         input.arrivedAt ?? performance.now(),
         onEvent,
+        (gap) => {
+          const busy = busyNeighbours(instance, gap);
+          instance.sharing.add(gap, busy);
+          request.sharing.add(gap, busy);
+        },
       );
       request.client = input.client ?? null;
       instance.admit(request);

@@ -15,6 +15,7 @@ import { ensureDataDir } from './data-dir';
 import { controlRoutes } from './api/control-routes';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
 import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
+import { lostModelRoutes } from './exo/cluster-events/lost-model-routes';
 import { exoRoutes } from './exo/exo-routes';
 import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgress, type ExoProcessManagerOptions } from './exo-process';
 import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
@@ -24,6 +25,10 @@ import { ExobarMetrics } from './metrics/exobar-metrics';
 import { metricsRoutes } from './metrics/metrics-route';
 import { createNode } from './node';
 import { RequestFeed } from './request-log/request-feed';
+import { RequestLog } from './request-log/request-log';
+import { History } from './history/history';
+import { historyRoutes } from './history/history-routes';
+import { requestLogRoutes } from './request-log/request-log-routes';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
@@ -102,6 +107,8 @@ export interface RunningCore {
    * for the exo section.
    */
   exoProcess: ExoProcessManager;
+  /** The request log: every ended request; `recordModelEvent` puts a load or unload beside them. */
+  requestLog: RequestLog;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
@@ -158,6 +165,27 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const requestFeed = new RequestFeed(node, exo.serving.traffic);
   const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: requestFeed.mac });
   requestFeed.onRecord((record) => metrics.observeRequest(record));
+  // The last 10,000 requests, across restarts; a corrupt file is set aside and said here.
+  const requestLog = new RequestLog({ dataDir });
+  if (requestLog.status().problem) logger.warn({ component: 'request-log' }, requestLog.status().problem!);
+  requestFeed.onRecord((record) => requestLog.record(record));
+  // Per model and minute, 30 days: from the same records, the restarts and the snapshot's queues.
+  const history = new History({ dataDir });
+  if (history.status().problem) logger.warn({ component: 'history' }, history.status().problem!);
+  requestFeed.onRecord((record) => history.observe(record));
+  const stopHistoryEvents = node.eventLog.subscribe((event) => {
+    if (event.kind !== 'runner_restart_scheduled') return;
+    const model = node.snapshot().instances.find((i) => i.id === event.instanceId)?.model;
+    if (model) history.restart(model);
+  });
+  const stopQueueSamples = node.onSnapshot((snapshot) => {
+    const waiting = new Map<string, number>();
+    for (const i of snapshot.instances) {
+      const n = i.queue.requests.filter((r) => r.phase === 'queued' || r.phase === 'awaiting_ack').length;
+      waiting.set(i.model, (waiting.get(i.model) ?? 0) + n);
+    }
+    for (const [model, n] of waiting) history.queue(model, n);
+  }, 1_000);
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
@@ -173,10 +201,14 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
-    ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
+    ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
+    // Place again or dismiss a model exo took away (exo_model_lost).
+    ...lostModelRoutes(exo),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
+    ...requestLogRoutes(requestLog),
+    ...historyRoutes(history),
     ...metricsRoutes({
       metrics,
       token,
@@ -243,9 +275,13 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);
       stopMetricsEvents();
       requestFeed.close();
+      requestLog.close();
+      stopHistoryEvents();
+      stopQueueSamples();
+      history.close();
     })();
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, stop };
 }

@@ -7,6 +7,7 @@
 import type { ExoInstanceDetail, ExoNodeSnapshot, ExoSection } from '../../shared/exo-snapshot';
 import { emptySnapshot, type ExoInstanceSnapshot, type Snapshot } from '../../shared/snapshot';
 import { instanceFixture } from './instance-fixture';
+import { emptySharing } from '../../shared/sharing';
 
 const T0 = 1_700_000_000_000;
 
@@ -14,6 +15,7 @@ function exoNode(nodeId: string, name: string, attached: boolean): ExoNodeSnapsh
   return {
     nodeId,
     name,
+    label: name,
     chip: 'Apple M3 Ultra',
     model: 'Mac Studio',
     memoryTotalBytes: 512 * 1024 ** 3,
@@ -58,6 +60,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
     pendingCancels: [],
     ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
     tokensPerSecond: null,
+    sharing: emptySharing(300_000, 'proxied'),
     exo: {
       exoInstanceId: 'b7e1c0de-0000-4000-8000-000000000001',
       kind: 'MlxRingInstance',
@@ -69,6 +72,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
           runnerId: 'runner-a',
           nodeId: '12D3KooWA',
           nodeName: 'studio-a',
+          nodeLabel: 'studio-a',
           rank: 0,
           status: 'RunnerReady',
           known: true,
@@ -82,6 +86,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
           runnerId: 'runner-b',
           nodeId: '12D3KooWB',
           nodeName: 'studio-b',
+          nodeLabel: 'studio-b',
           rank: 1,
           status: 'RunnerFailed',
           known: true,
@@ -95,6 +100,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
       tasks: [{ taskId: 'task-1', commandId: 'chatcmpl-exo-1', status: 'Pending', place: 'waiting_for_load', ageMs: 4_000, observed: true }],
       pendingCancels: [{ taskId: 'task-0', commandId: null, ageMs: 12_000 }],
       endedTasks: 3,
+      ghostGeneration: null,
       ...detail,
     },
   };

@@ -4,6 +4,7 @@
  * diagnostics, the safe launch's fake node). Tests override what they are about.
  */
 import type { LocalInstanceSnapshot } from '../../shared/snapshot';
+import { emptySharing } from '../../shared/sharing';
 
 export function instanceFixture(overrides: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   return {
@@ -22,6 +23,7 @@ export function instanceFixture(overrides: Partial<LocalInstanceSnapshot> = {}):
     ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
     tokensPerSecond: null,
     counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
+    sharing: emptySharing(300_000, 'all'),
     ...overrides,
   };
 }

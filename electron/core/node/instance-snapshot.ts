@@ -26,6 +26,7 @@ export interface InstanceView {
   ttft: TtftSnapshot;
   tokensPerSecond: number | null;
   counters: LocalInstanceSnapshot['counters'];
+  sharing: LocalInstanceSnapshot['sharing'];
 }
 
 export function buildInstanceSnapshot(view: InstanceView, now: number): LocalInstanceSnapshot {
@@ -74,6 +75,7 @@ export function buildInstanceSnapshot(view: InstanceView, now: number): LocalIns
     ttft: view.ttft,
     tokensPerSecond: view.tokensPerSecond,
     counters: { ...view.counters },
+    sharing: view.sharing,
   };
 }
 

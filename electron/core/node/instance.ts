@@ -11,6 +11,7 @@ import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
 import { InstancePhases, phaseOf } from '../sharing/instance-phases';
+import { SharingStats } from '../sharing/sharing-stats';
 import { BusyIntervals } from './request-metrics';
 import { buildInstanceSnapshot } from './instance-snapshot';
 import type { Dispatcher } from './dispatcher';
@@ -57,6 +58,8 @@ export class Instance {
   private readonly busy = new BusyIntervals();
   /** Prefilling, decoding or idle on the GPU, over time: what neighbours' sharing statistics and pacing read. */
   readonly phases = new InstancePhases(performance.now());
+  /** This model's decode alone and beside each neighbour's phase, rolling (the node files the gaps). */
+  readonly sharing = new SharingStats('all');
 
   private readonly queue: NodeRequest[] = [];
   private readonly requests = new Map<string, NodeRequest>();
@@ -235,6 +238,7 @@ export class Instance {
         ttft: this.ttft.snapshot(),
         tokensPerSecond: this.tokenRate.perSecond(now),
         counters: this.counters,
+        sharing: this.sharing.snapshot(now),
       },
       now,
     );

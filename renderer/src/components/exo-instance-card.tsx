@@ -1,4 +1,4 @@
-import type { ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
+import type { ExoInstanceDetail, ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
 import type { ExoInstanceSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import { isServing } from '../../../shared/instance-state';
 import { exoRunnerTone, exoRunnerWords } from '../lib/exo-words';
@@ -10,6 +10,7 @@ import { PrefillProgress } from './prefill-progress';
 import { ProgressBar } from './progress-bar';
 import { QueueList } from './queue-list';
 import { StopButton } from './stop-button';
+import { SharingLine } from './sharing-line';
 import { Throughput } from './throughput';
 import { TtftPanel } from './ttft-panel';
 
@@ -24,7 +25,7 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
       <div className="row">
         <span className={`dot tone-${exoRunnerTone(runner)}`} aria-hidden="true" />
         <strong className="nowrap" title={`exo node id ${runner.nodeId}`}>
-          {runner.nodeName ?? `node ${runner.nodeId.slice(0, 8)}`}
+          {runner.nodeLabel}
         </strong>
         <span className="muted small nowrap">rank {runner.rank ?? '?'}</span>
         <span className="status-name ellipsis" data-testid="exo-runner-status" title={`exo: ${runner.status} · runner ${runner.runnerId}`}>
@@ -35,7 +36,7 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
           <LiveAge ageMs={Math.max(0, at - runner.statusSince)} />
         </span>
       </div>
-      {loading && <ProgressBar value={runner.layersLoaded!} max={runner.totalLayers!} label={`Loading ${modelName} on ${runner.nodeName ?? runner.nodeId}`} />}
+      {loading && <ProgressBar value={runner.layersLoaded!} max={runner.totalLayers!} label={`Loading ${modelName} on ${runner.nodeLabel}`} />}
       {runner.diagnostics.length > 0 && (
         <ul className="exo-diagnostics small" aria-label="exo diagnostics">
           {runner.diagnostics.map((d, i) => (
@@ -47,6 +48,27 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
         </ul>
       )}
     </li>
+  );
+}
+
+/**
+ * exo's runner goes on generating a request that was cancelled (exo deleted the task
+ * before the runner heard of the cancel): it holds the GPU, and the model's next
+ * request waits, until the runner is ready again.
+ */
+function GhostGeneration({ ghost, nodeNames }: { ghost: NonNullable<ExoInstanceDetail['ghostGeneration']>; nodeNames: ExoRunnerSnapshot[] }) {
+  const macs = ghost.nodeIds.map((id) => nodeNames.find((r) => r.nodeId === id)?.nodeLabel ?? `node ${id.slice(0, 8)}`).join(', ');
+  return (
+    <div
+      className="row exo-ghost"
+      data-testid="exo-ghost-generation"
+      title={`exo deleted the cancelled request, but its runner on ${macs} goes on generating it for nobody (RunnerRunning with no task). It holds the GPU; exobar holds this model's next request until the runner is ready again.`}
+    >
+      <span className="badge warn">cancelled</span>
+      <span className="small">
+        still generating a cancelled request, <LiveAge ageMs={ghost.ageMs} />
+      </span>
+    </div>
   );
 }
 
@@ -136,6 +158,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
           <RunnerRow key={r.runnerId} runner={r} modelName={instance.modelName} at={at} />
         ))}
       </ul>
+      {exo.ghostGeneration && <GhostGeneration ghost={exo.ghostGeneration} nodeNames={exo.runners} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {throughExobar && <QueueList label="Through exobar" requests={proxied} capacity={null} labelOf={proxiedLabel} />}
       {/* While every runner serves nothing waits for the load: the section shows only when it matters. */}
@@ -162,6 +185,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
         </div>
       )}
       {throughExobar && <TtftPanel instanceId={instance.id} ttft={instance.ttft} />}
+      <SharingLine sharing={instance.sharing} />
       <footer className="row small muted card-footer">
         <Throughput tokensPerSecond={instance.tokensPerSecond} />
         <span className="tabular" data-testid="exo-ended-tasks">
