@@ -9,6 +9,7 @@ import { instanceLifecycle, localInstances, type InstanceLifecycle } from '../..
 import type { LocalInstanceSnapshot } from '../../shared/snapshot';
 import type { z } from 'zod';
 import { NodeError, type ExobarNode } from './node-types';
+import { ttlFromSetting } from './on-demand/on-demand-settings';
 
 export type LaunchInstanceRequest = z.output<typeof CreateInstanceRequestSchema>;
 
@@ -35,9 +36,15 @@ export function runningInstanceOf(node: Pick<ExobarNode, 'snapshot'>, model: str
  * another instance type is not silently reused as the wrong type nor doubled: that is a
  * 409 `model_already_running` that says how to get either. `duplicate: true` always starts
  * a new instance (the node's own checks, the shared-GPU one included, still apply).
+ * `pin` and `ttlSeconds` (-1: never) set how the instance stays loaded, a reused one's too.
  */
-export async function launchInstance(node: Pick<ExobarNode, 'snapshot' | 'createInstance'>, request: LaunchInstanceRequest): Promise<LaunchInstanceResult> {
-  const { duplicate, ...create } = request;
+export async function launchInstance(
+  node: Pick<ExobarNode, 'snapshot' | 'createInstance' | 'setResidency'>,
+  request: LaunchInstanceRequest,
+): Promise<LaunchInstanceResult> {
+  const { duplicate, pin, ttlSeconds: ttlSetting, ...create } = request;
+  // -1 (never) is null to the node; absent follows the setting.
+  const residency = { ...(pin !== undefined ? { pin } : {}), ...(ttlSetting !== undefined ? { ttlSeconds: ttlFromSetting(ttlSetting) } : {}) };
   if (!duplicate) {
     const existing = runningInstanceOf(node, create.model);
     if (existing && existing.instanceType !== create.instanceType) {
@@ -48,8 +55,12 @@ export async function launchInstance(node: Pick<ExobarNode, 'snapshot' | 'create
         409,
       );
     }
-    if (existing) return { instance: existing, reused: true, state: instanceLifecycle(existing) };
+    if (existing) {
+      // Launching a running model with `pin` or `ttlSeconds` changes how it stays.
+      if (Object.keys(residency).length > 0) node.setResidency(existing.id, residency);
+      return { instance: runningInstanceOf(node, create.model) ?? existing, reused: true, state: instanceLifecycle(existing) };
+    }
   }
-  const instance = await node.createInstance(create);
+  const instance = await node.createInstance({ ...create, ...residency });
   return { instance, reused: false, state: instanceLifecycle(instance) };
 }

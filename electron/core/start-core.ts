@@ -20,6 +20,11 @@ import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
 import { createNode } from './node';
+import { openAiRoutes } from './api/openai-routes';
+import { ModelLoader } from './on-demand/model-loader';
+import { ttlFromSetting } from './on-demand/on-demand-settings';
+import { residencyRoutes } from './on-demand/residency-routes';
+import type { SystemMemory } from './system-memory';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
@@ -60,6 +65,8 @@ export interface StartCoreOptions {
   updateSettings?: (patch: SettingsPatch) => Promise<unknown>;
   /** This Mac's exo (docs/exo-process.md); by default the settings' `exo` section says whether and how it starts. */
   exoProcess?: ExoStartOptions;
+  /** Models on demand: the memory reading of the fit check and how often idle instances are checked (tests). */
+  onDemand?: { readMemory?: () => Promise<SystemMemory>; headroomBytes?: number; reapIntervalMs?: number };
 }
 
 /** How the core runs this Mac's exo. */
@@ -121,7 +128,11 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     logGeneratedText: settings.debug.logGeneratedText,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
+    idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
   });
+  // Load on request and unload when idle (docs/on-demand.md).
+  const modelLoader = new ModelLoader({ node, settings: getSettings, ...options.onDemand });
+  modelLoader.start();
   mlx.attach(node);
   const exoCommand = options.exoProcess?.command;
   const exoProcess = new ExoProcessManager({
@@ -138,6 +149,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
   const exo = new ExoAttachment({
     holdEnabled: () => getSettings().exo.hold,
+    // A request for a model exo does not serve is exobar's: it loads on request there too.
+    localRoutes: openAiRoutes({ loader: modelLoader }),
     ...options.exo,
     node,
     saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined),
@@ -163,6 +176,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes()),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
+    ...residencyRoutes(),
   ];
   const server = createApiServer({
     node,
@@ -171,6 +185,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     host: options.host ?? DEFAULT_API_HOST,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
+    modelLoader,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
     // The exo proxy next: a request for an exo model goes to exo, anything else falls through to exobar's own /v1 routes.
     extraRoutes: [
@@ -186,6 +201,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     listening = await server.listen();
   } catch (error) {
     await exo.stop();
+    modelLoader.stop();
     await Promise.all([node.shutdown(), exoProcess.shutdown()]);
     throw error;
   }
@@ -216,6 +232,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       node.setApiBaseUrl(null);
+      modelLoader.stop();
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams, exo stops if exobar started it.
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);

@@ -15,6 +15,7 @@ import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './
 import { withTraffic } from './exo-traffic-view';
 import { stopExoModel, type FastSynchOf } from './launch/exo-safe-pair';
 import { createExoServing, type ExoServing } from './proxy/exo-serving';
+import type { ApiRoute } from '../api/route-types';
 import type { ProxiedRequest } from './proxy/exo-traffic';
 import type { StallThresholds } from './stall/exo-stall-warnings';
 
@@ -40,6 +41,8 @@ export interface ExoAttachmentOptions {
   proxyIdleTimeoutMs?: number;
   /** Stall warning thresholds (tests shorten them). */
   stallThresholds?: Partial<StallThresholds>;
+  /** The routes a request for a model exo does not serve falls through to (default: exobar's OpenAI routes without a loader). */
+  localRoutes?: ApiRoute[];
 }
 
 /** Proxied traffic moves with every token: the snapshot takes it in at most this often. */
@@ -83,7 +86,12 @@ export class ExoAttachment {
     this.logDir = options.exoLogDir === undefined ? defaultExoLogDir() : options.exoLogDir;
     this.holdEnabled = options.holdEnabled ?? (() => true);
     this.holdWas = this.holdEnabled();
-    this.serving = createExoServing({ source: () => this.monitor?.client ?? null, holdEnabled: this.holdEnabled, idleTimeoutMs: options.proxyIdleTimeoutMs });
+    this.serving = createExoServing({
+      source: () => this.monitor?.client ?? null,
+      holdEnabled: this.holdEnabled,
+      idleTimeoutMs: options.proxyIdleTimeoutMs,
+      ...(options.localRoutes ? { localRoutes: options.localRoutes } : {}),
+    });
     this.serving.traffic.onChange(() => this.schedulePublish());
   }
 

@@ -16,6 +16,7 @@ import type { EventLog } from './event-log';
 import { NodeRequest } from './node-request';
 import { TokenRate } from './token-rate';
 import { TtftStats } from './ttft-stats';
+import type { ResidencyState } from '../on-demand/residency-state';
 
 /** Longest wait for in-flight requests before a relaunch goes ahead anyway. */
 const RELAUNCH_DRAIN_LIMIT_MS = 120_000;
@@ -32,7 +33,12 @@ export interface InstanceConfig {
   /** Tasks written to the runner at once; it batches 8 and acknowledges and queues the rest inside itself. */
   maxInFlight: number;
   supervisor: Omit<SupervisorOptions, 'instanceId' | 'expectedFastSynch'>;
+  /** Pinned or not, its idle time to live, its last use (on-demand/residency-state.ts). */
+  residency: ResidencyState;
 }
+
+/** Runner states on the way to ready: a request that arrives in one waits for the model to load. */
+const LOADING_STATES = new Set(['starting', 'loading', 'warming_up', 'restarting']);
 
 const DOWN_CODES: Record<DownCause, NodeErrorCode> = {
   crashed: 'runner_crashed',
@@ -49,6 +55,7 @@ export class Instance {
   override: FastSynchOverride;
   decision: FastSynchDecision;
   readonly supervisor: RunnerSupervisor;
+  readonly residency: ResidencyState;
   /** False while the runner is being relaunched: new requests wait in the queue. */
   accepting = true;
   /** Set when the runner is down for good (no restart coming). */
@@ -63,6 +70,8 @@ export class Instance {
   private readonly tokenRate = new TokenRate();
   private readyWaiters: Array<{ resolve: () => void; reject: (e: NodeError) => void }> = [];
   private reserved = 0;
+  private readonly createdAt = performance.now();
+  private loadedOnce = false;
 
   constructor(
     private readonly config: InstanceConfig,
@@ -76,6 +85,7 @@ export class Instance {
     this.instanceType = config.instanceType;
     this.override = config.override;
     this.decision = config.decision;
+    this.residency = config.residency;
     this.supervisor = new RunnerSupervisor({ ...config.supervisor, instanceId: config.id, expectedFastSynch: () => this.decision.enabled }, (event) =>
       this.onSupervisorEvent(event),
     );
@@ -120,6 +130,9 @@ export class Instance {
     }
     this.requests.set(request.id, request);
     this.queue.push(request);
+    this.residency.touch();
+    // Its time to first token starts with the wait for the model to load.
+    if (!this.ready && LOADING_STATES.has(this.supervisor.runnerState)) request.loadedAt = null;
     this.log.record({ kind: 'request_arrived', instanceId: this.id, requestId: request.id, data: { promptTokens: request.promptTokens } });
     this.pump();
     this.changed();
@@ -223,6 +236,7 @@ export class Instance {
         ttft: this.ttft.snapshot(),
         tokensPerSecond: this.tokenRate.perSecond(now),
         counters: this.counters,
+        residency: this.residency.snapshot(now, this.requests.size, this.ready),
       },
       now,
     );
@@ -280,6 +294,16 @@ export class Instance {
         break;
       case 'ready':
         this.fatalError = null;
+        this.residency.touch(now);
+        for (const request of this.live) if (request.loadedAt === null) request.loadedAt = now;
+        if (!this.loadedOnce) {
+          this.loadedOnce = true;
+          this.log.record({
+            kind: 'instance_loaded',
+            instanceId: this.id,
+            data: { model: this.model.id, loadMs: Math.round(now - this.createdAt), onDemand: this.residency.loadedOnDemand },
+          });
+        }
         for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
         this.pump();
         break;
@@ -355,7 +379,13 @@ export class Instance {
           kind: 'first_token',
           instanceId: this.id,
           requestId: request.id,
-          data: { totalMs: sample.totalMs, waitMs: sample.waitMs, prefillMs: sample.prefillMs, firstTokenMs: sample.firstTokenMs },
+          data: {
+            totalMs: sample.totalMs,
+            ...(sample.loadMs !== undefined ? { loadMs: sample.loadMs } : {}),
+            waitMs: sample.waitMs,
+            prefillMs: sample.prefillMs,
+            firstTokenMs: sample.firstTokenMs,
+          },
         });
       }
     } else {
@@ -406,6 +436,7 @@ export class Instance {
     const now = performance.now();
     if (!request.finish(event, now)) return;
     this.requests.delete(request.id);
+    this.residency.touch(now);
     if (request.taskId) this.byTask.delete(request.taskId);
     if (request.dispatchQueuedAt !== null) this.reserved -= 1;
     if (event.type === 'finished') this.counters.completed += 1;
