@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeDiagnosticBundle, type DiagnosticContext, type DiagnosticNode } from '../electron/core/diagnostics';
+import { evenDecode } from '../test/support/decode-fixture';
 import { MEDIUM, SMALL, syntheticNode } from '../test/support/diagnostics/synthetic-node';
 import type { NodeEvent, RequestTimeline } from '../electron/core/node-types';
 
@@ -73,6 +74,7 @@ function fullHistory(ids: string[]): { events: NodeEvent[]; timelines: RequestTi
       endedAt: t + 400,
       outcome: 'finished',
       ttft: null,
+      ...evenDecode(32, t + 90 + (i % 13) * 100, t + 400),
       concurrentBusyInstances: i % 3 === 0 ? [ids[(i + 1) % ids.length]!] : [],
     });
   }

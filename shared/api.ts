@@ -122,6 +122,11 @@ export const SettingsSchema = z.object({
    */
   debug: z.strictObject({ logGeneratedText: z.boolean().default(false) }).default({ logGeneratedText: false }),
   /**
+   * `GET /metrics` (docs/metrics.md). `public: true` lets a scraper on this Mac read it
+   * without the control token, and only while the server listens on a loopback address.
+   */
+  metrics: z.strictObject({ public: z.boolean().default(false) }).default({ public: false }),
+  /**
    * exo: attach mode and this Mac's exo. `url` is the exo node whose HTTP API exobar
    * reads (e.g. http://127.0.0.1:52415; null attaches to nothing): `POST /api/exo/attach`
    * tests the address, then sets it; `exobar serve --exo URL` sets it for one run.

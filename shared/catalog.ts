@@ -34,6 +34,14 @@ export interface SimTimings {
   warmupS: number;
 }
 
+/** What a model's KV cache costs per token: layers x KV heads x head size x 2 (keys and values) x bytes per value. */
+export interface KvCacheDims {
+  layers: number;
+  kvHeads: number;
+  headDim: number;
+  bytesPerValue: number;
+}
+
 export interface CatalogModel {
   id: string;
   name: string;
@@ -50,6 +58,11 @@ export interface CatalogModel {
    */
   contextLength?: number;
   sim?: SimTimings;
+  /**
+   * The KV cache's dimensions, for the fit check of a model with no config.json to read
+   * (the sim models take the real model's). MLX models are read from their directory.
+   */
+  kvCache?: KvCacheDims;
   /** For mlx models: the local directory holding the weights. */
   path?: string;
 }
@@ -66,6 +79,8 @@ export const SIM_MODELS: readonly CatalogModel[] = [
     sizeClass: 'small',
     // Llama 3.2's context window (max_position_embeddings).
     contextLength: 131_072,
+    // Llama 3.2 1B's config.json: 16 layers, 8 KV heads of 64, bfloat16.
+    kvCache: { layers: 16, kvHeads: 8, headDim: 64, bytesPerValue: 2 },
     sim: {
       admitOverheadS: 0.07,
       prefillFixedS: 0.154,
@@ -85,6 +100,8 @@ export const SIM_MODELS: readonly CatalogModel[] = [
     memoryBytes: Math.round(3.4 * GiB),
     sizeClass: 'medium',
     contextLength: 131_072,
+    // Llama 3.2 3B's config.json: 28 layers, 8 KV heads of 128, bfloat16.
+    kvCache: { layers: 28, kvHeads: 8, headDim: 128, bytesPerValue: 2 },
     sim: {
       admitOverheadS: 0.07,
       prefillFixedS: 0.154,

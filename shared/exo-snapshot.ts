@@ -9,6 +9,7 @@
  * Sources for every rule: docs/exo.md.
  */
 import { z } from 'zod';
+import { ExoClusterEventSchema } from './exo-cluster-events';
 
 const epochMs = z.number().finite();
 
@@ -140,6 +141,8 @@ export const ExoSectionSchema = z.object({
   unknownTags: z.number().int().nonnegative(),
   /** Set when the node id changed: exo restarted and instances were matched by model. */
   restartedAt: epochMs.nullable(),
+  /** The cluster's latest events (Macs joined or left, instances placed or deleted, runners failed), oldest first; see exo-cluster-events.ts. */
+  events: z.array(ExoClusterEventSchema),
 });
 export type ExoSection = z.infer<typeof ExoSectionSchema>;
 

@@ -1,45 +1,67 @@
 /** Questions every view asks of an instance in the snapshot, answered once. */
-import type { ExoInstanceSnapshot, InstanceSnapshot, LocalInstanceSnapshot, Snapshot } from './snapshot';
+import type { RunnerStatus } from './runner-protocol';
+import type { ExoInstanceSnapshot, InstanceSnapshot, LocalInstanceSnapshot, RunnerState, Snapshot } from './snapshot';
 
 const SERVING = new Set(['RunnerReady', 'RunnerRunning']);
 const STOPPING = new Set(['RunnerShuttingDown', 'RunnerShutdown']);
 
 /**
  * An instance's lifecycle in one word, derived from its runners: the one answer the
- * header, the safe-launch plan and progress, the tray and the page give.
+ * header, the safe-launch plan and progress, the tray, the API and the page give.
  * - loading: on its way to serving (starting, connecting, loading layers, warming up).
- * - restarting: loading again after its runner went down (crash, watchdog, relaunch).
+ * - restarting: a restart is scheduled after its runner went down (crash, watchdog), or
+ *   a relaunch waits for its requests in flight (draining) before it stops and starts.
  * - serving: takes requests now.
- * - stopping: shutting down.
- * - failed: cannot serve until someone acts (or the supervisor's next restart).
+ * - stopping: shutting down (Shutdown sent, or the process stopped).
+ * - failed: cannot serve until someone acts (or the supervisor's next restart): it
+ *   reported RunnerFailed or went down, and its requests have failed.
  */
 export const INSTANCE_LIFECYCLES = ['loading', 'restarting', 'serving', 'stopping', 'failed'] as const;
 export type InstanceLifecycle = (typeof INSTANCE_LIFECYCLES)[number];
 
 /**
- * The derived lifecycle state of an instance. Failed wins over everything (an exo
- * instance with one failed shard cannot serve), then stopping, then serving when every
- * runner serves; anything else is still on its way up. A local runner on its way up
- * after an exit (`lastExit` set) is restarting, not loading for the first time.
+ * A local runner's lifecycle word, from its supervisor's one state and the status the
+ * runner reported: the state decides, and a runner that says it failed or is shutting
+ * down is never called serving. Every view's words for a local runner come from here.
  */
-export function instanceLifecycle(instance: InstanceSnapshot): InstanceLifecycle {
-  if (isFailed(instance)) return 'failed';
-  if (instance.source === 'local') {
-    // The supervisor's own state machine says it (runner.state); no guessing from statuses.
-    switch (instance.runner.state) {
-      case 'ready':
-      case 'running':
-        return 'serving';
-      case 'restarting':
-        return 'restarting';
-      case 'stopped':
-        return 'stopping';
-      default:
-        return 'loading';
-    }
+export function runnerLifecycle(state: RunnerState, status: RunnerStatus): InstanceLifecycle {
+  switch (state) {
+    case 'ready':
+    case 'running':
+      if (status.kind === 'RunnerFailed') return 'failed';
+      if (STOPPING.has(status.kind)) return 'stopping';
+      return 'serving';
+    case 'down':
+    case 'failed':
+    case 'needs_attention':
+      return 'failed';
+    case 'restarting':
+    case 'draining':
+      return 'restarting';
+    case 'stopping':
+    case 'stopped':
+      return 'stopping';
+    case 'starting':
+    case 'loading':
+    case 'warming_up':
+      return 'loading';
   }
-  if (instance.exo.runners.some((r) => STOPPING.has(r.status))) return 'stopping';
-  return isServing(instance) ? 'serving' : 'loading';
+}
+
+/**
+ * An exo instance's lifecycle from its runners' statuses: one failed shard fails it,
+ * then stopping, then serving when every runner is known and serves; else loading.
+ */
+export function runnersLifecycle(runners: readonly { status: string; known: boolean }[]): InstanceLifecycle {
+  if (runners.some((r) => r.status === 'RunnerFailed')) return 'failed';
+  if (runners.some((r) => STOPPING.has(r.status))) return 'stopping';
+  return runners.length > 0 && runners.every((r) => r.known && SERVING.has(r.status)) ? 'serving' : 'loading';
+}
+
+/** The derived lifecycle state of an instance: {@link runnerLifecycle} for a local one, {@link runnersLifecycle} for an exo one. */
+export function instanceLifecycle(instance: InstanceSnapshot): InstanceLifecycle {
+  if (instance.source === 'local') return runnerLifecycle(instance.runner.state, instance.runner.status);
+  return runnersLifecycle(instance.exo.runners);
 }
 
 /** How many instances are in each lifecycle state (every state present, zero when none). */
@@ -50,12 +72,11 @@ export function lifecycleCounts(instances: readonly InstanceSnapshot[]): Record<
 }
 
 /**
- * True when the instance can take requests now (exo's RunnerReady or RunnerRunning):
- * for a local instance its one runner; for an exo instance every runner of every shard.
+ * True when the instance can take requests now: its lifecycle is serving (for an exo
+ * instance every runner of every shard is RunnerReady or RunnerRunning).
  */
 export function isServing(instance: InstanceSnapshot): boolean {
-  if (instance.source === 'local') return SERVING.has(instance.runner.status.kind);
-  return instance.exo.runners.length > 0 && instance.exo.runners.every((r) => r.known && SERVING.has(r.status));
+  return instanceLifecycle(instance) === 'serving';
 }
 
 /**
@@ -84,14 +105,18 @@ export function exoInstances(snapshot: Pick<Snapshot, 'instances'>): ExoInstance
 }
 
 /**
- * True when the instance cannot serve until someone acts: a local runner in
- * RunnerFailed (the supervisor gave up), or an exo instance with a failed runner.
- * The one definition the tray, the page and the alerts use.
+ * True when the instance cannot serve until someone acts or a restart comes: its
+ * lifecycle is failed (a local runner failed, needs attention, went down or reported
+ * RunnerFailed; an exo instance with a failed runner). The one definition the tray,
+ * the page and the alerts use.
  */
 export function isFailed(instance: InstanceSnapshot): boolean {
-  // Down for good: failed, or stopped and waiting for the operator (a runner restarting after a crash is not).
-  if (instance.source === 'local') return instance.runner.state === 'failed' || instance.runner.state === 'needs_attention';
-  return instance.exo.runners.some((r) => r.status === 'RunnerFailed');
+  return instanceLifecycle(instance) === 'failed';
+}
+
+/** True when a local runner is down for good: only the operator's retry brings it back (failed or needs attention). */
+export function isDownForGood(instance: InstanceSnapshot): boolean {
+  return instance.source === 'local' && (instance.runner.state === 'failed' || instance.runner.state === 'needs_attention');
 }
 
 /**

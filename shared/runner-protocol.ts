@@ -11,7 +11,22 @@
 import { z } from 'zod';
 import { MAX_STOP_SEQUENCES } from './stop-sequences';
 
-export const PROTOCOL_VERSION = 1;
+/**
+ * The protocol this build speaks. 2 added prefill pacing ({@link SetPrefillPacingSchema});
+ * a runner that says 1 in its hello is served as before and never sent a pacing.
+ */
+export const PROTOCOL_VERSION = 2;
+/** The oldest protocol a runner may speak and still be served. */
+export const MIN_PROTOCOL_VERSION = 1;
+/** The first protocol version whose runners apply SetPrefillPacing. */
+export const PACING_PROTOCOL_VERSION = 2;
+
+/** exo's prefill chunk: a runner's chunk when no pacing asks for a smaller one. */
+export const DEFAULT_PREFILL_CHUNK_TOKENS = 4096;
+/** The smallest prefill chunk a pacing may ask for (smaller ones cost more than they yield). */
+export const MIN_PACED_CHUNK_TOKENS = 64;
+/** The longest pause after a prefill chunk a pacing may ask for. */
+export const MAX_PACING_PAUSE_MS = 1000;
 
 /** Task statuses, exo's names. */
 export const TaskStatusSchema = z.enum(['Pending', 'Running', 'Complete', 'TimedOut', 'Failed', 'Cancelled']);
@@ -84,8 +99,35 @@ export type TaskKind = Task['kind'];
 export const CancelTaskSchema = z.object({ kind: z.literal('CancelTask'), cancelledTaskId: taskId });
 export type CancelTask = z.infer<typeof CancelTaskSchema>;
 
+/**
+ * How a runner prefills from its next chunk on: chunks of `chunkTokens` prompt tokens
+ * (null: its own default, {@link DEFAULT_PREFILL_CHUNK_TOKENS}) and a pause of `pauseMs`
+ * after each chunk but a prompt's last, in which it computes nothing (another model on
+ * the same GPU gets it). `{ chunkTokens: null, pauseMs: 0 }` is full speed.
+ */
+export const PrefillPacingSchema = z.object({
+  chunkTokens: z.number().int().min(MIN_PACED_CHUNK_TOKENS).max(DEFAULT_PREFILL_CHUNK_TOKENS).nullable(),
+  pauseMs: z.number().int().min(0).max(MAX_PACING_PAUSE_MS),
+});
+export type PrefillPacing = z.infer<typeof PrefillPacingSchema>;
+
+/** Full speed: the runner's own chunk, no pause. */
+export const FULL_SPEED_PACING: PrefillPacing = { chunkTokens: null, pauseMs: 0 };
+
+/**
+ * Sets the runner's prefill pacing (protocol 2). Read at every prefill-chunk boundary,
+ * between steps and when idle; it applies from the next chunk and is acknowledged with
+ * PrefillPacingApplied. It is not a task: no TaskAcknowledged, no status.
+ */
+export const SetPrefillPacingSchema = z.object({
+  kind: z.literal('SetPrefillPacing'),
+  pacingId: taskId,
+  ...PrefillPacingSchema.shape,
+});
+export type SetPrefillPacing = z.infer<typeof SetPrefillPacingSchema>;
+
 /** One line on the runner's stdin. */
-export const RunnerInputSchema = z.union([TaskSchema, CancelTaskSchema]);
+export const RunnerInputSchema = z.union([TaskSchema, CancelTaskSchema, SetPrefillPacingSchema]);
 export type RunnerInput = z.infer<typeof RunnerInputSchema>;
 
 export const UsageSchema = z.object({
@@ -150,6 +192,17 @@ export const RunnerEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('TaskStatusUpdated'), taskId, status: TaskStatusSchema }),
   z.object({ type: z.literal('RunnerStatusUpdated'), status: RunnerStatusSchema }),
   z.object({ type: z.literal('ChunkGenerated'), commandId: z.string(), chunk: ChunkSchema }),
+  /**
+   * A SetPrefillPacing took effect (protocol 2). `commandId` names the request whose
+   * prefill was running when it was read (its next chunk is paced), null when the runner
+   * was not prefilling.
+   */
+  z.object({
+    type: z.literal('PrefillPacingApplied'),
+    pacingId: taskId,
+    ...PrefillPacingSchema.shape,
+    commandId: z.string().nullable(),
+  }),
 ]);
 export type RunnerEvent = z.infer<typeof RunnerEventSchema>;
 

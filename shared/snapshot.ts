@@ -49,6 +49,15 @@ export const RequestSnapshotSchema = z.object({
   ageMs: ms,
   promptTokens: z.number(),
   completionTokens: z.number(),
+  /**
+   * Decode speed of this request so far (electron/core/sharing/decode-timing.ts): tokens
+   * after the first over the time from the first token to the latest, per second, and
+   * the gap between consecutive tokens (inter-token latency) at p50 and p95. Null until
+   * it has two tokens, and where exobar did not see its tokens (exo tasks it did not proxy).
+   */
+  decodeTokensPerSecond: z.number().nullable(),
+  itlP50Ms: ms.nullable(),
+  itlP95Ms: ms.nullable(),
 });
 export type RequestSnapshot = z.infer<typeof RequestSnapshotSchema>;
 
@@ -111,13 +120,30 @@ export const FastSynchSnapshotSchema = z.object({
 export type FastSynchSnapshot = z.infer<typeof FastSynchSnapshotSchema>;
 
 /**
- * A local runner's state (electron/core/supervisor/runner-state-machine.ts holds the
- * transitions): starting (spawned, waiting for its hello), loading, warming_up, ready,
- * running (requests in progress), restarting (down, a restart scheduled at `restartAt`),
- * failed (down for good: a start-up failure that would repeat, or too many failures),
- * needs_attention (stuck and not relaunched: the operator decides), stopped.
+ * A local runner's state, the one lifecycle value its supervisor holds
+ * (electron/core/supervisor/runner-state-machine.ts holds the transitions): starting
+ * (spawned, waiting for its hello), loading, warming_up, ready, running (requests in
+ * progress), draining (a relaunch waits for the requests in flight; new ones queue),
+ * down (it crashed, was found stuck or failed to start: its requests have failed and its
+ * process is being made gone), restarting (a restart scheduled at `restartAt`), failed
+ * (down for good: a start-up failure that would repeat, or too many failures),
+ * needs_attention (stuck and not relaunched: the operator decides), stopping (Shutdown
+ * sent, the process not yet gone), stopped.
  */
-export const RUNNER_STATES = ['starting', 'loading', 'warming_up', 'ready', 'running', 'restarting', 'failed', 'needs_attention', 'stopped'] as const;
+export const RUNNER_STATES = [
+  'starting',
+  'loading',
+  'warming_up',
+  'ready',
+  'running',
+  'draining',
+  'down',
+  'restarting',
+  'failed',
+  'needs_attention',
+  'stopping',
+  'stopped',
+] as const;
 export const RunnerStateSchema = z.enum(RUNNER_STATES);
 export type RunnerState = z.infer<typeof RunnerStateSchema>;
 

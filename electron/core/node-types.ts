@@ -4,6 +4,7 @@
  */
 import type { ChatMessage, GenerationStats, Usage } from '../../shared/runner-protocol';
 import type { CatalogModel } from '../../shared/catalog';
+import type { CancelledBy } from '../../shared/request-record';
 import type { ExoProcessState } from '../../shared/exo-process';
 import type { SpawnSpec } from './supervisor/spawn-spec';
 import type { ExoOffer, ExoSection } from '../../shared/exo-snapshot';
@@ -32,6 +33,8 @@ export interface SubmitRequest {
    * from here. Defaults to the moment `submit` is called.
    */
   arrivedAt?: number;
+  /** The client's User-Agent, for the request log; null or absent when it sent none. */
+  client?: string | null;
 }
 
 /** What happens to one request, in order; exactly one terminal event (finished, cancelled, failed). */
@@ -131,8 +134,33 @@ export interface RequestTimeline {
   endedAt: number | null;
   outcome: 'finished' | 'cancelled' | 'failed' | 'in_flight';
   ttft: TtftSample | null;
+  /** Decode tokens/s so far, null under two tokens (electron/core/sharing/decode-timing.ts). */
+  decodeTokensPerSecond: number | null;
+  /** Inter-token latency over this request's tokens, p50 and p95 ms; null under two tokens. */
+  itlP50Ms: number | null;
+  itlP95Ms: number | null;
   /** Other instances' runners that were busy (prefilling or decoding) while this request waited or prefilled. */
   concurrentBusyInstances: string[];
+}
+
+/**
+ * A request that just ended, as the node hands it to its `onRequestEnded` listeners
+ * (the request log, the metrics, the history): its timeline and what the timeline
+ * does not carry.
+ */
+export interface EndedRequest {
+  timeline: RequestTimeline;
+  /** Epoch ms of its arrival (the timeline's times are monotonic). */
+  arrivedAtEpochMs: number;
+  /** Epoch ms of its end. */
+  endedAtEpochMs: number;
+  client: string | null;
+  /** Who cancelled it; null unless cancelled. */
+  cancelledBy: CancelledBy | null;
+  /** The NodeError code it failed with; null unless failed. */
+  errorCode: NodeErrorCode | null;
+  /** The runner's generation stats at the end, when it sent them (prompt and generation tokens/s). */
+  stats: GenerationStats | null;
 }
 
 /** What an attached exo adds to the snapshot; all empty when nothing is attached or offered. */
@@ -193,8 +221,10 @@ export interface ExobarNode {
   /** Replaces the models beyond the sim catalog (local MLX models found after a scan). */
   setExtraModels(models: CatalogModel[]): void;
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;
-  /** Cancels a request by its id; false when no such request is in flight. */
-  cancel(requestId: string): boolean;
+  /** Cancels a request by its id; false when no such request is in flight. `by` is who asked (default: a client's cancel call). */
+  cancel(requestId: string, by?: CancelledBy): boolean;
+  /** Hears every request as it ends (once each, whatever the outcome); returns the unsubscribe. */
+  onRequestEnded(listener: (ended: EndedRequest) => void): () => void;
   createInstance(options: CreateInstanceOptions): Promise<LocalInstanceSnapshot>;
   /** Resolves once the instance's runner is ready; rejects with a NodeError when it fails. */
   waitForReady(instanceId: string, timeoutMs?: number): Promise<void>;

@@ -22,6 +22,7 @@ import {
   NO_EXO,
   NodeError,
   type CreateInstanceOptions,
+  type EndedRequest,
   type ExoSnapshotPart,
   type ExobarNode,
   type NodeOptions,
@@ -73,6 +74,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const undisposed = new Set<Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
+  const endedListeners = new Set<(ended: EndedRequest) => void>();
   let launch: LaunchProgress | null = null;
   let apiBaseUrl: string | null = null;
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
@@ -194,8 +196,20 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
   function recordEnded(request: NodeRequest, instance: Instance): void {
     requestIndex.delete(request.id);
-    endedTimelines.push(timelineOf(request, instance));
+    const timeline = timelineOf(request, instance);
+    endedTimelines.push(timeline);
     if (endedTimelines.length > TIMELINE_HISTORY) endedTimelines.shift();
+    if (endedListeners.size === 0) return;
+    const ended: EndedRequest = {
+      timeline,
+      arrivedAtEpochMs: request.arrivedAtEpochMs,
+      endedAtEpochMs: Date.now(),
+      client: request.client,
+      cancelledBy: request.outcome === 'cancelled' ? request.cancelledBy : null,
+      errorCode: request.errorCode,
+      stats: request.stats,
+    };
+    for (const listener of endedListeners) listener(ended);
   }
 
   function timelineOf(request: NodeRequest, instance: Instance): RequestTimeline {
@@ -236,16 +250,22 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         input.arrivedAt ?? performance.now(),
         onEvent,
       );
+      request.client = input.client ?? null;
       instance.admit(request);
       requestIndex.set(id, { request, instance });
       return { id, model: request.model, instanceId: instance.id, promptTokens: request.promptTokens, created: request.created, done: request.done };
     },
 
-    cancel(requestId) {
+    cancel(requestId, by = 'cancel_api') {
       const entry = requestIndex.get(requestId);
       if (!entry || entry.request.ended) return false;
-      entry.instance.cancel(entry.request);
+      entry.instance.cancel(entry.request, by);
       return true;
+    },
+
+    onRequestEnded(listener) {
+      endedListeners.add(listener);
+      return () => endedListeners.delete(listener);
     },
 
     async createInstance(create: CreateInstanceOptions) {

@@ -19,12 +19,15 @@ import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgres
 import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
+import { ExobarMetrics } from './metrics/exobar-metrics';
+import { metricsRoutes } from './metrics/metrics-route';
 import { createNode } from './node';
 import { openAiRoutes } from './api/openai-routes';
 import { ModelLoader } from './on-demand/model-loader';
 import { ttlFromSetting } from './on-demand/on-demand-settings';
 import { residencyRoutes } from './on-demand/residency-routes';
 import type { SystemMemory } from './system-memory';
+import { RequestFeed } from './request-log/request-feed';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
@@ -159,6 +162,12 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   void exo
     .start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl)
     .catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
+  // Every ended request, local or through exobar to exo, as one record: the metrics count from it.
+  const requestFeed = new RequestFeed(node, exo.serving.traffic);
+  const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: requestFeed.mac });
+  requestFeed.onRecord((record) => metrics.observeRequest(record));
+  const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
+  const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
   const localSafePair = safePairRoutes({ getSettings });
   const coreRoutes: ApiRoute[] = [
@@ -177,12 +186,19 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ...exoRoutes(exo, controlRoutes()),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
     ...residencyRoutes(),
+    ...metricsRoutes({
+      metrics,
+      token,
+      tokenFile: tokenSource === 'env' ? null : tokenPath,
+      bindHost,
+      isPublic: () => getSettings().metrics.public,
+    }),
   ];
   const server = createApiServer({
     node,
     token,
     tokenFile: tokenSource === 'env' ? null : tokenPath,
-    host: options.host ?? DEFAULT_API_HOST,
+    host: bindHost,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
     modelLoader,
@@ -236,6 +252,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams, exo stops if exobar started it.
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);
+      stopMetricsEvents();
+      requestFeed.close();
     })();
     return stopping;
   };

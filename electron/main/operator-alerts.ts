@@ -5,14 +5,15 @@
  * watchdog notices it), and a shared-GPU warning that just appeared. Each alert fires
  * once, on the transition.
  */
-import { localInstances } from '../../shared/instance-state';
+import { isDownForGood, localInstances } from '../../shared/instance-state';
 import type { LocalInstanceSnapshot, Snapshot, Warning } from '../../shared/snapshot';
+import { exoEventAlerts } from './exo-event-alerts';
 import { truncate } from './status-words';
 
 export interface OperatorAlert {
   /** Stable identity of what happened, to avoid repeating the same notification. */
   key: string;
-  kind: 'runner_failed' | 'runner_restarted' | 'warning';
+  kind: 'runner_failed' | 'runner_restarted' | 'warning' | 'exo_event';
   title: string;
   body: string;
 }
@@ -47,7 +48,7 @@ export function operatorAlerts(prev: Snapshot | null, next: Snapshot): OperatorA
     const old = before.get(instance.id);
     const { state, lastExit } = instance.runner;
     const exitChanged = lastExit !== null && lastExit.at !== old?.runner.lastExit?.at;
-    const downForGood = state === 'failed' || state === 'needs_attention';
+    const downForGood = isDownForGood(instance);
 
     if (downForGood && (old?.runner.state !== state || exitChanged)) {
       alerts.push({
@@ -74,5 +75,7 @@ export function operatorAlerts(prev: Snapshot | null, next: Snapshot): OperatorA
     if (seen.has(key)) continue;
     alerts.push({ key: `warning:${key}`, kind: 'warning', title: warning.title, body: truncate(`${warning.risk} ${warning.fix}`, 200) });
   }
+  // A Mac that left the exo cluster: its lost models come as warnings above.
+  alerts.push(...exoEventAlerts(prev, next));
   return alerts;
 }

@@ -19,6 +19,7 @@ export function instanceStatusWords(instance: InstanceSnapshot): string {
     // The supervisor's typed state first: "restarting" and "needs attention" are not runner statuses.
     const { state, lastExit, attention } = instance.runner;
     if (state === 'restarting') return lastExit?.cause === 'stuck' ? 'Restarting (was stuck)' : 'Restarting';
+    if (state === 'draining') return 'Relaunching: finishing the requests in flight';
     if (state === 'needs_attention') return `Needs attention: ${truncate(attention ?? lastExit?.message ?? '', 60)}`;
     if (state === 'failed')
       return `Failed: ${truncate(lastExit?.message ?? (instance.runner.status.kind === 'RunnerFailed' ? instance.runner.status.errorMessage : ''), 60)}`;

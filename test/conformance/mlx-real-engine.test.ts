@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mlxRunnerCommand } from '../../electron/core/mlx/mlx-runner-command';
 import { REPO_ROOT } from '../support/sim-runner-spec';
-import { describeRunnerConformance } from './runner-conformance';
+import { describePrefillPacingConformance } from './pacing-conformance';
+import { describeRunnerConformance, type RunnerConformanceProfile } from './runner-conformance';
 
 const LONG_PROMPT_TOKENS = 14_000;
 /** The runner's cap for maxTokens null: the random-weight model never ends on its own. */
@@ -49,7 +50,7 @@ if ('missing' in ready) {
     });
   }
 } else {
-  describeRunnerConformance('mlx runner (real mlx engine, CPU, tiny mamba2)', {
+  const profile: RunnerConformanceProfile = {
     spawn: (extraEnv) => ({
       ...mlxRunnerCommand({
         python: ready.python,
@@ -72,5 +73,8 @@ if ('missing' in ready) {
     generationTimeoutMs: 30_000,
     hangSilenceMs: 2000,
     naturalEnd: { length: DEFAULT_MAX_TOKENS },
-  });
+  };
+  describeRunnerConformance('mlx runner (real mlx engine, CPU, tiny mamba2)', profile);
+  // On real MLX "no token changed" is a real claim: other chunk sizes are other kernels.
+  describePrefillPacingConformance('mlx runner (real mlx engine, CPU, tiny mamba2)', profile);
 }

@@ -13,7 +13,8 @@ import { mlxRunnerCommand } from '../../electron/core/mlx/mlx-runner-command';
 import { REPO_ROOT } from '../support/sim-runner-spec';
 import { useRunnerProcessCleanup } from '../support/runner-cleanup';
 import { spawnRunner } from '../support/runner-process';
-import { describeRunnerConformance } from './runner-conformance';
+import { describePrefillPacingConformance } from './pacing-conformance';
+import { describeRunnerConformance, type RunnerConformanceProfile } from './runner-conformance';
 
 const MODEL = 'test/llama-3.2-3b';
 const TIME_SCALE = 0.1;
@@ -63,14 +64,16 @@ if (python === null) {
     it('skipped', () => {});
   });
 } else {
-  describeRunnerConformance('mlx runner (test engine)', {
+  const profile: RunnerConformanceProfile = {
     spawn: spec,
     engine: 'test',
     model: MODEL,
     longPromptTokens: LONG_PROMPT_TOKENS,
     stopSequences: { unsupportedBecause: 'the MLX runner does not apply stop sequences yet; the API refuses `stop` for MLX models' },
     longPrefillMs: (sim.prefillFixedS + LONG_PROMPT_TOKENS / sim.prefillTokensPerS) * TIME_SCALE * 1000,
-  });
+  };
+  describeRunnerConformance('mlx runner (test engine)', profile);
+  describePrefillPacingConformance('mlx runner (test engine)', profile);
 
   describe('mlx runner (test engine): what the app sets at spawn', () => {
     useRunnerProcessCleanup();

@@ -5,18 +5,22 @@
  */
 import { findSimModel } from '../../shared/catalog';
 import { simRunnerSpec } from '../support/sim-runner-spec';
-import { describeRunnerConformance } from './runner-conformance';
+import { describePrefillPacingConformance } from './pacing-conformance';
+import { describeRunnerConformance, type RunnerConformanceProfile } from './runner-conformance';
 
 const MODEL = 'sim/llama-3.2-3b';
 const TIME_SCALE = 0.1;
 const LONG_PROMPT_TOKENS = 14_000;
 const timings = findSimModel(MODEL)!.sim!;
 
-describeRunnerConformance('sim', {
+const profile: RunnerConformanceProfile = {
   spawn: (extraEnv) => simRunnerSpec({ model: MODEL, timeScale: TIME_SCALE, env: extraEnv }),
   engine: 'sim',
   model: MODEL,
   longPromptTokens: LONG_PROMPT_TOKENS,
   stopSequences: 'supported',
   longPrefillMs: (timings.prefillFixedS + LONG_PROMPT_TOKENS / timings.prefillTokensPerS) * TIME_SCALE * 1000,
-});
+};
+
+describeRunnerConformance('sim', profile);
+describePrefillPacingConformance('sim', profile);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunnerStatus } from '../../shared/runner-protocol';
-import type { ExoInstanceSnapshot, RunnerState } from '../../shared/snapshot';
-import { instanceLifecycle, lifecycleCounts, lifecycleSummary } from '../../shared/instance-state';
+import { RUNNER_STATES, type ExoInstanceSnapshot, type RunnerState } from '../../shared/snapshot';
+import { INSTANCE_LIFECYCLES, instanceLifecycle, lifecycleCounts, lifecycleSummary, runnerLifecycle } from '../../shared/instance-state';
 import { instanceFixture } from '../support/instance-fixture';
 import { exoInstanceFixture } from '../support/exo-snapshot-fixture';
 
@@ -26,15 +26,28 @@ describe('instanceLifecycle', () => {
     expect(instanceLifecycle(local('running', { kind: 'RunnerRunning' }))).toBe('serving');
   });
 
-  it('says restarting when a runner that went down is on its way up again', () => {
+  it('says restarting while a restart is scheduled or a relaunch drains', () => {
     expect(instanceLifecycle(local('restarting', { kind: 'RunnerFailed', errorMessage: 'crashed' }))).toBe('restarting');
-    expect(instanceLifecycle(local('ready', { kind: 'RunnerReady' }))).toBe('serving');
+    expect(instanceLifecycle(local('draining', { kind: 'RunnerRunning' }))).toBe('restarting');
   });
 
-  it('says stopping while shutting down and failed for a failed runner', () => {
-    expect(instanceLifecycle(local('stopped', { kind: 'RunnerShuttingDown' }))).toBe('stopping');
+  // The pairs the supervisor really produces (runner-state-machine.test.ts drives them).
+  it('says stopping from the Shutdown on, and never serving beside a shutdown status', () => {
+    expect(instanceLifecycle(local('stopping', { kind: 'RunnerShuttingDown' }))).toBe('stopping');
+    expect(instanceLifecycle(local('stopped', { kind: 'RunnerShutdown' }))).toBe('stopping');
+    expect(instanceLifecycle(local('ready', { kind: 'RunnerShuttingDown' }))).toBe('stopping');
+    expect(instanceLifecycle(local('running', { kind: 'RunnerShutdown' }))).toBe('stopping');
+  });
+
+  it('says failed while a dead runner is being killed, for a runner that reported RunnerFailed, and when down for good', () => {
+    expect(instanceLifecycle(local('down', { kind: 'RunnerFailed', errorMessage: 'runner stuck' }))).toBe('failed');
+    expect(instanceLifecycle(local('running', { kind: 'RunnerFailed', errorMessage: 'Metal: out of memory' }))).toBe('failed');
     expect(instanceLifecycle(local('failed', { kind: 'RunnerFailed', errorMessage: 'out of memory' }))).toBe('failed');
     expect(instanceLifecycle(local('needs_attention', { kind: 'RunnerFailed', errorMessage: 'stuck' }))).toBe('failed');
+  });
+
+  it('gives every runner state a word', () => {
+    for (const state of RUNNER_STATES) expect(INSTANCE_LIFECYCLES).toContain(runnerLifecycle(state, { kind: 'RunnerReady' }));
   });
 
   it('derives an exo instance from all its runners: one failed shard fails it, one loading shard keeps it loading', () => {

@@ -38,6 +38,7 @@ export function exoSectionFixture(overrides: Partial<ExoSection> = {}): ExoSecti
     parseErrors: 0,
     unknownTags: 0,
     restartedAt: null,
+    events: [],
     ...overrides,
   };
 }
@@ -51,7 +52,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
     instanceType: 'ring',
     queue: {
       capacity: null,
-      requests: [{ id: 'chatcmpl-exo-1', phase: 'queued', ageMs: 4_000, promptTokens: 30, completionTokens: 0 }],
+      requests: [{ id: 'chatcmpl-exo-1', phase: 'queued', ageMs: 4_000, promptTokens: 30, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null }],
     },
     prefill: null,
     pendingCancels: [],

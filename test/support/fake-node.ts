@@ -205,6 +205,11 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  /** The fake keeps no request records: nothing ever ends into them. */
+  onRequestEnded(): () => void {
+    return () => undefined;
+  }
+
   cancel(requestId: string): boolean {
     const flight = this.flights.get(requestId);
     if (!flight) return false;

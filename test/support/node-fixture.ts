@@ -1,6 +1,7 @@
 /**
  * A node with real sim-runner processes for tests: a temporary data directory, the
- * instances created and ready, and a cleanup that stops every runner.
+ * instances created and ready, and a cleanup that stops every runner and fails when a
+ * runner's state table refused a transition.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,9 @@ export function createNodeFixture(options: Partial<NodeOptions> = {}, internals:
     async cleanup() {
       await node.shutdown();
       rmSync(dataDir, { recursive: true, force: true });
+      // Every process-driven test also proves the runners' state tables refused nothing.
+      const refused = node.eventLog.all().filter((e) => e.kind === 'runner_state_refused');
+      if (refused.length > 0) throw new Error(`refused runner transitions: ${JSON.stringify(refused)}`);
     },
   };
 }

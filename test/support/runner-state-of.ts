@@ -20,6 +20,7 @@ export function stateOf(status: RunnerStatus): RunnerState {
     case 'RunnerFailed':
       return 'failed';
     case 'RunnerShuttingDown':
+      return 'stopping';
     case 'RunnerShutdown':
       return 'stopped';
     default:

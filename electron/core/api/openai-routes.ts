@@ -81,7 +81,7 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
   // From here every answer, success or error, carries the completion id.
   ctx.res.setHeader(REQUEST_ID_HEADER, handle.id);
   ctx.res.on('close', () => {
-    if (!ended && !ctx.res.writableFinished) ctx.node.cancel(handle.id);
+    if (!ended && !ctx.res.writableFinished) ctx.node.cancel(handle.id, 'client_disconnect');
   });
   await new Promise((resolve) => setImmediate(resolve));
   const failed = buffered.find((e): e is Extract<TerminalEvent, { type: 'failed' }> => e.type === 'failed');
@@ -122,6 +122,12 @@ async function loadOnRequest(loader: ModelLoader, model: string, keepAliveSecond
   }
 }
 
+/** The client's User-Agent for the request log, bounded (a header can be long). */
+export function clientOf(ctx: Pick<RouteContext, 'req'>): string | null {
+  const agent = ctx.req.headers['user-agent'];
+  return typeof agent === 'string' && agent !== '' ? agent.slice(0, 200) : null;
+}
+
 async function chatCompletions(ctx: RouteContext, loader: ModelLoader | undefined): Promise<void> {
   const raw = await ctx.body(JsonObjectSchema);
   const unsupported = refuseUnsupportedParameters(raw);
@@ -136,14 +142,15 @@ async function chatCompletions(ctx: RouteContext, loader: ModelLoader | undefine
   if (modelRefusal) throw modelRefusal;
   const keepAliveSeconds = keepAliveOf(body);
   if (loader) await loadOnRequest(loader, request.model, keepAliveSeconds);
+  const submitRequest = { ...request, client: clientOf(ctx) };
   let submitted: Submitted;
   try {
-    submitted = await submit(ctx, request);
+    submitted = await submit(ctx, submitRequest);
   } catch (error) {
     // Its idle instance unloaded between the load check and the submit: load it again, once.
     if (!loader || !(error instanceof ApiError) || error.code !== 'model_not_found' || !ctx.node.models().some((m) => m.id === request.model)) throw error;
     await loadOnRequest(loader, request.model, keepAliveSeconds);
-    submitted = await submit(ctx, request);
+    submitted = await submit(ctx, submitRequest);
   }
   if (body.stream) streamCompletion(ctx, submitted);
   else await wholeCompletion(ctx, submitted);

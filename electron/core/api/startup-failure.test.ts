@@ -9,7 +9,7 @@ import { localInstances } from '../../../shared/instance-state';
 import { startServerRig, type ApiRig } from '../../../test/support/api-harness';
 import { createNodeFixture, sleep, type NodeFixture } from '../../../test/support/node-fixture';
 
-const FAKE_RUNNER = fileURLToPath(new URL('../supervisor/fake-runner.test-support.mjs', import.meta.url));
+const FAKE_RUNNER = fileURLToPath(new URL('../../../test/support/fake-runner.mjs', import.meta.url));
 const MODEL = 'sim/llama-3.2-1b';
 const RUNNER_WORDS = 'model not found: /models/missing (no config.json)';
 

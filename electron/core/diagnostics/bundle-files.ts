@@ -96,7 +96,7 @@ async function runnerIds(ctx: DiagnosticContext, snapshot: Snapshot | null, even
 function exitReport(id: string, snapshot: Snapshot | null, events: readonly NodeEvent[]): unknown {
   const instance = (snapshot ? localInstances(snapshot) : []).find((i) => i.id === id) ?? null;
   const mine = events.filter((e) => instanceIdOf(e) === id);
-  const pick = (kind: 'runner_exited' | 'watchdog_fired' | 'runner_restart_scheduled' | 'runner_spawned' | 'runner_state') =>
+  const pick = (kind: 'runner_exited' | 'watchdog_fired' | 'runner_restart_scheduled' | 'runner_spawned' | 'runner_state' | 'runner_state_refused') =>
     mine.filter(isEventOf(kind)).map((e) => ({ t: e.t, ...e.data }));
   return {
     instanceId: id,
@@ -116,6 +116,8 @@ function exitReport(id: string, snapshot: Snapshot | null, events: readonly Node
     spawned: pick('runner_spawned'),
     /** Every transition of the runner's state, with its reason. */
     transitions: pick('runner_state'),
+    /** Transitions the supervisor's table refused: a supervisor bug whenever this is not empty. */
+    refusedTransitions: pick('runner_state_refused'),
   };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { diagnose } from './diagnosis';
+import { NO_DECODE } from '../sharing/decode-timing';
 
 const B1 = 'llama-3.2-1b-1';
 const B3 = 'llama-3.2-3b-2';
@@ -22,6 +23,7 @@ function tl(partial: Partial<RequestTimeline> & Pick<RequestTimeline, 'requestId
     endedAt: null,
     outcome: 'finished',
     ttft: null,
+    ...NO_DECODE,
     concurrentBusyInstances: [],
     ...partial,
   };

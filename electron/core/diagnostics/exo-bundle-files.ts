@@ -44,6 +44,8 @@ export async function exoBundleFiles(source: ExoBundleSource, causes: ExoCause[]
     },
     { name: 'exo/state-history.jsonl', data: jsonl(source.history, r) },
     { name: 'exo/poll-errors.jsonl', data: jsonl(source.pollErrors, r) },
+    // What changed in the cluster (Macs that joined or left, instances placed or deleted and why): exo's state keeps none of it.
+    { name: 'exo/events.jsonl', data: jsonl(source.events, r) },
     { name: 'exo/diagnosis.json', data: json(r.value({ causes })) },
     // One line per request exobar proxied to exo: phases, timings, token counts, exo's generation_stats; exobar never keeps prompt text.
     { name: 'exo/requests.jsonl', data: jsonl(source.requests, r) },

@@ -5,6 +5,8 @@
  * diagnostic bundle's exo/ folder.
  */
 import { stat } from 'node:fs/promises';
+import { EXO_EVENTS_IN_SNAPSHOT, type ExoClusterEvent } from '../../../shared/exo-cluster-events';
+import { ClusterEventLog } from './cluster-events/cluster-event-log';
 import { ExoClient, type ExoClientOptions, type ExoPollError } from './exo-client';
 import { defaultExoLogPath, readExoLogFastSynch } from './exo-log-fast-synch';
 import { ExoTracker, type ExoStatusChange } from './exo-tracker';
@@ -27,6 +29,8 @@ export interface ExoBundleMaterial {
   state: Record<string, unknown>;
   history: ExoStatusChange[];
   pollErrors: ExoPollError[];
+  /** Every cluster event kept (exo/events.jsonl). */
+  events: ExoClusterEvent[];
 }
 
 const LOG_CHECK_MS = 5_000;
@@ -40,6 +44,10 @@ export function isLoopbackUrl(url: string): boolean {
 export class ExoMonitor {
   readonly client: ExoClient;
   readonly tracker = new ExoTracker();
+  /** What changed in the cluster from poll to poll (exo's state does not record it). */
+  readonly events = new ClusterEventLog();
+  private nodesSeen: unknown = null;
+  private nodesAt = -Infinity;
   private readonly warningOptions: ExoWarningOptions;
   private readonly now: () => number;
   private readonly logPath: string | null;
@@ -78,7 +86,7 @@ export class ExoMonitor {
     const nodes = mapNodes(ctx);
     const stale = !connection.connected && now - (connection.lastGoodPollAt ?? -Infinity) > this.warningOptions.staleInstancesMs;
     const instances = stale ? [] : mapInstances(ctx);
-    const section = mapSection(ctx, nodes);
+    const section = mapSection(ctx, nodes, this.events.events().slice(-EXO_EVENTS_IN_SNAPSHOT));
     const warnings = [
       ...unreachableWarnings(section, instances, now),
       ...ringFastSynchWarnings(instances, nodes),
@@ -92,7 +100,7 @@ export class ExoMonitor {
 
   /** The material of the diagnostic bundle's exo/ folder. */
   bundleMaterial(): ExoBundleMaterial {
-    return { state: { ...this.client.raw }, history: [...this.tracker.history], pollErrors: [...this.client.errors] };
+    return { state: { ...this.client.raw }, history: [...this.tracker.history], pollErrors: [...this.client.errors], events: this.events.events() };
   }
 
   private onPoll(): void {
@@ -101,6 +109,13 @@ export class ExoMonitor {
       this.lastObservedFastAt = reading.fastAt;
       this.tracker.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
       if (reading.nodes) this.tracker.observeLastSeen(reading.fastAt, new Map([...reading.nodes].map(([id, n]) => [id, n.lastSeenAt])));
+      if (reading.nodes) {
+        // The client replaces the node map on every read of the node sections.
+        if (reading.nodes !== this.nodesSeen) this.nodesAt = reading.fastAt;
+        this.nodesSeen = reading.nodes;
+        const { instances, runners, nodes } = reading;
+        this.events.observe({ at: reading.fastAt, attachedNodeId: this.client.connection.nodeId, nodes, instances, runners, nodesAt: this.nodesAt });
+      }
     }
     if (!this.logPath) this.options.onUpdate?.();
     else void this.checkLog().finally(() => this.options.onUpdate?.());

@@ -5,12 +5,14 @@
  * `instances[*].shardAssignments` (stale RunnerFailed entries outlive their instance
  * in `runners`, src/exo/shared/apply.py:221-271).
  */
+import type { ExoClusterEvent } from '../../../shared/exo-cluster-events';
 import type { ExoFastSynch, ExoNodeSnapshot, ExoPendingCancel, ExoRunnerSnapshot, ExoSection, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
 import type { PendingCancelSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import type { ExoConnectionState, ExoReading } from './exo-client';
 import type { ExoTracker } from './exo-tracker';
 import { SERVING_STATUSES, type ExoInstanceView } from './exo-view';
 import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus, ExoTask } from './parse-exo-state';
+import { NO_DECODE } from '../sharing/decode-timing';
 
 /** Tasks that are a model's queue (tasks.py:24-30; master/main.py:183-244). */
 const QUEUED = new Set(['Pending', 'Running']);
@@ -106,6 +108,8 @@ function mapInstance(instance: ExoInstance, tasks: ExoTask[], cancelTasks: Map<s
     ageMs: t.ageMs,
     promptTokens: 0,
     completionTokens: 0,
+    // exo's own tasks carry no token times: exobar saw none of them.
+    ...NO_DECODE,
   }));
   return {
     id: id.id,
@@ -145,8 +149,8 @@ export function mapInstances(ctx: MapContext): ExoInstanceView[] {
   return [...(ctx.reading.instances?.values() ?? [])].map((i) => mapInstance(i, generation, cancelTasks, ctx)).sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** The snapshot's top-level `exo` section. */
-export function mapSection(ctx: MapContext, nodes: ExoNodeSnapshot[]): ExoSection {
+/** The snapshot's top-level `exo` section (`events`: the cluster's latest events). */
+export function mapSection(ctx: MapContext, nodes: ExoNodeSnapshot[], events: ExoClusterEvent[] = []): ExoSection {
   const c = ctx.connection;
   return {
     url: c.url,
@@ -160,5 +164,6 @@ export function mapSection(ctx: MapContext, nodes: ExoNodeSnapshot[]): ExoSectio
     parseErrors: c.parseErrors,
     unknownTags: c.unknownTags,
     restartedAt: c.restartedAt,
+    events,
   };
 }

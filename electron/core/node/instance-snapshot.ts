@@ -64,6 +64,7 @@ export function buildInstanceSnapshot(view: InstanceView, now: number): LocalIns
         ageMs: now - r.arrivedAt,
         promptTokens: r.promptTokens,
         completionTokens: r.completionTokens,
+        ...r.decode.stats(),
       })),
     },
     prefill: prefilling ? prefillSnapshot(prefilling, now) : null,

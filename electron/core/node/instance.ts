@@ -6,9 +6,11 @@
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
+import type { CancelledBy } from '../../../shared/request-record';
 import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
+import { InstancePhases, phaseOf } from '../sharing/instance-phases';
 import { BusyIntervals } from './request-metrics';
 import { buildInstanceSnapshot } from './instance-snapshot';
 import type { Dispatcher } from './dispatcher';
@@ -56,12 +58,12 @@ export class Instance {
   decision: FastSynchDecision;
   readonly supervisor: RunnerSupervisor;
   readonly residency: ResidencyState;
-  /** False while the runner is being relaunched: new requests wait in the queue. */
-  accepting = true;
-  /** Set when the runner is down for good (no restart coming). */
-  fatalError: NodeError | null = null;
+  /** Set once when the instance is disposed: every later request gets it. */
+  private disposedWith: NodeError | null = null;
   readonly counters = { completed: 0, failed: 0, cancelled: 0, rejected: 0 };
   private readonly busy = new BusyIntervals();
+  /** Prefilling, decoding or idle on the GPU, over time: what neighbours' sharing statistics and pacing read. */
+  readonly phases = new InstancePhases(performance.now());
 
   private readonly queue: NodeRequest[] = [];
   private readonly requests = new Map<string, NodeRequest>();
@@ -95,8 +97,22 @@ export class Instance {
     this.supervisor.start();
   }
 
+  /** True while the runner takes new requests; a relaunch's drain (state draining) is not. */
   get ready(): boolean {
-    return this.supervisor.state === 'ready';
+    return this.supervisor.serving;
+  }
+
+  /**
+   * The error a request gets when the runner is down for good (failed or needs
+   * attention, no restart coming) or the instance is gone; null otherwise. Derived
+   * from the supervisor's one state, never kept beside it.
+   */
+  get fatalError(): NodeError | null {
+    if (this.disposedWith) return this.disposedWith;
+    const state = this.supervisor.runnerState;
+    const down = this.supervisor.lastDown;
+    if ((state !== 'failed' && state !== 'needs_attention') || !down) return null;
+    return new NodeError(DOWN_CODES[down.cause], down.message, 503);
   }
 
   /** Requests admitted to this instance and not ended (queued or in flight). */
@@ -139,8 +155,9 @@ export class Instance {
   }
 
   /** Cancels one of this instance's requests; see docs/architecture.md, invariant 2. */
-  cancel(request: NodeRequest): void {
+  cancel(request: NodeRequest, by: CancelledBy = 'exobar'): void {
     if (request.ended || request.cancelRequestedAt !== null) return;
+    request.cancelledBy = by;
     this.log.record({ kind: 'cancel_requested', instanceId: this.id, requestId: request.id, data: { phase: request.phase } });
     if (request.dispatchedAt === null) {
       // Still in the node: removed at once, the runner never hears of it.
@@ -180,15 +197,13 @@ export class Instance {
    * requests finish) or cancelling its requests. Queued requests wait for the new runner.
    */
   async relaunch(mode: 'drain' | 'cancel'): Promise<void> {
-    this.accepting = false;
+    this.supervisor.drain();
     this.changed();
     const inFlight = this.live.filter((r) => r.dispatchQueuedAt !== null);
     if (mode === 'cancel') for (const request of this.live) this.cancel(request);
     // A runner that never confirms must not block the relaunch: stop() fails what is left.
     await Promise.race([Promise.all(inFlight.map((r) => r.done)), delay(RELAUNCH_DRAIN_LIMIT_MS)]);
-    this.fatalError = null;
     await this.supervisor.relaunch();
-    this.accepting = true;
     this.pump();
     this.changed();
   }
@@ -203,16 +218,13 @@ export class Instance {
         409,
       );
     }
-    this.fatalError = null;
-    this.accepting = true;
     this.supervisor.retry();
     this.changed();
   }
 
   /** Ends every request with `error` and stops the runner for good. */
   async dispose(error: NodeError): Promise<void> {
-    this.accepting = false;
-    this.fatalError = error;
+    this.disposedWith = error;
     for (const request of this.live) {
       this.removeFromQueue(request);
       this.end(request, { type: 'failed', error });
@@ -243,7 +255,7 @@ export class Instance {
   }
 
   private pump(): void {
-    while (this.accepting && this.ready && this.queue.length > 0 && this.reserved < this.config.maxInFlight) {
+    while (this.ready && this.queue.length > 0 && this.reserved < this.config.maxInFlight) {
       const request = this.queue.shift()!;
       this.reserved += 1;
       request.dispatchQueuedAt = performance.now();
@@ -293,7 +305,6 @@ export class Instance {
         this.log.record({ kind: 'runner_status', instanceId: this.id, data: { status: event.status } });
         break;
       case 'ready':
-        this.fatalError = null;
         this.residency.touch(now);
         for (const request of this.live) if (request.loadedAt === null) request.loadedAt = now;
         if (!this.loadedOnce) {
@@ -337,6 +348,13 @@ export class Instance {
       case 'state':
         this.log.record({ kind: 'runner_state', instanceId: this.id, data: { from: event.from, to: event.to, reason: event.reason.slice(0, 300) } });
         break;
+      case 'state_refused':
+        this.log.record({
+          kind: 'runner_state_refused',
+          instanceId: this.id,
+          data: { from: event.from, to: event.to, reason: event.reason.slice(0, 300) },
+        });
+        break;
       case 'malformed_line':
         this.log.record({ kind: 'runner_malformed_line', instanceId: this.id, data: { reason: event.reason.slice(0, 200) } });
         break;
@@ -351,6 +369,7 @@ export class Instance {
         this.onDown(event);
         break;
     }
+    this.trackPhase(now);
     this.changed();
   }
 
@@ -424,7 +443,6 @@ export class Instance {
     }
     // No restart coming: nothing queued may wait for it (a client never hangs).
     const error = new NodeError(DOWN_CODES[event.cause], event.message, 503);
-    this.fatalError = error;
     for (const request of this.live) {
       this.removeFromQueue(request);
       this.end(request, { type: 'failed', error });
@@ -450,9 +468,15 @@ export class Instance {
       this.log.record({ kind: event.type === 'finished' ? 'request_finished' : 'request_cancelled', ...ids, data: { completionTokens } });
     }
     if (request.acknowledgedAt !== null && !this.live.some((r) => r.acknowledgedAt !== null)) this.busy.markIdle(now);
+    this.trackPhase(now);
     this.onRequestEnded(request);
     this.pump();
     this.changed();
+  }
+
+  /** The runner's phase from its live requests (acknowledged without a first token: prefilling). */
+  private trackPhase(now: number): void {
+    this.phases.set(phaseOf(this.live.map((r) => ({ admitted: r.acknowledgedAt !== null, decoding: r.firstTokenAt !== null }))), now);
   }
 
   /** Undoes a pump for a request that was never written: it waits in the queue again, in arrival order. */

@@ -41,6 +41,8 @@ export type NodeEvent =
   | (OfInstance & { kind: 'runner_status'; data: { status: RunnerStatus } })
   /** One transition of the supervisor's state machine (runner-state-machine.ts). */
   | (OfInstance & { kind: 'runner_state'; data: { from: RunnerState; to: RunnerState; reason: string } })
+  /** A transition the table refused: a supervisor bug, in the log and the bundle. */
+  | (OfInstance & { kind: 'runner_state_refused'; data: { from: RunnerState; to: RunnerState; reason: string } })
   | (OfInstance & { kind: 'runner_spawned'; data: { pid: number | null } })
   | (OfInstance & { kind: 'runner_exited'; data: { cause: DownCause; code: number | null; signal: string | null; reason: string } })
   | (OfInstance & { kind: 'runner_hello'; data: { fastSynch: boolean; engine: string; decided: boolean } })

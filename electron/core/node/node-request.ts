@@ -5,7 +5,9 @@
  */
 import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
-import type { NodeError, RequestEvent, RequestTimeline } from '../node-types';
+import type { CancelledBy } from '../../../shared/request-record';
+import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from '../node-types';
+import { DecodeTiming, type TokenGap } from '../sharing/decode-timing';
 import { ttftParts } from './request-metrics';
 
 type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
@@ -34,6 +36,16 @@ export class NodeRequest {
   runnerError: string | null = null;
   ttft: TtftSample | null = null;
   outcome: RequestTimeline['outcome'] = 'in_flight';
+  /** The client's User-Agent (the request log's `client`). */
+  client: string | null = null;
+  /** Who asked for the cancel, once one was asked for. */
+  cancelledBy: CancelledBy | null = null;
+  /** The code it failed with, once it failed. */
+  errorCode: NodeErrorCode | null = null;
+  /** Epoch ms of arrival, for records that outlive this process (the monotonic clock does not). */
+  readonly arrivedAtEpochMs: number;
+  /** Decode tokens/s and inter-token latency over this request's tokens. */
+  readonly decode: DecodeTiming;
   readonly created = Math.floor(Date.now() / 1000);
   readonly done: Promise<TerminalEvent>;
   private resolveDone!: (event: TerminalEvent) => void;
@@ -47,8 +59,11 @@ export class NodeRequest {
     readonly promptTokens: number,
     readonly arrivedAt: number,
     private readonly onEvent: (event: RequestEvent) => void,
+    onGap?: (gap: TokenGap) => void,
   ) {
+    this.decode = new DecodeTiming(onGap);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.arrivedAtEpochMs = Date.now() - (performance.now() - arrivedAt);
   }
 
   get ended(): boolean {
@@ -84,6 +99,7 @@ export class NodeRequest {
   /** Records a token; returns the TTFT sample when it is the first one. */
   markToken(text: string, tokenId: number, now: number): TtftSample | null {
     this.completionTokens += 1;
+    this.decode.record(now);
     let sample: TtftSample | null = null;
     if (this.firstTokenAt === null) {
       this.firstTokenAt = now;
@@ -102,6 +118,7 @@ export class NodeRequest {
     if (this.ended) return false;
     this.endedAt = now;
     this.outcome = event.type;
+    if (event.type === 'failed') this.errorCode = event.error.code;
     this.releaseAckWaiters();
     this.onEvent(event);
     this.resolveDone(event);
@@ -129,6 +146,7 @@ export class NodeRequest {
       endedAt: this.endedAt,
       outcome: this.outcome,
       ttft: this.ttft,
+      ...this.decode.stats(),
       concurrentBusyInstances,
     };
   }

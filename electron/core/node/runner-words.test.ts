@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { localInstances } from '../../../shared/instance-state';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 
-const FAKE_RUNNER = fileURLToPath(new URL('../supervisor/fake-runner.test-support.mjs', import.meta.url));
+const FAKE_RUNNER = fileURLToPath(new URL('../../../test/support/fake-runner.mjs', import.meta.url));
 const MODEL = 'sim/llama-3.2-1b';
 const WORDS = 'prompt of 9000 tokens exceeds the context of 8192';
 

@@ -1,116 +1,62 @@
 /**
- * The runner's state machine: the table, then every transition driven by a real child
- * process (fake-runner.test-support.mjs) that fails the way each case needs.
+ * The runner's state machine: the table as a pure unit, then whole transition sequences
+ * driven by a real child process (test/support/fake-runner.mjs) that fails the way each
+ * case needs, as llama-swap's process tests assert them. Every process-driven test ends
+ * with no refused transition.
  */
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RUNNER_STATES, type RunnerState } from '../../../shared/snapshot';
-import { RunnerSupervisor, WEDGED_GPU_ADVICE, type SupervisorEvent } from './runner-supervisor';
-import { canTransition, RUNNER_TRANSITIONS, RunnerStateMachine } from './runner-state-machine';
-import { UNKNOWN_MODEL_PRIOR } from './runner-rates';
-import { RunnerProcess, type TerminateResult } from './runner-process';
-
-/** A runner stuck in the kernel (a wedged GPU): SIGTERM and SIGKILL do not end it. */
-class UnkillableRunner extends RunnerProcess {
-  static made: UnkillableRunner[] = [];
-  constructor(...args: ConstructorParameters<typeof RunnerProcess>) {
-    super(...args);
-    UnkillableRunner.made.push(this);
-  }
-  override terminate(): Promise<TerminateResult> {
-    return Promise.resolve({ exit: null, died: false });
-  }
-}
-
-const FAKE_RUNNER = fileURLToPath(new URL('./fake-runner.test-support.mjs', import.meta.url));
+import { RUNNER_STATES } from '../../../shared/snapshot';
+import { disposeRigs, supervisorRig } from '../../../test/support/supervisor-rig';
+import { WEDGED_GPU_ADVICE } from './runner-supervisor';
+import { canTransition, RUNNER_TRANSITIONS, RunnerStateMachine, type RunnerStateChange } from './runner-state-machine';
 
 describe('runner state table', () => {
-  it('names every state, and only a retry or a relaunch leaves failed and needs_attention', () => {
+  it('names every state, and only a retry or a relaunch (which stops first) leaves failed and needs_attention', () => {
     expect(Object.keys(RUNNER_TRANSITIONS).sort()).toEqual([...RUNNER_STATES].sort());
-    expect(RUNNER_TRANSITIONS.failed).toEqual(['starting', 'stopped']);
-    expect(RUNNER_TRANSITIONS.needs_attention).toEqual(['starting', 'stopped']);
+    expect(RUNNER_TRANSITIONS.failed).toEqual(['starting', 'stopping']);
+    expect(RUNNER_TRANSITIONS.needs_attention).toEqual(['starting', 'stopping']);
     expect(canTransition('restarting', 'ready')).toBe(false);
   });
 
-  it('refuses a transition the table does not allow, and reports each accepted one once', () => {
+  it('every state but stopped reaches stopping, and stopping only reaches stopped', () => {
+    for (const state of RUNNER_STATES) if (state !== 'stopped' && state !== 'stopping') expect(canTransition(state, 'stopping'), state).toBe(true);
+    expect(RUNNER_TRANSITIONS.stopping).toEqual(['stopped']);
+  });
+
+  it('a death goes through down before the policy decides; serving states never skip it', () => {
+    for (const state of ['starting', 'loading', 'warming_up', 'ready', 'running', 'draining'] as const) {
+      expect(canTransition(state, 'down'), state).toBe(true);
+      for (const decided of ['restarting', 'failed', 'needs_attention'] as const) expect(canTransition(state, decided), `${state}>${decided}`).toBe(false);
+    }
+    expect(RUNNER_TRANSITIONS.down).toEqual(['restarting', 'failed', 'needs_attention', 'stopping']);
+  });
+
+  it('refuses a transition the table does not allow: counted, recorded with its time, reported; each accepted one reported once', () => {
     const changes: string[] = [];
-    const machine = new RunnerStateMachine((c) => changes.push(`${c.from}>${c.to}`));
+    const refused: RunnerStateChange[] = [];
+    const machine = new RunnerStateMachine({ changed: (c) => changes.push(`${c.from}>${c.to}`), refused: (c) => refused.push(c) }, () => 1234);
     expect(machine.transition('ready', 'skip ahead')).toBe(false);
     expect(machine.refused).toBe(1);
+    expect(refused).toEqual([{ from: 'stopped', to: 'ready', reason: 'skip ahead', at: 1234 }]);
+    expect(machine.refusals).toEqual(refused);
     expect(machine.transition('starting', 'spawned')).toBe(true);
     expect(machine.transition('starting', 'again')).toBe(false);
+    expect(machine.refused).toBe(1);
     expect(changes).toEqual(['stopped>starting']);
+    expect(machine.history).toEqual([{ from: 'stopped', to: 'starting', reason: 'spawned', at: 1234 }]);
   });
 });
 
-interface Rig {
-  supervisor: RunnerSupervisor;
-  events: SupervisorEvent[];
-  transitions: () => string[];
-  mode: { value: string };
-  waitState(state: RunnerState, timeoutMs?: number): Promise<void>;
-}
-
-const rigs: RunnerSupervisor[] = [];
-
-function rig(mode: string, options: { fastSynch?: boolean; runnerSeesFastSynch?: boolean; maxRestarts?: number; unkillable?: boolean } = {}): Rig {
-  const events: SupervisorEvent[] = [];
-  const current = { value: mode };
-  const supervisor = new RunnerSupervisor(
-    {
-      instanceId: 'fake',
-      spawnSpec: () => ({
-        command: process.execPath,
-        args: [FAKE_RUNNER, current.value],
-        env: { MLX_METAL_FAST_SYNCH: (options.runnerSeesFastSynch ?? options.fastSynch) ? '1' : '0' },
-      }),
-      expectedFastSynch: () => options.fastSynch ?? false,
-      logDir: null,
-      watchdog: { lifecycleMs: 5000, prefillMs: 400, decodeMs: 400, floorMs: 300, safetyFactor: 4 },
-      rates: UNKNOWN_MODEL_PRIOR,
-      restart: { baseDelayMs: 50, maxDelayMs: 200, maxRestarts: options.maxRestarts ?? 5 },
-      ...(options.unkillable ? { createProcess: (...args: ConstructorParameters<typeof RunnerProcess>) => new UnkillableRunner(...args) } : {}),
-    },
-    (event) => events.push(event),
-  );
-  rigs.push(supervisor);
-  return {
-    supervisor,
-    events,
-    mode: current,
-    transitions: () => events.flatMap((e) => (e.type === 'state' ? [`${e.from}>${e.to}`] : [])),
-    async waitState(state, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (supervisor.runnerState !== state) {
-        if (Date.now() > deadline) throw new Error(`no ${state}; transitions: ${this.transitions().join(', ')}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
-  };
-}
-
-const generation = (s: RunnerSupervisor) => {
-  const taskId = s.nextTaskId('gen');
-  s.submitGeneration({
-    kind: 'TextGeneration',
-    taskId,
-    commandId: `cmd-${taskId}`,
-    params: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, temperature: null, seed: null },
-  });
-  return taskId;
-};
-
 describe('runner state machine with a real runner process', () => {
   afterEach(async () => {
-    await Promise.all(rigs.splice(0).map((s) => s.dispose()));
-    for (const proc of UnkillableRunner.made.splice(0)) proc.signalGroup('SIGKILL');
+    expect(await disposeRigs(), 'refused transitions').toBe(0);
   });
 
-  it('starting → loading → warming_up → ready → running → ready → stopped', async () => {
-    const r = rig('ok');
+  it('start, load, ready, a request, stop: the whole sequence', async () => {
+    const r = supervisorRig('ok');
     r.supervisor.start();
     await r.waitState('ready');
-    const taskId = generation(r.supervisor);
+    const taskId = r.generate();
     expect(r.supervisor.runnerState).toBe('running');
     await r.waitState('ready');
     expect(r.events.some((e) => e.type === 'task_status' && e.taskId === taskId && e.status === 'Complete')).toBe(true);
@@ -122,51 +68,97 @@ describe('runner state machine with a real runner process', () => {
       'warming_up>ready',
       'ready>running',
       'running>ready',
-      'ready>stopped',
+      'ready>stopping',
+      'stopping>stopped',
     ]);
+    expect(r.supervisor.transitionLog.accepted.map((c) => c.at)).toEqual([...r.supervisor.transitionLog.accepted.map((c) => c.at)].sort((a, b) => a - b));
   });
 
-  it('a crash restarts with backoff (restarting, with restartAt), and the cap counts failures in the window, successes between them included', async () => {
-    const r = rig('crash-on-generate', { maxRestarts: 1 });
+  it('a stop with requests in flight: stopping before the Shutdown, the requests lost with cause stopped', async () => {
+    const r = supervisorRig('hang-on-generate');
     r.supervisor.start();
     await r.waitState('ready');
-    generation(r.supervisor);
+    const taskId = r.generate();
+    await r.waitEvent((e) => e.type === 'ack');
+    await r.supervisor.stop();
+    expect(r.events.find((e) => e.type === 'task_lost')).toMatchObject({ taskId, cause: 'stopped' });
+    expect(r.transitions().slice(-3)).toEqual(['ready>running', 'running>stopping', 'stopping>stopped']);
+    const shutdown = r.observations.findIndex((o) => o.event === 'runner_status:RunnerShuttingDown');
+    expect(r.observations[shutdown]).toMatchObject({ state: 'stopping', lifecycle: 'stopping' });
+  });
+
+  it('a crash restarts with backoff by cause (down, restarting with restartAt), and the cap counts failures in the window', async () => {
+    const r = supervisorRig('crash-on-generate', { maxRestarts: 1 });
+    r.supervisor.start();
+    await r.waitState('ready');
+    r.generate();
     await r.waitState('restarting');
     expect(r.supervisor.restartAt).toBeGreaterThan(Date.now() - 1000);
     expect(r.supervisor.lastExit).toMatchObject({ cause: 'crash', exitCode: 1 });
+    expect(r.events.find((e) => e.type === 'down')).toMatchObject({ cause: 'crashed', willRestartInMs: 50 });
     await r.waitState('ready');
-    generation(r.supervisor);
+    r.generate();
     await r.waitState('failed');
     expect(r.supervisor.attention).toMatch(/2 failures within 10 min/);
-    expect(r.transitions()).toContain('running>restarting');
-    expect(r.transitions()).toContain('restarting>starting');
-    expect(r.transitions().at(-1)).toBe('running>failed');
-    // The operator's retry starts over.
+    const deaths = ['ready>running', 'running>down'];
+    expect(r.transitions()).toEqual([
+      'stopped>starting',
+      'starting>loading',
+      'loading>warming_up',
+      'warming_up>ready',
+      ...deaths,
+      'down>restarting',
+      'restarting>starting',
+      'starting>loading',
+      'loading>warming_up',
+      'warming_up>ready',
+      ...deaths,
+      'down>failed',
+    ]);
+    const reasons = r.supervisor.transitionLog.accepted.filter((c) => c.to === 'starting').map((c) => c.reason);
+    expect(reasons).toEqual(['started', 'restart after crash']);
+  });
+
+  it('the retry of a failed runner starts over', async () => {
+    const r = supervisorRig('crash-on-generate', { maxRestarts: 0 });
+    r.supervisor.start();
+    await r.waitState('ready');
+    r.generate();
+    await r.waitState('failed');
     r.mode.value = 'ok';
     expect(r.supervisor.retry()).toBe(true);
     await r.waitState('ready');
-    expect(r.transitions()).toContain('failed>starting');
+    expect(r.transitions().slice(-4)).toEqual(['failed>starting', 'starting>loading', 'loading>warming_up', 'warming_up>ready']);
+    expect(r.supervisor.transitionLog.accepted.at(-4)?.reason).toBe('the operator retried');
+    expect(r.supervisor.retry()).toBe(false);
   });
 
-  it('stuck with fast synch off: killed and restarted', async () => {
-    const r = rig('hang-on-generate');
+  it('a watchdog kill with fast synch off: down, then a restart after stuck', async () => {
+    const r = supervisorRig('hang-on-generate');
     r.supervisor.start();
     await r.waitState('ready');
-    generation(r.supervisor);
+    r.generate();
     await r.waitState('restarting');
     expect(r.supervisor.lastExit).toMatchObject({ cause: 'stuck' });
     expect(r.events.find((e) => e.type === 'watchdog')).toMatchObject({ phase: 'prefill' });
+    expect(r.transitions().slice(-3)).toEqual(['ready>running', 'running>down', 'down>restarting']);
+    await r.waitState('starting');
+    expect(r.supervisor.transitionLog.accepted.at(-1)?.reason).toBe('restart after stuck');
   });
 
-  it('stuck with fast synch on: killed and not relaunched; needs attention until the operator retries', async () => {
-    const r = rig('hang-on-generate', { fastSynch: true });
+  it('stuck with fast synch on: killed, needs attention and not relaunched until the operator retries', async () => {
+    const r = supervisorRig('hang-on-generate', { fastSynch: true });
     r.supervisor.start();
     await r.waitState('ready');
-    generation(r.supervisor);
+    r.generate();
     await r.waitState('needs_attention');
     expect(r.supervisor.attention).toContain(WEDGED_GPU_ADVICE);
     expect(r.supervisor.lastExit).toMatchObject({ cause: 'stuck' });
+    expect(r.transitions().slice(-2)).toEqual(['running>down', 'down>needs_attention']);
+    const spawns = r.events.filter((e) => e.type === 'spawned').length;
+    // The restart back-off is 50 ms: a relaunch, were it coming, would have spawned by now.
     await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(r.events.filter((e) => e.type === 'spawned')).toHaveLength(spawns);
     expect(r.supervisor.runnerState).toBe('needs_attention');
     expect(r.supervisor.restarts).toBe(0);
     r.mode.value = 'ok';
@@ -176,39 +168,59 @@ describe('runner state machine with a real runner process', () => {
   });
 
   it('stuck, fast synch off, but the process survives SIGKILL: not relaunched, needs attention, terminate said so', async () => {
-    const r = rig('hang-on-generate', { unkillable: true });
+    const r = supervisorRig('hang-on-generate', { unkillable: true });
     r.supervisor.start();
     await r.waitState('ready');
-    generation(r.supervisor);
+    r.generate();
     await r.waitState('needs_attention');
     expect(r.supervisor.attention).toBe(`the stuck runner survived SIGKILL: ${WEDGED_GPU_ADVICE}`);
     expect(r.supervisor.lastExit).toMatchObject({ cause: 'stuck', exitCode: null, signal: null });
     expect(r.supervisor.restarts).toBe(0);
   });
 
-  const startupFailures: Array<[string, RegExp]> = [
-    ['load-fails', /model not found: \/models\/missing \(no config\.json\)/],
-    ['exit-before-hello', /No module named mlx_lm/],
-    ['protocol-2', /protocol 2, exobar 1/],
+  const startupFailures: Array<[string, RegExp, string[]]> = [
+    ['load-fails', /model not found: \/models\/missing \(no config\.json\)/, ['stopped>starting', 'starting>loading', 'loading>down', 'down>failed']],
+    ['exit-before-hello', /No module named mlx_lm/, ['stopped>starting', 'starting>down', 'down>failed']],
+    ['protocol-3', /protocol 3, exobar 1-2/, ['stopped>starting', 'starting>down', 'down>failed']],
   ];
-  for (const [mode, words] of startupFailures) {
+  for (const [mode, words, sequence] of startupFailures) {
     it(`a start-up failure that would repeat (${mode}) fails at once with the runner's words, no retry`, async () => {
-      const r = rig(mode);
+      const r = supervisorRig(mode);
       r.supervisor.start();
       await r.waitState('failed');
       expect(r.supervisor.lastExit).toMatchObject({ cause: 'startup_failed', message: expect.stringMatching(words) });
-      await new Promise((resolve) => setTimeout(resolve, 300));
       expect(r.supervisor.restarts).toBe(0);
-      expect(r.transitions().filter((t) => t === 'stopped>starting')).toHaveLength(1);
+      expect(r.transitions()).toEqual(sequence);
     });
   }
 
   it('a fast-synch mismatch fails at once too', async () => {
     // The runner sees fast synch on, the policy decided off.
-    const r = rig('ok', { fastSynch: false, runnerSeesFastSynch: true });
+    const r = supervisorRig('ok', { fastSynch: false, runnerSeesFastSynch: true });
     r.supervisor.start();
     await r.waitState('failed');
     expect(r.supervisor.lastExit).toMatchObject({ cause: 'startup_failed', message: expect.stringMatching(/MLX_METAL_FAST_SYNCH=1/) });
     expect(r.supervisor.restarts).toBe(0);
+    expect(r.transitions()).toEqual(['stopped>starting', 'starting>down', 'down>failed']);
+  });
+
+  it('a relaunch drains (no new requests taken), then stops and starts again', async () => {
+    const r = supervisorRig('ok');
+    r.supervisor.start();
+    await r.waitState('ready');
+    expect(r.supervisor.drain()).toBe(true);
+    expect(r.supervisor.serving).toBe(false);
+    expect(r.observations.at(-1)).toMatchObject({ state: 'draining', lifecycle: 'restarting' });
+    await r.supervisor.relaunch();
+    await r.waitState('ready');
+    expect(r.transitions().slice(4)).toEqual([
+      'ready>draining',
+      'draining>stopping',
+      'stopping>stopped',
+      'stopped>starting',
+      'starting>loading',
+      'loading>warming_up',
+      'warming_up>ready',
+    ]);
   });
 });

@@ -11,13 +11,23 @@
  */
 import { join } from 'node:path';
 import { reportedFastSynchDiffers } from '../../../shared/instance-state';
-import { PROTOCOL_VERSION, type Chunk, type RunnerOutput, type RunnerStatus, type Task, type TaskStatus } from '../../../shared/runner-protocol';
+import {
+  MIN_PROTOCOL_VERSION,
+  PACING_PROTOCOL_VERSION,
+  PROTOCOL_VERSION,
+  type Chunk,
+  type PrefillPacing,
+  type RunnerOutput,
+  type RunnerStatus,
+  type Task,
+  type TaskStatus,
+} from '../../../shared/runner-protocol';
 import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
 import { LogTail } from './log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
 import { RunnerRates, type RatePrior } from './runner-rates';
-import { RunnerStateMachine, type RunnerStateChange } from './runner-state-machine';
+import { RunnerStateMachine, STARTUP_STATES, UP_STATES, type RunnerStateChange } from './runner-state-machine';
 import type { SpawnSpec } from './spawn-spec';
 import { Watchdog, watchdogDeadlineMs, type WatchdogFiring, type WatchdogLimits, type WatchdogPhase, type WatchdogWork } from './watchdog';
 
@@ -101,10 +111,14 @@ export type SupervisorEvent =
   /** A generation task ended without a terminal status from the runner (it died or was stopped). */
   | { type: 'task_lost'; taskId: string; cause: DownCause; message: string }
   | { type: 'malformed_line'; reason: string }
+  /** The runner applied a prefill pacing (its next chunk follows it); `commandId` is the prefill it was read in. */
+  | { type: 'pacing_applied'; pacingId: string; pacing: PrefillPacing; commandId: string | null }
   | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number; deadlineMs: number }
   | { type: 'down'; cause: DownCause; message: string; exit: RunnerExit | null; willRestartInMs: number | null }
   /** One accepted transition of the runner's state (runner-state-machine.ts). */
-  | ({ type: 'state' } & RunnerStateChange);
+  | ({ type: 'state' } & RunnerStateChange)
+  /** A transition the table refused: a supervisor bug, logged and kept for the bundle. */
+  | ({ type: 'state_refused' } & RunnerStateChange);
 
 export interface InProgressTask {
   task: GenerationTask;
@@ -124,12 +138,10 @@ export interface PendingCancel {
   since: number;
 }
 
-export type SupervisorState = 'starting' | 'ready' | 'down' | 'stopping' | 'stopped';
-
 class LifecycleAbort extends Error {}
 
 export class RunnerSupervisor {
-  state: SupervisorState = 'stopped';
+  /** The runner's own last status as it reported it (the supervisor adds its own at spawn, hello, failure and shutdown). */
   runnerStatus: RunnerStatus = { kind: 'RunnerIdle' };
   pid: number | null = null;
   restarts = 0;
@@ -139,9 +151,14 @@ export class RunnerSupervisor {
   restartAt: number | null = null;
   /** Why the runner is failed for good or needs attention, and what to do; null otherwise. */
   attention: string | null = null;
-  readonly machine: RunnerStateMachine;
+  /** The one lifecycle value: written only through `machine.transition`. */
+  private readonly machine: RunnerStateMachine;
+  /** Why the runner last went down (cause and words), until the next start: what a request gets while it is down for good. */
+  lastDown: { cause: DownCause; message: string } | null = null;
   /** The fast-synch value the current runner reported in its hello. */
   reportedFastSynch: boolean | null = null;
+  /** The protocol version the current runner said in its hello; null before it. */
+  protocolVersion: number | null = null;
   readonly inProgress = new Map<string, InProgressTask>();
   readonly pendingCancels = new Map<string, PendingCancel>();
   readonly logs: { stdout: LogTail; stderr: LogTail };
@@ -178,7 +195,13 @@ export class RunnerSupervisor {
       stderr: new LogTail({ filePath: logFile('stderr.log') }),
     };
     this.rates = new RunnerRates(options.rates);
-    this.machine = new RunnerStateMachine((change) => this.emit({ type: 'state', ...change }));
+    this.machine = new RunnerStateMachine({
+      changed: (change) => this.emit({ type: 'state', ...change }),
+      refused: (change) => {
+        this.logs.stderr.append(`[exobar] refused runner transition ${change.from} > ${change.to} (${change.reason})\n`);
+        this.emit({ type: 'state_refused', ...change });
+      },
+    });
     this.watchdog = new Watchdog(
       options.watchdog,
       () => this.currentDeadline(),
@@ -188,13 +211,37 @@ export class RunnerSupervisor {
 
   /** Starts the runner in the background; progress arrives as events. Never throws. */
   start(): void {
-    if (this.state === 'starting' || this.state === 'ready') return;
+    if (this.machine.in(UP_STATES)) return;
     void this.launch('started');
   }
 
-  /** The runner's state (starting … needs_attention). */
+  /** The runner's state (starting … stopped): the one value every view derives from. */
   get runnerState(): RunnerState {
     return this.machine.state;
+  }
+
+  /** True while the runner takes new requests (ready or running). */
+  get serving(): boolean {
+    return this.machine.in(['ready', 'running']);
+  }
+
+  /** Transitions the table refused so far: a supervisor bug if ever non-zero. */
+  get refusedTransitions(): number {
+    return this.machine.refused;
+  }
+
+  /** The latest accepted and refused transitions (time, from, to, reason), for the bundle. */
+  get transitionLog(): { accepted: readonly RunnerStateChange[]; refused: readonly RunnerStateChange[] } {
+    return { accepted: this.machine.history, refused: this.machine.refusals };
+  }
+
+  /**
+   * A relaunch is coming: the runner stops taking new requests (they wait in the node's
+   * queue) and finishes those in flight. False when it is not up.
+   */
+  drain(reason = 'a relaunch waits for the requests in flight'): boolean {
+    if (!this.machine.in(UP_STATES)) return false;
+    return this.machine.transition('draining', reason);
   }
 
   /**
@@ -250,6 +297,23 @@ export class RunnerSupervisor {
     return true;
   }
 
+  /** Whether the current runner applies SetPrefillPacing (protocol 2 or later). */
+  get supportsPacing(): boolean {
+    return this.protocolVersion !== null && this.protocolVersion >= PACING_PROTOCOL_VERSION;
+  }
+
+  /**
+   * Asks the runner to prefill with `pacing` from its next chunk on; the runner
+   * acknowledges with a `pacing_applied` event. Returns the pacing id, or null when the
+   * runner cannot take it (an older protocol, or no runner up): nothing is sent then.
+   */
+  setPrefillPacing(pacing: PrefillPacing): string | null {
+    if (!this.supportsPacing || !this.process?.alive || !this.machine.in(UP_STATES)) return null;
+    const pacingId = this.nextTaskId('pacing');
+    this.process.send({ kind: 'SetPrefillPacing', pacingId, ...pacing });
+    return pacingId;
+  }
+
   nextTaskId(prefix: string): string {
     this.taskCounter += 1;
     return `${this.options.instanceId}-${prefix}-${this.taskCounter}`;
@@ -263,7 +327,8 @@ export class RunnerSupervisor {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = null;
     this.restartAt = null;
-    this.state = 'stopping';
+    // Stopping before the Shutdown goes out: no view says serving while it stops.
+    if (this.machine.state !== 'stopped') this.machine.transition('stopping', message);
     this.watchdog.stop();
     const proc = this.process;
     this.abortLifecycle('the runner is stopping');
@@ -276,7 +341,6 @@ export class RunnerSupervisor {
     }
     this.process = null;
     this.pid = null;
-    this.state = 'stopped';
     this.attention = null;
     this.machine.transition('stopped', message);
     this.setRunnerStatus({ kind: 'RunnerShutdown' });
@@ -305,13 +369,14 @@ export class RunnerSupervisor {
   }
 
   private async launch(reason: string): Promise<void> {
-    this.state = 'starting';
     this.epoch += 1;
     const epoch = this.epoch;
     this.reportedFastSynch = null;
+    this.protocolVersion = null;
     this.runnerFailedMessage = null;
     this.lifecycleErrors.clear();
     this.restartAt = null;
+    this.lastDown = null;
     this.machine.transition('starting', reason);
     this.setRunnerStatus({ kind: 'RunnerConnecting' });
     const spec = this.options.spawnSpec();
@@ -343,10 +408,13 @@ export class RunnerSupervisor {
     this.watchdog.start();
     try {
       const hello = await this.waitForHello(this.options.helloTimeoutMs ?? 15_000);
-      if (hello.protocolVersion !== PROTOCOL_VERSION) {
-        await this.goDown('startup_failed', `runner speaks protocol ${hello.protocolVersion}, exobar ${PROTOCOL_VERSION}: install matching versions`, null);
+      if (hello.protocolVersion < MIN_PROTOCOL_VERSION || hello.protocolVersion > PROTOCOL_VERSION) {
+        const speaks = `${MIN_PROTOCOL_VERSION}-${PROTOCOL_VERSION}`;
+        await this.goDown('startup_failed', `runner speaks protocol ${hello.protocolVersion}, exobar ${speaks}: install matching versions`, null);
         return;
       }
+      // An older runner is served as before; only what it lacks (pacing) is not sent.
+      this.protocolVersion = hello.protocolVersion;
       this.reportedFastSynch = hello.fastSynch;
       this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
       const expected = this.options.expectedFastSynch();
@@ -362,8 +430,7 @@ export class RunnerSupervisor {
       await this.runLifecycleTask({ kind: 'LoadModel', taskId: this.nextTaskId('load') });
       this.machine.transition('warming_up', 'the model is loaded');
       await this.runLifecycleTask({ kind: 'StartWarmup', taskId: this.nextTaskId('warmup') });
-      if (epoch !== this.epoch || this.state !== 'starting') return;
-      this.state = 'ready';
+      if (epoch !== this.epoch || this.machine.state !== 'warming_up') return;
       this.machine.transition('ready', 'warmed up');
       this.emit({ type: 'ready' });
     } catch (error) {
@@ -459,7 +526,12 @@ export class RunnerSupervisor {
         this.inProgress.delete(message.taskId);
         this.pendingCancels.delete(message.taskId);
         this.emit({ type: 'task_status', taskId: message.taskId, status: message.status });
-        if (this.inProgress.size === 0 && this.state === 'ready') this.machine.transition('ready', 'no request in progress');
+        if (this.inProgress.size === 0 && this.machine.state === 'running') this.machine.transition('ready', 'no request in progress');
+        return;
+      }
+      case 'PrefillPacingApplied': {
+        const { pacingId, chunkTokens, pauseMs, commandId } = message;
+        this.emit({ type: 'pacing_applied', pacingId, pacing: { chunkTokens, pauseMs }, commandId });
         return;
       }
       case 'ChunkGenerated': {
@@ -517,8 +589,8 @@ export class RunnerSupervisor {
 
   /** What the runner is working on, for the watchdog; null when it is idle (silence is normal then). */
   private currentWork(): WatchdogWork | null {
-    if (this.state !== 'starting' && this.state !== 'ready') return null;
-    if (this.state === 'starting' || this.lifecycleTaskOpen) return { phase: 'lifecycle' };
+    if (!this.machine.in(UP_STATES)) return null;
+    if (this.machine.in(STARTUP_STATES) || this.lifecycleTaskOpen) return { phase: 'lifecycle' };
     if (this.inProgress.size === 0) return null;
     let prefillTokens = -1;
     for (const entry of this.inProgress.values()) {
@@ -543,14 +615,15 @@ export class RunnerSupervisor {
   }
 
   private onExit(exit: RunnerExit): void {
-    if (this.state === 'stopping' || this.state === 'stopped' || this.state === 'down') return;
+    if (!this.machine.in(UP_STATES)) return;
     const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
     const stderrTail = this.logs.stderr.tail(600).trim().split('\n').slice(-3).join(' | ');
     const words = this.runnerFailedMessage ?? stderrTail;
     // Before its hello, or after saying RunnerFailed while starting, a runner that exits
     // would do the same again (missing engine, bad arguments, model not found): no retry.
-    const beforeHello = this.state === 'starting' && this.reportedFastSynch === null;
-    if (this.state === 'starting' && (beforeHello || this.runnerFailedMessage !== null) && exit.signal === null) {
+    const starting = this.machine.in(STARTUP_STATES);
+    const beforeHello = starting && this.reportedFastSynch === null;
+    if (starting && (beforeHello || this.runnerFailedMessage !== null) && exit.signal === null) {
       void this.goDown('startup_failed', `runner failed to start (${how})${words ? `: ${words}` : ''}`, exit);
       return;
     }
@@ -565,8 +638,10 @@ export class RunnerSupervisor {
    * safely gone) restarts with backoff until the failure cap within the window.
    */
   private async goDown(cause: DownCause, message: string, exit: RunnerExit | null): Promise<void> {
-    if (this.state === 'down' || this.state === 'stopping' || this.state === 'stopped') return;
-    this.state = 'down';
+    if (!this.machine.in(UP_STATES)) return;
+    // Down before anything else: from here on no view says serving, however long the kill takes.
+    this.machine.transition('down', message);
+    this.lastDown = { cause, message };
     // Whatever the dying process still prints must not overwrite the failure.
     this.epoch += 1;
     this.watchdog.stop();
@@ -584,13 +659,14 @@ export class RunnerSupervisor {
     const decision = this.decide(cause, died);
     this.attention = decision.attention;
     this.emit({ type: 'down', cause, message, exit: finalExit, willRestartInMs: decision.delay });
-    if (this.state !== 'down') return;
+    // A stop during the kill has taken over (stopping or stopped): it decides, not the policy.
+    if (this.machine.state !== 'down') return;
+    if (decision.delay !== null) this.restartAt = Date.now() + decision.delay;
     this.machine.transition(decision.to, decision.attention ?? message);
     if (decision.delay === null) return;
-    this.restartAt = Date.now() + decision.delay;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
-      if (this.state !== 'down') return;
+      if (this.machine.state !== 'restarting') return;
       this.restarts += 1;
       void this.launch(`restart after ${EXIT_CAUSES[cause]}`);
     }, decision.delay);

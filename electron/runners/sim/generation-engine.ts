@@ -20,6 +20,7 @@ import type { Inbox } from './inbox';
 import type { Logger } from './logger';
 import type { RunnerOutputWriter } from './output';
 import type { Pacer } from './pacer';
+import type { PrefillPacingState } from './prefill-pacing';
 import type { RunnerState } from './runner-state';
 import type { SharedGpu } from './shared-gpu';
 import { createTokenSource, planCompletion, type CompletionPlan, type SimToken } from './token-stream';
@@ -57,6 +58,8 @@ export interface EngineDeps {
   state: RunnerState;
   gpu: SharedGpu;
   pacer: Pacer;
+  /** The supervisor's prefill pacing: chunk size and the pause after each chunk. */
+  pacing: PrefillPacingState;
   log: Logger;
   /** The crash fault: exit with code 1 now. */
   crash: (reason: string) => Promise<never>;
@@ -83,6 +86,7 @@ export class GenerationEngine {
       // Step boundary: the only place where tasks are read.
       const shutdown = this.deps.inbox.takeShutdown();
       if (shutdown) return shutdown;
+      this.deps.pacing.applyArrived(null);
       this.readTasks();
       const next = this.active.length < MAX_BATCH ? this.waiting.shift() : undefined;
       if (next !== undefined) await this.admit(next);
@@ -154,8 +158,9 @@ export class GenerationEngine {
 
     const prefillStartedAt = performance.now();
     let processed = 0;
+    const { pacing } = this.deps;
     while (processed < request.promptTokens) {
-      const tokens = Math.min(PREFILL_CHUNK_TOKENS, request.promptTokens - processed);
+      const tokens = Math.min(pacing.chunkTokens, request.promptTokens - processed);
       const fixedS = processed === 0 ? timings.prefillFixedS : 0;
       await this.deps.gpu.compute((fixedS + tokens / timings.prefillTokensPerS) * timeScale * 1000);
       processed += tokens;
@@ -163,6 +168,13 @@ export class GenerationEngine {
       // Chunk boundary, including right after the last chunk (before the first token).
       this.cancelCheck();
       if (!this.active.includes(request)) return;
+      // A pacing read here shapes the next chunk; its pause leaves the GPU to the others.
+      pacing.applyArrived(task.commandId);
+      if (processed < request.promptTokens && pacing.pauseMs > 0) {
+        this.deps.gpu.idle();
+        // The pause is wall-clock ms, like the supervisor's measurements (not time-scaled).
+        await this.deps.pacer.wait(pacing.pauseMs);
+      }
     }
     request.prefillMs = performance.now() - prefillStartedAt;
     request.decodeStartedAt = performance.now();

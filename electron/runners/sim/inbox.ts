@@ -5,7 +5,7 @@
  * never fatal.
  */
 import { z } from 'zod';
-import { RunnerInputSchema, type CancelTask, type RunnerInput, type Task } from '../../../shared/runner-protocol';
+import { RunnerInputSchema, type CancelTask, type RunnerInput, type SetPrefillPacing, type Task } from '../../../shared/runner-protocol';
 import type { Logger } from './logger';
 
 export class Inbox {
@@ -44,15 +44,20 @@ export class Inbox {
     }
   }
 
-  /** The first queued task (not a cancel), removed from the inbox. */
+  /** The first queued task (not a cancel, not a pacing), removed from the inbox. */
   takeNextTask(): Task | undefined {
-    const index = this.queue.findIndex((m) => m.kind !== 'CancelTask');
+    const index = this.queue.findIndex(isTask);
     if (index < 0) return undefined;
     return this.queue.splice(index, 1)[0] as Task;
   }
 
   hasTask(): boolean {
-    return this.queue.some((m) => m.kind !== 'CancelTask');
+    return this.queue.some(isTask);
+  }
+
+  /** Every SetPrefillPacing that has arrived, in order, removed. */
+  takePacings(): SetPrefillPacing[] {
+    return this.takeAll((m): m is SetPrefillPacing => m.kind === 'SetPrefillPacing');
   }
 
   /** A queued Shutdown, removed: it overtakes generation tasks still waiting for admission. */
@@ -64,27 +69,28 @@ export class Inbox {
 
   /** The cancels that target one of `taskIds`, removed; the others stay for the next cancel check. */
   takeCancelsFor(taskIds: ReadonlySet<string>): CancelTask[] {
-    const taken: CancelTask[] = [];
+    return this.takeAll((m): m is CancelTask => m.kind === 'CancelTask' && taskIds.has(m.cancelledTaskId));
+  }
+
+  /** Every cancel that has arrived so far, removed (a cancel check reads them all). */
+  drainCancels(): CancelTask[] {
+    return this.takeAll((m): m is CancelTask => m.kind === 'CancelTask');
+  }
+
+  /** Every queued message `matches` accepts, in arrival order, removed; the others stay. */
+  private takeAll<M extends RunnerInput>(matches: (message: RunnerInput) => message is M): M[] {
+    const taken: M[] = [];
     for (let i = 0; i < this.queue.length;) {
-      const message = this.queue[i];
-      if (message?.kind === 'CancelTask' && taskIds.has(message.cancelledTaskId)) {
+      const message = this.queue[i]!;
+      if (matches(message)) {
         taken.push(message);
         this.queue.splice(i, 1);
       } else i++;
     }
     return taken;
   }
+}
 
-  /** Every cancel that has arrived so far, removed (a cancel check reads them all). */
-  drainCancels(): CancelTask[] {
-    const cancels: CancelTask[] = [];
-    for (let i = 0; i < this.queue.length;) {
-      const message = this.queue[i];
-      if (message?.kind === 'CancelTask') {
-        cancels.push(message);
-        this.queue.splice(i, 1);
-      } else i++;
-    }
-    return cancels;
-  }
+function isTask(message: RunnerInput): message is Task {
+  return message.kind !== 'CancelTask' && message.kind !== 'SetPrefillPacing';
 }

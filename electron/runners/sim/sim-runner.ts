@@ -11,6 +11,7 @@ import type { Inbox } from './inbox';
 import type { Logger } from './logger';
 import type { RunnerOutputWriter } from './output';
 import type { Pacer } from './pacer';
+import { PrefillPacingState } from './prefill-pacing';
 import { RunnerState } from './runner-state';
 import type { SharedGpu } from './shared-gpu';
 
@@ -34,9 +35,11 @@ export interface SimRunnerDeps {
 export class SimRunner {
   private readonly state: RunnerState;
   private readonly engine: GenerationEngine;
+  private readonly pacing: PrefillPacingState;
 
   constructor(private readonly deps: SimRunnerDeps) {
     this.state = new RunnerState(deps.out);
+    this.pacing = new PrefillPacingState(deps.out, deps.inbox, deps.log);
     this.engine = new GenerationEngine({
       model: deps.model,
       timings: deps.model.sim,
@@ -46,6 +49,7 @@ export class SimRunner {
       state: this.state,
       gpu: deps.gpu,
       pacer: deps.pacer,
+      pacing: this.pacing,
       log: deps.log,
       crash: async (reason) => {
         deps.log.error({ reason }, 'crashing on purpose (fault prompt)');
@@ -62,6 +66,11 @@ export class SimRunner {
       const message = await this.deps.inbox.next();
       // Time spent waiting for input is not simulated work.
       this.deps.pacer.resync();
+      if (message.kind === 'SetPrefillPacing') {
+        // Not prefilling: acknowledged at once, used by the next prompt.
+        this.pacing.apply(message, null);
+        continue;
+      }
       if (message.kind === 'CancelTask') {
         this.deps.log.warn({ taskId: message.cancelledTaskId }, 'dropped a cancel for a task that is not admitted');
         continue;

@@ -1,4 +1,5 @@
 import type { InstanceSnapshot } from '../../../shared/snapshot';
+import { isDownForGood } from '../../../shared/instance-state';
 import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
@@ -21,7 +22,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
   const local = instance.source === 'local' ? instance : null;
   const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
   // Down for good: only the operator brings it back (runner.state, never the wording).
-  const retryable = local?.runner.state === 'failed' || local?.runner.state === 'needs_attention';
+  const retryable = isDownForGood(instance);
   return (
     <section className="card" aria-label={instance.modelName} data-testid="instance-card" data-instance={instance.id}>
       <header className="card-header">

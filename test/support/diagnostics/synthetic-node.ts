@@ -5,6 +5,7 @@
  */
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
 import type { NodeEvent, RequestTimeline } from '../../../electron/core/node-types';
+import { evenDecode } from '../decode-fixture';
 import { FakeNode } from '../fake-node';
 import { instanceFixture } from '../instance-fixture';
 
@@ -45,6 +46,7 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): FakeNode {
       endedAt: base + 19_400,
       outcome: 'finished',
       ttft: null,
+      ...evenDecode(40, base + 19_030, base + 19_400),
       concurrentBusyInstances: [SMALL],
     },
     {
@@ -62,6 +64,7 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): FakeNode {
       endedAt: base + 19_300,
       outcome: 'finished',
       ttft: null,
+      ...evenDecode(8, base + 19_120, base + 19_300),
       concurrentBusyInstances: [],
     },
     {
@@ -79,6 +82,7 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): FakeNode {
       endedAt: base + 4100,
       outcome: 'finished',
       ttft: null,
+      ...evenDecode(8, base + 3990, base + 4100),
       concurrentBusyInstances: [MEDIUM],
     },
     ...(options.timelines ?? []),

@@ -9,7 +9,7 @@ export function ttftSample(totalMs: number, at: number): TtftSample {
 }
 
 export function request(id: string, phase: RequestSnapshot['phase']): RequestSnapshot {
-  return { id, phase, ageMs: 100, promptTokens: 20, completionTokens: 0 };
+  return { id, phase, ageMs: 100, promptTokens: 20, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null };
 }
 
 export function instance(

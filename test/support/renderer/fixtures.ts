@@ -48,11 +48,11 @@ export function prefillingInstance(): LocalInstanceSnapshot {
       queue: {
         capacity: 64,
         requests: [
-          { id: 'chatcmpl-decoding-0001', phase: 'decoding', ageMs: 9_000, promptTokens: 40, completionTokens: 57 },
-          { id: 'chatcmpl-prefill-00002', phase: 'prefilling', ageMs: 6_400, promptTokens: 30_000, completionTokens: 0 },
-          { id: 'chatcmpl-awaiting-0003', phase: 'awaiting_ack', ageMs: 3_100, promptTokens: 120, completionTokens: 0 },
-          { id: 'chatcmpl-queued-000004', phase: 'queued', ageMs: 1_200, promptTokens: 80, completionTokens: 0 },
-          { id: 'chatcmpl-cancel-000005', phase: 'cancelling', ageMs: 2_000, promptTokens: 90, completionTokens: 0 },
+          { id: 'chatcmpl-decoding-0001', phase: 'decoding', ageMs: 9_000, promptTokens: 40, completionTokens: 57, decodeTokensPerSecond: 31.4, itlP50Ms: 30, itlP95Ms: 41 },
+          { id: 'chatcmpl-prefill-00002', phase: 'prefilling', ageMs: 6_400, promptTokens: 30_000, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null },
+          { id: 'chatcmpl-awaiting-0003', phase: 'awaiting_ack', ageMs: 3_100, promptTokens: 120, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null },
+          { id: 'chatcmpl-queued-000004', phase: 'queued', ageMs: 1_200, promptTokens: 80, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null },
+          { id: 'chatcmpl-cancel-000005', phase: 'cancelling', ageMs: 2_000, promptTokens: 90, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null },
         ],
       },
       prefill: { requestId: 'chatcmpl-prefill-00002', processedTokens: 12_288, totalTokens: 30_000, etaMs: 11_200 },

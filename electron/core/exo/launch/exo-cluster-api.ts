@@ -5,6 +5,7 @@
  * state parser; exo's error message is kept in words.
  */
 import { z } from 'zod';
+import { exoOwnActions } from '../cluster-events/exo-own-actions';
 import { callExo, readAll } from '../proxy/exo-upstream';
 import { parseInstances, parseNodes, parseRunners, type ExoInstance, type ExoNodeFacts, type ExoRunnerStatus } from '../parse-exo-state';
 
@@ -30,6 +31,8 @@ export async function exoCall(url: string, method: string, path: string, body?: 
     }
     const error = (json as { error?: { message?: unknown }; detail?: unknown } | null)?.error?.message;
     const message = typeof error === 'string' ? error : raw.toString('utf8').slice(0, 300);
+    // The cluster events tell exobar's own placements and deletions from anyone else's.
+    exoOwnActions.noteCall(method, path, body, res.statusCode ?? 0);
     return { status: res.statusCode ?? 0, json, message };
   } catch (error) {
     throw new Error(`exo at ${url} could not be reached for ${method} ${path.split('?')[0]}: ${(error as Error).message}`);
@@ -95,7 +98,7 @@ export type PlacementResult = { ok: true; tagged: unknown; instance: ExoInstance
 const CardSizeSchema = z.looseObject({ storageSize: z.union([z.number(), z.looseObject({ inBytes: z.number() })]) });
 
 /** The model's size from the model card inside a placed instance's first shard. */
-function storageOf(tagged: unknown): number | null {
+export function storageOf(tagged: unknown): number | null {
   const inner = Object.values(
     (tagged ?? {}) as Record<string, { shardAssignments?: { runnerToShard?: Record<string, Record<string, { modelCard?: unknown }>> } }>,
   )[0];

@@ -20,11 +20,17 @@ export interface ProxyRig {
   close(): Promise<void>;
 }
 
-export async function startProxyRig(options: ServingExoOptions & Partial<Pick<ExoServingOptions, 'idleTimeoutMs'>> = {}): Promise<ProxyRig> {
+export interface ProxyRigOptions extends ServingExoOptions, Partial<Pick<ExoServingOptions, 'idleTimeoutMs'>> {
+  /** Puts something between exobar and the fake exo (e.g. a proxy that holds answers); exobar reaches exo at the URL it returns. */
+  between?: (exoUrl: string) => Promise<{ url: string; close(): Promise<void> }>;
+}
+
+export async function startProxyRig(options: ProxyRigOptions = {}): Promise<ProxyRig> {
   const exo = await startServingExo({ timeScale: 0.1, ...options });
+  const middle = options.between ? await options.between(exo.url) : null;
   const hold = { enabled: true };
   let serving: ExoServing | null = null;
-  const client = new ExoClient({ url: exo.url, fastIntervalMs: 50, onUpdate: () => serving?.traffic.reconcile() });
+  const client = new ExoClient({ url: middle?.url ?? exo.url, fastIntervalMs: 50, onUpdate: () => serving?.traffic.reconcile() });
   serving = createExoServing({ source: () => client, holdEnabled: () => hold.enabled, idleTimeoutMs: options.idleTimeoutMs });
   client.start();
   const created = serving;
@@ -41,6 +47,7 @@ export async function startProxyRig(options: ServingExoOptions & Partial<Pick<Ex
     async close() {
       await rig.close();
       await client.stop();
+      await middle?.close();
       await exo.close();
     },
   };

@@ -19,13 +19,14 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { ApiError, errorBody } from '../../api/api-error';
-import { openAiRoutes } from '../../api/openai-routes';
+import { clientOf, openAiRoutes } from '../../api/openai-routes';
 import { validateJson } from '../../api/read-json-body';
 import { RouteTable, type ApiRoute, type HttpMethod, type RouteContext } from '../../api/route-types';
 import { ExoChatRequestSchema, RoutableSchema, type ExoChatRequest } from './exo-chat-schema';
 import { HeldCancelled, type ExoHold } from './exo-hold';
 import { isActive, type ExoStateSource, type ExoTraffic, type ProxiedRequest } from './exo-traffic';
 import { callExo, HOP_BY_HOP, readAll, type UpstreamCall } from './exo-upstream';
+import { cancelledStreamEnding } from './cancelled-ending';
 import { SseTap } from './sse-tap';
 
 export interface ExoProxyOptions {
@@ -128,7 +129,7 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
 
   async function proxyChat(ctx: RouteContext, body: ExoChatRequest, source: ExoStateSource): Promise<void> {
     const stream = body.stream === true;
-    const record = traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt));
+    const record = traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx));
     let upstream: UpstreamCall | null = null;
     let settled = false;
     const abortUpstream = () => upstream?.req.destroy();
@@ -152,20 +153,8 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     } catch (error) {
       if (!(error instanceof HeldCancelled)) throw error;
       settled = true;
-      if (ctx.res.destroyed) return;
-      // Cancelled before exo saw it: an empty answer, as exo ends a cancelled stream.
-      if (stream) {
-        ctx.res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
-        ctx.res.end('data: [DONE]\n\n');
-      } else {
-        ctx.json(200, {
-          id: record.id,
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model: record.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'cancelled' }],
-        });
-      }
+      // Cancelled before exo saw it: an empty answer that ends as cancelled.
+      answerCancelled(ctx, record, stream);
       return;
     }
     if (ctx.res.destroyed || !isActive(record)) return;
@@ -184,7 +173,11 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     } catch (error) {
       clearTimeout(idle);
       settled = true;
-      if (!isActive(record)) return; // cancelled meanwhile
+      if (!isActive(record)) {
+        // Cancelled before exo answered (its connection closed as the cancel).
+        if (record.phase === 'cancelled') answerCancelled(ctx, record, stream);
+        return;
+      }
       if (timedOut) {
         traffic.finish(record, 'failed', `exo at ${record.upstreamUrl} sent no answer within ${idleMs / 1000} s`);
         void cancelAtExo(record).catch(() => undefined);
@@ -240,6 +233,23 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     );
   }
 
+  /** Answers a request exobar cancelled before exo's answer began, as a cancelled local request ends. */
+  function answerCancelled(ctx: RouteContext, record: ProxiedRequest, stream: boolean): void {
+    if (ctx.res.destroyed || ctx.res.headersSent) return;
+    if (stream) {
+      ctx.res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      ctx.res.end(cancelledStreamEnding(record));
+    } else {
+      ctx.json(200, {
+        id: record.commandId ?? record.id,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: record.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'cancelled' }],
+      });
+    }
+  }
+
   function recordWhole(record: ProxiedRequest, whole: Buffer): void {
     try {
       const json = JSON.parse(whole.toString('utf8')) as { id?: string; usage?: { prompt_tokens?: number; completion_tokens?: number } };
@@ -279,20 +289,24 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     });
     ctx.res.writeHead(200, { 'Content-Type': String(res.headers['content-type']), 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' });
     ctx.res.flushHeaders();
+    // exobar cancelled it (client gone, POST /v1/cancel): however exo's stream ends, and
+    // whether it ends before or after exo answers the cancel, it ends as a cancel.
+    const cancelledByExobar = () => cancelling.has(record) || record.phase === 'cancelled';
     const end = (failure: { code: string; message: string } | null) => {
       if (ended) return;
       ended = true;
       clearTimeout(idle);
       settle();
       res.removeAllListeners('data');
-      if (failure) {
+      if (cancelledByExobar() && !exoError) {
+        traffic.finish(record, 'cancelled', 'cancelled by POST /v1/cancel');
+        if (!sawDone && !ctx.res.destroyed && !ctx.res.writableEnded) ctx.res.write(cancelledStreamEnding(record));
+      } else if (failure) {
         traffic.finish(record, 'failed', failure.message);
         if (!ctx.res.destroyed && !ctx.res.writableEnded)
           ctx.res.write(`data: ${JSON.stringify(errorBody(new ApiError(502, failure.code, failure.message)))}\n\n`);
       } else if (exoError) {
         traffic.finish(record, 'failed', `exo reported: ${exoError}`);
-      } else if (cancelling.has(record)) {
-        traffic.finish(record, 'cancelled', 'cancelled by POST /v1/cancel');
       } else {
         traffic.finish(record, 'done');
       }

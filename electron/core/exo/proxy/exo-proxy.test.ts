@@ -83,6 +83,10 @@ describe('proxy to exo', () => {
       held_by_exobar: false,
       exo: { status: 200, body: { message: 'Command cancelled.', command_id: record.commandId }, url: p.exo.url },
     });
+    // exo just closes a cancelled stream; exobar ends it as a cancelled local stream ends.
+    const last = await it.next();
+    expect(last.done).toBe(false);
+    expect(last.value).toMatchObject({ id: record.commandId, choices: [{ finish_reason: 'cancelled' }] });
     expect((await it.next()).done).toBe(true);
     expect(p.serving.traffic.find(record.commandId!)).toMatchObject({ phase: 'cancelled' });
     expect(p.exo.worker.openCommands()).toEqual([]);

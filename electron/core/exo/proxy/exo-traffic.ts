@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { PrefillSnapshot, RequestPhase, RequestSnapshot, TtftSample, TtftSnapshot } from '../../../../shared/snapshot';
+import { DecodeTiming, NO_DECODE, type DecodeStats, type TokenGap } from '../../sharing/decode-timing';
 import type { ExoReading } from '../exo-client';
 
 /** Where a proxied request is. `held`: in exobar's own queue (the hold), not yet sent to exo. */
@@ -52,8 +53,17 @@ export const ProxiedRequestSchema = z.object({
   totalTokens: z.number(),
   completionTokens: z.number(),
   generationStats: GenerationStatsSchema.nullable(),
+  /**
+   * Decode tokens/s and inter-token latency p50/p95 over the tokens exobar relayed
+   * (electron/core/sharing/decode-timing.ts); null under two streamed tokens.
+   */
+  decodeTokensPerSecond: z.number().nullable(),
+  itlP50Ms: z.number().nullable(),
+  itlP95Ms: z.number().nullable(),
   /** Why it failed or was cancelled, in words. */
   reason: z.string().nullable(),
+  /** The client's User-Agent (the request log's `client`); null when it sent none. */
+  client: z.string().nullable().optional(),
 });
 export type ProxiedRequest = z.infer<typeof ProxiedRequestSchema>;
 
@@ -90,6 +100,8 @@ export class ExoTraffic {
   private readonly live: ProxiedRequest[] = [];
   private readonly ended: ProxiedRequest[] = [];
   private readonly listeners = new Set<(record: ProxiedRequest) => void>();
+  private readonly decode = new WeakMap<ProxiedRequest, DecodeTiming>();
+  private readonly gapListeners = new Set<(record: ProxiedRequest, gap: TokenGap) => void>();
 
   constructor(
     private readonly source: () => ExoStateSource | null,
@@ -102,8 +114,19 @@ export class ExoTraffic {
     return () => this.listeners.delete(listener);
   }
 
+  /** Hears each inter-token gap of a proxied request (the per-model sharing statistics). */
+  onGap(listener: (record: ProxiedRequest, gap: TokenGap) => void): () => void {
+    this.gapListeners.add(listener);
+    return () => this.gapListeners.delete(listener);
+  }
+
+  /** A record's decode figures as of its latest token. */
+  decodeStats(record: ProxiedRequest): DecodeStats {
+    return this.decode.get(record)?.stats() ?? NO_DECODE;
+  }
+
   /** A new proxied request, arrived at `arrivedAt` (epoch ms). */
-  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now()): ProxiedRequest {
+  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now(), client: string | null = null): ProxiedRequest {
     const record: ProxiedRequest = {
       id: `exobar-${randomUUID()}`,
       commandId: null,
@@ -124,8 +147,13 @@ export class ExoTraffic {
       totalTokens: 0,
       completionTokens: 0,
       generationStats: null,
+      ...NO_DECODE,
       reason: null,
+      client,
     };
+    this.decode.set(record, new DecodeTiming((gap) => {
+      for (const listener of this.gapListeners) listener(record, gap);
+    }));
     this.live.push(record);
     return record;
   }
@@ -157,6 +185,7 @@ export class ExoTraffic {
     if (!isActive(record)) return;
     const at = this.now();
     if (commandId && record.commandId !== commandId) this.claim(record, commandId);
+    this.decode.get(record)?.record(at, tokens);
     this.update(record, { phase: 'generating', completionTokens: record.completionTokens + tokens, firstTokenAt: record.firstTokenAt ?? at, lastTokenAt: at });
   }
 
@@ -179,7 +208,7 @@ export class ExoTraffic {
     if (index >= 0) this.live.splice(index, 1);
     this.ended.push(record);
     if (this.ended.length > KEPT_ENDED) this.ended.splice(0, this.ended.length - KEPT_ENDED);
-    this.update(record, { phase, reason, endedAt: this.now() });
+    this.update(record, { phase, reason, endedAt: this.now(), ...this.decodeStats(record) });
   }
 
   /** Sets exo's command id (from the stream, or from exo's task list while it prefills). */
@@ -194,7 +223,7 @@ export class ExoTraffic {
 
   /** Every record kept (in flight, then the last ended ones), for the API and the bundle. */
   records(): ProxiedRequest[] {
-    return [...this.ended, ...this.live].map((r) => ({ ...r }));
+    return [...this.ended, ...this.live].map((r) => ({ ...r, ...this.decodeStats(r) }));
   }
 
   /** A record by exobar's id or exo's command id. */
@@ -282,6 +311,7 @@ export class ExoTraffic {
       ageMs: now - r.arrivedAt,
       promptTokens: r.totalTokens,
       completionTokens: r.completionTokens,
+      ...this.decodeStats(r),
     };
   }
 

@@ -113,7 +113,10 @@ describe('against the blocking fake exo', () => {
     expect(view.prefill!.etaMs).toBeGreaterThan(0);
     const answer = await fetch(`${p.rig.url}/v1/cancel/${held.id}`, { method: 'POST' });
     expect(await answer.json()).toMatchObject({ cancelled: true, held_by_exobar: true });
-    expect((await queued).map((l) => l.line)).toEqual(['data: [DONE]']);
+    const ending = (await queued).map((l) => l.line);
+    expect(ending).toHaveLength(2);
+    expect(JSON.parse(ending[0]!.slice(6))).toMatchObject({ id: held.id, choices: [{ finish_reason: 'cancelled' }] });
+    expect(ending[1]).toBe('data: [DONE]');
     expect(p.serving.traffic.find(held.id)).toMatchObject({ phase: 'cancelled' });
     await long;
   });

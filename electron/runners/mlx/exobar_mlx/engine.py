@@ -8,6 +8,7 @@ step. Two engines implement it: `mlx` (mlx-lm on Apple silicon) and `test`
 """
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
@@ -92,12 +93,21 @@ class Engine(ABC):
     ) -> PreparedRequest:
         """Applies the chat template and tokenizes. Raises RequestError."""
 
+    #: Prompt tokens per prefill chunk, read before every chunk: the step loop sets it
+    #: from the supervisor's pacing (SetPrefillPacing).
+    prefill_chunk: int = 4096
+
     @abstractmethod
     def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
-        """Prefills the prompt in chunks, calling on_chunk after each one (and once more
+        """Prefills the prompt in chunks of `prefill_chunk` (read anew before each), calling on_chunk after each one (and once more
         with processed == total before the first token). On return the request decodes
         with the batch. If on_chunk raises PrefillCancelled the request is dropped and
         the exception propagates."""
+
+    def pause(self, seconds: float) -> None:
+        """The pacing's pause after a prefill chunk: compute nothing for `seconds` (wall
+        clock), so another model on the same GPU gets it."""
+        time.sleep(seconds)
 
     def concurrency_limit(self) -> Optional[int]:
         """After load: at most this many requests at once (1 for a model whose caches

@@ -13,7 +13,7 @@ import threading
 from collections import deque
 from typing import IO, Callable, Deque, List, Optional, Set
 
-from .protocol import Cancel, InputError, RunnerInput, Task, parse_input_line
+from .protocol import Cancel, InputError, RunnerInput, SetPacing, Task, parse_input_line
 
 log = logging.getLogger("exobar.mlx.inbox")
 
@@ -22,6 +22,7 @@ class Inbox:
     def __init__(self) -> None:
         self._tasks: Deque[RunnerInput] = deque()
         self._cancels: Deque[Cancel] = deque()
+        self._pacings: Deque[SetPacing] = deque()
         self._closed = False
         self._cond = threading.Condition()
 
@@ -30,6 +31,8 @@ class Inbox:
         with self._cond:
             if isinstance(item, Cancel):
                 self._cancels.append(item)
+            elif isinstance(item, SetPacing):
+                self._pacings.append(item)
             else:
                 self._tasks.append(item)
             self._cond.notify_all()
@@ -47,9 +50,9 @@ class Inbox:
             return self._closed
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        """Blocks until a task or cancel is queued or stdin closes; False on timeout."""
+        """Blocks until a task, cancel or pacing is queued or stdin closes; False on timeout."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._tasks or self._cancels or self._closed, timeout)
+            return self._cond.wait_for(lambda: self._tasks or self._cancels or self._pacings or self._closed, timeout)
 
     def peek_task(self) -> Optional[RunnerInput]:
         with self._cond:
@@ -75,6 +78,13 @@ class Inbox:
             for cancel in taken:
                 self._cancels.remove(cancel)
             return taken
+
+    def drain_pacings(self) -> List[SetPacing]:
+        """Every SetPrefillPacing that has arrived, in order."""
+        with self._cond:
+            pacings = list(self._pacings)
+            self._pacings.clear()
+            return pacings
 
     def drain_cancels(self) -> List[Cancel]:
         with self._cond:

@@ -1,6 +1,6 @@
 """The runner protocol in Python: input validation and output messages.
 
-Mirrors shared/runner-protocol.ts (PROTOCOL_VERSION 1): stdin carries one task or
+Mirrors shared/runner-protocol.ts (PROTOCOL_VERSION 2): stdin carries one task or
 cancel per line, stdout one event per line, the first being a Hello. Input is checked
 here with the same limits as the zod schemas, because this is a process boundary
 (docs/architecture.md, invariant 5): a bad line is answered or logged, never fatal.
@@ -12,7 +12,12 @@ import threading
 from dataclasses import dataclass
 from typing import IO, Any, List, Optional, Union
 
-PROTOCOL_VERSION = 1
+#: 2 added prefill pacing (SetPrefillPacing / PrefillPacingApplied).
+PROTOCOL_VERSION = 2
+#: The pacing limits of shared/runner-protocol.ts.
+MIN_PACED_CHUNK_TOKENS = 64
+MAX_PACED_CHUNK_TOKENS = 4096
+MAX_PACING_PAUSE_MS = 1000
 
 ROLES = ("system", "user", "assistant", "developer", "tool")
 TASK_KINDS = ("LoadModel", "StartWarmup", "TextGeneration", "Shutdown")
@@ -42,7 +47,17 @@ class Cancel:
     cancelled_task_id: str
 
 
-RunnerInput = Union[Task, Cancel]
+@dataclass(frozen=True)
+class SetPacing:
+    """SetPrefillPacing: chunk size (None: the runner's own) and the pause after each
+    chunk but a prompt's last, from the next chunk on."""
+
+    pacing_id: str
+    chunk_tokens: Optional[int]
+    pause_ms: int
+
+
+RunnerInput = Union[Task, Cancel, SetPacing]
 
 
 class InputError(ValueError):
@@ -110,6 +125,8 @@ def parse_input_line(line: str) -> RunnerInput:
         if not _is_id(raw.get("cancelledTaskId")):
             raise InputError("CancelTask.cancelledTaskId must be a string of 1-200 characters")
         return Cancel(raw["cancelledTaskId"])
+    if kind == "SetPrefillPacing":
+        return _parse_pacing(raw)
     if kind not in TASK_KINDS:
         raise InputError(f"unknown kind {kind!r}")
     task_id = raw.get("taskId")
@@ -122,6 +139,22 @@ def parse_input_line(line: str) -> RunnerInput:
         raise InputError("TextGeneration.commandId must be a string of 1-200 characters")
     params = _parse_params(raw.get("params"))
     return Task(kind=kind, task_id=task_id, command_id=command_id, params=params)
+
+
+def _parse_pacing(raw: dict) -> SetPacing:
+    if not _is_id(raw.get("pacingId")):
+        raise InputError("SetPrefillPacing.pacingId must be a string of 1-200 characters")
+    if "chunkTokens" not in raw:
+        raise InputError("SetPrefillPacing.chunkTokens is required (an integer or null)")
+    chunk = raw["chunkTokens"]
+    if chunk is not None and not (_is_int(chunk) and MIN_PACED_CHUNK_TOKENS <= chunk <= MAX_PACED_CHUNK_TOKENS):
+        raise InputError(
+            f"SetPrefillPacing.chunkTokens must be an integer from {MIN_PACED_CHUNK_TOKENS} to {MAX_PACED_CHUNK_TOKENS} or null"
+        )
+    pause = raw.get("pauseMs")
+    if not (_is_int(pause) and 0 <= pause <= MAX_PACING_PAUSE_MS):
+        raise InputError(f"SetPrefillPacing.pauseMs must be an integer from 0 to {MAX_PACING_PAUSE_MS}")
+    return SetPacing(raw["pacingId"], None if chunk is None else int(chunk), int(pause))
 
 
 def fault_of(params: GenerationParams) -> Optional[str]:
@@ -202,6 +235,17 @@ class ProtocolWriter:
                 "usage": usage,
                 "stats": stats,
             },
+        )
+
+    def pacing_applied(self, pacing: "SetPacing", command_id: Optional[str]) -> None:
+        self.send(
+            {
+                "type": "PrefillPacingApplied",
+                "pacingId": pacing.pacing_id,
+                "chunkTokens": pacing.chunk_tokens,
+                "pauseMs": pacing.pause_ms,
+                "commandId": command_id,
+            }
         )
 
     def error(self, command_id: str, message: str) -> None:

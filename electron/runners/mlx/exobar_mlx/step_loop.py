@@ -13,6 +13,9 @@ What a real exo runner does, and what this loop reproduces (docs/mlx-runner.md):
   next step boundary or cancel check); one for a task the runner has not read yet is
   dropped (logged), as exo's engine only cancels tasks it knows.
 - Up to `max_batch` requests decode together, one token each per step.
+- Prefill pacing (protocol 2): a SetPrefillPacing is read between steps, when idle
+  and at every prefill-chunk boundary, acknowledged there (PrefillPacingApplied) and
+  used from the next chunk: that chunk size, and a pause after each chunk but the last.
 - Lifecycle: Idle -> Loading -> Loaded -> WarmingUp -> Ready -> Running <-> Ready
   -> ShuttingDown -> Shutdown (exit 0); any fatal error -> RunnerFailed, exit 1.
 """
@@ -90,6 +93,10 @@ class StepLoop:
         self.waiting: Deque[Task] = deque()
         self.seen: set = set()
         self.steps_since_cancel_check = 0
+        #: The engine's own chunk: what a pacing with chunkTokens null goes back to.
+        self.default_prefill_chunk = engine.prefill_chunk
+        #: The current pacing's pause after a prefill chunk, in seconds.
+        self.pacing_pause_s = 0.0
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> int:
@@ -108,6 +115,7 @@ class StepLoop:
 
     def _idle_step(self) -> Optional[int]:
         self.inbox.wait()
+        self._apply_pacings(None)
         self._check_cancels(None)
         item = self.inbox.pop_task()
         if isinstance(item, Task) and item.kind == "TextGeneration":
@@ -147,6 +155,7 @@ class StepLoop:
         shutdown = self.inbox.take_shutdown()
         if shutdown is not None:
             return self._handle(shutdown)
+        self._apply_pacings(None)
         item = self.inbox.pop_task()
         while item is not None:
             code = self._handle(item)
@@ -348,6 +357,10 @@ class StepLoop:
                 reported = processed
             # exo checks cancellations at every prefill-chunk boundary.
             self._check_cancels(state)
+            # A pacing read here shapes the next chunk; its pause leaves the GPU to others.
+            self._apply_pacings(state.command_id)
+            if processed < int(total) and self.pacing_pause_s > 0:
+                self.engine.pause(self.pacing_pause_s)
 
         try:
             self.engine.prefill(request, on_chunk)
@@ -417,6 +430,21 @@ class StepLoop:
             "generationTokens": state.completion_tokens,
             "peakMemoryBytes": max(0, int(self.engine.peak_memory_bytes())),
         }
+
+    # ------------------------------------------------------------------ pacing
+    def _apply_pacings(self, prefilling_command_id: Optional[str]) -> None:
+        """Applies every SetPrefillPacing that has arrived, acknowledging each."""
+        for pacing in self.inbox.drain_pacings():
+            self.engine.prefill_chunk = pacing.chunk_tokens or self.default_prefill_chunk
+            self.pacing_pause_s = pacing.pause_ms / 1000.0
+            self.out.pacing_applied(pacing, prefilling_command_id)
+            log.info(
+                "prefill pacing %s: chunk %d, pause %d ms%s",
+                pacing.pacing_id,
+                self.engine.prefill_chunk,
+                pacing.pause_ms,
+                f" (during the prefill of {prefilling_command_id})" if prefilling_command_id else "",
+            )
 
     # ------------------------------------------------------------------ cancellation
     def _check_cancels(self, prefilling: Optional[ActiveRequest]) -> None:

@@ -62,6 +62,11 @@ class TestEngine(Engine):
     def _spend(self, seconds: float) -> None:
         self.pacer.wait(seconds * self.time_scale)
 
+    def pause(self, seconds: float) -> None:
+        super().pause(seconds)
+        # The pause is not simulated work: no credit for the next chunk.
+        self.pacer.resync()
+
     def load(self, on_progress: LoadProgress) -> None:
         total = max(1, self.timings.total_layers)
         self.pacer.resync()

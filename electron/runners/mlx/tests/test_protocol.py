@@ -6,6 +6,7 @@ from exobar_mlx.protocol import (
     Cancel,
     InputError,
     ProtocolWriter,
+    SetPacing,
     Task,
     fault_of,
     parse_input_line,
@@ -62,6 +63,23 @@ class ParseInputTest(unittest.TestCase):
                 with self.assertRaises(InputError):
                     parse_input_line(line({**base, "params": params}))
 
+    def test_set_prefill_pacing(self):
+        parsed = parse_input_line(line({"kind": "SetPrefillPacing", "pacingId": "p", "chunkTokens": 512, "pauseMs": 20}))
+        self.assertEqual(parsed, SetPacing("p", 512, 20))
+        self.assertEqual(
+            parse_input_line(line({"kind": "SetPrefillPacing", "pacingId": "p", "chunkTokens": None, "pauseMs": 0})),
+            SetPacing("p", None, 0),
+        )
+        base = {"kind": "SetPrefillPacing", "pacingId": "p", "chunkTokens": 512, "pauseMs": 20}
+        for bad in ({"chunkTokens": 63}, {"chunkTokens": 4097}, {"pauseMs": -1}, {"pauseMs": 1001}, {"pacingId": ""}, {"pauseMs": True}):
+            with self.subTest(bad=bad):
+                with self.assertRaises(InputError):
+                    parse_input_line(line({**base, **bad}))
+        without_chunk = dict(base)
+        del without_chunk["chunkTokens"]
+        with self.assertRaises(InputError):
+            parse_input_line(line(without_chunk))
+
     def test_fault_prompts(self):
         task = parse_input_line(line({"kind": "TextGeneration", "taskId": "t", "commandId": "c", "params": {
             "messages": [{"role": "system", "content": "x"}, {"role": "user", "content": "please EXOBAR RUNNER MUST HANG now"}],
@@ -78,7 +96,7 @@ class WriterTest(unittest.TestCase):
         lines = stream.getvalue().split("\n")
         self.assertEqual(lines[-1], "")
         hello, token = (json.loads(x) for x in lines[:-1])
-        self.assertEqual(hello["protocolVersion"], 1)
+        self.assertEqual(hello["protocolVersion"], 2)
         self.assertEqual(hello["env"]["EXO_FAST_SYNCH"], "false")
         self.assertEqual(token["chunk"]["text"], "hi\nthere")
         self.assertEqual(token["chunk"]["finishReason"], "stop")

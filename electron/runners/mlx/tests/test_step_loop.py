@@ -6,7 +6,7 @@ from typing import Callable, List, Optional
 
 from exobar_mlx.engine import EngineError, GeneratedToken
 from exobar_mlx.inbox import Inbox
-from exobar_mlx.protocol import Cancel, ProtocolWriter, parse_input_line
+from exobar_mlx.protocol import Cancel, ProtocolWriter, SetPacing, parse_input_line
 from exobar_mlx.step_loop import LoopHooks, LoopOptions, StepLoop
 from exobar_mlx.test_engine import TestEngine, TestTimings
 
@@ -320,6 +320,53 @@ class FailureTest(unittest.TestCase):
         self.assertEqual(h.labels()[-3:], ["error:cmd-t1", "task:t1:Failed", "runner:RunnerFailed"])
         self.assertIn("GPU said no", h.capture.messages[-1]["status"]["errorMessage"])
 
+
+
+class PacingTest(unittest.TestCase):
+    def test_a_pacing_read_at_a_chunk_boundary_shapes_the_next_chunk_and_pauses(self):
+        engine = HookedEngine(prefill_chunk=100)
+        pauses: List[float] = []
+        engine.pause = pauses.append  # the pause is observed, not slept
+        h = Harness(engine).start_ready()
+
+        def chunk(request_id, processed):
+            if request_id == "t1" and processed == 100:
+                h.inbox.put(SetPacing("p1", 64, 30))
+
+        engine.on_prefill_chunk = chunk
+        h.put(generation("t1", words=400, max_tokens=2))
+        h.wait_label("task:t1:Complete")
+        h.shutdown()
+        labels = h.labels()
+        progress = [label for label in labels if label.startswith("prefill:cmd-t1:")]
+        # Read after the first 100-token chunk, acknowledged there, 64-token chunks from the next one.
+        self.assertEqual(progress[:4], ["prefill:cmd-t1:100/407", "prefill:cmd-t1:164/407", "prefill:cmd-t1:228/407", "prefill:cmd-t1:292/407"])
+        self.assertEqual(progress[-1], "prefill:cmd-t1:407/407")
+        applied = next(m for m in h.capture.messages if m["type"] == "PrefillPacingApplied")
+        self.assertEqual(applied, {"type": "PrefillPacingApplied", "pacingId": "p1", "chunkTokens": 64, "pauseMs": 30, "commandId": "cmd-t1"})
+        self.assertLess(labels.index("prefill:cmd-t1:100/407"), h.capture.messages.index(applied))
+        self.assertLess(h.capture.messages.index(applied), labels.index("prefill:cmd-t1:164/407"))
+        # A pause after every chunk from the one it was read at on, but the prompt's last.
+        self.assertEqual(pauses, [0.03] * (len(progress) - 1))
+
+    def test_a_pacing_while_idle_is_acknowledged_at_once_and_null_goes_back_to_the_default_chunk(self):
+        engine = HookedEngine(prefill_chunk=100)
+        h = Harness(engine).start_ready()
+        h.inbox.put(SetPacing("small", 64, 0))
+        deadline = time.monotonic() + 5
+        while not any(m["type"] == "PrefillPacingApplied" for m in h.capture.messages):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.002)
+        self.assertEqual(engine.prefill_chunk, 64)
+        h.inbox.put(SetPacing("full", None, 0))
+        deadline = time.monotonic() + 5
+        while sum(m["type"] == "PrefillPacingApplied" for m in h.capture.messages) < 2:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.002)
+        self.assertEqual(engine.prefill_chunk, 100)
+        applied = [m for m in h.capture.messages if m["type"] == "PrefillPacingApplied"]
+        self.assertEqual([m["commandId"] for m in applied], [None, None])
+        self.assertEqual(h.shutdown(), 0)
 
 
 class EngineLimitsTest(unittest.TestCase):

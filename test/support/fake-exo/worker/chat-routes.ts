@@ -153,7 +153,10 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
         if (generated === 1) afterFirstToken();
       },
       finished: (reason, s) => {
-        if (reason !== 'cancelled') write(`: generation_stats ${JSON.stringify(stats(s, generated))}\n\n`);
+        // A cancelled command's stream just closes: no finish reason, no generation_stats,
+        // no [DONE], and before the cancel is answered (test/fixtures/exo/real/stream-cancelled.sse.txt).
+        if (reason === 'cancelled') return close();
+        write(`: generation_stats ${JSON.stringify(stats(s, generated))}\n\n`);
         write('data: [DONE]\n\n');
         close();
       },
@@ -179,7 +182,7 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
   };
 
   const cancel = (res: ServerResponse, id: string): void => {
-    // exo ends the stream of a cancelled command: the client sees [DONE] after what it had.
+    // exo closes the stream of a cancelled command first, then answers (api/main.py cancel_command).
     if (!worker.cancel(id, apiNodeId())) return sendJson(res, 404, exoError(404, 'Not Found', 'Command not found or already completed'));
     sendJson(res, 200, { message: 'Command cancelled.', command_id: id });
   };

@@ -1,0 +1,130 @@
+/**
+ * The cluster's events over time: each reading of exo's state is compared with the one
+ * before (diff-cluster-states.ts) and what changed is numbered and kept, newest last,
+ * bounded. Two things need memory across readings:
+ *
+ * - A cause seen later. exobar reads instances twice a second but the node sections
+ *   every 5 s, so an instance exo deleted because its Mac left can vanish before the
+ *   Mac does in exobar's reading. Such a deletion waits (unpublished) until a later
+ *   reading of the nodes says whether a Mac it used left; only then is it "not
+ *   through exobar".
+ * - A recovery. exo never moves a failed runner back: a model recovers when an
+ *   instance of it is served again, often through a new instance, placed later.
+ */
+import type { ExoClusterEvent } from '../../../../shared/exo-cluster-events';
+import { SERVING_STATUSES } from '../exo-view';
+import { deletionChange, diffClusterStates, type ClusterChange, type ClusterState, type GoneNode } from './diff-cluster-states';
+import { exoOwnActions, type ExoOwnActions } from './exo-own-actions';
+import { labelOf, nodeLabels } from './node-labels';
+
+export interface ClusterEventLogOptions {
+  /** Events kept (the bundle has them all; the snapshot the newest few). */
+  limit?: number;
+  /** Longest wait for the node sections to explain a deletion (default 12 s: two slow polls and a bit). */
+  causeWaitMs?: number;
+  /** How long a Mac that left still explains the deletion of an instance that used it (default 60 s). */
+  goneMemoryMs?: number;
+  ownActions?: ExoOwnActions;
+}
+
+/** A reading, and when its node sections were last read (they are polled less often). */
+export interface ClusterReading extends ClusterState {
+  nodesAt: number;
+}
+
+export class ClusterEventLog {
+  private prev: ClusterReading | null = null;
+  private readonly kept: ExoClusterEvent[] = [];
+  private pending: ClusterChange[] = [];
+  private readonly recentlyGone = new Map<string, GoneNode>();
+  /** Models with a failed runner, waiting to be served again. */
+  private readonly failedModels = new Set<string>();
+  private seq = 0;
+  private readonly limit: number;
+  private readonly causeWaitMs: number;
+  private readonly goneMemoryMs: number;
+  private readonly ownActions: ExoOwnActions;
+
+  constructor(options: ClusterEventLogOptions = {}) {
+    this.limit = options.limit ?? 500;
+    this.causeWaitMs = options.causeWaitMs ?? 12_000;
+    this.goneMemoryMs = options.goneMemoryMs ?? 60_000;
+    this.ownActions = options.ownActions ?? exoOwnActions;
+  }
+
+  /** Every event kept, oldest first. */
+  events(): ExoClusterEvent[] {
+    return [...this.kept];
+  }
+
+  /** Takes in one reading; returns the events it published (the first reading is the baseline: none). */
+  observe(reading: ClusterReading): ExoClusterEvent[] {
+    const prev = this.prev;
+    this.prev = reading;
+    if (!prev) return [];
+    for (const [id, gone] of this.recentlyGone) if (reading.at - gone.at > this.goneMemoryMs) this.recentlyGone.delete(id);
+    const { changes, gone } = diffClusterStates(prev, reading, {
+      byExobar: (kind, instanceId) => this.ownActions.did(kind, instanceId),
+      recentlyGone: this.recentlyGone,
+    });
+    for (const [id, node] of gone) this.recentlyGone.set(id, node);
+    const ready: ClusterChange[] = [];
+    // Deletions waiting for a cause: explained by a Mac that left since, or published once the nodes were read after them.
+    const still: ClusterChange[] = [];
+    for (const waiting of [...this.pending, ...changes.filter((c) => c.tentative)]) {
+      const explained = deletionChange(waiting.at, waiting.instanceId!, waiting.model!, waiting.nodes, (id) => this.recentlyGone.get(id), false);
+      if (!explained.tentative) ready.push(explained);
+      else if (reading.nodesAt > waiting.at || reading.at - waiting.at > this.causeWaitMs) ready.push(strip(explained));
+      else still.push(explained);
+    }
+    this.pending = still;
+    ready.push(...changes.filter((c) => !c.tentative));
+    ready.push(...this.recoveries(reading, changes));
+    ready.sort((a, b) => a.at - b.at);
+    const published = ready.map((change) => this.keep(strip(change)));
+    return published;
+  }
+
+  /** Models with a failed runner that an instance serves again now; failures seen now start waiting. */
+  private recoveries(reading: ClusterReading, changes: ClusterChange[]): ClusterChange[] {
+    const out: ClusterChange[] = [];
+    const labels = nodeLabels(reading.nodes);
+    for (const model of this.failedModels) {
+      const serving = [...reading.instances.values()].find(
+        (i) => i.modelId === model && i.shards.length > 0 && i.shards.every((s) => SERVING_STATUSES.has(reading.runners.get(s.runnerId)?.tag ?? '')),
+      );
+      if (!serving) continue;
+      this.failedModels.delete(model);
+      const nodes = serving.shards.flatMap((s) =>
+        s.nodeId === null
+          ? []
+          : [{ nodeId: s.nodeId, name: reading.nodes.get(s.nodeId)?.name ?? null, label: labelOf(labels, s.nodeId), lastSeenAt: reading.nodes.get(s.nodeId)?.lastSeenAt ?? null }],
+      );
+      out.push({
+        at: reading.at,
+        kind: 'runner_recovered',
+        nodes,
+        model,
+        instanceId: serving.instanceId,
+        cause: null,
+        causeNodes: [],
+        loss: false,
+        text: `${model.split('/').pop() ?? model} is served again, on ${nodes.map((n) => n.label).join(' and ')}`,
+      });
+    }
+    for (const change of changes) if (change.kind === 'runner_failed' && change.model) this.failedModels.add(change.model);
+    return out;
+  }
+
+  private keep(change: ClusterChange): ExoClusterEvent {
+    const event: ExoClusterEvent = { id: `e${++this.seq}`, ...change };
+    this.kept.push(event);
+    if (this.kept.length > this.limit) this.kept.splice(0, this.kept.length - this.limit);
+    return event;
+  }
+}
+
+function strip(change: ClusterChange): ClusterChange {
+  const { tentative: _, ...rest } = change;
+  return rest;
+}

@@ -1,0 +1,158 @@
+/**
+ * Every ended request as one {@link RequestRecord}, local or proxied to exo: the one
+ * source the request log, the metrics and the history read, so the three agree. Local
+ * records come from the node's own request (its timeline, at its end); exo records
+ * from the proxy's traffic record (exobar's measurements of the stream it relayed).
+ * Nothing here measures a second time.
+ */
+import { hostname } from 'node:os';
+import type { CancelledBy, RequestRecord } from '../../../shared/request-record';
+import type { Snapshot } from '../../../shared/snapshot';
+import type { ExoTraffic, ProxiedRequest } from '../exo/proxy/exo-traffic';
+import { ExoTraffic as ExoTrafficClass } from '../exo/proxy/exo-traffic';
+import type { EndedRequest, ExobarNode } from '../node-types';
+
+/** A rate that is a real number and not negative, else unknown. */
+function rateOrNull(value: number | null | undefined): number | null {
+  return value != null && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+/** Tokens per second over a span in ms; unknown when the span is not positive. */
+function perSecond(tokens: number, spanMs: number | null): number | null {
+  return spanMs != null && spanMs > 0 && tokens > 0 ? (tokens / spanMs) * 1000 : null;
+}
+
+/** The request record of a local request at its end. */
+export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
+  const t = ended.timeline;
+  const ttft = t.ttft;
+  const outcome = t.outcome === 'finished' ? 'done' : t.outcome === 'in_flight' ? 'failed' : t.outcome;
+  return {
+    id: t.requestId,
+    at: Math.round(ended.arrivedAtEpochMs),
+    endedAt: Math.round(ended.endedAtEpochMs),
+    model: t.model,
+    instance: t.instanceId,
+    source: 'local',
+    node: mac,
+    client: ended.client,
+    promptTokens: t.promptTokens,
+    // Neither engine says how much of a prompt came from a prefix cache.
+    cachedTokens: null,
+    outputTokens: t.completionTokens,
+    ttftMs: ttft?.totalMs ?? null,
+    waitMs: ttft?.waitMs ?? null,
+    prefillMs: ttft?.prefillMs ?? null,
+    firstTokenMs: ttft?.firstTokenMs ?? null,
+    // The runner's own figure where it sent one (at the end), else the prompt over the measured prefill.
+    prefillTokensPerSecond: rateOrNull(ended.stats?.promptTps) ?? perSecond(t.promptTokens, ttft?.prefillMs ?? null),
+    // The node's own per-request decode figures (electron/core/sharing/decode-timing.ts).
+    decodeTokensPerSecond: rateOrNull(t.decodeTokensPerSecond),
+    itlP95Ms: rateOrNull(t.itlP95Ms),
+    outcome,
+    cancelledBy: outcome === 'cancelled' ? ended.cancelledBy : null,
+    errorCode: outcome === 'failed' ? (ended.errorCode ?? 'unknown') : null,
+  };
+}
+
+/** Who cancelled a proxied request, from the proxy's words for it. */
+function exoCancelledBy(reason: string | null): CancelledBy | null {
+  if (reason == null) return null;
+  if (/client went away/.test(reason)) return 'client_disconnect';
+  if (/POST \/v1\/cancel/.test(reason)) return 'cancel_api';
+  return 'exobar';
+}
+
+/** A proxied request's failure as a code, from the proxy's words for it. */
+export function exoErrorCode(reason: string | null): string {
+  if (reason == null) return 'exo_error';
+  if (/could not be reached/.test(reason)) return 'exo_unreachable';
+  if (/sent no answer within/.test(reason)) return 'exo_timeout';
+  if (/closed the connection/.test(reason)) return 'exo_connection_lost';
+  const status = /exo answered (\d{3})/.exec(reason);
+  if (status) return `exo_http_${status[1]}`;
+  if (/^exo reported/.test(reason)) return 'exo_reported_error';
+  return 'exo_error';
+}
+
+/** Where an exo instance shows in the snapshot: exobar's id for it and the Mac that serves it (rank 0). */
+function exoPlace(snapshot: Snapshot, exoInstanceId: string | null): { instance: string | null; node: string | null } {
+  if (exoInstanceId == null) return { instance: null, node: null };
+  const found = snapshot.instances.find((i) => i.source === 'exo' && i.exo.exoInstanceId === exoInstanceId);
+  if (!found || found.source !== 'exo') return { instance: exoInstanceId, node: null };
+  const runner = [...found.exo.runners].sort((a, b) => (a.rank ?? 99) - (b.rank ?? 99))[0];
+  return { instance: found.id, node: runner ? (runner.nodeName ?? runner.nodeId) : null };
+}
+
+/** The request record of a proxied request at its end. */
+export function exoRecord(r: ProxiedRequest, place: { instance: string | null; node: string | null }): RequestRecord {
+  const ttft = ExoTrafficClass.ttftOf(r);
+  const stats = r.generationStats;
+  const outcome = r.phase === 'done' ? 'done' : r.phase === 'cancelled' ? 'cancelled' : 'failed';
+  const promptTokens = stats?.prompt_tokens ?? r.totalTokens;
+  return {
+    id: r.commandId ?? r.id,
+    at: Math.round(r.arrivedAt),
+    endedAt: Math.round(r.endedAt ?? r.arrivedAt),
+    model: r.model,
+    instance: place.instance,
+    source: 'exo',
+    node: place.node,
+    client: r.client ?? null,
+    promptTokens,
+    cachedTokens: null,
+    outputTokens: stats?.generation_tokens ?? r.completionTokens,
+    ttftMs: ttft?.totalMs ?? null,
+    waitMs: ttft?.waitMs ?? null,
+    prefillMs: ttft?.prefillMs ?? null,
+    firstTokenMs: ttft?.firstTokenMs ?? null,
+    prefillTokensPerSecond: rateOrNull(stats?.prompt_tps) ?? perSecond(promptTokens, ttft?.prefillMs ?? null),
+    // Measured on the stream exobar relayed; exo's own generation_tps where exobar saw under two tokens.
+    decodeTokensPerSecond: rateOrNull(r.decodeTokensPerSecond) ?? rateOrNull(stats?.generation_tps),
+    itlP95Ms: rateOrNull(r.itlP95Ms),
+    outcome,
+    cancelledBy: outcome === 'cancelled' ? exoCancelledBy(r.reason) : null,
+    errorCode: outcome === 'failed' ? exoErrorCode(r.reason) : null,
+  };
+}
+
+const TERMINAL = new Set(['done', 'failed', 'cancelled']);
+
+/** Hands every ended request, as a record, to its listeners, once each. */
+export class RequestFeed {
+  private readonly listeners = new Set<(record: RequestRecord) => void>();
+  private readonly seen = new WeakSet<ProxiedRequest>();
+  private readonly unsubscribe: Array<() => void> = [];
+  /** This Mac's name for local records. */
+  readonly mac = hostname();
+
+  constructor(node: ExobarNode, traffic: ExoTraffic | null) {
+    this.unsubscribe.push(node.onRequestEnded((ended) => this.emit(localRecord(ended, this.mac))));
+    if (traffic) {
+      this.unsubscribe.push(
+        traffic.onChange((r) => {
+          // A record changes once more after its end (decode figures, usage): count the first time only.
+          if (!TERMINAL.has(r.phase) || this.seen.has(r)) return;
+          this.seen.add(r);
+          this.emit(exoRecord(r, exoPlace(node.snapshot(), traffic.instanceOf(r))));
+        }),
+      );
+    }
+  }
+
+  /** Listens for records; returns the unsubscribe. */
+  onRecord(listener: (record: RequestRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Records a record that came from elsewhere (a test, or a part of exobar with requests of its own). */
+  emit(record: RequestRecord): void {
+    for (const listener of this.listeners) listener(record);
+  }
+
+  close(): void {
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The fit check's answer: the memory a launch needs against the memory this Mac has
+ * free now, in figures and in words. Shared because the control API answers it, the
+ * launch refusal carries it and the renderer shows it (electron/core/fit/ computes it).
+ */
+import { z } from 'zod';
+
+const GiB = 1024 ** 3;
+
+/**
+ * "6.1 GB": one decimal, in the GB macOS itself speaks (Activity Monitor and About This
+ * Mac count 1024^3 bytes as a GB), so the figures match what the operator sees there.
+ */
+export function formatGB(bytes: number): string {
+  return `${(Math.max(0, bytes) / GiB).toFixed(1)} GB`;
+}
+
+/** The context length a fit check assumes when the operator picks none. */
+export const DEFAULT_FIT_CONTEXT_TOKENS = 8192;
+
+export const FitModelEstimateSchema = z.object({
+  model: z.string(),
+  /** Weights: the *.safetensors files on disk, or the catalog's figure for a sim model. */
+  weightsBytes: z.number().nonnegative(),
+  /** The KV cache (and any constant recurrent state) at `contextTokens`; null when the config does not say. */
+  kvCacheBytes: z.number().nonnegative().nullable(),
+  contextTokens: z.number().int().positive(),
+  /** Weights plus KV cache. */
+  neededBytes: z.number().nonnegative(),
+  /** Where the weights figure came from. */
+  weightsSource: z.enum(['disk', 'catalog']),
+});
+export type FitModelEstimate = z.infer<typeof FitModelEstimateSchema>;
+
+export const FitCheckSchema = z.object({
+  /** True when every model fits in free memory (after headroom) and under the GPU's wired limit. */
+  fits: z.boolean(),
+  models: z.array(FitModelEstimateSchema),
+  /** The models' total need. */
+  neededBytes: z.number().nonnegative(),
+  /** Memory the OS says is free now (before headroom). */
+  freeBytes: z.number().nonnegative(),
+  /** Kept free beyond the models' need. */
+  headroomBytes: z.number().nonnegative(),
+  /** The GPU's wired limit (Metal's recommended working set); null where there is none (not a Mac). */
+  gpuLimitBytes: z.number().nonnegative().nullable(),
+  /** What the instances already on the GPU are estimated to use of that limit. */
+  gpuInUseBytes: z.number().nonnegative(),
+  /** "needs 6.1 GB, 18.0 GB free" (and the GPU limit on a Mac). */
+  summary: z.string(),
+  /** Why it does not fit, in words; empty when it fits. */
+  problems: z.array(z.string()),
+  /** What launching anyway risks, in words; null when it fits. */
+  risk: z.string().nullable(),
+});
+export type FitCheck = z.infer<typeof FitCheckSchema>;
