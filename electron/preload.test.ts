@@ -147,6 +147,7 @@ describe('preload', () => {
       fastSynch: 'off',
       acknowledgeRisk: false,
       duplicate: false,
+      acknowledgeMemory: false,
     });
     await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
     await bridge.stopInstance('i1');

@@ -3,8 +3,10 @@
  * with the schemas that validate them. One schema library (zod) for every boundary.
  */
 import { z } from 'zod';
+import type { FitCheck } from './fit-check';
 import type { InstanceLifecycle } from './instance-state';
 import { TtlSecondsSchema } from './residency';
+import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 
 export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
 export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
@@ -26,6 +28,13 @@ export const CreateInstanceRequestSchema = z.strictObject({
   pin: z.boolean().optional(),
   /** Seconds idle before it unloads, or -1 for never; absent: the setting `onDemand.idleTtlSeconds`. */
   ttlSeconds: TtlSecondsSchema.optional(),
+  /**
+   * Launch even when the fit check says the model does not fit in the memory free now
+   * (the risk: swapping, a slow Mac, a runner killed for lack of memory).
+   */
+  acknowledgeMemory: z.boolean().default(false),
+  /** The context length the fit check counts the KV cache at; defaults to DEFAULT_FIT_CONTEXT_TOKENS. */
+  contextTokens: z.number().int().positive().max(10_000_000).optional(),
 });
 export type CreateInstanceRequest = z.input<typeof CreateInstanceRequestSchema>;
 
@@ -78,7 +87,19 @@ export interface SafePairPlan {
   /** Empty when the plan can run. */
   blockers: string[];
   canRun: boolean;
+  /**
+   * The fit check of the models the launch starts (weights plus KV cache against free
+   * memory and the GPU's wired limit); its problems are among `blockers` when it does not
+   * fit, and `acknowledgeMemory: true` launches anyway. Absent where no check was made.
+   */
+  fit?: FitCheck | null;
 }
+
+/** POST /api/launch/safe-pair's optional body. */
+export const LaunchSafePairRequestSchema = z.strictObject({
+  /** Launch even though the fit check says the pair does not fit in the memory free now. */
+  acknowledgeMemory: z.boolean().default(false),
+});
 
 /** OpenAI's error shape; every error answer of the API uses it. */
 export interface ApiErrorBody {
@@ -121,6 +142,12 @@ export const SettingsSchema = z.object({
    * length instead).
    */
   debug: z.strictObject({ logGeneratedText: z.boolean().default(false) }).default({ logGeneratedText: false }),
+  /**
+   * Sharing this Mac's one GPU between models (docs/sharing-policy.md). `policy`: `off`,
+   * or `decode_first`: while a neighbour streams, a prefilling runner is paced (smaller
+   * chunks, a pause after each), its added prefill time bounded by a ceiling.
+   */
+  sharing: z.strictObject({ policy: SharingPolicySchema.default(DEFAULT_SHARING_POLICY) }).default({ policy: DEFAULT_SHARING_POLICY }),
   /**
    * `GET /metrics` (docs/metrics.md). `public: true` lets a scraper on this Mac read it
    * without the control token, and only while the server listens on a loopback address.

@@ -28,10 +28,16 @@ export interface StopOptions {
   confirm: boolean;
 }
 
+/** How a safe pair launch is asked for: `acknowledgeMemory` launches past a failed fit check. */
+export interface LaunchSafePairOptions {
+  acknowledgeMemory: boolean;
+}
+
 /** The actions' signatures, as the page calls them. */
 export interface BridgeActions {
   getSafePairPlan(): Promise<SafePairPlan>;
-  launchSafePair(): Promise<void>;
+  /** With `{ acknowledgeMemory: true }`, launches even though the fit check says it does not fit. */
+  launchSafePair(options?: LaunchSafePairOptions): Promise<void>;
   createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
   updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
   /** Without `{ confirm: true }`, refused while the model has requests in flight. */
@@ -87,7 +93,10 @@ const confirmBody = (options: StopOptions | undefined): { confirm: true } | unde
 
 const TABLE = {
   getSafePairPlan: { channel: 'exobar:get-safe-pair-plan', http: { method: 'GET', path: () => '/api/launch/safe-pair' } },
-  launchSafePair: { channel: 'exobar:launch-safe-pair', http: { method: 'POST', path: () => '/api/launch/safe-pair' } },
+  launchSafePair: {
+    channel: 'exobar:launch-safe-pair',
+    http: { method: 'POST', path: () => '/api/launch/safe-pair', body: (options) => (options?.acknowledgeMemory ? { acknowledgeMemory: true } : undefined) },
+  },
   createInstance: { channel: 'exobar:create-instance', http: { method: 'POST', path: () => '/api/instances', body: (request) => request } },
   updateInstance: {
     channel: 'exobar:update-instance',

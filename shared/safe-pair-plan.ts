@@ -23,6 +23,9 @@ const GiB = 1024 ** 3;
  */
 export const DEFAULT_HEADROOM_BYTES = 2 * GiB;
 
+/** How the planner's own memory blocker begins (the fit check replaces it where it runs). */
+export const MEMORY_BLOCKER = 'Not enough memory';
+
 /** An instance already on the node, as the plan needs to know it. */
 export interface RunningInstanceInfo {
   id: string;
@@ -130,7 +133,7 @@ export function planSafePair(input: SafePairPlanInput): SafePairPlan {
   const requiredBytes = models.filter((m) => !m.alreadyRunning).reduce((sum, m) => sum + m.memoryBytes, 0);
   const availableBytes = Math.max(0, freeBytes - headroomBytes);
   if (requiredBytes > availableBytes) {
-    blockers.push(`Not enough memory: needs ${formatGiB(requiredBytes)}, ${formatGiB(availableBytes)} free after ${formatGiB(headroomBytes)} headroom.`);
+    blockers.push(`${MEMORY_BLOCKER}: needs ${formatGiB(requiredBytes)}, ${formatGiB(availableBytes)} free after ${formatGiB(headroomBytes)} headroom.`);
   }
 
   return { models, memory: { requiredBytes, freeBytes, headroomBytes }, blockers, canRun: blockers.length === 0 };

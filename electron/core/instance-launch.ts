@@ -8,6 +8,8 @@ import type { CreateInstanceRequestSchema } from '../../shared/api';
 import { instanceLifecycle, localInstances, type InstanceLifecycle } from '../../shared/instance-state';
 import type { LocalInstanceSnapshot } from '../../shared/snapshot';
 import type { z } from 'zod';
+import type { FitCheck } from '../../shared/fit-check';
+import { gateOnFit, type FitChecker } from './fit/fit-gate';
 import { NodeError, type ExobarNode } from './node-types';
 import { ttlFromSetting } from './on-demand/on-demand-settings';
 
@@ -19,6 +21,13 @@ export interface LaunchInstanceResult {
   reused: boolean;
   /** The instance's lifecycle state now (a reused instance may still be loading). */
   state: InstanceLifecycle;
+  /** The fit check the launch passed (or was launched past); null for a reused instance. */
+  fit: FitCheck | null;
+}
+
+export interface LaunchInstanceOptions {
+  /** Replaces the machine's memory readings (tests). */
+  fitChecker?: FitChecker;
 }
 
 /**
@@ -39,10 +48,11 @@ export function runningInstanceOf(node: Pick<ExobarNode, 'snapshot'>, model: str
  * `pin` and `ttlSeconds` (-1: never) set how the instance stays loaded, a reused one's too.
  */
 export async function launchInstance(
-  node: Pick<ExobarNode, 'snapshot' | 'createInstance' | 'setResidency'>,
+  node: Pick<ExobarNode, 'snapshot' | 'createInstance' | 'models' | 'setResidency'>,
   request: LaunchInstanceRequest,
+  options: LaunchInstanceOptions = {},
 ): Promise<LaunchInstanceResult> {
-  const { duplicate, pin, ttlSeconds: ttlSetting, ...create } = request;
+  const { duplicate, acknowledgeMemory, contextTokens, pin, ttlSeconds: ttlSetting, ...create } = request;
   // -1 (never) is null to the node; absent follows the setting.
   const residency = { ...(pin !== undefined ? { pin } : {}), ...(ttlSetting !== undefined ? { ttlSeconds: ttlFromSetting(ttlSetting) } : {}) };
   if (!duplicate) {
@@ -58,9 +68,25 @@ export async function launchInstance(
     if (existing) {
       // Launching a running model with `pin` or `ttlSeconds` changes how it stays.
       if (Object.keys(residency).length > 0) node.setResidency(existing.id, residency);
-      return { instance: runningInstanceOf(node, create.model) ?? existing, reused: true, state: instanceLifecycle(existing) };
+      return { instance: runningInstanceOf(node, create.model) ?? existing, reused: true, state: instanceLifecycle(existing), fit: null };
     }
   }
-  const instance = await node.createInstance({ ...create, ...residency });
-  return { instance, reused: false, state: instanceLifecycle(instance) };
+  // The fit check, before anything starts: a model not in the catalog is the node's own 404.
+  const catalog = node.models();
+  const model = catalog.find((m) => m.id === create.model);
+  const fit = model
+    ? await gateOnFit({
+        models: [model],
+        snapshot: node.snapshot(),
+        catalog,
+        contextTokens,
+        acknowledgeMemory,
+        what: create.model,
+        checker: options.fitChecker,
+      })
+    : null;
+  // The fit estimate is what the instance holds, for the caps of loads on request.
+  const memoryBytes = fit?.models[0]?.neededBytes;
+  const instance = await node.createInstance({ ...create, ...residency, ...(memoryBytes !== undefined ? { memoryBytes } : {}) });
+  return { instance, reused: false, state: instanceLifecycle(instance), fit };
 }

@@ -66,7 +66,9 @@ export type NodeErrorCode =
   /** A load on request that cannot go ahead: it does not fit and nothing can unload, or a cap is reached. */
   | 'model_does_not_fit'
   /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
-  | 'not_retryable';
+  | 'not_retryable'
+  /** The fit check refused a launch: the models need more memory than is free (`acknowledgeMemory: true` launches anyway). */
+  | 'insufficient_memory';
 
 /** An error the node answers with; `status` is the HTTP status the API maps it to. */
 export class NodeError extends Error {
@@ -74,6 +76,8 @@ export class NodeError extends Error {
     readonly code: NodeErrorCode,
     message: string,
     readonly status: number,
+    /** Extra fields of the API's error object a client can act on (e.g. the fit check's figures). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'NodeError';
@@ -104,6 +108,8 @@ export interface CreateInstanceOptions {
   ttlSeconds?: number | null;
   /** A request started it (load on request); shown, and in the event log. Default false. */
   onDemand?: boolean;
+  /** What it holds in memory by the fit estimate (electron/core/fit/); default the catalog's figure. */
+  memoryBytes?: number;
 }
 
 /** A change of an instance's residency: pinned, or its idle time to live (null: never; undefined: the setting). */
@@ -115,6 +121,8 @@ export interface ResidencyUpdate {
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
 export type { NodeEvent, UnloadReason } from './node/node-event';
 import type { NodeEvent, UnloadReason } from './node/node-event';
+import type { SharingPolicy } from '../../shared/sharing-policy';
+import type { PacingTuning } from './pacing/pacing-plan';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -200,6 +208,10 @@ export interface NodeOptions {
   idleTtlSeconds?: () => number | null;
   /** Keep generated text in the runners' stdout logs (a debug setting; off: only token lengths). */
   logGeneratedText?: boolean;
+  /** The setting `sharing.policy`, read at every decision (default DEFAULT_SHARING_POLICY). */
+  sharingPolicy?: () => SharingPolicy;
+  /** The decode-first policy's numbers (the bench tunes them; default DEFAULT_PACING_TUNING). */
+  pacingTuning?: Partial<PacingTuning>;
 }
 
 export interface ExobarNode {

@@ -36,6 +36,9 @@ import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watch
 import { DEFAULT_IDLE_TTL_SECONDS } from './on-demand/on-demand-settings';
 import { ResidencyState } from './on-demand/residency-state';
 import { unloadRefusal } from './on-demand/unload-refusal';
+import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
+import { PacingController } from './pacing/pacing-controller';
+import { pacedRunnerOf } from './pacing/paced-instance';
 
 export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
@@ -70,6 +73,13 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     () => undefined, // Best effort: a process table that cannot be read leaves nothing to stop.
   );
   const instances = new Map<string, Instance>();
+  // Fair sharing of this Mac's one GPU (docs/sharing-policy.md): decides on phase changes.
+  const pacing = new PacingController({
+    runners: () => [...instances.values()].map(pacedRunnerOf),
+    policy: options.sharingPolicy ?? (() => DEFAULT_SHARING_POLICY),
+    log: (event) => eventLog.record(event),
+    ...(options.pacingTuning ? { tuning: options.pacingTuning } : {}),
+  });
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
@@ -310,7 +320,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
             restart: { baseDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, ...options.restart },
           },
           residency: new ResidencyState(
-            { pinned: create.pin ?? false, ttlSeconds: create.ttlSeconds, loadedOnDemand: create.onDemand ?? false, memoryBytes: model.memoryBytes },
+            { pinned: create.pin ?? false, ttlSeconds: create.ttlSeconds, loadedOnDemand: create.onDemand ?? false, memoryBytes: create.memoryBytes ?? model.memoryBytes },
             idleTtlSeconds,
           ),
         },
@@ -333,6 +343,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
           pinned: create.pin ?? false,
         },
       });
+      pacing.add(pacedRunnerOf(instance));
       instance.start();
       changed();
       return instance.snapshot();
@@ -369,6 +380,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
       instances.delete(instanceId);
+      pacing.remove(instanceId);
       eventLog.record({ kind: 'instance_deleted', instanceId });
       changed();
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
@@ -467,6 +479,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       shuttingDown = true;
       const all = [...instances.values()];
       instances.clear();
+      pacing.dispose();
       await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
       undisposed.clear();
       clearInterval(clockTimer);

@@ -3,6 +3,7 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
+import type { FitChecker } from './fit/fit-gate';
 import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
 import { createApiServer, DEFAULT_API_HOST, DEFAULT_API_PORT, type ApiServer } from './api/api-server';
@@ -26,7 +27,6 @@ import { openAiRoutes } from './api/openai-routes';
 import { ModelLoader } from './on-demand/model-loader';
 import { ttlFromSetting } from './on-demand/on-demand-settings';
 import { residencyRoutes } from './on-demand/residency-routes';
-import type { SystemMemory } from './system-memory';
 import { RequestFeed } from './request-log/request-feed';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
@@ -68,8 +68,10 @@ export interface StartCoreOptions {
   updateSettings?: (patch: SettingsPatch) => Promise<unknown>;
   /** This Mac's exo (docs/exo-process.md); by default the settings' `exo` section says whether and how it starts. */
   exoProcess?: ExoStartOptions;
-  /** Models on demand: the memory reading of the fit check and how often idle instances are checked (tests). */
-  onDemand?: { readMemory?: () => Promise<SystemMemory>; headroomBytes?: number; reapIntervalMs?: number };
+  /** Models on demand: how often idle instances are checked against their time to live (tests). */
+  onDemand?: { reapIntervalMs?: number };
+  /** Replaces the launch fit check's memory readings (tests that need a Mac short of memory). */
+  fitChecker?: FitChecker;
 }
 
 /** How the core runs this Mac's exo. */
@@ -129,12 +131,14 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     defaultFastSynch: settings.defaultFastSynch,
     watchdog: settings.watchdog,
     logGeneratedText: settings.debug.logGeneratedText,
+    // Read at every decision: a settings change applies at once.
+    sharingPolicy: () => getSettings().sharing.policy,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
   });
   // Load on request and unload when idle (docs/on-demand.md).
-  const modelLoader = new ModelLoader({ node, settings: getSettings, ...options.onDemand });
+  const modelLoader = new ModelLoader({ node, settings: getSettings, fitChecker: options.fitChecker, ...options.onDemand });
   modelLoader.start();
   mlx.attach(node);
   const exoCommand = options.exoProcess?.command;
@@ -169,7 +173,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const localSafePair = safePairRoutes({ getSettings });
+  const localSafePair = safePairRoutes({ getSettings, fitChecker: options.fitChecker });
   const coreRoutes: ApiRoute[] = [
     // While exo is attached the safe launch is on the cluster; else the local one answers.
     ...exoSafePairRoutes({
@@ -183,7 +187,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ...mlxRoutes(mlx),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
-    ...exoRoutes(exo, controlRoutes()),
+    ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
     ...residencyRoutes(),
     ...metricsRoutes({
@@ -211,6 +215,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
+    fitChecker: options.fitChecker,
   });
   let listening: { url: string; host: string; port: number };
   try {

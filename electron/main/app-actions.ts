@@ -135,7 +135,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
   const backend: IpcBackend = {
     getSnapshot: (): Snapshot => node.snapshot(),
     getSafePairPlan: () => services.planSafePair(),
-    launchSafePair: () => services.launchSafePair(),
+    launchSafePair: (launchOptions) => services.launchSafePair(launchOptions),
     createInstance: async (request) => {
       const { instance, reused } = await launchInstance(node, request);
       return { id: instance.id, reused };

@@ -13,12 +13,14 @@ import { launchExoSafePair, planExoSafePair, type FastSynchOf } from '../core/ex
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
-import { planSafePairForNode } from '../core/safe-pair/plan-for-node';
+import { acknowledgingMemory, planSafePairForNode } from '../core/safe-pair/plan-for-node';
+import type { LaunchSafePairOptions } from '../../shared/bridge-actions';
 
 export interface CoreServices {
   planSafePair(): Promise<SafePairPlan>;
   /** Plans, then launches; rejects with the plan's blockers when it cannot run. */
-  launchSafePair(): Promise<void>;
+  /** `acknowledgeMemory`: launch past a failed fit check (the local pair; exo plans its own memory). */
+  launchSafePair(options?: LaunchSafePairOptions): Promise<void>;
   /** Writes the zip to `file`; resolves once it is complete on disk. */
   writeDiagnosticBundle(file: string): Promise<void>;
   /**
@@ -66,11 +68,14 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
   };
   return {
     planSafePair,
-    async launchSafePair() {
+    async launchSafePair(launchOptions) {
       // Attached: on the cluster, the same launch as POST /api/launch/safe-pair (the fast-synch gate included).
       const exo = onExo();
       if (exo) await launchExoSafePair(exo, { onProgress: (progress) => node.setLaunchProgress(progress) });
-      else await launchSafePair(node, await planSafePairForNode(node, options.settings()));
+      else {
+        const plan = await planSafePairForNode(node, options.settings());
+        await launchSafePair(node, launchOptions?.acknowledgeMemory ? acknowledgingMemory(plan) : plan);
+      }
     },
     async writeDiagnosticBundle(file) {
       await writeDiagnosticBundle({ node, exoProcess: options.exoProcess ?? null, dataDir, settings: options.settings(), version, exo: options.exo }, file);

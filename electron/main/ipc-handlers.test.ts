@@ -67,6 +67,7 @@ describe('IPC handlers', () => {
       fastSynch: 'auto',
       acknowledgeRisk: false,
       duplicate: false,
+      acknowledgeMemory: false,
     });
     expect(await fake.ipcMain.invoke(IpcChannel.updateInstance, window, 'inst-1', { fastSynch: 'off' })).toEqual({ ok: true, value: null });
     expect(b.updateInstance).toHaveBeenCalledWith('inst-1', { fastSynch: 'off', mode: 'drain', acknowledgeRisk: false });

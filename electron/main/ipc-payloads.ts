@@ -22,7 +22,7 @@ export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
 export const IPC_PAYLOADS = {
   getSnapshot: z.tuple([]),
   getSafePairPlan: z.tuple([]),
-  launchSafePair: z.tuple([]),
+  launchSafePair: z.tuple([z.strictObject({ acknowledgeMemory: z.boolean() }).optional()]),
   createInstance: z.tuple([CreateInstanceRequestSchema]),
   updateInstance: z.tuple([InstanceId, UpdateInstanceRequestSchema]),
   stopInstance: z.tuple([InstanceId, StopOptions.optional()]),

@@ -63,6 +63,7 @@ const STATUS_BY_NODE_CODE: Record<string, number> = {
   launch_failed: 503,
   model_already_running: 409,
   requests_in_flight: 409,
+  insufficient_memory: 409,
 };
 
 /** Maps anything thrown by a handler or by the node to an {@link ApiError}. */
@@ -70,7 +71,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isNodeError(error)) {
     const status = Number.isInteger(error.status) && error.status >= 400 && error.status <= 599 ? error.status : (STATUS_BY_NODE_CODE[error.code] ?? 500);
-    return new ApiError(status, error.code, error.message);
+    return new ApiError(status, error.code, error.message, error.details ? { details: error.details } : {});
   }
   return new ApiError(500, 'internal_error', 'unexpected error in exobar; see its log');
 }

@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { ExobarNode } from '../node-types';
 import { ApiError, errorBody, toApiError } from './api-error';
 import { checkBearer } from './bearer-auth';
+import type { FitChecker } from '../fit/fit-gate';
 import { controlRoutes } from './control-routes';
 import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurityHeaders, type OriginPolicy } from './http-security';
 import { openAiRoutes, REQUEST_ID_HEADER } from './openai-routes';
@@ -47,6 +48,8 @@ export interface ApiServerOptions {
   /** Further host names to accept in the Host header. */
   allowedHosts?: string[];
   logger?: Logger;
+  /** Replaces the fit check's memory readings of a launch (tests). */
+  fitChecker?: FitChecker;
 }
 
 export interface ApiServer {
@@ -75,7 +78,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const log = options.logger ?? pino({ level: 'silent' });
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const rendererDir = options.rendererDir === undefined ? defaultRendererDir() : options.rendererDir;
-  const table = new RouteTable([...(options.extraRoutes ?? []), ...openAiRoutes({ loader: options.modelLoader }), ...controlRoutes()]);
+  const table = new RouteTable([
+    ...(options.extraRoutes ?? []),
+    ...openAiRoutes({ loader: options.modelLoader }),
+    ...controlRoutes({ fitChecker: options.fitChecker }),
+  ]);
   const streams = new Set<() => void>();
   let rejectedCount = 0;
   let policy: OriginPolicy = {

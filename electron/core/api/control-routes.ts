@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../../shared/api';
 import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
 import { instanceLifecycle } from '../../../shared/instance-state';
+import type { FitChecker } from '../fit/fit-gate';
 import { launchInstance } from '../instance-launch';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../../shared/stop-confirmation';
 import { ApiError, rejected } from './api-error';
@@ -50,18 +51,19 @@ function findInstance(snapshot: Snapshot, id: string): InstanceSnapshot | null {
   return snapshot.instances.find((i) => i.id === id) ?? null;
 }
 
-async function createInstance(ctx: RouteContext): Promise<void> {
+async function createInstance(ctx: RouteContext, options: ControlRoutesOptions): Promise<void> {
   const q = query(ctx, CreateQuerySchema);
   const body = await ctx.body(CreateInstanceRequestSchema);
   ctx.logFields.model = body.model;
-  const launched = await launchInstance(ctx.node, body);
+  const launched = await launchInstance(ctx.node, body, { fitChecker: options.fitChecker });
+  if (launched.fit && !launched.fit.fits) ctx.log.warn({ model: body.model, fit: launched.fit.summary }, 'launched anyway past the fit check');
   let instance: InstanceSnapshot = launched.instance;
   if (q.wait === 'ready') {
     await ctx.node.waitForReady(instance.id, q.timeout_ms);
     instance = findInstance(ctx.node.snapshot(), instance.id) ?? instance;
   }
   // 200 for the instance that already ran (nothing was created), 201 for a new one.
-  ctx.json(launched.reused ? 200 : 201, { id: instance.id, instance, reused: launched.reused, state: instanceLifecycle(instance) });
+  ctx.json(launched.reused ? 200 : 201, { id: instance.id, instance, reused: launched.reused, state: instanceLifecycle(instance), fit: launched.fit });
 }
 
 async function updateInstance(ctx: RouteContext): Promise<void> {
@@ -165,12 +167,17 @@ function events(ctx: RouteContext): void {
   });
 }
 
-export function controlRoutes(): ApiRoute[] {
+export interface ControlRoutesOptions {
+  /** Replaces the fit check's memory readings (tests). */
+  fitChecker?: FitChecker;
+}
+
+export function controlRoutes(options: ControlRoutesOptions = {}): ApiRoute[] {
   return [
     { method: 'GET', path: '/api/state', auth: true, handle: (ctx) => ctx.json(200, ctx.node.snapshot()) },
     { method: 'GET', path: '/api/events', auth: true, handle: events },
     { method: 'GET', path: '/api/models', auth: true, handle: (ctx) => ctx.json(200, { models: ctx.node.models() }) },
-    { method: 'POST', path: '/api/instances', auth: true, handle: createInstance },
+    { method: 'POST', path: '/api/instances', auth: true, handle: (ctx) => createInstance(ctx, options) },
     { method: 'DELETE', path: '/api/instances', auth: true, handle: deleteAllInstances },
     { method: 'PATCH', path: '/api/instances/:id', auth: true, handle: updateInstance },
     { method: 'DELETE', path: '/api/instances/:id', auth: true, handle: deleteInstance },

@@ -7,6 +7,7 @@
 import type { RunnerStatus } from '../../../shared/runner-protocol';
 import type { InstanceType, RequestPhase, RunnerState, WarningCode } from '../../../shared/snapshot';
 import type { DownCause } from '../supervisor/runner-supervisor';
+import type { PacingReleaseReason } from '../pacing/pacing-controller';
 import type { WatchdogPhase } from '../supervisor/watchdog';
 import type { NodeErrorCode } from '../node-types';
 import type { LeftoverOutcome } from '../exo-process/leftover-runners';
@@ -49,6 +50,13 @@ export type NodeEvent =
   | (OfInstance & { kind: 'runner_malformed_line'; data: { reason: string } })
   | (OfInstance & { kind: 'watchdog_fired'; data: { phase: WatchdogPhase; silentMs: number; deadlineMs: number } })
   | (OfInstance & { kind: 'runner_restart_scheduled'; data: { inMs: number } })
+  /** The sharing policy paced this instance's prefill while `neighbours` (model names) decoded. */
+  | (OfInstance & { kind: 'pacing_engaged'; data: { model: string; neighbours: string[]; chunkTokens: number | null; pauseMs: number } })
+  /** Back to full speed; `addedMs`/`addedPct`: the prefill time pacing added so far (estimated from the pauses). */
+  | (OfInstance & {
+      kind: 'pacing_released';
+      data: { model: string; neighbours: string[]; reason: PacingReleaseReason; pacedMs: number; addedMs: number; addedPct: number };
+    })
   | (OfInstance & {
       kind: 'instance_created';
       data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string; onDemand?: boolean; pinned?: boolean };

@@ -16,12 +16,14 @@ import { decideFastSynch, wouldCreateRingFastSynchRisk } from '../../../shared/f
 import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { FastSynchOverride, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type ExobarNode } from '../node-types';
-import { availableForLoad, type FitGateOptions } from './fit-gate';
+import { defaultFitChecker, runningModels, type FitChecker } from '../fit/fit-gate';
 import { IdleReaper } from './idle-reaper';
 import { planRoom, type ResidentInfo } from './room-plan';
 
-export interface ModelLoaderOptions extends FitGateOptions {
+export interface ModelLoaderOptions {
   node: ExobarNode;
+  /** The launch's fit check (electron/core/fit/); tests replace the machine's readings. */
+  fitChecker?: FitChecker;
   /** The settings now: `onDemand` (enabled, caps) and `defaultFastSynch`. */
   settings: () => Pick<Settings, 'onDemand' | 'defaultFastSynch'>;
   /** How often idle instances are checked against their time to live (default 1 s). */
@@ -101,14 +103,18 @@ export class ModelLoader {
       const settings = this.options.settings();
       const model = node.models().find((m) => m.id === modelId)!;
       this.refuseFastSynchRisk(modelId, settings.defaultFastSynch);
-      const available = await availableForLoad(this.options);
-      const residents = localInstances(node.snapshot()).map(residentInfo);
+      // The launch's fit check, beside what runs now; when it fails, unloading makes room.
+      const catalog = node.models();
+      const snapshot = node.snapshot();
+      const fit = await (this.options.fitChecker ?? defaultFitChecker)({ models: [model], running: runningModels(snapshot, catalog) });
+      const gpuLeft = fit.gpuLimitBytes === null ? Infinity : fit.gpuLimitBytes - fit.gpuInUseBytes;
       const plan = planRoom({
-        model,
-        residents,
+        model: { id: model.id, memoryBytes: fit.neededBytes },
+        residents: localInstances(snapshot).map(residentInfo),
         maxModels: settings.onDemand.maxModels,
         maxBytes: settings.onDemand.maxBytes,
-        availableBytes: available,
+        availableBytes: fit.fits ? null : Math.min(fit.freeBytes - fit.headroomBytes, gpuLeft),
+        memoryWords: fit.problems.join(' '),
       });
       if (!plan.ok) throw new NodeError('model_does_not_fit', plan.reason, 503);
       for (const victim of plan.evict) {
@@ -125,6 +131,7 @@ export class ModelLoader {
         fastSynch: 'auto',
         acknowledgeRisk: false,
         onDemand: true,
+        memoryBytes: fit.neededBytes,
         ...(options.keepAliveSeconds !== undefined ? { ttlSeconds: options.keepAliveSeconds } : {}),
       });
     } catch (error) {

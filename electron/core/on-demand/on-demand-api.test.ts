@@ -11,6 +11,7 @@ import OpenAI, { APIError } from 'openai';
 import { defaultSettings, type Settings } from '../../../shared/api';
 import { localInstances } from '../../../shared/instance-state';
 import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+import { fitForLaunch } from '../fit/fit-for-launch';
 import type { NodeEvent } from '../node-types';
 
 const SMALL = 'sim/llama-3.2-1b';
@@ -36,7 +37,10 @@ async function start(onDemand: Partial<Settings['onDemand']> = {}, options: { fr
     simTimeScale: 0.5,
     settings,
     getSettings: () => settings,
-    onDemand: { readMemory: async () => ({ totalBytes: 128 * GiB, freeBytes, source: 'meminfo' }), reapIntervalMs: 100 },
+    // The launch's fit check with this machine's readings replaced: `freeBytes` free, no GPU wired limit (not a Mac).
+    fitChecker: (input) =>
+      fitForLaunch({ ...input, readMemory: async () => ({ totalBytes: 128 * GiB, freeBytes, source: 'meminfo' }), readGpuLimit: async () => null }),
+    onDemand: { reapIntervalMs: 100 },
   });
   return { rig, settings };
 }
@@ -113,7 +117,9 @@ describe('refusals, in words', () => {
     const refused = await r.client.chat.completions.create({ model: MEDIUM, messages: hi }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(APIError);
     expect(refused).toMatchObject({ status: 503, code: 'model_does_not_fit' });
-    expect((refused as APIError).message).toMatch(/sim\/llama-3\.2-3b cannot load: not enough memory: it needs 3\.4 GiB, 0\.5 GiB would be free/);
+    expect((refused as APIError).message).toMatch(
+      /sim\/llama-3\.2-3b cannot load: Not enough memory: needs 4\.3 GB, 2\.5 GB free \(2\.0 GB kept as headroom\)\.; nothing else can unload$/,
+    );
     expect((refused as APIError).headers?.get('x-should-retry')).toBe('false');
     expect(instancesOf(r)).toHaveLength(0);
     expect(events(r, 'model_load_refused').at(-1)).toMatchObject({ data: { model: MEDIUM, code: 'model_does_not_fit' } });

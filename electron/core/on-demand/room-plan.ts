@@ -9,7 +9,7 @@
  * unloads gives back its estimate. Only an idle, unpinned, serving instance may unload
  * to make room, the least recently used first; a pinned or busy one never does.
  */
-import { formatGiB } from '../../../shared/safe-pair-plan';
+import { formatGB } from '../../../shared/fit-check';
 
 /** A resident instance as the plan sees it. */
 export interface ResidentInfo {
@@ -30,8 +30,10 @@ export interface RoomPlanInput {
   maxModels: number | null;
   /** Most bytes resident by the estimate; null: no cap. */
   maxBytes: number | null;
-  /** Memory the OS can hand out now, after headroom, bytes; null when unknown (no fit check). */
+  /** Memory a new model may take now (after headroom, within the GPU's limit), bytes; null: the fit check passed. */
   availableBytes: number | null;
+  /** The fit check's own words for the shortage, said when memory is what is missing. */
+  memoryWords?: string;
 }
 
 export type RoomPlan = { ok: true; evict: ResidentInfo[] } | { ok: false; reason: string };
@@ -65,13 +67,13 @@ function refusalWords(input: RoomPlanInput, evict: readonly ResidentInfo[]): str
   }
   const staysBytes = residents.filter((r) => !evict.includes(r)).reduce((sum, r) => sum + r.memoryBytes, 0);
   if (input.maxBytes !== null && staysBytes + model.memoryBytes > input.maxBytes) {
-    needs.push(
-      `it needs ${formatGiB(model.memoryBytes)} and ${formatGiB(staysBytes)} of the ${formatGiB(input.maxBytes)} cap (onDemand.maxBytes) stay resident`,
-    );
+    needs.push(`it needs ${formatGB(model.memoryBytes)} and ${formatGB(staysBytes)} of the ${formatGB(input.maxBytes)} cap (onDemand.maxBytes) stay resident`);
   }
   const freed = evict.reduce((sum, r) => sum + r.memoryBytes, 0);
   if (input.availableBytes !== null && input.availableBytes + freed < model.memoryBytes) {
-    needs.push(`not enough memory: it needs ${formatGiB(model.memoryBytes)}, ${formatGiB(Math.max(0, input.availableBytes) + freed)} would be free`);
+    needs.push(
+      input.memoryWords || `not enough memory: it needs ${formatGB(model.memoryBytes)}, ${formatGB(Math.max(0, input.availableBytes) + freed)} would be free`,
+    );
   }
   const held = residents
     .filter((r) => !evict.includes(r))

@@ -3,10 +3,13 @@
  * snapshot and the free memory the OS reports. What GET /api/launch/safe-pair answers.
  */
 import type { SafePairPlan, Settings } from '../../../shared/api';
-import { planSafePair, type RunningInstanceInfo } from '../../../shared/safe-pair-plan';
+import { MEMORY_BLOCKER, planSafePair, type RunningInstanceInfo } from '../../../shared/safe-pair-plan';
 import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ExobarNode } from '../node-types';
+import type { FitCheck } from '../../../shared/fit-check';
+import { fitForLaunch } from '../fit/fit-for-launch';
+import { runningModels, type FitChecker } from '../fit/fit-gate';
 import { readSystemMemory, type SystemMemory } from '../system-memory';
 
 /**
@@ -30,6 +33,26 @@ export interface PlanForNodeOptions {
   /** Replaces the OS reading (tests, or a caller that already has one). */
   readMemory?: () => Promise<SystemMemory>;
   headroomBytes?: number;
+  /** Replaces the fit check's readings (tests); by default it reads the same memory and the GPU's wired limit. */
+  fitChecker?: FitChecker;
+}
+
+/**
+ * The plan with its memory judged by the fit check (weights plus KV cache, and the GPU
+ * limit) instead of the catalog figures alone: the planner's own memory blocker gives
+ * way to the check's problems.
+ */
+export function withFit(plan: SafePairPlan, fit: FitCheck): SafePairPlan {
+  const blockers = plan.blockers.filter((b) => !b.startsWith(MEMORY_BLOCKER));
+  if (!fit.fits) blockers.push(...fit.problems);
+  return { ...plan, blockers, canRun: blockers.length === 0, fit };
+}
+
+/** The plan as launched anyway: the fit check's problems no longer block it. */
+export function acknowledgingMemory(plan: SafePairPlan): SafePairPlan {
+  const problems = new Set(plan.fit?.problems ?? []);
+  const blockers = plan.blockers.filter((b) => !problems.has(b));
+  return { ...plan, blockers, canRun: blockers.length === 0 };
 }
 
 /** Plans the safe pair for this node right now; does nothing else. */
@@ -38,12 +61,19 @@ export async function planSafePairForNode(
   settings: Settings,
   options: PlanForNodeOptions = {},
 ): Promise<SafePairPlan> {
-  const memory = await (options.readMemory ?? (() => readSystemMemory()))();
-  return planSafePair({
-    catalog: node.models(),
+  const readMemory = options.readMemory ?? (() => readSystemMemory());
+  const memory = await readMemory();
+  const catalog = node.models();
+  const snapshot = node.snapshot();
+  const plan = planSafePair({
+    catalog,
     settings,
-    running: runningInstancesFromSnapshot(node.snapshot()),
+    running: runningInstancesFromSnapshot(snapshot),
     freeMemoryBytes: memory.freeBytes,
     headroomBytes: options.headroomBytes,
   });
+  const toStart = plan.models.filter((m) => !m.alreadyRunning).map((m) => catalog.find((c) => c.id === m.model)).filter((m) => m !== undefined);
+  const checker: FitChecker =
+    options.fitChecker ?? ((input) => fitForLaunch({ ...input, headroomBytes: options.headroomBytes, readMemory: async () => memory }));
+  return withFit(plan, await checker({ models: toStart, running: runningModels(snapshot, catalog) }));
 }

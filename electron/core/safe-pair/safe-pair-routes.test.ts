@@ -38,7 +38,7 @@ describe('/api/launch/safe-pair on the real core', () => {
     const post = await rig.control('POST', '/api/launch/safe-pair');
     expect(post.status).toBe(409);
     expect(post.body.error).toMatchObject({ code: 'launch_failed', type: 'conflict_error' });
-    expect(post.body.error.message).toMatch(/Not enough memory: needs 4\.8 GiB, 1\.0 GiB free after 2\.0 GiB headroom/);
+    expect(post.body.error.message).toMatch(/Not enough memory: needs 5\.9 GB, 3\.0 GB free \(2\.0 GB kept as headroom\)/);
     expect(rig.node.snapshot().instances).toEqual([]);
     memory = { totalBytes: 64 * GiB, freeBytes: 32 * GiB, source: 'os.freemem' };
   });
@@ -108,6 +108,7 @@ describe('safePairRoutes handlers', () => {
     const answer: { status: number; body: unknown } = { status: 0, body: null };
     const warned: unknown[] = [];
     const ctx = {
+      req: { headers: {} },
       url: new URL(`http://127.0.0.1/api/launch/safe-pair${query}`),
       params: {},
       node: node as unknown as ExobarNode,

@@ -9,12 +9,13 @@
  *   A POST while a launch runs joins it.
  */
 import { z } from 'zod';
-import type { Settings } from '../../../shared/api';
+import { LaunchSafePairRequestSchema, type Settings } from '../../../shared/api';
+import type { FitChecker } from '../fit/fit-gate';
 import { rejected } from '../api/api-error';
 import type { ApiRoute, RouteContext } from '../api/route-types';
 import type { SystemMemory } from '../system-memory';
 import { currentSafePairLaunch, launchSafePair, type SafePairLaunchOptions } from './launch-safe-pair';
-import { planSafePairForNode } from './plan-for-node';
+import { acknowledgingMemory, planSafePairForNode } from './plan-for-node';
 
 export interface SafePairRoutesOptions {
   /** The settings now (they can change while the app runs). */
@@ -23,6 +24,15 @@ export interface SafePairRoutesOptions {
   readMemory?: () => Promise<SystemMemory>;
   headroomBytes?: number;
   launch?: SafePairLaunchOptions;
+  /** Replaces the fit check's readings (tests). */
+  fitChecker?: FitChecker;
+}
+
+/** The optional JSON body of the POST: `{"acknowledgeMemory": true}` launches past the fit check. */
+async function launchBody(ctx: RouteContext): Promise<{ acknowledgeMemory: boolean }> {
+  const length = Number(ctx.req.headers['content-length'] ?? 0);
+  if (!(length > 0) && ctx.req.headers['transfer-encoding'] === undefined) return { acknowledgeMemory: false };
+  return ctx.body(LaunchSafePairRequestSchema);
 }
 
 const LaunchQuerySchema = z.strictObject({
@@ -33,16 +43,23 @@ const LaunchQuerySchema = z.strictObject({
 /** The GET and POST routes of /api/launch/safe-pair, both behind the bearer token. */
 export function safePairRoutes(options: SafePairRoutesOptions): ApiRoute[] {
   const plan = (ctx: RouteContext) =>
-    planSafePairForNode(ctx.node, options.getSettings(), { readMemory: options.readMemory, headroomBytes: options.headroomBytes });
+    planSafePairForNode(ctx.node, options.getSettings(), {
+      readMemory: options.readMemory,
+      headroomBytes: options.headroomBytes,
+      fitChecker: options.fitChecker,
+    });
 
   async function post(ctx: RouteContext): Promise<void> {
     const parsed = LaunchQuerySchema.safeParse(Object.fromEntries(ctx.url.searchParams));
     if (!parsed.success) throw rejected(400, 'invalid_query', `invalid query parameters:\n${z.prettifyError(parsed.error)}`);
+    const body = await launchBody(ctx);
     // Joining comes first: while a launch runs, a fresh plan would count its half-loaded
     // models against free memory and could refuse for no reason.
     let launch = currentSafePairLaunch(ctx.node);
     if (!launch) {
-      const current = await plan(ctx);
+      const planned = await plan(ctx);
+      const current = body.acknowledgeMemory ? acknowledgingMemory(planned) : planned;
+      if (body.acknowledgeMemory && planned.fit && !planned.fit.fits) ctx.log.warn({ fit: planned.fit.summary }, 'safe pair launched anyway past the fit check');
       const joined = currentSafePairLaunch(ctx.node);
       launch = joined ?? launchSafePair(ctx.node, current, options.launch);
       // A plan with blockers is refused at once (409), whatever `wait` says.

@@ -240,7 +240,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       return () => connectionListeners.delete(listener);
     },
     getSafePairPlan: () => send('getSafePairPlan').then(bodyOf<SafePairPlan>),
-    launchSafePair: () => send('launchSafePair').then(nothing),
+    launchSafePair: (options) => send('launchSafePair', options).then(nothing),
     async createInstance(body) {
       const created = await send('createInstance', body).then(bodyOf<{ id?: unknown; instance?: { id?: unknown } }>);
       const id = typeof created?.id === 'string' ? created.id : created?.instance?.id;

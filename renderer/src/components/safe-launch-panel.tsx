@@ -43,6 +43,13 @@ function PlanTable({ plan }: { plan: SafePairPlan }) {
   );
 }
 
+/** True when the fit check is all that blocks the plan: "launch anyway" can then run it. */
+function onlyMemoryBlocks(plan: SafePairPlan): boolean {
+  if (!plan.fit || plan.fit.fits || plan.blockers.length === 0) return false;
+  const problems = new Set(plan.fit.problems);
+  return plan.blockers.every((b) => problems.has(b));
+}
+
 /** The launch in progress (or its failure), from snapshot.launch. */
 function LaunchStatus() {
   const launch = useExobar((s) => s.snapshot.launch);
@@ -111,7 +118,9 @@ export function SafeLaunchPanel() {
         <>
           <PlanTable plan={p} />
           <p className="small muted tabular" data-testid="plan-memory">
-            {p.memory.requiredBytes > 0
+            {p.fit && p.fit.neededBytes > 0
+              ? `Memory: ${p.fit.summary}`
+              : p.memory.requiredBytes > 0
               ? `Memory: needs ${formatBytes(p.memory.requiredBytes)} of ${formatBytes(p.memory.freeBytes)} free${
                   p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''
                 }`
@@ -132,6 +141,14 @@ export function SafeLaunchPanel() {
       <button type="button" className="button primary wide" disabled={launching || !p || !p.canRun || allRunning} onClick={() => void launchSafePair()}>
         {launching ? 'Launching…' : allServing ? 'Safe pair running' : allRunning ? 'Safe pair loading…' : 'Launch safe pair'}
       </button>
+      {p && onlyMemoryBlocks(p) && (
+        <div className="launch-anyway" data-testid="launch-anyway">
+          <p className="small warn-text">{p.fit?.risk}</p>
+          <button type="button" className="button wide" disabled={launching} onClick={() => void launchSafePair({ acknowledgeMemory: true })}>
+            Launch anyway
+          </button>
+        </div>
+      )}
     </section>
   );
 }

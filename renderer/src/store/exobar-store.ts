@@ -50,7 +50,8 @@ export interface StopConfirmation {
 export interface ExobarActions {
   /** Fetches the safe pair's plan preview. */
   loadPlan(): Promise<void>;
-  launchSafePair(): Promise<void>;
+  /** `acknowledgeMemory`: the operator's "launch anyway" past a failed fit check. */
+  launchSafePair(options?: { acknowledgeMemory: boolean }): Promise<void>;
   /** Stops one model; with requests in flight it asks first (`stopConfirmation`) instead. */
   stopInstance(instanceId: string): Promise<void>;
   /** Starts a new runner for an instance that failed or needs attention. */
@@ -197,9 +198,9 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           set((s) => ({ plan: { status: 'error', plan: s.plan.plan, error: errorMessage(error) } }));
         }
       },
-      launchSafePair: () =>
+      launchSafePair: (options) =>
         run('launch', async () => {
-          await bridge.launchSafePair();
+          await bridge.launchSafePair(options);
           void get().actions.loadPlan();
         }),
       stopInstance: (id) => {

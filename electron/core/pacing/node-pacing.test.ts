@@ -1,0 +1,56 @@
+/**
+ * The decode-first policy in a node with real sim runners on one simulated GPU: the 3B's
+ * long prefill is paced while the 1B streams (its runner applies the pacing at a chunk
+ * boundary of that prefill) and released when the stream ends; with the policy off
+ * nothing is paced.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SharingPolicy } from '../../../shared/sharing-policy';
+import { makePrompt } from '../../../shared/token-count';
+import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
+
+const fixtures: NodeFixture[] = [];
+
+afterEach(async () => {
+  await Promise.all(fixtures.splice(0).map((f) => f.cleanup()));
+});
+
+async function run(policy: SharingPolicy) {
+  const fixture = createNodeFixture({ simTimeScale: 0.1, sharingPolicy: () => policy });
+  fixtures.push(fixture);
+  const { node } = fixture;
+  const [a, b] = await Promise.all([fixture.launch('sim/llama-3.2-3b'), fixture.launch('sim/llama-3.2-1b')]);
+  let bTokens = 0;
+  const stream = node.submit({ model: 'sim/llama-3.2-1b', messages: makePrompt(20, 'b'), maxTokens: 100_000 }, (e) => {
+    if (e.type === 'token') bTokens += 1;
+  });
+  while (bTokens < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+  const long = node.submit({ model: 'sim/llama-3.2-3b', messages: makePrompt(20_000, 'a'), maxTokens: 2 }, () => undefined);
+  // Well inside the prefill (about 1.3 s at this scale), the stream ends.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  node.cancel(stream.id);
+  await stream.done;
+  expect((await long.done).type).toBe('finished');
+  const events = node.eventLog.all().filter((e) => e.kind === 'pacing_engaged' || e.kind === 'pacing_released');
+  return { events, a, b, stdout: node.runnerLogs(a)!.stdout };
+}
+
+describe('sharing policy in a node (sim runners)', () => {
+  it('decode_first paces the prefill while the neighbour streams and releases it when the stream ends', async () => {
+    const { events, a, stdout } = await run('decode_first');
+    expect(events.map((e) => e.kind)).toEqual(['pacing_engaged', 'pacing_released']);
+    expect(events[0]).toMatchObject({ instanceId: a, data: { model: 'Llama 3.2 3B (simulated)', neighbours: ['Llama 3.2 1B (simulated)'] } });
+    expect(events[1]).toMatchObject({ instanceId: a, data: { reason: 'neighbour_stopped' } });
+    // The runner applied the pacing inside that prefill, then full speed again.
+    const applied = stdout.split('\n').filter((line) => line.includes('"PrefillPacingApplied"'));
+    expect(applied.length).toBe(2);
+    expect(applied[0]).toMatch(/"commandId":"chatcmpl-/);
+    expect(applied[1]).toMatch(/"chunkTokens":null,"pauseMs":0/);
+  }, 60_000);
+
+  it('off paces nothing', async () => {
+    const { events, stdout } = await run('off');
+    expect(events).toEqual([]);
+    expect(stdout).not.toContain('PrefillPacingApplied');
+  }, 60_000);
+});

@@ -1,0 +1,13 @@
+/**
+ * The setting `sharing.policy` (docs/sharing-policy.md): how exobar shares this Mac's
+ * one GPU between its models. `off`: every runner prefills at full speed. `decode_first`:
+ * while a neighbour streams, a prefilling runner is paced (smaller chunks, a pause after
+ * each), bounded by a ceiling on its added prefill time.
+ */
+import { z } from 'zod';
+
+export const SharingPolicySchema = z.enum(['off', 'decode_first']);
+export type SharingPolicy = z.infer<typeof SharingPolicySchema>;
+
+/** The default: what the bench measured to help (docs/sharing-policy.md, "Measured"). */
+export const DEFAULT_SHARING_POLICY: SharingPolicy = 'off';
