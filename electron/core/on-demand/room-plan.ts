@@ -72,7 +72,8 @@ function refusalWords(input: RoomPlanInput, evict: readonly ResidentInfo[]): str
   const freed = evict.reduce((sum, r) => sum + r.memoryBytes, 0);
   if (input.availableBytes !== null && input.availableBytes + freed < model.memoryBytes) {
     needs.push(
-      input.memoryWords || `not enough memory: it needs ${formatGB(model.memoryBytes)}, ${formatGB(Math.max(0, input.availableBytes) + freed)} would be free`,
+      input.memoryWords?.replace(/\.$/, '') ||
+        `not enough memory: it needs ${formatGB(model.memoryBytes)}, ${formatGB(Math.max(0, input.availableBytes) + freed)} would be free`,
     );
   }
   const held = residents
