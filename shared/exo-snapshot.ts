@@ -170,5 +170,11 @@ export const ExoInstanceDetailSchema = z.object({
   pendingCancels: z.array(ExoPendingCancelSchema),
   /** Tasks that left exo's state since exobar attached (ended, never lost). */
   endedTasks: z.number().int().nonnegative(),
+  /**
+   * A cancelled request exo's runner goes on generating: exo deleted the task before its
+   * runner heard of the cancel, so it stays RunnerRunning with no task (seen for at
+   * least a second). `since` is when exobar first saw it; null when there is none.
+   */
+  ghostGeneration: z.object({ since: epochMs, ageMs: z.number().finite().nonnegative(), nodeIds: z.array(z.string()) }).nullable(),
 });
 export type ExoInstanceDetail = z.infer<typeof ExoInstanceDetailSchema>;

@@ -57,6 +57,26 @@ export const RequestRecordSchema = z.object({
 });
 export type RequestRecord = z.infer<typeof RequestRecordSchema>;
 
+/**
+ * A model's load or unload (or another lifecycle step a part of exobar wants beside the
+ * requests, e.g. an on-demand load before a request): kept in the request log, answered
+ * by `/api/requests` in `events`.
+ */
+export const ModelEventRecordSchema = z.object({
+  kind: z.literal('model_event'),
+  /** Epoch ms. */
+  at: z.number().finite(),
+  model: z.string(),
+  instance: z.string().nullable(),
+  /** What happened: `load`, `unload`, or another short word. */
+  event: z.string().min(1).max(40),
+  /** Why, in words (`on demand for a request`, `idle 10 min`); null when not said. */
+  reason: z.string().max(300).nullable(),
+  /** How long it took, where it took time; null otherwise. */
+  durationMs: ms.nullable(),
+});
+export type ModelEventRecord = z.infer<typeof ModelEventRecordSchema>;
+
 /** The CSV's columns, in order: every field of a record. */
 export const REQUEST_RECORD_COLUMNS = Object.keys(RequestRecordSchema.shape) as (keyof RequestRecord)[];
 
@@ -86,11 +106,15 @@ export type RequestQuery = z.infer<typeof RequestQuerySchema>;
 /** `GET /api/requests`'s answer. */
 export const RequestListSchema = z.object({
   requests: z.array(RequestRecordSchema),
+  /** Loads and unloads in the same window (model and since filters apply), newest first. */
+  events: z.array(ModelEventRecordSchema),
   /** Records the log holds in all (before the filters). */
   total: z.number().int().nonnegative(),
   /** The log's file size on disk and its cap. */
   diskBytes: z.number().int().nonnegative(),
   diskCapBytes: z.number().int().nonnegative(),
+  /** Set when the stored log was unreadable or corrupt at start: what happened (it was set aside, a new one started). */
+  problem: z.string().nullable(),
 });
 export type RequestList = z.infer<typeof RequestListSchema>;
 

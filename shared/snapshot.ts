@@ -244,6 +244,7 @@ export const WarningCodeSchema = z.enum([
   'exo_runner_failed',
   'exo_node_lost',
   'exo_stuck_loading',
+  'exo_cancelled_still_running',
   'exo_unreachable',
   'exo_dispatch_stall',
   'exo_runner_silent',

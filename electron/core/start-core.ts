@@ -28,6 +28,8 @@ import { ModelLoader } from './on-demand/model-loader';
 import { ttlFromSetting } from './on-demand/on-demand-settings';
 import { residencyRoutes } from './on-demand/residency-routes';
 import { RequestFeed } from './request-log/request-feed';
+import { RequestLog } from './request-log/request-log';
+import { requestLogRoutes } from './request-log/request-log-routes';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
@@ -108,6 +110,8 @@ export interface RunningCore {
    * for the exo section.
    */
   exoProcess: ExoProcessManager;
+  /** The request log: every ended request; `recordModelEvent` puts a load or unload beside them. */
+  requestLog: RequestLog;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
@@ -170,6 +174,10 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const requestFeed = new RequestFeed(node, exo.serving.traffic);
   const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: requestFeed.mac });
   requestFeed.onRecord((record) => metrics.observeRequest(record));
+  // The last 10,000 requests, across restarts; a corrupt file is set aside and said here.
+  const requestLog = new RequestLog({ dataDir });
+  if (requestLog.status().problem) logger.warn({ component: 'request-log' }, requestLog.status().problem!);
+  requestFeed.onRecord((record) => requestLog.record(record));
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
@@ -190,6 +198,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
     ...residencyRoutes(),
+    ...requestLogRoutes(requestLog),
     ...metricsRoutes({
       metrics,
       token,
@@ -259,9 +268,10 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);
       stopMetricsEvents();
       requestFeed.close();
+      requestLog.close();
     })();
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, stop };
 }

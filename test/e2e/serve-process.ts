@@ -20,6 +20,8 @@ export interface ServeProcess {
   dataDir: string;
   /** Everything the server wrote, for failure messages. */
   output(): string;
+  /** Sends `signal` to the exobar process alone (not its runners) and waits for its exit: a crash. */
+  kill(signal: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -28,8 +30,10 @@ export async function startServe(options: {
   simTimeScale: number;
   timeoutMs?: number;
   /** More `exobar serve` flags (`--exo URL`). */ args?: string[];
+  /** Use this data directory and leave it in place at stop (a restart on the same one); default: a new one, removed at stop. */
+  dataDir?: string;
 }): Promise<ServeProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'exobar-e2e-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'exobar-e2e-')));
   const child: ChildProcess = spawn(
     process.execPath,
     ['bin/exobar.js', 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', String(options.simTimeScale), ...(options.args ?? [])],
@@ -55,8 +59,17 @@ export async function startServe(options: {
       const timer = setTimeout(() => killGroup('SIGKILL'), 15_000);
       await exited;
       clearTimeout(timer);
+    } else {
+      // exobar was killed: whatever runner it left in its group goes too.
+      killGroup('SIGKILL');
     }
-    await rm(dataDir, { recursive: true, force: true });
+    if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+  };
+
+  const kill = async (signal: NodeJS.Signals): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    await exited;
   };
 
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
@@ -65,7 +78,7 @@ export async function startServe(options: {
     if (match?.[1] && match[2]) {
       const url = match[1];
       const token = match[2];
-      return { url, token, openUrl: `${url}/#token=${token}`, dataDir, output: () => log, stop };
+      return { url, token, openUrl: `${url}/#token=${token}`, dataDir, output: () => log, kill, stop };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();

@@ -95,6 +95,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
       tasks: [{ taskId: 'task-1', commandId: 'chatcmpl-exo-1', status: 'Pending', place: 'waiting_for_load', ageMs: 4_000, observed: true }],
       pendingCancels: [{ taskId: 'task-0', commandId: null, ageMs: 12_000 }],
       endedTasks: 3,
+      ghostGeneration: null,
       ...detail,
     },
   };

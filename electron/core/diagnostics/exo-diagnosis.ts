@@ -3,7 +3,7 @@
  * diagnostics (RunnerMetalGpuTimeout, ring socket errors), a node lost, two ring models
  * on one Mac with fast synch on (assumed or read), an instance stuck loading, exo
  * itself not answering, and for the requests exobar proxies, exo's dispatch stall
- * (a model waiting behind another model's prefill on one Mac) and a silent runner. Read from the snapshot's exo part, which holds what exobar saw.
+ * (a model waiting behind another model's prefill on one Mac) and a silent runner, and a cancelled request exo's runner keeps generating. Read from the snapshot's exo part, which holds what exobar saw.
  */
 import { exoInstances } from '../../../shared/instance-state';
 import type { Snapshot, WarningCode } from '../../../shared/snapshot';
@@ -11,7 +11,14 @@ import type { Snapshot, WarningCode } from '../../../shared/snapshot';
 export interface ExoCause {
   cause: Extract<
     WarningCode,
-    'exo_runner_failed' | 'exo_node_lost' | 'two_ring_fast_synch' | 'exo_stuck_loading' | 'exo_unreachable' | 'exo_dispatch_stall' | 'exo_runner_silent'
+    | 'exo_runner_failed'
+    | 'exo_node_lost'
+    | 'two_ring_fast_synch'
+    | 'exo_stuck_loading'
+    | 'exo_unreachable'
+    | 'exo_dispatch_stall'
+    | 'exo_runner_silent'
+    | 'exo_cancelled_still_running'
   >;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
@@ -30,6 +37,7 @@ const EXO_CAUSES: ReadonlySet<string> = new Set([
   'exo_unreachable',
   'exo_dispatch_stall',
   'exo_runner_silent',
+  'exo_cancelled_still_running',
 ]);
 
 /** The exo causes in the snapshot; empty when nothing is attached. */

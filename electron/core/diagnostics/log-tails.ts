@@ -2,7 +2,7 @@
  * Runner log tails for the bundle. The supervisor keeps each runner's stdout and stderr
  * in memory (a bounded tail) and in size-capped files, `<dataDir>/logs/<instance>/
  * stdout.log` and `stderr.log`, each rotated once to `<name>.1` at its cap
- * (supervisor/log-tail.ts). The bundle takes the in-memory tail of a live runner and
+ * (process/log-tail.ts). The bundle takes the in-memory tail of a live runner and
  * the files otherwise (a deleted instance, or an export from a data directory), and
  * never more than its cap: the start of a long log is dropped, with a marker.
  */

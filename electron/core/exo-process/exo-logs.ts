@@ -1,7 +1,7 @@
 /**
  * Everything exo prints, kept (exo's own app sends it to /dev/null): each stream to a
  * size-capped file in exobar's data directory, `<dataDir>/exo/exo-stdout.log` and
- * `exo-stderr.log`, rotated once to `<name>.1` at the cap (supervisor/log-tail.ts), a
+ * `exo-stderr.log`, rotated once to `<name>.1` at the cap (process/log-tail.ts), a
  * bounded in-memory tail of each, and the last lines of both for the state. The
  * diagnostic bundle takes redacted tails through {@link ExoLogs.diagnosticTails}.
  */
@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { EXO_LAST_LINES_MAX } from '../../../shared/exo-process';
 import { capMemoryTail, truncationMarker } from '../diagnostics/log-tails';
 import type { Redactor } from '../diagnostics/redaction';
-import { LineSplitter } from '../supervisor/line-splitter';
-import { LogTail } from '../supervisor/log-tail';
+import { LineSplitter } from '../process/line-splitter';
+import { LogTail } from '../process/log-tail';
 
 export type ExoStream = 'stdout' | 'stderr';
 

@@ -8,17 +8,21 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { EXO_LAST_LINES_MAX, type ExoProcessFailure, type ExoProcessState } from '../../../shared/exo-process';
+import { EXO_LAST_LINES_MAX, type ExoProcessFailure, type ExoProcessState, type ExoProcessStatus } from '../../../shared/exo-process';
 import { decideExoFastSynch, type ExoFastSynchPlan } from '../../../shared/exo-fast-synch';
 import type { Redactor } from '../diagnostics/redaction';
-import { DEFAULT_CRASH_POLICY, restartDelayMs, type ExoCrashPolicy } from './backoff';
+import { restartVerdict } from '../process/restart-policy';
+import { DEFAULT_CRASH_POLICY, type ExoCrashPolicy } from './exo-crash-policy';
 import { buildExoCommand, DEFAULT_EXO_SETTINGS, type ExoProcessSettings } from './exo-command';
 import { exoHomeDir, exoLogPath, exoPidfilePath, pidfileHolder } from './exo-home';
 import { ExoLogs, type ExoLogBundleFile, type ExoLogsOptions } from './exo-logs';
 import { classifyExoLine, lastFastSynchLine } from './exo-output';
-import { stopLeftovers, wedgedReason, type LeftoverResult } from './leftover-runners';
+import { stopLeftovers, wedgedReason, type LeftoverResult } from '../process/leftover-runners';
 import { portInUse } from './port-check';
-import { descendants, groupMembers, sendSignal } from './process-identity';
+import { climbKillLadder, type KillRung } from '../process/kill-ladder';
+import { StateMachine, type StateChange } from '../process/state-machine';
+import { EXO_PROCESS_TRANSITIONS } from './exo-process-machine';
+import { descendants, groupMembers, sendSignal } from '../process/process-identity';
 import { waitForExoApi } from './readiness';
 
 /** exo's default API port. */
@@ -146,6 +150,8 @@ export class ExoProcessManager {
   private lock: Promise<unknown> = Promise.resolve();
   /** Set by shutdown(): nothing starts any more. */
   private closed = false;
+  /** The one status value (`current.status` mirrors it), written through the table. */
+  private readonly machine: StateMachine<ExoProcessStatus>;
 
   constructor(private readonly options: ExoProcessManagerOptions) {
     this.timing = { ...DEFAULT_EXO_TIMING, ...options.timing };
@@ -153,6 +159,15 @@ export class ExoProcessManager {
     this.apiPort = options.apiPort ?? DEFAULT_EXO_API_PORT;
     this.now = options.now ?? Date.now;
     this.logs = new ExoLogs(options.dataDir, options.logs);
+    this.machine = new StateMachine(
+      EXO_PROCESS_TRANSITIONS,
+      'idle',
+      {
+        changed: () => undefined,
+        refused: (c) => this.logs.note(`refused exo status change ${c.from} > ${c.to} (${c.reason})`),
+      },
+      this.now,
+    );
     this.logs.onLine((line) => this.readLine(line));
     this.current = {
       status: 'idle',
@@ -183,6 +198,16 @@ export class ExoProcessManager {
   subscribe(listener: (state: ExoProcessState) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Status changes the table refused: a manager bug if ever non-zero. */
+  get refusedTransitions(): number {
+    return this.machine.refused;
+  }
+
+  /** The latest accepted and refused status changes (time, from, to, reason), for the bundle. */
+  get transitionLog(): { accepted: readonly StateChange<ExoProcessStatus>[]; refused: readonly StateChange<ExoProcessStatus>[] } {
+    return { accepted: this.machine.history, refused: this.machine.refusals };
   }
 
   /** True while an exo that exobar spawned is alive; quitting exobar stops only such an exo. */
@@ -345,6 +370,13 @@ export class ExoProcessManager {
   }
 
   private update(patch: Partial<ExoProcessState>): void {
+    // The status moves only through the table; a refused move is counted and recorded, the rest of the patch applies.
+    if (patch.status !== undefined && patch.status !== this.machine.state) {
+      if (!this.machine.transition(patch.status, patch.reason ?? patch.progress ?? this.current.reason ?? '')) {
+        const { status: _refused, ...rest } = patch;
+        patch = rest;
+      }
+    }
     this.current = { ...this.current, ...patch, ownsProcess: this.childAlive };
     const state = this.state();
     for (const listener of this.listeners) listener(state);
@@ -580,7 +612,9 @@ export class ExoProcessManager {
 
   private scheduleRestart(reason: string): void {
     const count = this.current.restarts.count;
-    if (count >= this.policy.maxRestarts) {
+    // This crash is failure count + 1: the kit's verdict restarts it with backoff until the cap.
+    const verdict = restartVerdict(count + 1, this.policy);
+    if (!verdict.restart) {
       this.update({
         status: 'crashed',
         reason: `${reason}; gave up after ${count} automatic restart${count === 1 ? '' : 's'}: start exo again once the cause is fixed`,
@@ -588,7 +622,7 @@ export class ExoProcessManager {
       });
       return;
     }
-    const delay = restartDelayMs(count + 1, this.policy);
+    const delay = verdict.delayMs;
     const nextAt = this.now() + delay;
     this.update({
       status: 'restarting',
@@ -665,21 +699,22 @@ export class ExoProcessManager {
     this.expectingExit = true;
     this.update({ status: 'stopping', progress: 'asking exo to stop (SIGINT)' });
     await this.recordDescendants(pid);
-    let how = 'SIGINT';
-    sendSignal(pid, 'SIGINT');
-    if (!(await this.waitExit(this.timing.sigintGraceMs))) {
-      how = 'SIGTERM';
-      this.update({ progress: `exo did not stop within ${seconds(this.timing.sigintGraceMs)} of SIGINT: SIGTERM` });
-      await this.recordDescendants(pid);
-      sendSignal(pid, 'SIGTERM');
-      if (!(await this.waitExit(this.timing.sigtermGraceMs))) {
-        how = 'SIGKILL';
-        this.update({ progress: `exo did not stop within ${seconds(this.timing.sigtermGraceMs)} of SIGTERM: SIGKILL` });
-        await this.recordDescendants(pid);
-        sendSignal(pid, 'SIGKILL');
-        await this.waitExit(this.timing.sigkillWaitMs);
-      }
-    }
+    const ladder: KillRung[] = [
+      { signal: 'SIGINT', waitMs: this.timing.sigintGraceMs },
+      { signal: 'SIGTERM', waitMs: this.timing.sigtermGraceMs },
+      { signal: 'SIGKILL', waitMs: this.timing.sigkillWaitMs },
+    ];
+    const climbed = await climbKillLadder(ladder, {
+      send: (signal) => sendSignal(pid, signal),
+      waitExit: (ms) => this.waitExit(ms),
+      beforeRung: async (rung, previous) => {
+        if (previous) {
+          this.update({ progress: `exo did not stop within ${seconds(previous.waitMs)} of ${previous.signal}: ${rung.signal}` });
+          await this.recordDescendants(pid);
+        }
+      },
+    });
+    const how = climbed.signal ?? 'SIGINT';
     this.stopScanning();
     const exit = this.childAlive ? null : await this.childExit;
     this.update({ pid: null, exit: exit ? { code: exit.code, signal: exit.signal, at: this.now() } : this.current.exit });

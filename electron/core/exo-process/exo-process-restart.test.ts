@@ -10,7 +10,7 @@ import type { ExoFastSynchPlan, ExoPlannedInstance } from '../../../shared/exo-f
 import { processAlive } from '../../../test/support/process-alive';
 import { processesWithHome, receivedEnv, spawnSleeper, waitUntil } from '../../../test/support/fake-exo-exe/harness';
 import { FAST_TIMING, fakeExoManager } from '../../../test/support/fake-exo-exe/manager-fixture';
-import { restartDelayMs } from './backoff';
+import { backoffDelayMs } from '../../../shared/backoff';
 
 const ring = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'ring', nodeCount: 1 });
 const jaccl = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'jaccl', nodeCount: 2 });
@@ -86,7 +86,7 @@ describe('ExoProcessManager: restarts', () => {
     expect(starts).toHaveLength(4);
     const crashes = [...new Map(states.filter((s) => s.exit !== null).map((s) => [s.exit!.at, s.exit!.at])).values()];
     for (let i = 0; i < 3; i += 1) {
-      expect(starts[i + 1]! - crashes[i]!).toBeGreaterThanOrEqual(restartDelayMs(i + 1, policy));
+      expect(starts[i + 1]! - crashes[i]!).toBeGreaterThanOrEqual(backoffDelayMs(i + 1, policy));
     }
     const scheduled = states.filter((s) => s.status === 'restarting' && s.restarts.nextAt !== null).map((s) => s.reason);
     expect(scheduled.map((r) => /restarting in ([\d.]+) s/.exec(r ?? '')?.[1])).toEqual(['0.3', '0.6', '0.7']);

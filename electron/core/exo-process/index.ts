@@ -13,7 +13,7 @@ export {
   type ExoTiming,
   type SpanningInstance,
 } from './exo-process-manager';
-export { DEFAULT_CRASH_POLICY, type ExoCrashPolicy } from './backoff';
+export { DEFAULT_CRASH_POLICY, type ExoCrashPolicy } from './exo-crash-policy';
 export { DEFAULT_EXO_SETTINGS, type ExoProcessSettings } from './exo-command';
 export { exoLogDir, type ExoLogBundleFile } from './exo-logs';
 export {

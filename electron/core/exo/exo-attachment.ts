@@ -91,6 +91,10 @@ export class ExoAttachment {
       holdEnabled: this.holdEnabled,
       idleTimeoutMs: options.proxyIdleTimeoutMs,
       ...(options.localRoutes ? { localRoutes: options.localRoutes } : {}),
+      modelBusyAtExo: (model) => {
+        const monitor = this.monitor;
+        return monitor ? monitor.ghosts.modelBusy(model, monitor.client.reading.instances?.values() ?? []) : false;
+      },
     });
     this.serving.traffic.onChange(() => this.schedulePublish());
   }
@@ -212,6 +216,8 @@ export class ExoAttachment {
         if (this.monitor !== monitor) return;
         // exo's task list names the command ids of requests still prefilling.
         this.serving.traffic.reconcile();
+        // A runner ready again after a cancelled request it kept generating frees its model's held requests.
+        this.serving.hold.recheck();
         this.checkHoldSetting();
         this.publish();
       },

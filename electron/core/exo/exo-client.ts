@@ -6,6 +6,7 @@
  * node) and never `/events` (the whole history). At most one request in flight per
  * path, a timeout per request, a body cap, and backoff while the node is unreachable.
  */
+import { backoffDelayMs } from '../../../shared/backoff';
 import type { Agent } from 'node:http';
 import { DEFAULT_EXO_HTTP, exoAgent, getExoJson, type ExoFetchError, type ExoFetchResult, type ExoHttpOptions } from './exo-http';
 import { NodeIdSchema, normalizeExoUrl } from './exo-probe';
@@ -172,8 +173,7 @@ export class ExoClient {
       this.connection.since = now;
     }
     this.connection.failuresInRow++;
-    const base = this.options.fastIntervalMs ?? 500;
-    const wait = Math.min(base * 2 ** (this.connection.failuresInRow - 1), this.options.maxBackoffMs ?? 10_000);
+    const wait = backoffDelayMs(this.connection.failuresInRow, { baseDelayMs: this.options.fastIntervalMs ?? 500, maxDelayMs: this.options.maxBackoffMs ?? 10_000 });
     this.nextAttemptAt = now + wait;
     this.options.onUpdate?.();
   }

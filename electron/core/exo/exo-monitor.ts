@@ -10,6 +10,8 @@ import { ClusterEventLog } from './cluster-events/cluster-event-log';
 import { ExoClient, type ExoClientOptions, type ExoPollError } from './exo-client';
 import { defaultExoLogPath, readExoLogFastSynch } from './exo-log-fast-synch';
 import { ExoTracker, type ExoStatusChange } from './exo-tracker';
+import { ExoGhostTracker } from './ghost/exo-ghost-tracker';
+import { ghostGenerationWarnings, withGhosts } from './ghost/exo-ghost-warnings';
 import { DEFAULT_EXO_WARNING_OPTIONS, type ExoView, type ExoWarningOptions } from './exo-view';
 import { nodeLostWarnings, ringFastSynchWarnings, runnerFailedWarnings, stuckLoadingWarnings, unreachableWarnings } from './exo-warnings';
 import { mapInstances, mapNodes, mapSection, type MapContext } from './map-exo-view';
@@ -21,6 +23,8 @@ export interface ExoMonitorOptions extends ExoClientOptions {
    * Mac (loopback). Default ~/.exo/exo_log/exo.log; null never reads it.
    */
   exoLogPath?: string | null;
+  /** How long a runner must run with no task before it counts as generating a cancelled request (default 1 s). */
+  ghostConfirmMs?: number;
 }
 
 /** What the bundle's exo/ folder holds (state.json still to be redacted by the bundle). */
@@ -44,6 +48,8 @@ export function isLoopbackUrl(url: string): boolean {
 export class ExoMonitor {
   readonly client: ExoClient;
   readonly tracker = new ExoTracker();
+  /** Cancelled requests exo's runners keep generating. */
+  readonly ghosts: ExoGhostTracker;
   /** What changed in the cluster from poll to poll (exo's state does not record it). */
   readonly events = new ClusterEventLog();
   private nodesSeen: unknown = null;
@@ -59,6 +65,7 @@ export class ExoMonitor {
 
   constructor(private readonly options: ExoMonitorOptions) {
     this.now = options.now ?? Date.now;
+    this.ghosts = new ExoGhostTracker(options.ghostConfirmMs);
     this.client = new ExoClient({ ...options, onUpdate: () => this.onPoll() });
     this.warningOptions = { ...DEFAULT_EXO_WARNING_OPTIONS, ...options.warnings };
     this.logPath = options.exoLogPath === null || !isLoopbackUrl(this.client.url) ? null : (options.exoLogPath ?? defaultExoLogPath());
@@ -85,7 +92,7 @@ export class ExoMonitor {
     const ctx: MapContext = { now, connection, reading: this.client.reading, tracker: this.tracker, attachedFastSynch: this.logFastSynch };
     const nodes = mapNodes(ctx);
     const stale = !connection.connected && now - (connection.lastGoodPollAt ?? -Infinity) > this.warningOptions.staleInstancesMs;
-    const instances = stale ? [] : mapInstances(ctx);
+    const instances = stale ? [] : withGhosts(mapInstances(ctx), this.ghosts, now);
     const section = mapSection(ctx, nodes, this.events.events().slice(-EXO_EVENTS_IN_SNAPSHOT));
     const warnings = [
       ...unreachableWarnings(section, instances, now),
@@ -94,6 +101,7 @@ export class ExoMonitor {
       // While exo does not answer, lastSeen cannot move: exo_unreachable says it all.
       ...(connection.connected ? nodeLostWarnings(nodes, instances, this.tracker, now, this.warningOptions) : []),
       ...stuckLoadingWarnings(instances, this.tracker, now, this.warningOptions),
+      ...ghostGenerationWarnings(instances, nodes),
     ];
     return { section, instances, warnings };
   }
@@ -108,6 +116,7 @@ export class ExoMonitor {
     if (reading.fastAt !== null && reading.fastAt !== this.lastObservedFastAt && reading.instances && reading.runners && reading.tasks) {
       this.lastObservedFastAt = reading.fastAt;
       this.tracker.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
+      this.ghosts.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
       if (reading.nodes) this.tracker.observeLastSeen(reading.fastAt, new Map([...reading.nodes].map(([id, n]) => [id, n.lastSeenAt])));
       if (reading.nodes) {
         // The client replaces the node map on every read of the node sections.

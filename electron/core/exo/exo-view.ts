@@ -24,7 +24,13 @@ export interface ExoInstanceView {
   exo: ExoInstanceDetail;
 }
 
-export type ExoWarningCode = 'two_ring_fast_synch' | 'exo_runner_failed' | 'exo_node_lost' | 'exo_stuck_loading' | 'exo_unreachable';
+export type ExoWarningCode =
+  | 'two_ring_fast_synch'
+  | 'exo_runner_failed'
+  | 'exo_node_lost'
+  | 'exo_stuck_loading'
+  | 'exo_unreachable'
+  | 'exo_cancelled_still_running';
 
 /** A warning about the exo cluster, in the snapshot's Warning shape. */
 export interface ExoWarning {

@@ -133,6 +133,8 @@ function mapInstance(instance: ExoInstance, tasks: ExoTask[], cancelTasks: Map<s
       tasks: queued,
       pendingCancels: cancels,
       endedTasks: ctx.tracker.endedTasks(id.id),
+      // Filled in by the monitor, which follows it over time (ghost/exo-ghost-tracker.ts).
+      ghostGeneration: null,
     },
   };
 }

@@ -10,7 +10,7 @@ import type { DownCause } from '../supervisor/runner-supervisor';
 import type { PacingReleaseReason } from '../pacing/pacing-controller';
 import type { WatchdogPhase } from '../supervisor/watchdog';
 import type { NodeErrorCode } from '../node-types';
-import type { LeftoverOutcome } from '../exo-process/leftover-runners';
+import type { LeftoverOutcome } from '../process/leftover-runners';
 
 interface At {
   /** Monotonic milliseconds (`performance.now()` of the node process). */

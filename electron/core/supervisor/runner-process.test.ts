@@ -1,7 +1,7 @@
 /** RunnerProcess against real child processes: exit handled after all output, a truthful terminate. */
 import { describe, expect, it } from 'vitest';
 import type { RunnerOutput } from '../../../shared/runner-protocol';
-import { LogTail } from './log-tail';
+import { LogTail } from '../process/log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
 
 function start(script: string) {

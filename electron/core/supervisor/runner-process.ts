@@ -5,8 +5,9 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { parseRunnerOutputLine, type RunnerInput, type RunnerOutput } from '../../../shared/runner-protocol';
-import { LineSplitter } from './line-splitter';
-import { LogTail } from './log-tail';
+import { climbKillLadder, type KillRung } from '../process/kill-ladder';
+import { LineSplitter } from '../process/line-splitter';
+import { LogTail } from '../process/log-tail';
 import type { SpawnSpec } from './spawn-spec';
 
 /** Longest wait for the output to close once the process exited. */
@@ -21,6 +22,14 @@ export interface RunnerExit {
 export interface TerminateResult {
   exit: RunnerExit | null;
   died: boolean;
+}
+
+/** A runner's ladder, to its process group: SIGTERM, wait `graceMs`; SIGKILL, wait `killWaitMs`. */
+export function runnerKillLadder(graceMs: number, killWaitMs: number): KillRung[] {
+  return [
+    { signal: 'SIGTERM', waitMs: graceMs },
+    { signal: 'SIGKILL', waitMs: killWaitMs },
+  ];
 }
 
 export interface RunnerProcessHandlers {
@@ -126,12 +135,11 @@ export class RunnerProcess {
    * process is gone (a process stuck in the kernel on a wedged GPU may survive SIGKILL).
    */
   async terminate(graceMs = 2000, killWaitMs = 5000): Promise<TerminateResult> {
-    this.signalGroup('SIGTERM');
-    const exit = await this.waitForExit(graceMs);
-    if (exit) return { exit, died: true };
-    this.signalGroup('SIGKILL');
-    const killed = await this.waitForExit(killWaitMs);
-    return killed ? { exit: killed, died: true } : { exit: null, died: false };
+    const { exited } = await climbKillLadder(runnerKillLadder(graceMs, killWaitMs), {
+      send: (signal) => this.signalGroup(signal),
+      waitExit: async (ms) => (await this.waitForExit(ms)) !== null,
+    });
+    return exited ? { exit: this.exited, died: true } : { exit: null, died: false };
   }
 
   /** Reaps anything left in the runner's process group. */

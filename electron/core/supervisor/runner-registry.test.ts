@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processStartTime } from '../exo-process/process-identity';
+import { processStartTime } from '../process/process-identity';
 import { createNodeFixture, eventually, type NodeFixture } from '../../../test/support/node-fixture';
 import { RUNNER_REGISTRY_FILE } from './runner-registry';
 

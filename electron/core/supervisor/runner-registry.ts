@@ -7,8 +7,8 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { stopLeftovers, type LeftoverResult } from '../exo-process/leftover-runners';
-import { processStartTime, type ProcessIdentity } from '../exo-process/process-identity';
+import { stopLeftovers, type LeftoverResult } from '../process/leftover-runners';
+import { processStartTime, type ProcessIdentity } from '../process/process-identity';
 
 const IdentitySchema = z.object({ pid: z.number().int().positive(), startTime: z.string().min(1) });
 const RegistryFileSchema = z.object({

@@ -24,8 +24,10 @@ import {
 } from '../../../shared/runner-protocol';
 import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
-import { LogTail } from './log-tail';
+import { LogTail } from '../process/log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
+import { FailureWindow } from '../process/restart-policy';
+import { DEFAULT_FAILURE_WINDOW_MS, decideAfterDown, type DownCause, type RestartPolicy } from './runner-restart-decision';
 import { RunnerRates, type RatePrior } from './runner-rates';
 import { RunnerStateMachine, STARTUP_STATES, UP_STATES, type RunnerStateChange } from './runner-state-machine';
 import type { SpawnSpec } from './spawn-spec';
@@ -38,18 +40,7 @@ const MAX_BATCH = 8;
 
 type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
 
-export interface RestartPolicy {
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** Failures (crash or stuck) within `windowMs` after which the runner stays failed. */
-  maxRestarts: number;
-  /** The window the failures are counted in (default 10 minutes), whatever succeeded between them. */
-  windowMs?: number;
-}
-
-const DEFAULT_FAILURE_WINDOW_MS = 10 * 60_000;
-/** What a stuck runner that may have wedged the GPU asks of the operator. */
-export const WEDGED_GPU_ADVICE = 'the GPU may be wedged: quit exobar, and reboot if models stay stuck';
+export { WEDGED_GPU_ADVICE, type DownCause, type RestartPolicy } from './runner-restart-decision';
 
 const EXIT_CAUSES: Record<DownCause, RunnerExitCause> = {
   crashed: 'crash',
@@ -95,8 +86,6 @@ export interface SupervisorOptions {
   shutdownGraceMs?: number;
 }
 
-/** Why a runner went down; decides the error its in-flight requests get. */
-export type DownCause = 'crashed' | 'stuck' | 'fast_synch_mismatch' | 'startup_failed' | 'stopped';
 
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
@@ -167,7 +156,7 @@ export class RunnerSupervisor {
   /** Every process this supervisor started that has not exited yet (one being stopped included). */
   private readonly started = new Set<RunnerProcess>();
   /** When each recent crash or stuck happened (Date.now()), for the failure cap. */
-  private failures: number[] = [];
+  private readonly failures: FailureWindow;
   /** The runner's own words when it reported RunnerFailed. */
   private runnerFailedMessage: string | null = null;
   /** Error chunks of lifecycle tasks (a runner sends them under the task id). */
@@ -195,6 +184,7 @@ export class RunnerSupervisor {
       stderr: new LogTail({ filePath: logFile('stderr.log') }),
     };
     this.rates = new RunnerRates(options.rates);
+    this.failures = new FailureWindow(options.restart.windowMs ?? DEFAULT_FAILURE_WINDOW_MS);
     this.machine = new RunnerStateMachine({
       changed: (change) => this.emit({ type: 'state', ...change }),
       refused: (change) => {
@@ -251,7 +241,7 @@ export class RunnerSupervisor {
   retry(): boolean {
     const state = this.machine.state;
     if (state !== 'failed' && state !== 'needs_attention') return false;
-    this.failures = [];
+    this.failures.clear();
     this.attention = null;
     void this.launch('the operator retried');
     return true;
@@ -359,7 +349,7 @@ export class RunnerSupervisor {
   /** Stops the current process and starts a new one (a new environment included). */
   async relaunch(): Promise<void> {
     await this.stop('stopped', 'the runner was relaunched');
-    this.failures = [];
+    this.failures.clear();
     this.start();
   }
 
@@ -656,7 +646,8 @@ export class RunnerSupervisor {
     if (proc?.alive) ({ exit: finalExit, died } = await proc.terminate());
     this.lastExit = exitSnapshot(cause, finalExit, message);
 
-    const decision = this.decide(cause, died);
+    const fastSynch = this.reportedFastSynch ?? this.options.expectedFastSynch();
+    const decision = decideAfterDown({ cause, died, fastSynch }, () => this.failures.record(Date.now()), this.options.restart);
     this.attention = decision.attention;
     this.emit({ type: 'down', cause, message, exit: finalExit, willRestartInMs: decision.delay });
     // A stop during the kill has taken over (stopping or stopped): it decides, not the policy.
@@ -670,29 +661,6 @@ export class RunnerSupervisor {
       this.restarts += 1;
       void this.launch(`restart after ${EXIT_CAUSES[cause]}`);
     }, decision.delay);
-  }
-
-  private decide(cause: DownCause, died: boolean): { to: RunnerState; delay: number | null; attention: string | null } {
-    if (cause === 'startup_failed' || cause === 'fast_synch_mismatch') {
-      return { to: 'failed', delay: null, attention: 'the runner cannot start as it is: fix what its message names, then retry' };
-    }
-    const fastSynch = this.reportedFastSynch ?? this.options.expectedFastSynch();
-    if (cause === 'stuck' && !died) {
-      return { to: 'needs_attention', delay: null, attention: `the stuck runner survived SIGKILL: ${WEDGED_GPU_ADVICE}` };
-    }
-    if (cause === 'stuck' && fastSynch) {
-      return { to: 'needs_attention', delay: null, attention: `the runner was stuck with fast synch on: ${WEDGED_GPU_ADVICE}` };
-    }
-    const now = Date.now();
-    const windowMs = this.options.restart.windowMs ?? DEFAULT_FAILURE_WINDOW_MS;
-    this.failures = [...this.failures.filter((at) => now - at < windowMs), now];
-    const count = this.failures.length;
-    if (count > this.options.restart.maxRestarts) {
-      const minutes = Math.round(windowMs / 60_000);
-      return { to: 'failed', delay: null, attention: `${count} failures within ${minutes} min: not restarted again; see its logs, then retry` };
-    }
-    const { baseDelayMs, maxDelayMs } = this.options.restart;
-    return { to: 'restarting', delay: Math.min(maxDelayMs, baseDelayMs * 2 ** (count - 1)), attention: null };
   }
 
   private failInFlight(cause: DownCause, message: string): void {

@@ -4,6 +4,7 @@
  * fetch so the token travels in a header, never in a URL), cancellation through the
  * OpenAI-style `POST /v1/cancel/{id}`, the MLX runtime under /api/mlx.
  */
+import { backoffDelayMs } from '../../../shared/backoff';
 import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { ConnectionProblem, DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
@@ -196,7 +197,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
         if (signal.aborted) return;
         reason = error instanceof Error ? error.message : String(error);
       }
-      const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
+      const delay = backoffDelayMs(attempt + 1, { baseDelayMs: backoff.initialMs, maxDelayMs: backoff.maxMs });
       attempt += 1;
       const seconds = Math.max(1, Math.round(delay / 1000));
       // Before any snapshot and with nothing answering: "cannot reach", not "lost".

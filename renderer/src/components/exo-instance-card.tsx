@@ -1,4 +1,4 @@
-import type { ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
+import type { ExoInstanceDetail, ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
 import type { ExoInstanceSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import { isServing } from '../../../shared/instance-state';
 import { exoRunnerTone, exoRunnerWords } from '../lib/exo-words';
@@ -47,6 +47,27 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
         </ul>
       )}
     </li>
+  );
+}
+
+/**
+ * exo's runner goes on generating a request that was cancelled (exo deleted the task
+ * before the runner heard of the cancel): it holds the GPU, and the model's next
+ * request waits, until the runner is ready again.
+ */
+function GhostGeneration({ ghost, nodeNames }: { ghost: NonNullable<ExoInstanceDetail['ghostGeneration']>; nodeNames: ExoRunnerSnapshot[] }) {
+  const macs = ghost.nodeIds.map((id) => nodeNames.find((r) => r.nodeId === id)?.nodeName ?? `node ${id.slice(0, 8)}`).join(', ');
+  return (
+    <div
+      className="row exo-ghost"
+      data-testid="exo-ghost-generation"
+      title={`exo deleted the cancelled request, but its runner on ${macs} goes on generating it for nobody (RunnerRunning with no task). It holds the GPU; exobar holds this model's next request until the runner is ready again.`}
+    >
+      <span className="badge warn">cancelled</span>
+      <span className="small">
+        still generating a cancelled request, <LiveAge ageMs={ghost.ageMs} />
+      </span>
+    </div>
   );
 }
 
@@ -136,6 +157,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
           <RunnerRow key={r.runnerId} runner={r} modelName={instance.modelName} at={at} />
         ))}
       </ul>
+      {exo.ghostGeneration && <GhostGeneration ghost={exo.ghostGeneration} nodeNames={exo.runners} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {throughExobar && <QueueList label="Through exobar" requests={proxied} capacity={null} labelOf={proxiedLabel} />}
       {/* While every runner serves nothing waits for the load: the section shows only when it matters. */}

@@ -194,3 +194,19 @@ describe('attaching', () => {
     expect(screen.queryByRole('region', { name: 'Attach to exo' })).toBeNull();
   });
 });
+
+describe('exo still generating a cancelled request', () => {
+  let ghost: Snapshot;
+  beforeAll(async () => {
+    ghost = await (await import('../../../test/support/renderer/exo-scenarios')).loadGhostScenario();
+  }, 30_000);
+
+  it('says so on the card with its age, and warns naming the model and the Mac', () => {
+    renderApp(ghost);
+    const row = within(card(LLAMA_1B)).getByTestId('exo-ghost-generation');
+    expect(row.textContent).toBe('cancelledstill generating a cancelled request, 9 s');
+    expect(within(card(LLAMA_3B)).queryByTestId('exo-ghost-generation')).toBeNull();
+    const banner = screen.getAllByTestId('warning-banner').find((b) => b.getAttribute('data-code') === 'exo_cancelled_still_running')!;
+    expect(banner.textContent).toContain('Llama-3.2-1B-Instruct-4bit on studio-a is still generating a cancelled request (9 s)');
+  });
+});

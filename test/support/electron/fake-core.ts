@@ -3,6 +3,7 @@ import { vi } from 'vitest';
 import type { ExoAttachment } from '../../../electron/core/exo/exo-attachment';
 import type { ExoProcessManager } from '../../../electron/core/exo-process';
 import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-service';
+import type { RequestLog } from '../../../electron/core/request-log/request-log';
 import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { FakeNode } from '../fake-node';
 
@@ -86,6 +87,8 @@ export function fakeStartCore() {
         diagnosticLogTails: () => [],
         shutdown: async () => undefined,
       } as unknown as ExoProcessManager,
+      // The app never reads the request log itself: a stand-in that records nothing.
+      requestLog: { recordModelEvent: vi.fn(), record: vi.fn(), close: vi.fn() } as unknown as RequestLog,
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;

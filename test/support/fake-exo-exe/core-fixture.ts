@@ -7,7 +7,7 @@ import { afterEach, expect } from 'vitest';
 import { defaultSettings, type Settings } from '../../../shared/api';
 import { ExoProcessStateSchema } from '../../../shared/exo-process';
 import { SnapshotSchema } from '../../../shared/snapshot';
-import { descendants } from '../../../electron/core/exo-process/process-identity';
+import { descendants } from '../../../electron/core/process/process-identity';
 import { startCoreRig, type CoreRig } from '../api-harness';
 import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
 import { FAST_TIMING } from './manager-fixture';

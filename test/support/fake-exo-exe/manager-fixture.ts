@@ -7,7 +7,7 @@
 import { afterEach } from 'vitest';
 import { ExoProcessStateSchema, type ExoProcessState } from '../../../shared/exo-process';
 import { ExoProcessManager, type ExoProcessManagerOptions } from '../../../electron/core/exo-process/exo-process-manager';
-import { descendants } from '../../../electron/core/exo-process/process-identity';
+import { descendants } from '../../../electron/core/process/process-identity';
 import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
 
 export interface ManagerFixture {
@@ -64,10 +64,14 @@ export async function fakeExoManager(env: Record<string, string> = {}, options: 
 }
 
 afterEach(async () => {
+  const refused: unknown[] = [];
   for (const { manager, dirs, pids } of live.splice(0)) {
     await manager.shutdown().catch(() => undefined);
+    refused.push(...manager.transitionLog.refused);
     // Whatever happened in the test, nothing of this fake exo's tree outlives it (orphans included).
     killAll([...pids, ...(process.platform === 'linux' ? processesWithHome(dirs.home) : [])]);
     dirs.remove();
   }
+  // Every status change went through the table: a refused one is a manager bug.
+  if (refused.length > 0) throw new Error(`refused exo status changes: ${JSON.stringify(refused)}`);
 });

@@ -20,3 +20,9 @@ export async function loadProxiedScenario(): Promise<Snapshot> {
   const mod = (await import(/* @vite-ignore */ '../../../test/support/fake-exo/proxied-snapshot')) as { proxiedSnapshot(): Promise<Snapshot> };
   return mod.proxiedSnapshot();
 }
+
+/** A snapshot of exo's runner still generating a cancelled request (the real mapper's output). */
+export async function loadGhostScenario(): Promise<Snapshot> {
+  const mod = (await import(/* @vite-ignore */ '../../../test/support/fake-exo/ghost-snapshot')) as { ghostSnapshot(): Promise<Snapshot> };
+  return mod.ghostSnapshot();
+}

@@ -10,6 +10,10 @@
  * 2348 fixes it in exo). At the first token the runner reads new tasks again, so a
  * request sent then is acknowledged within one step: nothing is lost by waiting here.
  *
+ * A model whose runner still generates a cancelled request (exo deleted the task before
+ * its runner heard of the cancel) is busy too, until the runner is ready again: a
+ * request sent then would only wait behind that ghost inside exo.
+ *
  * Only streams count as prefilling: a non-streaming answer shows no first token, so
  * exobar cannot tell when its prefill ends (docs/exo-proxy.md, limits).
  */
@@ -36,6 +40,8 @@ export class ExoHold {
     private readonly traffic: ExoTraffic,
     /** The setting: false sends every request at once. */
     private readonly enabled: () => boolean,
+    /** exo is busy with the model for something exobar did not send (a cancelled request its runner keeps generating). */
+    private readonly busyAtExo: (model: string) => boolean = () => false,
   ) {
     traffic.onChange((record) => this.pump(record.model));
   }
@@ -66,6 +72,11 @@ export class ExoHold {
     return true;
   }
 
+  /** exo's state changed (a runner ready again) or the setting did: held requests that may go, go now. */
+  recheck(): void {
+    this.settingChanged();
+  }
+
   /** The setting changed: with the hold off, every held request goes to exo now. */
   settingChanged(): void {
     for (const [model, queue] of this.waiting) {
@@ -79,6 +90,7 @@ export class ExoHold {
   }
 
   private blocked(model: string, except: ProxiedRequest): boolean {
+    if (this.busyAtExo(model)) return true;
     return this.traffic.active().some((r) => r !== except && r.model === model && r.stream && (r.phase === 'sent' || r.phase === 'prefilling'));
   }
 

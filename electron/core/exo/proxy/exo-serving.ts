@@ -12,6 +12,8 @@ export interface ExoServingOptions extends Partial<Omit<ExoProxyOptions, 'source
   source: () => ExoStateSource | null;
   /** The hold setting (on by default). */
   holdEnabled?: () => boolean;
+  /** exo is busy with the model for something exobar did not send (see ExoHold); never by default. */
+  modelBusyAtExo?: (model: string) => boolean;
 }
 
 export interface ExoServing {
@@ -24,7 +26,7 @@ export interface ExoServing {
 /** Creates the traffic records, the hold and the proxy routes. Call `traffic.reconcile()` after each exo poll. */
 export function createExoServing(options: ExoServingOptions): ExoServing {
   const traffic = new ExoTraffic(options.source);
-  const hold = new ExoHold(traffic, options.holdEnabled ?? (() => true));
+  const hold = new ExoHold(traffic, options.holdEnabled ?? (() => true), options.modelBusyAtExo);
   const routes = exoProxyRoutes({ ...options, source: options.source, traffic, hold });
   return { traffic, hold, routes };
 }

@@ -19,6 +19,15 @@ export interface FakeExoWorkerOptions {
   mode?: WorkerMode;
   /** Multiplies every runner duration (default 1: the measured timings). */
   timeScale?: number;
+  /**
+   * True (the default, as exo 0.3.70 behaves): a cancel marks the task Cancelled and
+   * deletes it about 10 ms later, with no CancelTask, before the runner hears of it, so
+   * a runner that has the request goes on generating it for nobody (RunnerRunning with
+   * no task) until its max_tokens (test/fixtures/exo/real/state-after-cancel-ghost.json).
+   * False: the cancel reaches the runner, which stops at its next check, and a
+   * CancelTask completes a step later.
+   */
+  ghostCancels?: boolean;
 }
 
 export interface GenerateRequest {
@@ -31,6 +40,7 @@ export interface GenerateRequest {
 }
 
 interface Dispatch {
+  commandId: string;
   runner: FakeRunner;
   run: () => Promise<void>;
   /** The runner is gone (failed, or its instance deleted): the task can never run. */
@@ -50,6 +60,7 @@ const READY_TAGS = new Set(['RunnerReady', 'RunnerRunning']);
 export class FakeExoWorker {
   mode: WorkerMode;
   timeScale: number;
+  ghostCancels: boolean;
   private readonly runners = new Map<string, FakeRunner>();
   private readonly planQueues = new Map<string, Dispatch[]>();
   private readonly planning = new Set<string>();
@@ -61,6 +72,7 @@ export class FakeExoWorker {
   ) {
     this.mode = options.mode ?? 'blocking';
     this.timeScale = options.timeScale ?? 1;
+    this.ghostCancels = options.ghostCancels ?? true;
   }
 
   /**
@@ -80,9 +92,10 @@ export class FakeExoWorker {
     const sink: GenerationSink = {
       admitted: () => {
         const status = this.cluster.runners.get(runner.runnerId);
-        // Only the first task a Ready runner picks up becomes Running (runner.py:233-234).
-        if (status && 'RunnerReady' in status && this.cluster.tasks.has(taskId)) {
-          this.cluster.task(taskId).body.taskStatus = 'Running';
+        // Only the first task a Ready runner picks up becomes Running (runner.py:233-234);
+        // the runner reports itself running even for a task exo deleted meanwhile (a ghost).
+        if (status && 'RunnerReady' in status) {
+          if (this.cluster.tasks.has(taskId)) this.cluster.task(taskId).body.taskStatus = 'Running';
           this.setRunnerStatus(instance, 'RunnerRunning');
         }
         if (!command.ended) request.sink.admitted();
@@ -104,6 +117,7 @@ export class FakeExoWorker {
     const params = task.body.taskParams as Record<string, unknown>;
     params.max_output_tokens = request.maxTokens;
     this.plan({
+      commandId,
       runner,
       run: () => runner.send({ commandId, promptTokens: request.promptTokens, maxTokens: request.maxTokens, sink }),
       fail: (message) => sink.failed(message),
@@ -120,6 +134,10 @@ export class FakeExoWorker {
     const command = this.commands.get(commandId);
     if (!command || command.ended || command.apiNodeId !== apiNodeId) return false;
     command.ended = true;
+    if (this.ghostCancels) {
+      this.ghostCancel(commandId, command);
+      return true;
+    }
     if (this.cluster.tasks.has(command.taskId)) {
       const cancelTaskId = this.cluster.cancel(command.taskId);
       // The CancelTask completes within about 0.5 s; the cancelled task is then deleted.
@@ -133,6 +151,30 @@ export class FakeExoWorker {
     command.runner.cancel(commandId, this.mode === 'fixed');
     command.sink.finished('cancelled', { promptS: 0, decodeS: 0 });
     return true;
+  }
+
+  /**
+   * exo 0.3.70's cancel: TaskCancelled, then TaskFinished about 10 ms later deletes the
+   * task, before the worker tells the runner. A task still waiting for the worker's
+   * plan is never handed over; one the runner has runs on to its end for nobody.
+   */
+  private ghostCancel(commandId: string, command: OpenCommand): void {
+    const task = this.cluster.tasks.get(command.taskId);
+    if (task) {
+      task.body.taskStatus = 'Cancelled';
+      this.cluster.event();
+      setTimeout(() => {
+        this.cluster.tasks.delete(command.taskId);
+        this.cluster.event();
+      }, 10).unref();
+    }
+    const queue = this.planQueues.get(command.runner.nodeId);
+    const planned = queue?.findIndex((d) => d.commandId === commandId) ?? -1;
+    if (queue && planned >= 0) {
+      queue.splice(planned, 1);
+      this.commands.delete(commandId);
+    }
+    command.sink.finished('cancelled', { promptS: 0, decodeS: 0 });
   }
 
   /** The runner of the model's instance on `nodeName` dies with `message`. */
