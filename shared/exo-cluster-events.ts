@@ -59,8 +59,8 @@ export const ExoClusterEventSchema = z.object({
   causeNodes: z.array(z.string()),
   /** True for what the operator loses: a Mac that left, an instance deleted not through exobar, a runner that failed. */
   loss: z.boolean(),
-  /** The event in one line of words. */
-  text: z.string(),
+  /** The event in one line of words (not `text`: the bundle blanks every field of that name as prompt text). */
+  summary: z.string(),
 });
 export type ExoClusterEvent = z.infer<typeof ExoClusterEventSchema>;
 

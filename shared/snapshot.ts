@@ -20,6 +20,7 @@ import { ExoProcessStateSchema } from './exo-process';
 import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
 import { ResidencySchema } from './residency';
 import { RunnerStatusSchema } from './runner-protocol';
+import { InstanceSharingSchema } from './sharing';
 
 const epochMs = z.number().finite();
 const ms = z.number().finite();
@@ -196,6 +197,8 @@ export const InstanceBaseSchema = z.object({
   ttft: TtftSnapshotSchema,
   /** Generated tokens per second over the last few seconds; null when idle with no sample. */
   tokensPerSecond: z.number().nullable(),
+  /** Decode alone on its GPU and beside each neighbour's prefill or decode, rolling (shared/sharing.ts). */
+  sharing: InstanceSharingSchema,
 });
 export type InstanceBase = z.infer<typeof InstanceBaseSchema>;
 
@@ -249,6 +252,7 @@ export const WarningCodeSchema = z.enum([
   'exo_dispatch_stall',
   'exo_runner_silent',
   'exo_fast_synch_mismatch',
+  'exo_model_lost',
 ]);
 export type WarningCode = z.infer<typeof WarningCodeSchema>;
 
@@ -267,6 +271,8 @@ export const WarningSchema = z.object({
    * says, exo's default (on) is assumed and the views say so. Absent means known.
    */
   assumed: z.boolean().optional(),
+  /** The model a model-level warning is about (exo_model_lost: the model Place again places). */
+  model: z.string().optional(),
 });
 export type Warning = z.infer<typeof WarningSchema>;
 

@@ -121,6 +121,7 @@ export interface ResidencyUpdate {
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
 export type { NodeEvent, UnloadReason } from './node/node-event';
 import type { NodeEvent, UnloadReason } from './node/node-event';
+import type { RequestDecodeSharing } from './sharing/request-sharing';
 import type { SharingPolicy } from '../../shared/sharing-policy';
 import type { PacingTuning } from './pacing/pacing-plan';
 
@@ -147,6 +148,8 @@ export interface RequestTimeline {
   /** Inter-token latency over this request's tokens, p50 and p95 ms; null under two tokens. */
   itlP50Ms: number | null;
   itlP95Ms: number | null;
+  /** Its inter-token gaps alone on the GPU and beside each neighbour's phase (electron/core/sharing/request-sharing.ts). */
+  decodeSharing: RequestDecodeSharing;
   /** Other instances' runners that were busy (prefilling or decoding) while this request waited or prefilled. */
   concurrentBusyInstances: string[];
 }

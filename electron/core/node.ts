@@ -36,6 +36,8 @@ import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watch
 import { DEFAULT_IDLE_TTL_SECONDS } from './on-demand/on-demand-settings';
 import { ResidencyState } from './on-demand/residency-state';
 import { unloadRefusal } from './on-demand/unload-refusal';
+import type { TokenGap } from './sharing/decode-timing';
+import type { BusyNeighbour } from './sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
 import { PacingController } from './pacing/pacing-controller';
 import { pacedRunnerOf } from './pacing/paced-instance';
@@ -222,6 +224,17 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     for (const listener of endedListeners) listener(ended);
   }
 
+  /** The other runners on this Mac's GPU that prefilled or decoded during `gap` (all local runners share one GPU). */
+  function busyNeighbours(instance: Instance, gap: TokenGap): BusyNeighbour[] {
+    const busy: BusyNeighbour[] = [];
+    for (const other of instances.values()) {
+      if (other === instance) continue;
+      const phase = other.phases.phaseDuring(gap.at - gap.gapMs, gap.at);
+      if (phase !== 'idle') busy.push({ instanceId: other.id, model: other.model.id, modelName: other.model.name, phase, node: null });
+    }
+    return busy;
+  }
+
   function timelineOf(request: NodeRequest, instance: Instance): RequestTimeline {
     const until = request.firstTokenAt ?? request.endedAt ?? performance.now();
     const busy = [...instances.values()].filter((other) => other !== instance && other.wasBusyDuring(request.arrivedAt, until)).map((other) => other.id);
@@ -259,6 +272,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         countPromptTokens(parsed.data.messages),
         input.arrivedAt ?? performance.now(),
         onEvent,
+        (gap) => {
+          const busy = busyNeighbours(instance, gap);
+          instance.sharing.add(gap, busy);
+          request.sharing.add(gap, busy);
+        },
       );
       request.client = input.client ?? null;
       instance.admit(request);
@@ -320,7 +338,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
             restart: { baseDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, ...options.restart },
           },
           residency: new ResidencyState(
-            { pinned: create.pin ?? false, ttlSeconds: create.ttlSeconds, loadedOnDemand: create.onDemand ?? false, memoryBytes: create.memoryBytes ?? model.memoryBytes },
+            {
+              pinned: create.pin ?? false,
+              ttlSeconds: create.ttlSeconds,
+              loadedOnDemand: create.onDemand ?? false,
+              memoryBytes: create.memoryBytes ?? model.memoryBytes,
+            },
             idleTtlSeconds,
           ),
         },

@@ -15,6 +15,7 @@ import { ensureDataDir } from './data-dir';
 import { controlRoutes } from './api/control-routes';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
 import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
+import { lostModelRoutes } from './exo/cluster-events/lost-model-routes';
 import { exoRoutes } from './exo/exo-routes';
 import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgress, type ExoProcessManagerOptions } from './exo-process';
 import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
@@ -196,6 +197,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
+    // Place again or dismiss a model exo took away (exo_model_lost).
+    ...lostModelRoutes(exo),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
     ...residencyRoutes(),
     ...requestLogRoutes(requestLog),

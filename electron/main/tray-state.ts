@@ -4,6 +4,7 @@
  */
 import type { Snapshot, TtftSample } from '../../shared/snapshot';
 import { exoProcessStatusLabel, exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
+import { exoLostGlance } from './exo-lost-glance';
 import { exoInstances, instanceLifecycle, isServing, lifecycleSummary } from '../../shared/instance-state';
 import { formatSeconds, instanceStatusWords, plural } from './status-words';
 
@@ -82,5 +83,6 @@ function exoLine(snapshot: Snapshot): string {
   const exo = snapshot.exo!;
   if (!exo.connected) return `exo at ${exo.url}: not reachable since ${new Date(exo.since).toLocaleTimeString('en-GB', { hour12: false })}`;
   const models = exoInstances(snapshot);
-  return `exo at ${exo.url}: ${plural(exo.nodes.length, 'Mac')}, ${plural(models.length, 'model')} (${models.filter(isServing).length} serving)`;
+  const lost = exoLostGlance(snapshot);
+  return `exo at ${exo.url}: ${plural(exo.nodes.length, 'Mac')}, ${plural(models.length, 'model')} (${models.filter(isServing).length} serving)${lost ? `, ${lost}` : ''}`;
 }

@@ -4,9 +4,18 @@
  * to the last.
  */
 import { DecodeTiming, type DecodeStats } from '../../electron/core/sharing/decode-timing';
+import { RequestSharing, type RequestDecodeSharing } from '../../electron/core/sharing/request-sharing';
+import type { BusyNeighbour } from '../../electron/core/sharing/sharing-stats';
 
-export function evenDecode(tokens: number, firstTokenAt: number, lastTokenAt: number): DecodeStats {
-  const timing = new DecodeTiming();
+/** `beside`: the neighbours busy through the whole decode (none: it decoded alone). */
+export function evenDecode(
+  tokens: number,
+  firstTokenAt: number,
+  lastTokenAt: number,
+  beside: BusyNeighbour[] = [],
+): DecodeStats & { decodeSharing: RequestDecodeSharing } {
+  const sharing = new RequestSharing();
+  const timing = new DecodeTiming((gap) => sharing.add(gap, beside));
   for (let i = 0; i < tokens; i++) timing.record(tokens > 1 ? firstTokenAt + ((lastTokenAt - firstTokenAt) * i) / (tokens - 1) : firstTokenAt);
-  return timing.stats();
+  return { ...timing.stats(), decodeSharing: sharing.value() };
 }

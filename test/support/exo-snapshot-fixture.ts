@@ -7,6 +7,7 @@
 import type { ExoInstanceDetail, ExoNodeSnapshot, ExoSection } from '../../shared/exo-snapshot';
 import { emptySnapshot, type ExoInstanceSnapshot, type Snapshot } from '../../shared/snapshot';
 import { instanceFixture } from './instance-fixture';
+import { emptySharing } from '../../shared/sharing';
 
 const T0 = 1_700_000_000_000;
 
@@ -58,6 +59,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
     pendingCancels: [],
     ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
     tokensPerSecond: null,
+    sharing: emptySharing(300_000, 'proxied'),
     exo: {
       exoInstanceId: 'b7e1c0de-0000-4000-8000-000000000001',
       kind: 'MlxRingInstance',

@@ -4,6 +4,7 @@
  * diagnostics, the safe launch's fake node). Tests override what they are about.
  */
 import type { LocalInstanceSnapshot } from '../../shared/snapshot';
+import { emptySharing } from '../../shared/sharing';
 
 export function instanceFixture(overrides: Partial<LocalInstanceSnapshot> = {}): LocalInstanceSnapshot {
   return {
@@ -31,6 +32,7 @@ export function instanceFixture(overrides: Partial<LocalInstanceSnapshot> = {}):
       unloadsAt: 1_700_001_800_000,
       memoryBytes: 1_503_238_554,
     },
+    sharing: emptySharing(300_000, 'all'),
     ...overrides,
   };
 }

@@ -24,6 +24,7 @@ function tl(partial: Partial<RequestTimeline> & Pick<RequestTimeline, 'requestId
     outcome: 'finished',
     ttft: null,
     ...NO_DECODE,
+    decodeSharing: { soloGaps: 0, soloMs: 0, neighbours: [] },
     concurrentBusyInstances: [],
     ...partial,
   };

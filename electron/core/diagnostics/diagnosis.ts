@@ -18,6 +18,7 @@
 import type { RunnerStatusKind } from '../../../shared/runner-protocol';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { isEventOf } from '../node/node-event';
+import { diagnoseDecode, type DecodeFinding } from './decode-diagnosis';
 import { busyIntervalOf, overlapMs, ttftParts as measureTtftParts, type TtftParts } from '../node/request-metrics';
 
 export type StallCause =
@@ -32,6 +33,8 @@ export type StallCause =
   /** The watchdog found the runner silent and killed it; the request failed with runner_stuck. */
   | 'runner_stuck'
   | 'runner_crashed'
+  /** Its decode ran markedly slower beside a neighbour's prefill or decode than the model's solo decode (decodeFindings). */
+  | 'decode_slowed_by_neighbour'
   | 'unexplained';
 
 /** The parts of a time to first token (they add up to the total); `load` only for a request that waited for its model to load. */
@@ -111,7 +114,9 @@ export interface Diagnosis {
   options: Omit<DiagnosisOptions, 'now'>;
   examinedRequests: number;
   findings: Finding[];
-  /** Findings per cause. */
+  /** Requests whose decode a neighbour on the GPU slowed (electron/core/diagnostics/decode-diagnosis.ts). */
+  decodeFindings: DecodeFinding[];
+  /** Findings per cause (decode findings included). */
   summary: Partial<Record<StallCause, number>>;
   runnerIncidents: RunnerIncident[];
   soloReference: SoloReference[];
@@ -307,13 +312,15 @@ export function diagnose(timelines: readonly RequestTimeline[], events: readonly
     if (finding) findings.push(finding);
   }
 
+  const decodeFindings = diagnoseDecode(timelines, opts.sharedGpuSlowdown);
   const summary: Partial<Record<StallCause, number>> = {};
-  for (const f of findings) summary[f.cause] = (summary[f.cause] ?? 0) + 1;
+  for (const f of [...findings, ...decodeFindings]) summary[f.cause] = (summary[f.cause] ?? 0) + 1;
   const models = [...new Set(timelines.map((t) => t.model))];
   return {
     options: { thresholdMs: opts.thresholdMs, soloMultiple: opts.soloMultiple, sharedGpuSlowdown: opts.sharedGpuSlowdown },
     examinedRequests: timelines.length,
     findings,
+    decodeFindings,
     summary,
     runnerIncidents: incidents,
     soloReference: models.map((model) => {

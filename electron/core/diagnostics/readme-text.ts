@@ -33,6 +33,7 @@ const FILE_NOTES: Array<[RegExp, string]> = [
   [/^exo\/state\.json$/, 'attach mode: exo\u2019s last /state answers, prompt text redacted'],
   [/^exo\/state-history\.jsonl$/, 'attach mode: every runner and task status change exobar saw (epoch ms)'],
   [/^exo\/poll-errors\.jsonl$/, 'attach mode: failed polls of exo\u2019s API and entries it could not read'],
+  [/^exo\/events\.jsonl$/, 'attach mode: what changed in the cluster: Macs that joined or left, instances placed or deleted and why, runners that failed'],
   [/^exo\/diagnosis\.json$/, 'attach mode: the exo causes (also below)'],
   [/^exo\/logs\//, 'attach mode: the tail of exo\u2019s own log on this Mac, redacted'],
 ];

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoOffer } from '../../../shared/exo-snapshot';
 import type { ExoSnapshotPart, ExobarNode } from '../node-types';
+import type { LostModels } from './cluster-events/lost-models';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
 import { withTraffic } from './exo-traffic-view';
@@ -198,6 +199,16 @@ export class ExoAttachment {
     return true;
   }
 
+  /**
+   * The models exo took away, with the attached address (for Place again) and a poll
+   * round now (the snapshot then says what changed); null when nothing is attached.
+   */
+  lostModels(): { url: string; lost: LostModels; refresh: () => Promise<void> } | null {
+    const monitor = this.monitor;
+    if (!monitor) return null;
+    return { url: monitor.client.url, lost: monitor.lost, refresh: () => monitor.client.tick().catch(() => undefined) };
+  }
+
   /** Stops polling (at shutdown). */
   async stop(): Promise<void> {
     if (this.publishTimer) clearTimeout(this.publishTimer);
@@ -258,6 +269,7 @@ export class ExoAttachment {
     if (!this.monitor) return { exo: null, exoOffer: this.offer, instances: [], warnings: [] };
     const view = withTraffic(this.monitor.view(), {
       traffic: this.serving.traffic,
+      sharing: this.serving.sharing,
       reading: this.monitor.client.reading,
       holdEnabled: this.holdEnabled(),
       stallThresholds: this.options.stallThresholds,

@@ -7,6 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { EXO_EVENTS_IN_SNAPSHOT, type ExoClusterEvent } from '../../../shared/exo-cluster-events';
 import { ClusterEventLog } from './cluster-events/cluster-event-log';
+import { LostModels, modelLostWarnings } from './cluster-events/lost-models';
 import { ExoClient, type ExoClientOptions, type ExoPollError } from './exo-client';
 import { defaultExoLogPath, readExoLogFastSynch } from './exo-log-fast-synch';
 import { ExoTracker, type ExoStatusChange } from './exo-tracker';
@@ -52,6 +53,8 @@ export class ExoMonitor {
   readonly ghosts: ExoGhostTracker;
   /** What changed in the cluster from poll to poll (exo's state does not record it). */
   readonly events = new ClusterEventLog();
+  /** Models exo took away, until served again or dismissed (exo_model_lost). */
+  readonly lost = new LostModels();
   private nodesSeen: unknown = null;
   private nodesAt = -Infinity;
   private readonly warningOptions: ExoWarningOptions;
@@ -102,6 +105,7 @@ export class ExoMonitor {
       ...(connection.connected ? nodeLostWarnings(nodes, instances, this.tracker, now, this.warningOptions) : []),
       ...stuckLoadingWarnings(instances, this.tracker, now, this.warningOptions),
       ...ghostGenerationWarnings(instances, nodes),
+      ...modelLostWarnings(this.lost.list()),
     ];
     return { section, instances, warnings };
   }
@@ -123,7 +127,8 @@ export class ExoMonitor {
         if (reading.nodes !== this.nodesSeen) this.nodesAt = reading.fastAt;
         this.nodesSeen = reading.nodes;
         const { instances, runners, nodes } = reading;
-        this.events.observe({ at: reading.fastAt, attachedNodeId: this.client.connection.nodeId, nodes, instances, runners, nodesAt: this.nodesAt });
+        const published = this.events.observe({ at: reading.fastAt, attachedNodeId: this.client.connection.nodeId, nodes, instances, runners, nodesAt: this.nodesAt });
+        this.lost.observe(instances, runners, published, (model) => `exo:${model}`);
       }
     }
     if (!this.logPath) this.options.onUpdate?.();

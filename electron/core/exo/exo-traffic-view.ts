@@ -10,9 +10,12 @@ import type { ExoReading } from './exo-client';
 import type { ExoView } from './exo-view';
 import type { ExoTraffic } from './proxy/exo-traffic';
 import { exoStallWarnings, type StallThresholds } from './stall/exo-stall-warnings';
+import type { ExoSharing } from '../sharing/exo-sharing';
 
 export interface TrafficViewInput {
   traffic: ExoTraffic;
+  /** The proxied traffic's sharing figures; without it the instances keep their empty ones. */
+  sharing?: ExoSharing;
   reading: ExoReading;
   holdEnabled: boolean;
   stallThresholds?: Partial<StallThresholds>;
@@ -33,10 +36,15 @@ export function withTraffic(view: ExoView, input: TrafficViewInput): Omit<ExoVie
       prefill: measured.prefill,
       ttft: measured.ttft,
       tokensPerSecond: measured.tokensPerSecond,
+      sharing: input.sharing?.snapshot(instance.exo.exoInstanceId) ?? instance.sharing,
       exo: { ...instance.exo, tasks },
     };
   });
   const idOf = new Map(instances.map((i) => [i.exo.exoInstanceId, i.id]));
+  // Neighbours are named by exobar's instance ids, as everywhere else in the snapshot.
+  for (const instance of instances) {
+    instance.sharing = { ...instance.sharing, neighbours: instance.sharing.neighbours.map((n) => ({ ...n, instanceId: idOf.get(n.instanceId) ?? n.instanceId })) };
+  }
   const stalls: Warning[] = exoStallWarnings({ traffic, reading: input.reading, holdEnabled: input.holdEnabled, thresholds: input.stallThresholds })
     .map((w) => ({ ...w, instanceIds: w.instanceIds.map((id) => idOf.get(id)).filter((id): id is string => id !== undefined) }))
     // Without its instances on show (exo unreachable for a while) a stall has nothing to point at.

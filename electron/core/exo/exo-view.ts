@@ -5,6 +5,7 @@
  */
 import { EXO_RUNNER_STATUSES, type ExoInstanceDetail, type ExoSection } from '../../../shared/exo-snapshot';
 import type { InstanceType, PendingCancelSnapshot, PrefillSnapshot, RequestSnapshot, TtftSnapshot } from '../../../shared/snapshot';
+import type { InstanceSharing } from '../../../shared/sharing';
 
 /** One exo instance, with exactly the fields of the snapshot's exo instance variant. */
 export interface ExoInstanceView {
@@ -20,6 +21,8 @@ export interface ExoInstanceView {
   pendingCancels: PendingCancelSnapshot[];
   ttft: TtftSnapshot;
   tokensPerSecond: number | null;
+  /** Decode alone and beside neighbours on its Macs; empty until exobar proxies its traffic. */
+  sharing: InstanceSharing;
   source: 'exo';
   exo: ExoInstanceDetail;
 }
@@ -30,7 +33,8 @@ export type ExoWarningCode =
   | 'exo_node_lost'
   | 'exo_stuck_loading'
   | 'exo_unreachable'
-  | 'exo_cancelled_still_running';
+  | 'exo_cancelled_still_running'
+  | 'exo_model_lost';
 
 /** A warning about the exo cluster, in the snapshot's Warning shape. */
 export interface ExoWarning {
@@ -42,6 +46,8 @@ export interface ExoWarning {
   fix: string;
   /** True when the warning rests on exo's default rather than a value exobar read (fast synch on a Mac exobar cannot see). */
   assumed?: boolean;
+  /** The model a model-level warning is about (exo_model_lost: what Place again places). */
+  model?: string;
 }
 
 export interface ExoView {

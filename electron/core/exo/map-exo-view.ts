@@ -13,6 +13,8 @@ import type { ExoTracker } from './exo-tracker';
 import { SERVING_STATUSES, type ExoInstanceView } from './exo-view';
 import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus, ExoTask } from './parse-exo-state';
 import { NO_DECODE } from '../sharing/decode-timing';
+import { emptySharing } from '../../../shared/sharing';
+import { SHARING_WINDOW_MS } from '../sharing/sharing-stats';
 
 /** Tasks that are a model's queue (tasks.py:24-30; master/main.py:183-244). */
 const QUEUED = new Set(['Pending', 'Running']);
@@ -122,6 +124,7 @@ function mapInstance(instance: ExoInstance, tasks: ExoTask[], cancelTasks: Map<s
     pendingCancels: cancels.map((c, i) => ({ requestId: c.commandId ?? c.taskId, state: cancelStates[i]!, ageMs: c.ageMs })),
     ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
     tokensPerSecond: null,
+    sharing: emptySharing(SHARING_WINDOW_MS, 'proxied'),
     source: 'exo',
     exo: {
       exoInstanceId: instance.instanceId,

@@ -27,6 +27,7 @@ export interface InstanceView {
   tokensPerSecond: number | null;
   counters: LocalInstanceSnapshot['counters'];
   residency: LocalInstanceSnapshot['residency'];
+  sharing: LocalInstanceSnapshot['sharing'];
 }
 
 export function buildInstanceSnapshot(view: InstanceView, now: number): LocalInstanceSnapshot {
@@ -76,6 +77,7 @@ export function buildInstanceSnapshot(view: InstanceView, now: number): LocalIns
     tokensPerSecond: view.tokensPerSecond,
     counters: { ...view.counters },
     residency: view.residency,
+    sharing: view.sharing,
   };
 }
 

@@ -11,6 +11,7 @@ import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../
 import { NodeError, type NodeErrorCode } from '../node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
 import { InstancePhases, phaseOf } from '../sharing/instance-phases';
+import { SharingStats } from '../sharing/sharing-stats';
 import { BusyIntervals } from './request-metrics';
 import { buildInstanceSnapshot } from './instance-snapshot';
 import type { Dispatcher } from './dispatcher';
@@ -64,6 +65,8 @@ export class Instance {
   private readonly busy = new BusyIntervals();
   /** Prefilling, decoding or idle on the GPU, over time: what neighbours' sharing statistics and pacing read. */
   readonly phases = new InstancePhases(performance.now());
+  /** This model's decode alone and beside each neighbour's phase, rolling (the node files the gaps). */
+  readonly sharing = new SharingStats('all');
 
   private readonly queue: NodeRequest[] = [];
   private readonly requests = new Map<string, NodeRequest>();
@@ -249,6 +252,7 @@ export class Instance {
         tokensPerSecond: this.tokenRate.perSecond(now),
         counters: this.counters,
         residency: this.residency.snapshot(now, this.requests.size, this.ready),
+        sharing: this.sharing.snapshot(now),
       },
       now,
     );

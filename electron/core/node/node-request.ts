@@ -8,6 +8,7 @@ import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from '../node-types';
 import { DecodeTiming, type TokenGap } from '../sharing/decode-timing';
+import { RequestSharing } from '../sharing/request-sharing';
 import { ttftParts } from './request-metrics';
 
 type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
@@ -46,6 +47,8 @@ export class NodeRequest {
   readonly arrivedAtEpochMs: number;
   /** Decode tokens/s and inter-token latency over this request's tokens. */
   readonly decode: DecodeTiming;
+  /** Its gaps alone on the GPU and beside each neighbour's phase (filled by the node's gap listener). */
+  readonly sharing = new RequestSharing();
   readonly created = Math.floor(Date.now() / 1000);
   readonly done: Promise<TerminalEvent>;
   private resolveDone!: (event: TerminalEvent) => void;
@@ -147,6 +150,7 @@ export class NodeRequest {
       outcome: this.outcome,
       ttft: this.ttft,
       ...this.decode.stats(),
+      decodeSharing: this.sharing.value(),
       concurrentBusyInstances,
     };
   }

@@ -10,6 +10,7 @@ import { PrefillProgress } from './prefill-progress';
 import { ProgressBar } from './progress-bar';
 import { QueueList } from './queue-list';
 import { StopButton } from './stop-button';
+import { SharingLine } from './sharing-line';
 import { Throughput } from './throughput';
 import { TtftPanel } from './ttft-panel';
 
@@ -184,6 +185,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
         </div>
       )}
       {throughExobar && <TtftPanel instanceId={instance.id} ttft={instance.ttft} />}
+      <SharingLine sharing={instance.sharing} />
       <footer className="row small muted card-footer">
         <Throughput tokensPerSecond={instance.tokensPerSecond} />
         <span className="tabular" data-testid="exo-ended-tasks">

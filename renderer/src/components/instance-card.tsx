@@ -8,6 +8,7 @@ import { PrefillProgress } from './prefill-progress';
 import { QueueList } from './queue-list';
 import { RunnerStatusRow } from './runner-status-row';
 import { StopButton } from './stop-button';
+import { SharingLine } from './sharing-line';
 import { Throughput } from './throughput';
 import { TtftPanel } from './ttft-panel';
 
@@ -58,6 +59,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />
       <PendingCancels cancels={instance.pendingCancels} />
       <TtftPanel instanceId={instance.id} ttft={instance.ttft} />
+      <SharingLine sharing={instance.sharing} />
       <footer className="row small muted card-footer">
         <Throughput tokensPerSecond={instance.tokensPerSecond} />
         <span className="spacer" />

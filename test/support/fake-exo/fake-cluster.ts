@@ -10,7 +10,9 @@
  * - a cancel leaves the task Cancelled and adds a CancelTask that completes a step later;
  * - InstanceDeleted does not touch `runners`: a failed runner outlives its instance;
  * - a node that stops reporting keeps its old lastSeen; after 30 s the master drops it
- *   and deletes every instance that spans it; a restarted node has a new random id.
+ *   and deletes every instance that spans it; a restarted node has a new random id;
+ * - a node whose exo stopped is gone about 12 s later (the two-node capture), and with
+ *   it every instance that used it, their runners (on every Mac) and their tasks.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { modelCard, type Json } from './fixture-data';
@@ -33,6 +35,8 @@ export interface FakeNode {
   ramAvailable: number;
   /** False once the node stopped reporting: its lastSeen stays where it was. */
   alive: boolean;
+  /** Epoch ms when its exo stopped (stopNode), else absent or null. */
+  stoppedAt?: number | null;
   lastSeenAt: number;
   /** Extra model cards this node lists in `downloads` (real exo lists ~123). */
   downloadCards: number;
@@ -77,6 +81,8 @@ export interface FailRunnerOptions {
 }
 
 const MASTER_NODE_TIMEOUT_MS = 30_000;
+/** The two-node capture: studio-b and both instances that used it were gone from studio-a's state about 12 s after its exo stopped. */
+export const STOPPED_NODE_REMOVAL_MS = 12_000;
 const LOADING_STEPS = ['RunnerIdle', 'RunnerConnecting', 'RunnerConnected'] as const;
 const GIB = 1024 ** 3;
 
@@ -258,6 +264,12 @@ export class FakeExoCluster {
     this.event();
   }
 
+  /** exo stops on the node: it stops reporting at once; about 12 s later the master removes it and what used it. */
+  stopNode(name: string): void {
+    this.dropNode(name);
+    this.node(name).stoppedAt = this.now();
+  }
+
   /**
    * exo restarts on the node: a new random node id; the master deletes every instance
    * that spanned it and the node's runners are gone. On the attached node the API's
@@ -322,9 +334,15 @@ export class FakeExoCluster {
 
   private timeoutNodes(now: number): void {
     for (const node of [...this.nodes]) {
-      if (node.alive || now - node.lastSeenAt <= MASTER_NODE_TIMEOUT_MS) continue;
+      if (node.alive) continue;
+      const stopped = node.stoppedAt ?? null;
+      if (stopped !== null ? now - stopped < STOPPED_NODE_REMOVAL_MS : now - node.lastSeenAt <= MASTER_NODE_TIMEOUT_MS) continue;
       for (const instance of [...this.instances.values()]) {
-        if (instance.shards.some((s) => s.nodeId === node.id)) this.deleteInstance(instance.id);
+        if (!instance.shards.some((s) => s.nodeId === node.id)) continue;
+        this.deleteInstance(instance.id);
+        // As the capture shows: the instance's runners, on every Mac, and its tasks leave the state with it.
+        for (const shard of instance.shards) this.runners.delete(shard.runnerId);
+        for (const [id, task] of this.tasks) if (task.body.instanceId === instance.id) this.tasks.delete(id);
       }
       this.nodes.splice(this.nodes.indexOf(node), 1);
     }

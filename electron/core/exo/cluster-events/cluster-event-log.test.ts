@@ -40,7 +40,7 @@ describe('the cluster event log', () => {
     log.observe(reading(0, A, [instance('i1', 'm/one', ['aaaa01'])]));
     own.noteCall('DELETE', '/instance/i1', undefined, 200);
     const [event] = log.observe(reading(500, A, []));
-    expect(event).toMatchObject({ kind: 'instance_deleted', cause: 'exobar', loss: false, text: 'one deleted through exobar (it ran on studio-a)' });
+    expect(event).toMatchObject({ kind: 'instance_deleted', cause: 'exobar', loss: false, summary: 'one deleted through exobar (it ran on studio-a)' });
   });
 
   it('says a placement was through exobar when exobar posted that instance, and not otherwise', () => {
@@ -54,7 +54,7 @@ describe('the cluster event log', () => {
       ['m/one', 'exobar'],
       ['m/three', 'other'],
     ]);
-    expect(events[1]!.text).toBe('three placed on studio-a (not through exobar)');
+    expect(events[1]!.summary).toBe('three placed on studio-a (not through exobar)');
   });
 
   it('holds a deletion whose Mac is still listed until the node sections are read again, then names the Mac that left', () => {
@@ -63,11 +63,12 @@ describe('the cluster event log', () => {
     // Instances are read every 500 ms, nodes every 5 s: the deletion shows first.
     expect(log.observe(reading(500, AB, [], {}, 0))).toEqual([]);
     const events = log.observe(reading(5_000, A, []));
+    // exo deletes instances only after their Mac left its topology: the Mac had left by the time they vanished.
     expect(events.map((e) => [e.kind, e.cause, e.at])).toEqual([
+      ['node_left', null, 500],
       ['instance_deleted', 'node_left', 500],
-      ['node_left', null, 5_000],
     ]);
-    expect(events[0]!.causeNodes).toEqual(['studio-b']);
+    expect(events[1]!.causeNodes).toEqual(['studio-b']);
   });
 
   it('publishes a deletion as not through exobar once the nodes were read after it and no Mac it used left', () => {
@@ -75,7 +76,7 @@ describe('the cluster event log', () => {
     log.observe(reading(0, A, [instance('i1', 'm/one', ['aaaa01'])]));
     expect(log.observe(reading(500, A, [], {}, 0))).toEqual([]);
     const [event] = log.observe(reading(5_000, A, []));
-    expect(event).toMatchObject({ kind: 'instance_deleted', cause: 'other', loss: true, at: 500, text: 'one deleted, not through exobar (it ran on studio-a)' });
+    expect(event).toMatchObject({ kind: 'instance_deleted', cause: 'other', loss: true, at: 500, summary: 'one deleted, not through exobar (it ran on studio-a)' });
     expect(event).not.toHaveProperty('tentative');
   });
 
@@ -94,7 +95,7 @@ describe('the cluster event log', () => {
   it('names a Mac that joined, and the attached node getting a new id as exo restarted', () => {
     const log = new ClusterEventLog({ ownActions: new ExoOwnActions() });
     log.observe(reading(0, A, []));
-    expect(log.observe(reading(5_000, AB, [])).map((e) => e.text)).toEqual(['studio-b joined the cluster']);
+    expect(log.observe(reading(5_000, AB, [])).map((e) => e.summary)).toEqual(['studio-b joined the cluster']);
     const restarted = { ...reading(10_000, { zzzz09: node('studio-a'), bbbb02: node('studio-b') }, []), attachedNodeId: 'zzzz09' };
     expect(log.observe(restarted).map((e) => e.kind)).toEqual(['exo_restarted']);
   });
@@ -104,7 +105,7 @@ describe('the cluster event log', () => {
     const one = instance('i1', 'm/one', ['aaaa01', 'bbbb02']);
     log.observe(reading(0, AB, [one]));
     const failed = log.observe(reading(500, AB, [one], { 'i1-r1': 'RunnerFailed' }));
-    expect(failed.map((e) => [e.kind, e.loss, e.text])).toEqual([['runner_failed', true, 'one: the runner on studio-b (rank 1) failed: Terminated (signal=6)']]);
+    expect(failed.map((e) => [e.kind, e.loss, e.summary])).toEqual([['runner_failed', true, 'one: the runner on studio-b (rank 1) failed: Terminated (signal=6)']]);
     expect(log.observe(reading(1_000, AB, [one], { 'i1-r1': 'RunnerFailed' }))).toEqual([]);
     const again = instance('i2', 'm/one', ['aaaa01']);
     log.observe(reading(5_000, AB, [again], { 'i2-r0': 'RunnerLoading' }));
@@ -113,7 +114,7 @@ describe('the cluster event log', () => {
       ['instance_deleted', 'i1', 'other'],
       ['runner_recovered', 'i2', null],
     ]);
-    expect(events[1]!.text).toBe('one is served again, on studio-a');
+    expect(events[1]!.summary).toBe('one is served again, on studio-a');
   });
 
   it('keeps the newest events within its limit, numbered in order', () => {

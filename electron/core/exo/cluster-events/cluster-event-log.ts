@@ -67,19 +67,29 @@ export class ClusterEventLog {
       byExobar: (kind, instanceId) => this.ownActions.did(kind, instanceId),
       recentlyGone: this.recentlyGone,
     });
-    for (const [id, node] of gone) this.recentlyGone.set(id, node);
-    const ready: ClusterChange[] = [];
+    const waiting = [...this.pending, ...changes.filter((c) => c.tentative)];
+    // exo deletes an instance only once a Mac it used is gone from its topology: a Mac
+    // seen gone after instances it carried vanished had left by then.
+    for (const [id, node] of gone) {
+      const first = Math.min(node.at, ...waiting.filter((w) => w.nodes.some((n) => n.nodeId === id)).map((w) => w.at));
+      if (first < node.at) {
+        for (const change of changes) if (change.at === node.at && change.nodes.some((n) => n.nodeId === node.node.nodeId)) change.at = first;
+        node.at = first;
+      }
+      this.recentlyGone.set(id, node);
+    }
+    const ready: ClusterChange[] = changes.filter((c) => !c.tentative);
     // Deletions waiting for a cause: explained by a Mac that left since, or published once the nodes were read after them.
     const still: ClusterChange[] = [];
-    for (const waiting of [...this.pending, ...changes.filter((c) => c.tentative)]) {
-      const explained = deletionChange(waiting.at, waiting.instanceId!, waiting.model!, waiting.nodes, (id) => this.recentlyGone.get(id), false);
+    for (const w of waiting) {
+      const explained = deletionChange(w.at, w.instanceId!, w.model!, w.nodes, (id) => this.recentlyGone.get(id), false);
       if (!explained.tentative) ready.push(explained);
-      else if (reading.nodesAt > waiting.at || reading.at - waiting.at > this.causeWaitMs) ready.push(strip(explained));
+      else if (reading.nodesAt > w.at || reading.at - w.at > this.causeWaitMs) ready.push(strip(explained));
       else still.push(explained);
     }
     this.pending = still;
-    ready.push(...changes.filter((c) => !c.tentative));
     ready.push(...this.recoveries(reading, changes));
+    // Stable: at equal times a Mac's leaving comes before the deletions it caused.
     ready.sort((a, b) => a.at - b.at);
     const published = ready.map((change) => this.keep(strip(change)));
     return published;
@@ -109,7 +119,7 @@ export class ClusterEventLog {
         cause: null,
         causeNodes: [],
         loss: false,
-        text: `${model.split('/').pop() ?? model} is served again, on ${nodes.map((n) => n.label).join(' and ')}`,
+        summary: `${model.split('/').pop() ?? model} is served again, on ${nodes.map((n) => n.label).join(' and ')}`,
       });
     }
     for (const change of changes) if (change.kind === 'runner_failed' && change.model) this.failedModels.add(change.model);

@@ -99,18 +99,18 @@ export function diffClusterStates(prev: ClusterState, next: ClusterState, ctx: D
   for (const [oldId, newId] of restarts) {
     const node = eventNode(newId, next.nodes.get(newId), labels);
     goneHere.set(oldId, { node: eventNode(oldId, prev.nodes.get(oldId), labels), at, restarted: true });
-    changes.push({ ...base, kind: 'exo_restarted', nodes: [node], loss: false, text: `exo restarted on ${node.label} (a new node id)` });
+    changes.push({ ...base, kind: 'exo_restarted', nodes: [node], loss: false, summary: `exo restarted on ${node.label} (a new node id)` });
   }
   for (const id of gone.filter((g) => !restarts.has(g))) {
     const node = eventNode(id, prev.nodes.get(id), labels);
     goneHere.set(id, { node, at, restarted: false });
     const seen = node.lastSeenAt === null ? '' : ` (last seen ${clockTime(node.lastSeenAt, true)})`;
-    changes.push({ ...base, kind: 'node_left', nodes: [node], loss: true, text: `${node.label} left the cluster${seen}` });
+    changes.push({ ...base, kind: 'node_left', nodes: [node], loss: true, summary: `${node.label} left the cluster${seen}` });
   }
   const pairedNew = new Set(restarts.values());
   for (const id of added.filter((a) => !pairedNew.has(a))) {
     const node = eventNode(id, next.nodes.get(id), labels);
-    changes.push({ ...base, kind: 'node_joined', nodes: [node], loss: false, text: `${node.label} joined the cluster` });
+    changes.push({ ...base, kind: 'node_joined', nodes: [node], loss: false, summary: `${node.label} joined the cluster` });
   }
 
   const nodesOf = (instance: ExoInstance, state: ClusterState) =>
@@ -132,7 +132,7 @@ export function diffClusterStates(prev: ClusterState, next: ClusterState, ctx: D
       cause: mine ? 'exobar' : 'other',
       causeNodes: [],
       loss: false,
-      text: `${modelName(instance.modelId)} placed on ${list(nodes.map((n) => n.label))} ${mine ? 'through exobar' : '(not through exobar)'}`,
+      summary: `${modelName(instance.modelId)} placed on ${list(nodes.map((n) => n.label))} ${mine ? 'through exobar' : '(not through exobar)'}`,
     });
   }
 
@@ -149,7 +149,7 @@ export function diffClusterStates(prev: ClusterState, next: ClusterState, ctx: D
         model: instance.modelId,
         instanceId: id,
         loss: true,
-        text: `${modelName(instance.modelId)}: the runner on ${node?.label ?? 'an unknown Mac'} (rank ${shard.rank ?? '?'}) failed: ${now.errorMessage ?? 'exo gave no message'}`,
+        summary: `${modelName(instance.modelId)}: the runner on ${node?.label ?? 'an unknown Mac'} (rank ${shard.rank ?? '?'}) failed: ${now.errorMessage ?? 'exo gave no message'}`,
       });
     }
   }
@@ -174,15 +174,15 @@ export function deletionChange(
   const causes = nodes.map((n) => goneOf(n.nodeId)).filter((g): g is GoneNode => g !== undefined);
   const left = causes.filter((c) => !c.restarted);
   const change = { at, kind: 'instance_deleted' as const, nodes, model, instanceId };
-  if (byExobar) return { ...change, cause: 'exobar', causeNodes: [], loss: false, text: `${name} deleted through exobar${where}` };
+  if (byExobar) return { ...change, cause: 'exobar', causeNodes: [], loss: false, summary: `${name} deleted through exobar${where}` };
   if (left.length > 0) {
     const when = list(left.map((c) => `${c.node.label} left at ${clockTime(c.at)}`));
-    return { ...change, cause: 'node_left', causeNodes: left.map((c) => c.node.label), loss: true, text: `${name} deleted by exo after ${when}${where}` };
+    return { ...change, cause: 'node_left', causeNodes: left.map((c) => c.node.label), loss: true, summary: `${name} deleted by exo after ${when}${where}` };
   }
   if (causes.length > 0) {
     const on = list(causes.map((c) => c.node.label));
-    const text = `${name} deleted by exo after exo restarted on ${on} at ${clockTime(causes[0]!.at)}${where}`;
-    return { ...change, cause: 'exo_restarted', causeNodes: causes.map((c) => c.node.label), loss: true, text };
+    const summary = `${name} deleted by exo after exo restarted on ${on} at ${clockTime(causes[0]!.at)}${where}`;
+    return { ...change, cause: 'exo_restarted', causeNodes: causes.map((c) => c.node.label), loss: true, summary };
   }
-  return { ...change, cause: 'other', causeNodes: [], loss: true, text: `${name} deleted, not through exobar${where}`, tentative: true };
+  return { ...change, cause: 'other', causeNodes: [], loss: true, summary: `${name} deleted, not through exobar${where}`, tentative: true };
 }

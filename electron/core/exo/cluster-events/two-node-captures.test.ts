@@ -56,15 +56,22 @@ describe('the two-node ring captures', () => {
     const left = events[0]!;
     expect(left.nodes).toEqual([{ nodeId: RING_IDS.studioB, name: 'studio-b', label: 'studio-b', lastSeenAt: Date.parse('2026-12-01T15:24:29.402Z') }]);
     expect(left).toMatchObject({ loss: true, at: AFTER_AT });
-    expect(left.text).toBe(`studio-b left the cluster (last seen ${clockTime(left.nodes[0]!.lastSeenAt!, true)})`);
+    expect(left.summary).toBe(`studio-b left the cluster (last seen ${clockTime(left.nodes[0]!.lastSeenAt!, true)})`);
     const [ring, second] = [events[1]!, events[2]!];
     expect(ring.nodes.map((n) => n.label)).toEqual(['studio-a', 'studio-b']);
     expect(ring).toMatchObject({ causeNodes: ['studio-b'], loss: true });
-    expect(ring.text).toBe(`tiny-llama deleted by exo after studio-b left at ${clockTime(AFTER_AT)} (it ran on studio-a and studio-b)`);
+    expect(ring.summary).toBe(`tiny-llama deleted by exo after studio-b left at ${clockTime(AFTER_AT)} (it ran on studio-a and studio-b)`);
     expect(second.nodes.map((n) => n.label)).toEqual(['studio-b']);
     expect(events.map((e) => e.id)).toEqual(['e1', 'e2', 'e3']);
     expect(() => ExoSectionSchema.parse(view.section)).not.toThrow();
     expect(m.bundleMaterial().events).toEqual(events);
+    const lost = view.warnings.filter((w) => w.code === 'exo_model_lost');
+    expect(lost.map((w) => [w.model, w.title])).toEqual([
+      ['exobar/tiny-llama', `tiny-llama was lost: studio-b left at ${clockTime(AFTER_AT)}`],
+      ['exobar/tiny-llama-b', `tiny-llama-b was lost: studio-b left at ${clockTime(AFTER_AT)}`],
+    ]);
+    expect(lost[0]!.risk).toContain('ran on studio-a and studio-b');
+    expect(lost[1]!.risk).toContain('ran on studio-b,');
   });
 
   it('read as captured (two runs), studio-a\'s new id reads as exo restarted there, and the ring as deleted by exo after studio-b left', async () => {

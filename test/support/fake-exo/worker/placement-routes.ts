@@ -73,17 +73,26 @@ export function fakePlacementRoutes(cluster: FakeExoCluster, options: { loadStep
     const sharding = query.get('sharding') === 'Tensor' ? 'Tensor' : 'Pipeline';
     if (meta === 'MlxJaccl') return sendJson(res, 400, exoError(400, 'Bad Request', 'Requested RDMA (MlxJaccl) but no RDMA-connected cycles available'));
     const card = modelCard(model);
-    const fits = cluster.nodes.filter((n) => n.alive && n.ramAvailable >= sizeOf(card)).sort((a, b) => b.ramAvailable - a.ramAvailable);
-    const node = fits[0];
-    if (!node) return sendJson(res, 400, exoError(400, 'Bad Request', 'No cycles found with sufficient memory'));
+    // min_nodes: a cycle of at least that many Macs, each holding its share of the layers.
+    const minNodes = Math.max(1, Math.floor(Number(query.get('min_nodes') ?? '1')) || 1);
+    const share = sizeOf(card) / minNodes;
+    const fits = cluster.nodes.filter((n) => n.alive && n.ramAvailable >= share).sort((a, b) => b.ramAvailable - a.ramAvailable);
+    if (fits.length < minNodes) return sendJson(res, 400, exoError(400, 'Bad Request', 'No cycles found with sufficient memory'));
     const nLayers = Number(card.nLayers);
+    const per = Math.ceil(nLayers / minNodes);
     const instance: FakeInstance = {
       id: randomUUID(),
       kind: 'MlxRingInstance',
       modelId: model,
       card,
       sharding,
-      shards: [{ runnerId: randomUUID(), nodeId: node.id, rank: 0, startLayer: 0, endLayer: nLayers }],
+      shards: fits.slice(0, minNodes).map((node, rank) => ({
+        runnerId: randomUUID(),
+        nodeId: node.id,
+        rank,
+        startLayer: Math.min(rank * per, nLayers),
+        endLayer: Math.min((rank + 1) * per, nLayers),
+      })),
       port: 49_153 + Math.floor(Math.random() * 16_000),
     };
     sendJson(res, 200, cluster.instanceJson(instance));
