@@ -48,6 +48,8 @@ export const ExoRunnerSnapshotSchema = z.object({
   nodeId: z.string(),
   /** The node's friendly name (stable across exo restarts, unlike its id); null if exo has not said. */
   nodeName: z.string().nullable(),
+  /** How the views name the Mac: its name, with a short node id when two Macs share the name, or "node <id>" without a name. */
+  nodeLabel: z.string(),
   /** deviceRank of the runner's shard; null when the shard could not be read. */
   rank: z.number().int().nullable(),
   /** exo's status tag as sent ("RunnerReady"); "missing" when the runner is not in /state/runners. */
@@ -106,6 +108,8 @@ export type ExoFastSynch = z.infer<typeof ExoFastSynchSchema>;
 export const ExoNodeSnapshotSchema = z.object({
   nodeId: z.string(),
   name: z.string().nullable(),
+  /** How the views name it: the name, with a short node id when two Macs share the name ("studio (57ebbb)"). */
+  label: z.string(),
   /** e.g. "Apple M3 Ultra". */
   chip: z.string().nullable(),
   /** e.g. "Mac Studio". */

@@ -16,7 +16,7 @@ function NodeRow({ node }: { node: ExoNodeSnapshot }) {
     <li className="exo-node small" data-testid="exo-node" data-node={node.name ?? node.nodeId}>
       <div className="row">
         <strong className="nowrap" title={`exo node id ${node.nodeId}`}>
-          {node.name ?? `node ${node.nodeId.slice(0, 8)}`}
+          {node.label}
         </strong>
         {node.isAttachedNode && <span className="badge info">attached</span>}
         <span className="spacer" />
