@@ -209,6 +209,18 @@ export const InstanceCountersSchema = z.object({
   rejected: z.number(),
 });
 
+/**
+ * The sharing policy is pacing this instance's prefill now (docs/sharing-policy.md):
+ * since when, beside which streaming neighbours (model names), and how.
+ */
+export const PacingSnapshotSchema = z.object({
+  since: epochMs,
+  neighbours: z.array(z.string()),
+  chunkTokens: z.number().int().positive().nullable(),
+  pauseMs: z.number().int().nonnegative(),
+});
+export type PacingSnapshot = z.infer<typeof PacingSnapshotSchema>;
+
 /** An instance whose runner this node supervises. */
 export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
   source: z.literal('local'),
@@ -220,6 +232,8 @@ export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
   counters: InstanceCountersSchema,
   /** Pinned or not, its idle time to live and when it unloads (shared/residency.ts). */
   residency: ResidencySchema,
+  /** Set while its prefill is paced for a streaming neighbour; null otherwise (absent from a node that does not pace). */
+  pacing: PacingSnapshotSchema.nullable().optional(),
 });
 export type LocalInstanceSnapshot = z.infer<typeof LocalInstanceSnapshotSchema>;
 
