@@ -11,6 +11,7 @@ import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
 import { packageVersion } from './core/package-root';
 import { diagnosticsCommand } from './diagnostics-command';
+import { checkCommand } from './check-command';
 import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
 import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-process';
 import { startCore, type RunningCore } from './core/start-core';
@@ -214,7 +215,7 @@ export const serveCommand: CliCommand = {
  * Every subcommand, in the order `exobar --help` lists them. To add one, export a
  * {@link CliCommand} from its own module and list it here.
  */
-export const COMMANDS: CliCommand[] = [serveCommand, diagnosticsCommand];
+export const COMMANDS: CliCommand[] = [serveCommand, diagnosticsCommand, checkCommand];
 
 export function mainUsage(commands: readonly CliCommand[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length));
