@@ -15,7 +15,7 @@ import { diagnosticBundleFileName, writeDiagnosticBundle } from './core/diagnost
 import { fetchDiagnosticBundle, ServerUnreachableError } from './core/diagnostics/remote-export';
 import { TOKEN_FILE_NAME } from './core/auth-token';
 import { readServerRecord, SERVER_RECORD_FILE_NAME } from './core/server-record';
-import type { CliCommand } from './cli';
+import { flagValue, parseFlags, type CliCommand } from './cli-command';
 
 const USAGE = `usage: exobar diagnostics [--out FILE] [--data-dir D] [--url URL] [--offline] [--threshold-ms N]
 
@@ -97,9 +97,6 @@ export const diagnosticsCommand: CliCommand = {
   summary: 'write a diagnostic bundle (zip) for a bug report, nothing private in it',
   usage: USAGE,
   async run(argv, io) {
-    // Imported here, not at the top: cli.ts lists this command, and a static import back
-    // would make the two modules' evaluation order matter.
-    const { flagValue, parseFlags } = await import('./cli');
     const flags = parseFlags(argv, {
       out: { type: 'string' },
       'data-dir': { type: 'string' },

@@ -5,10 +5,10 @@
 import { z } from 'zod';
 import type { FitCheck } from './fit-check';
 import type { InstanceLifecycle } from './instance-state';
+import { FastSynchOverrideSchema, InstanceTypeSchema } from './instance-vocabulary';
 import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 
-export const InstanceTypeSchema = z.enum(['ring', 'jaccl']);
-export const FastSynchOverrideSchema = z.enum(['auto', 'on', 'off']);
+export { FastSynchOverrideSchema, InstanceTypeSchema };
 
 /** POST /api/instances */
 export const CreateInstanceRequestSchema = z.strictObject({

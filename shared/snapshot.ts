@@ -15,7 +15,7 @@
  * views expect, while a missing or malformed known field is an error the page shows.
  */
 import { z } from 'zod';
-import { FastSynchOverrideSchema, InstanceTypeSchema } from './api';
+import { FastSynchOverrideSchema, InstanceTypeSchema } from './instance-vocabulary';
 import { ExoProcessStateSchema } from './exo-process';
 import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
 import { RunnerStatusSchema } from './runner-protocol';

@@ -46,39 +46,8 @@ export type RequestEvent =
   | { type: 'cancelled'; usage: Usage }
   | { type: 'failed'; error: NodeError };
 
-export type NodeErrorCode =
-  | 'model_not_found'
-  | 'instance_not_found'
-  | 'queue_full'
-  | 'runner_failed'
-  | 'runner_crashed'
-  | 'runner_stuck'
-  | 'instance_deleted'
-  | 'node_shutdown'
-  | 'invalid_request'
-  | 'fast_synch_shared_gpu'
-  | 'fast_synch_mismatch'
-  | 'launch_failed'
-  | 'model_already_running'
-  | 'requests_in_flight'
-  /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
-  | 'not_retryable'
-  /** The fit check refused a launch: the models need more memory than is free (`acknowledgeMemory: true` launches anyway). */
-  | 'insufficient_memory';
-
-/** An error the node answers with; `status` is the HTTP status the API maps it to. */
-export class NodeError extends Error {
-  constructor(
-    readonly code: NodeErrorCode,
-    message: string,
-    readonly status: number,
-    /** Extra fields of the API's error object a client can act on (e.g. the fit check's figures). */
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'NodeError';
-  }
-}
+export { NodeError, type NodeErrorCode } from './node/node-error';
+import { NodeError, type NodeErrorCode } from './node/node-error';
 
 export interface RequestHandle {
   /** The completion id ("chatcmpl-..."), also the id for `/v1/cancel/{id}`. */

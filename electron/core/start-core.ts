@@ -26,6 +26,8 @@ import { metricsRoutes } from './metrics/metrics-route';
 import { createNode } from './node';
 import { RequestFeed } from './request-log/request-feed';
 import { RequestLog } from './request-log/request-log';
+import { History } from './history/history';
+import { historyRoutes } from './history/history-routes';
 import { requestLogRoutes } from './request-log/request-log-routes';
 import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
@@ -171,6 +173,23 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const requestLog = new RequestLog({ dataDir });
   if (requestLog.status().problem) logger.warn({ component: 'request-log' }, requestLog.status().problem!);
   requestFeed.onRecord((record) => requestLog.record(record));
+  // Per model and minute, 30 days: from the same records, the restarts and the snapshot's queues.
+  const history = new History({ dataDir });
+  if (history.status().problem) logger.warn({ component: 'history' }, history.status().problem!);
+  requestFeed.onRecord((record) => history.observe(record));
+  const stopHistoryEvents = node.eventLog.subscribe((event) => {
+    if (event.kind !== 'runner_restart_scheduled') return;
+    const model = node.snapshot().instances.find((i) => i.id === event.instanceId)?.model;
+    if (model) history.restart(model);
+  });
+  const stopQueueSamples = node.onSnapshot((snapshot) => {
+    const waiting = new Map<string, number>();
+    for (const i of snapshot.instances) {
+      const n = i.queue.requests.filter((r) => r.phase === 'queued' || r.phase === 'awaiting_ack').length;
+      waiting.set(i.model, (waiting.get(i.model) ?? 0) + n);
+    }
+    for (const [model, n] of waiting) history.queue(model, n);
+  }, 1_000);
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
@@ -189,13 +208,14 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
-    ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess }),
+    ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
     // Place again or dismiss a model exo took away (exo_model_lost).
     ...lostModelRoutes(exo),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
     ...requestLogRoutes(requestLog),
+    ...historyRoutes(history),
     ...metricsRoutes({
       metrics,
       token,
@@ -263,6 +283,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       stopMetricsEvents();
       requestFeed.close();
       requestLog.close();
+      stopHistoryEvents();
+      stopQueueSamples();
+      history.close();
     })();
     return stopping;
   };

@@ -3,7 +3,7 @@
  * serving fake exo, traffic from the official OpenAI client to a local sim model and
  * to an exo model, with done and cancelled outcomes; `/api/requests` and its CSV (read
  * with a CSV parser); the log across a clean restart and across a SIGKILL under
- * traffic, on the same data directory.
+ * traffic, on the same data directory; the history of both models after the restart.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HistoryAnswerSchema } from '../../shared/history';
 import { REQUEST_RECORD_COLUMNS, RequestListSchema, type RequestList } from '../../shared/request-record';
 import { startServe, type ServeProcess } from '../e2e/serve-process';
 import { eventually } from '../support/api-harness';
@@ -137,6 +138,13 @@ describe('request log', () => {
     await serve.stop();
     await start();
     expect((await list()).requests.map((r) => r.id)).toEqual(before);
+    // The history kept the same requests, per model and minute.
+    const history = HistoryAnswerSchema.parse(await (await get('/api/history?range=1h')).json());
+    const sum = (model: string) => history.models.find((m) => m.model === model)?.points.reduce((n, p) => n + p.requests, 0);
+    expect(sum(LOCAL)).toBe(3);
+    expect(sum(LLAMA_1B)).toBe(3);
+    expect(history.models.find((m) => m.model === LOCAL)!.points.some((p) => p.ttftP50Ms! > 0)).toBe(true);
+    expect((await get('/api/history?range=2d')).status).toBe(400);
 
     // Traffic that does not stop: exobar is killed in the middle of it.
     const client = openai();

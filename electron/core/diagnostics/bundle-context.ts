@@ -56,6 +56,8 @@ export interface DiagnosticContext {
   diagnosis?: Partial<Omit<DiagnosisOptions, 'now'>>;
   /** Attach mode: the attached exo's last state, status history, poll errors and log folder (the bundle's exo/ folder); absent or null when none is attached. */
   exo?: () => ExoBundleSource | null;
+  /** The history's aggregates (electron/core/history/): `history.json`; absent: no such file. */
+  history?: () => unknown;
   /** Overrides the machine's identity for redaction (tests). */
   identity?: Partial<Identity>;
   /** Overrides system information (tests, benchmarks). */

@@ -200,6 +200,9 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
   if (csv.omittedRows > 0) truncated.push({ name: 'timeline.csv', omitted: `${csv.omittedRows} older requests` });
 
   files.push({ name: 'policy.json', data: json(r.value(buildPolicyReport(snapshot, events))) });
+  // Per model and minute (hours past a day), 30 days: counts and percentiles, no request content.
+  const history = ctx.history?.();
+  if (history) files.push({ name: 'history.json', data: json(r.value(history)) });
   files.push({ name: 'system.json', data: json(r.value(await systemInfo)) });
   files.push({
     name: 'settings.json',

@@ -25,6 +25,8 @@ export interface DiagnosticsRoutesOptions {
   exo?: DiagnosticContext['exo'];
   /** This Mac's exo as exobar runs it (its log tails go in the bundle). */
   exoProcess?: DiagnosticContext['exoProcess'];
+  /** The history's aggregates for `history.json`. */
+  history?: DiagnosticContext['history'];
 }
 
 const QuerySchema = z.strictObject({
@@ -47,6 +49,7 @@ function context(ctx: RouteContext, options: DiagnosticsRoutesOptions): Diagnost
     version: ctx.node.snapshot().version,
     secrets: options.secrets,
     exo: options.exo,
+    history: options.history,
     diagnosis: parsed.data.threshold_ms !== undefined ? { thresholdMs: parsed.data.threshold_ms } : undefined,
   };
 }

@@ -7,9 +7,9 @@
 import type { RunnerStatus } from '../../../shared/runner-protocol';
 import type { InstanceType, RequestPhase, RunnerState, WarningCode } from '../../../shared/snapshot';
 import type { DownCause } from '../supervisor/runner-supervisor';
-import type { PacingReleaseReason } from '../pacing/pacing-controller';
+import type { PacingReleaseReason } from '../pacing/pacing-release';
 import type { WatchdogPhase } from '../supervisor/watchdog';
-import type { NodeErrorCode } from '../node-types';
+import type { NodeErrorCode } from './node-error';
 import type { LeftoverOutcome } from '../process/leftover-runners';
 
 interface At {

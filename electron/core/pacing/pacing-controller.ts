@@ -16,8 +16,8 @@ import { addedFraction, DEFAULT_PACING_TUNING, fullSpeedPrefillMs, pacedPacing, 
 
 export type { SharingPolicy };
 
-/** Why a paced prefill went back to full speed. */
-export type PacingReleaseReason = 'neighbour_stopped' | 'prefill_done' | 'ceiling' | 'policy_off' | 'runner_gone';
+export type { PacingReleaseReason } from './pacing-release';
+import type { PacingReleaseReason } from './pacing-release';
 
 /** What the controller needs of one local instance (Instance provides it). */
 export interface PacedRunner {
