@@ -11,7 +11,7 @@ import { FAST_SYNCH_RISK } from './core/checks/throughput-experiment';
 import { resolveDataDir } from './core/data-dir';
 import { startCore } from './core/start-core';
 import { createTerminalLogger } from './core/terminal-log';
-import { flagValue, parseFlags, UsageError, type CliCommand } from './cli';
+import { flagValue, parseFlags, UsageError, type CliCommand } from './cli-command';
 
 const USAGE = `usage: exobar check sharing [--models A,B] [--prompt-tokens N] [--streams K] [--seconds S]
                             [--fast-synch-compare] [--baseline] [--json] [--data-dir D]
