@@ -8,6 +8,7 @@ import type { History } from '../../../electron/core/history/history';
 import type { HistoryRange } from '../../../shared/history';
 import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { FakeNode } from '../fake-node';
+import { CheckManager } from '../../../electron/core/checks/check-manager';
 
 /** The one fake node (test/support/fake-node.ts) as a started core has it: its API URL set, `models` and `deleteInstance` spied. */
 function coreFakeNode(url: string): FakeNode {
@@ -97,6 +98,7 @@ export function fakeStartCore() {
         query: vi.fn(() => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
       } as unknown as RequestLog,
       history: { query: vi.fn((range: HistoryRange) => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })) } as unknown as History,
+      checks: new CheckManager({ node, dataDir: options.dataDir }),
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;
