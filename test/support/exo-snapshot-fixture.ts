@@ -15,6 +15,7 @@ function exoNode(nodeId: string, name: string, attached: boolean): ExoNodeSnapsh
   return {
     nodeId,
     name,
+    label: name,
     chip: 'Apple M3 Ultra',
     model: 'Mac Studio',
     memoryTotalBytes: 512 * 1024 ** 3,
@@ -23,6 +24,7 @@ function exoNode(nodeId: string, name: string, attached: boolean): ExoNodeSnapsh
     lastSeenAt: T0,
     isAttachedNode: attached,
     fastSynch: attached ? { enabled: false, source: 'exobar' } : { enabled: true, source: 'assumed' },
+    downloads: [],
   };
 }
 
@@ -71,6 +73,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
           runnerId: 'runner-a',
           nodeId: '12D3KooWA',
           nodeName: 'studio-a',
+          nodeLabel: 'studio-a',
           rank: 0,
           status: 'RunnerReady',
           known: true,
@@ -84,6 +87,7 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
           runnerId: 'runner-b',
           nodeId: '12D3KooWB',
           nodeName: 'studio-b',
+          nodeLabel: 'studio-b',
           rank: 1,
           status: 'RunnerFailed',
           known: true,

@@ -10,7 +10,8 @@ import { LOADING_STATUSES, type ExoInstanceView, type ExoWarning, type ExoWarnin
 /** Runner statuses that hold the GPU (a failed or shutting-down runner no longer does). */
 const GONE = new Set(['RunnerFailed', 'RunnerShuttingDown', 'RunnerShutdown', 'missing']);
 
-const nameOf = (node: Pick<ExoNodeSnapshot, 'name' | 'nodeId'> | undefined, nodeId: string) => node?.name ?? `node ${nodeId.slice(0, 8)}`;
+// The label adds a short node id when two Macs share a name.
+const nameOf = (node: Pick<ExoNodeSnapshot, 'label'> | undefined, nodeId: string) => node?.label ?? `node ${nodeId.slice(0, 8)}`;
 
 /** two_ring_fast_synch, per Mac: two or more ring instances with runners on it and fast synch on (or assumed on). */
 export function ringFastSynchWarnings(instances: ExoInstanceView[], nodes: ExoNodeSnapshot[]): ExoWarning[] {
@@ -55,11 +56,11 @@ export function runnerFailedWarnings(instances: ExoInstanceView[]): ExoWarning[]
   for (const instance of instances) {
     const failed = instance.exo.runners.filter((r) => r.status === 'RunnerFailed');
     if (failed.length === 0) continue;
-    const where = failed.map((r) => r.nodeName ?? r.nodeId.slice(0, 8)).join(', ');
+    const where = failed.map((r) => r.nodeLabel).join(', ');
     const said = failed
       .map((r) => {
         const diagnostics = r.diagnostics.map((d) => `${d.kind}${d.message ? `: ${d.message}` : ''}`).join('; ');
-        return `${r.nodeName ?? r.nodeId.slice(0, 8)} rank ${r.rank ?? '?'}: ${r.errorMessage ?? 'no message'}${diagnostics ? ` (${diagnostics})` : ''}`;
+        return `${r.nodeLabel} rank ${r.rank ?? '?'}: ${r.errorMessage ?? 'no message'}${diagnostics ? ` (${diagnostics})` : ''}`;
       })
       .join(' | ');
     const metal = failed.some((r) => r.diagnostics.some((d) => d.kind === 'RunnerMetalGpuTimeout'));
@@ -117,7 +118,7 @@ export function stuckLoadingWarnings(instances: ExoInstanceView[], tracker: ExoT
     if (since === null || now - since <= options.stuckLoadingMs) continue;
     const loading = instance.exo.runners.filter((r) => LOADING_STATUSES.has(r.status));
     const detail = loading
-      .map((r) => `${r.nodeName ?? r.nodeId.slice(0, 8)} ${r.status}${r.layersLoaded !== null ? ` ${r.layersLoaded}/${r.totalLayers ?? '?'} layers` : ''}`)
+      .map((r) => `${r.nodeLabel} ${r.status}${r.layersLoaded !== null ? ` ${r.layersLoaded}/${r.totalLayers ?? '?'} layers` : ''}`)
       .join(', ');
     warnings.push({
       code: 'exo_stuck_loading',

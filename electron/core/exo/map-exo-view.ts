@@ -9,6 +9,7 @@ import type { ExoClusterEvent } from '../../../shared/exo-cluster-events';
 import type { ExoFastSynch, ExoNodeSnapshot, ExoPendingCancel, ExoRunnerSnapshot, ExoSection, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
 import type { PendingCancelSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import type { ExoConnectionState, ExoReading } from './exo-client';
+import { labelOf, nodeLabels } from './cluster-events/node-labels';
 import type { ExoTracker } from './exo-tracker';
 import { SERVING_STATUSES, type ExoInstanceView } from './exo-view';
 import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus, ExoTask } from './parse-exo-state';
@@ -36,11 +37,13 @@ function fastSynchOf(isAttached: boolean, ctx: MapContext): ExoFastSynch {
 
 /** The cluster's Macs, attached node first, then by name. */
 export function mapNodes(ctx: MapContext): ExoNodeSnapshot[] {
+  const labels = nodeLabels(ctx.reading.nodes ?? []);
   const nodes = [...(ctx.reading.nodes ?? new Map<string, ExoNodeFacts>())].map(([nodeId, facts]) => {
     const isAttachedNode = nodeId === ctx.connection.nodeId;
     return {
       nodeId,
       name: facts.name,
+      label: labelOf(labels, nodeId),
       chip: facts.chip,
       model: facts.model,
       memoryTotalBytes: facts.memoryTotalBytes,
@@ -49,17 +52,20 @@ export function mapNodes(ctx: MapContext): ExoNodeSnapshot[] {
       lastSeenAt: facts.lastSeenAt,
       isAttachedNode,
       fastSynch: fastSynchOf(isAttachedNode, ctx),
+      // Filled in by the monitor, which follows the bytes over time (downloads/exo-download-progress.ts).
+      downloads: [],
     };
   });
-  return nodes.sort((a, b) => Number(b.isAttachedNode) - Number(a.isAttachedNode) || (a.name ?? a.nodeId).localeCompare(b.name ?? b.nodeId));
+  return nodes.sort((a, b) => Number(b.isAttachedNode) - Number(a.isAttachedNode) || a.label.localeCompare(b.label));
 }
 
-function runnerRow(shard: ExoInstance['shards'][number], status: ExoRunnerStatus | undefined, ctx: MapContext): ExoRunnerSnapshot {
+function runnerRow(shard: ExoInstance['shards'][number], status: ExoRunnerStatus | undefined, ctx: MapContext, labels: Map<string, string>): ExoRunnerSnapshot {
   const nodeName = shard.nodeId ? (ctx.reading.nodes?.get(shard.nodeId)?.name ?? null) : null;
   return {
     runnerId: shard.runnerId,
     nodeId: shard.nodeId ?? 'unknown',
     nodeName,
+    nodeLabel: shard.nodeId ? labelOf(labels, shard.nodeId) : 'an unknown Mac',
     rank: shard.rank,
     // "missing": the instance names the runner but exo's runners map has no status for it.
     status: status?.tag ?? 'missing',
@@ -76,8 +82,8 @@ function age(ctx: MapContext, since: number | null): number {
   return Math.max(0, ctx.now - (since ?? ctx.now));
 }
 
-function mapInstance(instance: ExoInstance, tasks: ExoTask[], cancelTasks: Map<string, ExoTask[]>, ctx: MapContext): ExoInstanceView {
-  const runners = instance.shards.map((shard) => runnerRow(shard, ctx.reading.runners?.get(shard.runnerId), ctx));
+function mapInstance(instance: ExoInstance, tasks: ExoTask[], cancelTasks: Map<string, ExoTask[]>, ctx: MapContext, labels: Map<string, string>): ExoInstanceView {
+  const runners = instance.shards.map((shard) => runnerRow(shard, ctx.reading.runners?.get(shard.runnerId), ctx, labels));
   const ready = runners.length > 0 && runners.every((r) => SERVING_STATUSES.has(r.status));
   const mine = tasks.filter((t) => t.instanceId === instance.instanceId);
   const byAge = (a: ExoTask, b: ExoTask) => (ctx.tracker.taskFirstSeen(a.taskId) ?? 0) - (ctx.tracker.taskFirstSeen(b.taskId) ?? 0);
@@ -150,8 +156,9 @@ export function mapInstances(ctx: MapContext): ExoInstanceView[] {
     if (t.kind !== 'CancelTask' || !t.cancelledTaskId) continue;
     cancelTasks.set(t.cancelledTaskId, [...(cancelTasks.get(t.cancelledTaskId) ?? []), t]);
   }
+  const labels = nodeLabels(ctx.reading.nodes ?? []);
   const generation = tasks.filter((t) => t.kind === 'TextGeneration');
-  return [...(ctx.reading.instances?.values() ?? [])].map((i) => mapInstance(i, generation, cancelTasks, ctx)).sort((a, b) => a.id.localeCompare(b.id));
+  return [...(ctx.reading.instances?.values() ?? [])].map((i) => mapInstance(i, generation, cancelTasks, ctx, labels)).sort((a, b) => a.id.localeCompare(b.id));
 }
 
 /** The snapshot's top-level `exo` section (`events`: the cluster's latest events). */

@@ -25,7 +25,7 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
       <div className="row">
         <span className={`dot tone-${exoRunnerTone(runner)}`} aria-hidden="true" />
         <strong className="nowrap" title={`exo node id ${runner.nodeId}`}>
-          {runner.nodeName ?? `node ${runner.nodeId.slice(0, 8)}`}
+          {runner.nodeLabel}
         </strong>
         <span className="muted small nowrap">rank {runner.rank ?? '?'}</span>
         <span className="status-name ellipsis" data-testid="exo-runner-status" title={`exo: ${runner.status} · runner ${runner.runnerId}`}>
@@ -36,7 +36,7 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
           <LiveAge ageMs={Math.max(0, at - runner.statusSince)} />
         </span>
       </div>
-      {loading && <ProgressBar value={runner.layersLoaded!} max={runner.totalLayers!} label={`Loading ${modelName} on ${runner.nodeName ?? runner.nodeId}`} />}
+      {loading && <ProgressBar value={runner.layersLoaded!} max={runner.totalLayers!} label={`Loading ${modelName} on ${runner.nodeLabel}`} />}
       {runner.diagnostics.length > 0 && (
         <ul className="exo-diagnostics small" aria-label="exo diagnostics">
           {runner.diagnostics.map((d, i) => (
@@ -57,7 +57,7 @@ function RunnerRow({ runner, modelName, at }: { runner: ExoRunnerSnapshot; model
  * request waits, until the runner is ready again.
  */
 function GhostGeneration({ ghost, nodeNames }: { ghost: NonNullable<ExoInstanceDetail['ghostGeneration']>; nodeNames: ExoRunnerSnapshot[] }) {
-  const macs = ghost.nodeIds.map((id) => nodeNames.find((r) => r.nodeId === id)?.nodeName ?? `node ${id.slice(0, 8)}`).join(', ');
+  const macs = ghost.nodeIds.map((id) => nodeNames.find((r) => r.nodeId === id)?.nodeLabel ?? `node ${id.slice(0, 8)}`).join(', ');
   return (
     <div
       className="row exo-ghost"

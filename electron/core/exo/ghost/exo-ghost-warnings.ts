@@ -23,7 +23,7 @@ export function ghostGenerationWarnings(instances: ExoInstanceView[], nodes: Exo
   for (const instance of instances) {
     const ghost = instance.exo.ghostGeneration;
     if (!ghost) continue;
-    const macs = ghost.nodeIds.map((id) => nodes.find((n) => n.nodeId === id)?.name ?? `node ${id.slice(0, 8)}`).join(', ');
+    const macs = ghost.nodeIds.map((id) => nodes.find((n) => n.nodeId === id)?.label ?? `node ${id.slice(0, 8)}`).join(', ');
     const seconds = Math.round(ghost.ageMs / 1000);
     const others = instances.filter((i) => i !== instance && i.exo.runners.some((r) => ghost.nodeIds.includes(r.nodeId))).map((i) => i.modelName);
     warnings.push({

@@ -11,6 +11,7 @@
  *
  * Instance ids in the warnings are exo's instance ids.
  */
+import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import type { Warning } from '../../../../shared/snapshot';
 import type { ExoReading } from '../exo-client';
 import type { ExoInstance } from '../parse-exo-state';
@@ -41,7 +42,8 @@ export interface StallInput {
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function nodeName(reading: ExoReading, nodeId: string): string {
-  return reading.nodes?.get(nodeId)?.name ?? nodeId.slice(0, 8);
+  // With a short node id when two Macs share the name.
+  return labelOf(nodeLabels(reading.nodes ?? []), nodeId);
 }
 
 function runnersReady(reading: ExoReading, instance: ExoInstance): boolean {
