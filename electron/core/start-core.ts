@@ -3,6 +3,7 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
+import { logRoutes } from './logs/log-routes';
 import type { FitChecker } from './fit/fit-gate';
 import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
@@ -119,6 +120,8 @@ export interface RunningCore {
   checks: CheckManager;
   /** The request log: every ended request; `recordModelEvent` puts a load or unload beside them. */
   requestLog: RequestLog;
+  /** History per model and minute, 30 days. */
+  history: History;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
@@ -220,6 +223,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
+    ...logRoutes({ dataDir }),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
@@ -306,5 +310,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
+<<<<<<< HEAD
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, history, stop };
+=======
   return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, checks, stop };
+>>>>>>> main
 }
