@@ -3,6 +3,7 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
+import { logRoutes } from './logs/log-routes';
 import type { FitChecker } from './fit/fit-gate';
 import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
@@ -37,6 +38,8 @@ import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
 import { loadSettings, SettingsStore, type SettingsPatch } from './settings/settings-store';
+import { CheckManager } from './checks/check-manager';
+import { checkRoutes } from './checks/check-routes';
 
 export interface StartCoreOptions {
   /** The data directory (token, settings, runner logs); created with mode 0700 if missing. */
@@ -113,8 +116,12 @@ export interface RunningCore {
    * for the exo section.
    */
   exoProcess: ExoProcessManager;
+  /** Checks on demand (`exobar check sharing`, `/api/checks`): runs one at a time, keeps the reports. */
+  checks: CheckManager;
   /** The request log: every ended request; `recordModelEvent` puts a load or unload beside them. */
   requestLog: RequestLog;
+  /** History per model and minute, 30 days. */
+  history: History;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
@@ -202,7 +209,10 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
   const localSafePair = safePairRoutes({ getSettings, fitChecker: options.fitChecker });
+  // Checks on demand (GPU sharing), through this node's supervisor; reports kept in <dataDir>/checks.
+  const checks = new CheckManager({ node, dataDir });
   const coreRoutes: ApiRoute[] = [
+    ...checkRoutes(checks),
     // While exo is attached the safe launch is on the cluster; else the local one answers.
     ...exoSafePairRoutes({
       exoUrl: () => exo.url,
@@ -213,6 +223,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
+    ...logRoutes({ dataDir }),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
@@ -299,5 +310,5 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, history, checks, stop };
 }
