@@ -9,7 +9,7 @@
  * points at every other place that must answer it. Kept free of runtime imports (zod
  * included) because the sandboxed preload bundles it.
  */
-import type { CreateInstanceRequest, ExoProbeAnswer, SafePairPlan, UpdateInstanceRequest } from './api';
+import type { CreateInstanceRequest, ExoProbeAnswer, ResidencyRequest, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
 import type { ExoProcessControl } from './exo-process-control';
 import type { HistoryAnswer, HistoryRange } from './history';
@@ -54,6 +54,10 @@ export interface BridgeActions {
   stopInstance(id: string, options?: StopOptions): Promise<void>;
   /** The operator's retry of a runner that failed or needs attention (runner.state). */
   retryInstance(id: string): Promise<void>;
+  /** Unloads an idle instance now (refused while it has requests queued or in flight). */
+  unloadInstance(id: string): Promise<void>;
+  /** Pins or unpins an instance, or sets its idle time to live (-1: never). */
+  setResidency(id: string, request: ResidencyRequest): Promise<void>;
   /** Without `{ confirm: true }`, refused while any model has requests in flight. */
   stopAll(options?: StopOptions): Promise<void>;
   cancelRequest(requestId: string): Promise<void>;
@@ -117,6 +121,11 @@ const TABLE = {
     http: { method: 'PATCH', path: (id) => `/api/instances/${segment(id)}`, body: (_id, request) => request },
   },
   retryInstance: { channel: 'exobar:retry-instance', http: { method: 'POST', path: (id) => `/api/instances/${segment(id)}/retry` } },
+  unloadInstance: { channel: 'exobar:unload-instance', http: { method: 'POST', path: (id) => `/api/instances/${segment(id)}/unload` } },
+  setResidency: {
+    channel: 'exobar:set-residency',
+    http: { method: 'POST', path: (id) => `/api/instances/${segment(id)}/residency`, body: (_id, request) => request },
+  },
   // The confirmation travels in the body (`{"confirm": true}`), so the paths stay as they are.
   stopInstance: {
     channel: 'exobar:stop-instance',

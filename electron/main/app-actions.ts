@@ -13,6 +13,7 @@ import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
 import { launchInstance } from '../core/instance-launch';
+import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
 import { NodeError, type ExobarNode } from '../core/node-types';
 import { localInstances } from '../../shared/instance-state';
 import type { StopOptions } from '../../shared/bridge-actions';
@@ -152,6 +153,12 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       if (!(await options.exo.stopInstance(id))) await node.deleteInstance(id);
     },
     retryInstance: async (id) => node.retryInstance(id),
+    unloadInstance: (id) => node.unloadInstance(id, 'operator'),
+    setResidency: async (id, request) =>
+      node.setResidency(id, {
+        ...(request.pin !== undefined ? { pin: request.pin } : {}),
+        ...(request.ttlSeconds !== undefined ? { ttlSeconds: ttlFromSetting(request.ttlSeconds) } : {}),
+      }),
     stopAll: async (stopOptions) => {
       refuseUnconfirmedStop(
         localInstances(node.snapshot()).map((i) => i.id),

@@ -16,7 +16,14 @@ const left: ExoClusterEvent = {
   loss: true,
   summary: 'studio-b left the cluster (last seen 15:24:29)',
 };
-const deleted: ExoClusterEvent = { ...left, id: 'e2', kind: 'instance_deleted', model: 'exobar/tiny-llama', cause: 'node_left', summary: 'tiny-llama deleted by exo' };
+const deleted: ExoClusterEvent = {
+  ...left,
+  id: 'e2',
+  kind: 'instance_deleted',
+  model: 'exobar/tiny-llama',
+  cause: 'node_left',
+  summary: 'tiny-llama deleted by exo',
+};
 
 describe('exo event alerts', () => {
   it('notify a Mac that left the cluster once, and not the deletions its lost-model warnings carry', () => {

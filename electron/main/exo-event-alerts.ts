@@ -26,6 +26,9 @@ export function exoEventAlerts(prev: Snapshot | null, next: Snapshot): ExoEventA
       key: key(e),
       kind: 'exo_event',
       title: `${e.nodes[0]?.label ?? 'A Mac'} left the exo cluster`,
-      body: truncate(`${e.summary}. exo deletes every model instance that used it; exobar shows each model it took until it is placed again or dismissed.`, 200),
+      body: truncate(
+        `${e.summary}. exo deletes every model instance that used it; exobar shows each model it took until it is placed again or dismissed.`,
+        200,
+      ),
     }));
 }

@@ -20,6 +20,8 @@ describe('tray: models exo took away', () => {
     const view = trayViewOf(lost);
     expect(view.state).toBe('warning');
     const line = view.tooltip.split('\n').find((l) => l.startsWith('exo at '));
-    expect(line).toMatch(new RegExp(`^exo at ${lost.exo!.url}: 1 Mac, 0 models \\(0 serving\\), 2 lost: tiny-llama and tiny-llama-b \\(studio-b left at \\d\\d:\\d\\d\\)$`));
+    expect(line).toMatch(
+      new RegExp(`^exo at ${lost.exo!.url}: 1 Mac, 0 models \\(0 serving\\), 2 lost: tiny-llama and tiny-llama-b \\(studio-b left at \\d\\d:\\d\\d\\)$`),
+    );
   });
 });

@@ -19,6 +19,8 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     updateInstance: vi.fn(async () => undefined),
     stopInstance: vi.fn(async () => undefined),
     retryInstance: vi.fn(async () => undefined),
+    unloadInstance: vi.fn(async () => undefined),
+    setResidency: vi.fn(async () => undefined),
     stopAll: vi.fn(async () => undefined),
     cancelRequest: vi.fn(async () => undefined),
     exportDiagnostics: vi.fn(async () => ({ saved: true, location: '/tmp/x.zip' })),

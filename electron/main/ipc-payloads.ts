@@ -6,7 +6,7 @@
  * passes (checked by the compiler), so a new action cannot be left unvalidated.
  */
 import { z } from 'zod';
-import { CreateInstanceRequestSchema, ExoAttachRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
+import { CreateInstanceRequestSchema, ExoAttachRequestSchema, ResidencyRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
 import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
 import { ExoProcessControlSchema } from '../../shared/exo-process-control';
 import { HistoryRangeSchema } from '../../shared/history';
@@ -35,6 +35,8 @@ export const IPC_PAYLOADS = {
   updateInstance: z.tuple([InstanceId, UpdateInstanceRequestSchema]),
   stopInstance: z.tuple([InstanceId, StopOptions.optional()]),
   retryInstance: z.tuple([InstanceId]),
+  unloadInstance: z.tuple([InstanceId]),
+  setResidency: z.tuple([InstanceId, ResidencyRequestSchema]),
   stopAll: z.tuple([StopOptions.optional()]),
   cancelRequest: z.tuple([RequestId]),
   exportDiagnostics: z.tuple([]),

@@ -32,9 +32,9 @@ export function instanceStatusWords(instance: InstanceSnapshot): string {
   return `exo: ${serving}/${runners.length} runners serving`;
 }
 
-/** Requests waiting in the node's queue for this model (not yet written to the runner). */
+/** Requests waiting in the node's queue for this model (not yet written to the runner; for its load included). */
 export function queuedCount(instance: InstanceSnapshot): number {
-  return instance.queue.requests.filter((r) => r.phase === 'queued').length;
+  return instance.queue.requests.filter((r) => r.phase === 'queued' || r.phase === 'loading').length;
 }
 
 /** Requests written to the runner and not finished (awaiting ack, prefilling, decoding, cancelling). */

@@ -255,6 +255,8 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     stopAll: (options) => send('stopAll', options).then(nothing),
     cancelRequest: (requestId) => send('cancelRequest', requestId).then(nothing),
     retryInstance: (id) => send('retryInstance', id).then(nothing),
+    unloadInstance: (id) => send('unloadInstance', id).then(nothing),
+    setResidency: (id, request) => send('setResidency', id, request).then(nothing),
     async exportDiagnostics(): Promise<DiagnosticsResult> {
       const response = await send('exportDiagnostics');
       const blob = await response.blob();

@@ -7,6 +7,7 @@ import { PacingRow } from './pacing-row';
 import { PendingCancels } from './pending-cancels';
 import { PrefillProgress } from './prefill-progress';
 import { QueueList } from './queue-list';
+import { ResidencyRow } from './residency-row';
 import { RunnerStatusRow } from './runner-status-row';
 import { StopButton } from './stop-button';
 import { SharingLine } from './sharing-line';
@@ -21,6 +22,7 @@ import { TtftPanel } from './ttft-panel';
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
   const { retryInstance } = useActions();
   const retrying = useExobar((s) => s.busy[`retry:${instance.id}`] === true);
+  const snapshotAt = useExobar((s) => s.snapshot.at);
   const local = instance.source === 'local' ? instance : null;
   const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
   // Down for good: only the operator brings it back (runner.state, never the wording).
@@ -56,6 +58,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       </header>
       {local && <RunnerStatusRow instance={local} />}
       {local && <FastSynchRow instance={local} />}
+      {local && <ResidencyRow instance={local} now={snapshotAt} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {local?.pacing && <PacingRow pacing={local.pacing} />}
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />

@@ -56,6 +56,10 @@ export interface ExobarActions {
   stopInstance(instanceId: string): Promise<void>;
   /** Starts a new runner for an instance that failed or needs attention. */
   retryInstance(instanceId: string): Promise<void>;
+  /** Unloads an idle model now. */
+  unloadInstance(instanceId: string): Promise<void>;
+  /** Pins or unpins a model (a pinned one never unloads by itself). */
+  setPinned(instanceId: string, pinned: boolean): Promise<void>;
   /** Stops every local model; with requests in flight it asks first (`stopConfirmation`) instead. */
   stopAll(): Promise<void>;
   /** The operator's yes to `stopConfirmation`: the stop is sent confirmed. */
@@ -212,6 +216,8 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         return stop({ kind: 'instance', id, name }, false);
       },
       retryInstance: (id) => run(`retry:${id}`, () => bridge.retryInstance(id)),
+      unloadInstance: (id) => run(`unload:${id}`, () => bridge.unloadInstance(id)),
+      setPinned: (id, pinned) => run(`pin:${id}`, () => bridge.setResidency(id, { pin: pinned })),
       stopAll: () => stop({ kind: 'all' }, false),
       confirmStop: async () => {
         const pending = get().stopConfirmation;

@@ -21,6 +21,8 @@ export class FakeBridge implements ExobarBridge {
   updateInstance = vi.fn(async () => {});
   stopInstance = vi.fn(async () => {});
   retryInstance = vi.fn(async () => {});
+  unloadInstance = vi.fn(async () => {});
+  setResidency = vi.fn(async () => {});
   stopAll = vi.fn(async () => {});
   cancelRequest = vi.fn(async () => {});
   exportDiagnostics = vi.fn(async () => ({ saved: true, location: 'exobar-diagnostics.zip' }));
