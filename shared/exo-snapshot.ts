@@ -104,6 +104,26 @@ export const ExoFastSynchSchema = z.object({
 });
 export type ExoFastSynch = z.infer<typeof ExoFastSynchSchema>;
 
+/**
+ * A model download exo runs, has finished or failed on one Mac (exo's DownloadOngoing,
+ * DownloadCompleted, DownloadFailed; the pending entry exo lists for every known model
+ * card is not a download and never shown). Speed and time left come from the bytes of
+ * successive polls; null when unknown.
+ */
+export const ExoDownloadSnapshotSchema = z.object({
+  modelId: z.string(),
+  status: z.enum(['ongoing', 'completed', 'failed']),
+  downloadedBytes: z.number().nullable(),
+  totalBytes: z.number().nullable(),
+  /** 0..100. */
+  percent: z.number().nullable(),
+  bytesPerSecond: z.number().nullable(),
+  etaMs: z.number().nullable(),
+  /** exo's message, for a failed download. */
+  errorMessage: z.string().nullable(),
+});
+export type ExoDownloadSnapshot = z.infer<typeof ExoDownloadSnapshotSchema>;
+
 /** One Mac of the cluster. */
 export const ExoNodeSnapshotSchema = z.object({
   nodeId: z.string(),
@@ -123,6 +143,8 @@ export const ExoNodeSnapshotSchema = z.object({
   /** True for the node whose API exobar is attached to. */
   isAttachedNode: z.boolean(),
   fastSynch: ExoFastSynchSchema,
+  /** Its model downloads (read every 5 s): ongoing, failed, completed. */
+  downloads: z.array(ExoDownloadSnapshotSchema).default([]),
 });
 export type ExoNodeSnapshot = z.infer<typeof ExoNodeSnapshotSchema>;
 

@@ -24,6 +24,7 @@ function exoNode(nodeId: string, name: string, attached: boolean): ExoNodeSnapsh
     lastSeenAt: T0,
     isAttachedNode: attached,
     fastSynch: attached ? { enabled: false, source: 'exobar' } : { enabled: true, source: 'assumed' },
+    downloads: [],
   };
 }
 

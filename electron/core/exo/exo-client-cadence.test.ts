@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 describe('exo client on its own timer', () => {
-  it('polls the fast paths twice a second and the node sections every 5 s, over kept-alive sockets', async () => {
+  it('polls the fast paths twice a second and the node sections and downloads every 5 s, over kept-alive sockets', async () => {
     fake = await startFakeExo({ cluster: demoCluster() });
     client = new ExoClient({ url: fake.url });
     client.start();
@@ -24,7 +24,7 @@ describe('exo client on its own timer', () => {
     expect(fast).toBeLessThanOrEqual(5);
     expect(fake.hits.get('/state/runners')).toBe(fast);
     expect(fake.hits.get('/state/nodeMemory')).toBe(1);
-    expect(fake.hits.get('/state/downloads')).toBeUndefined();
+    expect(fake.hits.get('/state/downloads')).toBe(1);
     expect(client.connection).toMatchObject({ connected: true, pollErrors: 0 });
     // Keep-alive: a handful of sockets (one per path polled at once) for all those requests.
     const requests = [...fake.hits.values()].reduce((a, b) => a + b, 0);

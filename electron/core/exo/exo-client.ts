@@ -22,6 +22,7 @@ import {
   type ExoTask,
   type RawNodeSections,
 } from './parse-exo-state';
+import { parseDownloads, type ExoDownload } from './downloads/parse-exo-downloads';
 
 export const FAST_PATHS = ['/state/instances', '/state/runners', '/state/tasks'] as const;
 export const SLOW_SECTIONS = ['nodeIdentities', 'nodeMemory', 'nodeSystem', 'topology', 'lastSeen'] as const;
@@ -62,6 +63,10 @@ export interface ExoReading {
   runners: Map<string, ExoRunnerStatus> | null;
   tasks: Map<string, ExoTask> | null;
   nodes: Map<string, ExoNodeFacts> | null;
+  /** The model downloads exo reports (pending entries skipped), read with the node sections; null before the first read. */
+  downloads: ExoDownload[] | null;
+  /** Epoch ms of the last good read of /state/downloads. */
+  downloadsAt: number | null;
   /** Epoch ms of the last good fast round. */
   fastAt: number | null;
 }
@@ -79,7 +84,7 @@ const KEPT_ERRORS = 200;
 export class ExoClient {
   readonly url: string;
   readonly connection: ExoConnectionState;
-  readonly reading: ExoReading = { instances: null, runners: null, tasks: null, nodes: null, fastAt: null };
+  readonly reading: ExoReading = { instances: null, runners: null, tasks: null, nodes: null, downloads: null, downloadsAt: null, fastAt: null };
   /** The last raw sections as exo sent them (for the bundle's exo/state.json, redacted there). */
   readonly raw: Record<string, unknown> = {};
   /** Recent failed polls and parse problems, newest last, bounded. */
@@ -226,7 +231,7 @@ export class ExoClient {
   }
 
   private async pollSlow(): Promise<boolean> {
-    const results = await Promise.all(SLOW_SECTIONS.map((s) => this.fetch(`/state/${s}`)));
+    const [results] = await Promise.all([Promise.all(SLOW_SECTIONS.map((s) => this.fetch(`/state/${s}`))), this.pollDownloads()]);
     if (!results.every((r) => r?.ok)) return false;
     const raw: RawNodeSections = {};
     SLOW_SECTIONS.forEach((section, i) => {
@@ -238,6 +243,21 @@ export class ExoClient {
     this.countProblems('/state/nodes', parsed.problems);
     this.reading.nodes = parsed.nodes;
     return true;
+  }
+
+  /**
+   * `/state/downloads`, the largest section (about 130 KB a node, nearly all pending
+   * entries): read with the node sections, every 5 s. Its failure does not fail the
+   * round; the last downloads stay shown.
+   */
+  private async pollDownloads(): Promise<void> {
+    const result = await this.fetch('/state/downloads');
+    if (!result?.ok) return;
+    const parsed = parseDownloads(result.value);
+    this.countProblems('/state/downloads', parsed.problems);
+    this.unknownByPath.set('/state/downloads', parsed.unknownTags);
+    this.reading.downloads = parsed.downloads;
+    this.reading.downloadsAt = this.now();
   }
 
   private accept<T>(path: string, parsed: { entries: Map<string, T> | null; problems: ExoParseProblem[]; unknownTags: number }): Map<string, T> | null {

@@ -63,12 +63,13 @@ describe('attached to the demo cluster', () => {
     for (const instance of view.instances) expect(() => ExoInstanceDetailSchema.parse(instance.exo)).not.toThrow();
   });
 
-  it('never polls downloads, /events or the whole /state', async () => {
+  it('never polls /events or the whole /state; downloads only with the node sections', async () => {
     h = await attachToFake(demoCluster);
     for (let i = 0; i < 12; i++) await h.round();
     expect([...h.fake.hits.keys()].sort()).toEqual(
       [
         '/node_id',
+        '/state/downloads',
         '/state/instances',
         '/state/lastSeen',
         '/state/nodeIdentities',
@@ -82,6 +83,7 @@ describe('attached to the demo cluster', () => {
     // 12 rounds 0.5 s apart: the fast paths every round, the node sections every 5 s.
     expect(h.fake.hits.get('/state/tasks')).toBe(12);
     expect(h.fake.hits.get('/state/nodeMemory')).toBe(2);
+    expect(h.fake.hits.get('/state/downloads')).toBe(2);
   });
 });
 

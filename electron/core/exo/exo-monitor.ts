@@ -11,6 +11,7 @@ import { LostModels, modelLostWarnings } from './cluster-events/lost-models';
 import { ExoClient, type ExoClientOptions, type ExoPollError } from './exo-client';
 import { defaultExoLogPath, readExoLogFastSynch } from './exo-log-fast-synch';
 import { ExoTracker, type ExoStatusChange } from './exo-tracker';
+import { ExoDownloadProgress } from './downloads/exo-download-progress';
 import { ExoGhostTracker } from './ghost/exo-ghost-tracker';
 import { ghostGenerationWarnings, withGhosts } from './ghost/exo-ghost-warnings';
 import { DEFAULT_EXO_WARNING_OPTIONS, type ExoView, type ExoWarningOptions } from './exo-view';
@@ -51,6 +52,9 @@ export class ExoMonitor {
   readonly tracker = new ExoTracker();
   /** Cancelled requests exo's runners keep generating. */
   readonly ghosts: ExoGhostTracker;
+  /** Model downloads on each Mac, with speed and time left from successive reads. */
+  readonly downloads = new ExoDownloadProgress();
+  private downloadsSeenAt: number | null = null;
   /** What changed in the cluster from poll to poll (exo's state does not record it). */
   readonly events = new ClusterEventLog();
   /** Models exo took away, until served again or dismissed (exo_model_lost). */
@@ -93,7 +97,7 @@ export class ExoMonitor {
     const now = this.now();
     const connection = this.client.connection;
     const ctx: MapContext = { now, connection, reading: this.client.reading, tracker: this.tracker, attachedFastSynch: this.logFastSynch };
-    const nodes = mapNodes(ctx);
+    const nodes = mapNodes(ctx).map((node) => ({ ...node, downloads: this.downloads.forNode(node.nodeId) }));
     const stale = !connection.connected && now - (connection.lastGoodPollAt ?? -Infinity) > this.warningOptions.staleInstancesMs;
     const instances = stale ? [] : withGhosts(mapInstances(ctx), this.ghosts, now);
     const section = mapSection(ctx, nodes, this.events.events().slice(-EXO_EVENTS_IN_SNAPSHOT));
@@ -121,6 +125,10 @@ export class ExoMonitor {
       this.lastObservedFastAt = reading.fastAt;
       this.tracker.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
       this.ghosts.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
+      if (reading.downloads && reading.downloadsAt !== this.downloadsSeenAt) {
+        this.downloadsSeenAt = reading.downloadsAt;
+        this.downloads.observe(reading.downloadsAt ?? reading.fastAt, reading.downloads);
+      }
       if (reading.nodes) this.tracker.observeLastSeen(reading.fastAt, new Map([...reading.nodes].map(([id, n]) => [id, n.lastSeenAt])));
       if (reading.nodes) {
         // The client replaces the node map on every read of the node sections.

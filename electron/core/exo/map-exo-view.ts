@@ -52,6 +52,8 @@ export function mapNodes(ctx: MapContext): ExoNodeSnapshot[] {
       lastSeenAt: facts.lastSeenAt,
       isAttachedNode,
       fastSynch: fastSynchOf(isAttachedNode, ctx),
+      // Filled in by the monitor, which follows the bytes over time (downloads/exo-download-progress.ts).
+      downloads: [],
     };
   });
   return nodes.sort((a, b) => Number(b.isAttachedNode) - Number(a.isAttachedNode) || a.label.localeCompare(b.label));

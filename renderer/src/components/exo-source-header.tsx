@@ -1,6 +1,7 @@
 import type { ExoNodeSnapshot } from '../../../shared/exo-snapshot';
 import { clockTime, exoConnectionWords } from '../lib/exo-words';
 import { formatBytes } from '../lib/format';
+import { ExoNodeDownloads } from './exo-node-downloads';
 import { useActions, useExobar } from '../store/store-context';
 
 /** A Mac's fast synch in words: read from exo's log here, or exo's default assumed elsewhere. */
@@ -32,6 +33,7 @@ function NodeRow({ node }: { node: ExoNodeSnapshot }) {
         </span>
         {node.gpuUsage !== null && <span className="tabular">GPU {Math.round(node.gpuUsage * 100)}%</span>}
       </div>
+      <ExoNodeDownloads downloads={node.downloads} nodeName={node.name ?? `node ${node.nodeId.slice(0, 8)}`} />
     </li>
   );
 }

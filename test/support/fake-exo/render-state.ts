@@ -4,6 +4,7 @@
  * top-level key in exo's order (src/exo/shared/types/state.py:46-72).
  */
 import type { FakeExoCluster, FakeInstance, FakeNode } from './fake-cluster';
+import { fakeDownloadEntries } from './fake-downloads';
 import { modelCard, type Json } from './fixture-data';
 
 export interface RenderOptions {
@@ -48,6 +49,7 @@ function downloadsOf(cluster: FakeExoCluster, node: FakeNode): Json[] {
       },
     };
   });
+  entries.push(...fakeDownloadEntries(cluster, node.id));
   // Every 60 s exo's download coordinator lists every known card (~123 per node).
   for (let i = 0; i < node.downloadCards; i++) {
     const card = modelCard(`mlx-community/fake-catalog-model-${String(i).padStart(3, '0')}-4bit`, 24 + (i % 40));

@@ -26,3 +26,9 @@ export async function loadGhostScenario(): Promise<Snapshot> {
   const mod = (await import(/* @vite-ignore */ '../../../test/support/fake-exo/ghost-snapshot')) as { ghostSnapshot(): Promise<Snapshot> };
   return mod.ghostSnapshot();
 }
+
+/** A snapshot with an ongoing and a failed model download on the Macs (the real mapper's output). */
+export async function loadDownloadsScenario(): Promise<Snapshot> {
+  const mod = (await import(/* @vite-ignore */ '../../../test/support/fake-exo/downloads-snapshot')) as { downloadsSnapshot(): Promise<Snapshot> };
+  return mod.downloadsSnapshot();
+}
