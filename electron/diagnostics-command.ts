@@ -38,7 +38,7 @@ const DirSchema = z.string().min(1, 'expected a path');
 const UrlSchema = z.url({ protocol: /^https?$/, error: 'expected an http URL such as http://127.0.0.1:52416' });
 const ThresholdSchema = z.string().regex(/^\d+$/, 'expected whole milliseconds, e.g. 500').transform(Number);
 
-async function readText(path: string | null): Promise<string | null> {
+export async function readText(path: string | null): Promise<string | null> {
   if (path === null) return null;
   try {
     return (await readFile(path, 'utf8')).trim();
@@ -62,7 +62,7 @@ async function defaultServerUrl(dataDir: string): Promise<string> {
   return `http://${DEFAULT_API_HOST}:${port}`;
 }
 
-interface ServerToAsk {
+export interface ServerToAsk {
   url: string;
   /** The server's pid, from its record; null for a URL given or guessed from the settings. */
   pid: number | null;
@@ -76,7 +76,7 @@ interface ServerToAsk {
  * directory (`server.json`, written by every running server, any port); else the
  * settings' apiPort, for a server that wrote no record.
  */
-async function findServer(dataDir: string, explicitUrl: string | null): Promise<ServerToAsk> {
+export async function findServer(dataDir: string, explicitUrl: string | null): Promise<ServerToAsk> {
   const tokenPath = join(dataDir, TOKEN_FILE_NAME);
   if (explicitUrl) return { url: explicitUrl, pid: null, tokenPath, why: `--url ${explicitUrl}` };
   const recorded = await readServerRecord(dataDir);

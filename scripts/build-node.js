@@ -33,8 +33,16 @@ const SOURCE_DIRS = ['electron', 'shared', 'bench', 'test/support'];
 const SKIPPED_DIRS = new Set([join('electron', 'main'), join('electron', 'runners', 'mlx')]);
 const SOURCE_FILES = ['vite.node.config.ts', 'scripts/vite-plugin-sim-runner.ts', 'scripts/build-node.js', 'package.json', 'package-lock.json'];
 
-/** @param {string} projectRoot @param {string} dir relative @returns {number} the newest mtime (ms) of a non-test .ts file under dir */
-function newestTs(projectRoot, dir) {
+/** @param {string} name */
+const isSourceTs = (name) => name.endsWith('.ts') && !name.endsWith('.test.ts');
+
+/**
+ * @param {string} projectRoot @param {string} dir relative
+ * @param {(name: string) => boolean} [accept] which files count (default: non-test .ts)
+ * @param {Set<string>} [skipped] folders (relative paths) left out
+ * @returns {number} the newest mtime (ms) of an accepted file under dir
+ */
+function newestTs(projectRoot, dir, accept = isSourceTs, skipped = SKIPPED_DIRS) {
   let newest = 0;
   let entries;
   try {
@@ -45,19 +53,25 @@ function newestTs(projectRoot, dir) {
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (!SKIPPED_DIRS.has(path)) newest = Math.max(newest, newestTs(projectRoot, path));
-    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+      if (!skipped.has(path)) newest = Math.max(newest, newestTs(projectRoot, path, accept, skipped));
+    } else if (accept(entry.name)) {
       newest = Math.max(newest, statSync(join(projectRoot, path)).mtimeMs);
     }
   }
   return newest;
 }
 
-/** @param {string} projectRoot @returns {number} the newest mtime (ms) among the build's sources */
-export function newestSourceMtime(projectRoot = root) {
+/**
+ * The newest mtime (ms) among a build's sources: the accepted files under `dirs` and the
+ * single `files`.
+ * @param {string} projectRoot
+ * @param {{ dirs: string[]; files: string[]; accept?: (name: string) => boolean; skipped?: Set<string> }} sources
+ * @returns {number}
+ */
+export function newestMtime(projectRoot, sources) {
   let newest = 0;
-  for (const dir of SOURCE_DIRS) newest = Math.max(newest, newestTs(projectRoot, dir));
-  for (const file of SOURCE_FILES) {
+  for (const dir of sources.dirs) newest = Math.max(newest, newestTs(projectRoot, dir, sources.accept, sources.skipped));
+  for (const file of sources.files) {
     try {
       newest = Math.max(newest, statSync(join(projectRoot, file)).mtimeMs);
     } catch {
@@ -65,6 +79,11 @@ export function newestSourceMtime(projectRoot = root) {
     }
   }
   return newest;
+}
+
+/** @param {string} projectRoot @returns {number} the newest mtime (ms) among the build's sources */
+export function newestSourceMtime(projectRoot = root) {
+  return newestMtime(projectRoot, { dirs: SOURCE_DIRS, files: SOURCE_FILES });
 }
 
 /**
@@ -96,13 +115,13 @@ function alive(pid) {
 }
 
 /**
- * Runs `work` holding out/.node-build.lock, so that two processes starting at once (two
- * test files, two terminals) do not write out/ over each other. A lock left by a process
- * that died is taken over.
- * @template T @param {() => Promise<T>} work @returns {Promise<T>}
+ * Runs `work` holding out/.node-build.lock (or `lockPath`), so that two processes starting
+ * at once (two test files, two terminals) do not write out/ over each other. A lock left by
+ * a process that died is taken over.
+ * @template T @param {() => Promise<T>} work @param {string} [lockPath] @returns {Promise<T>}
  */
-async function withBuildLock(work) {
-  const lock = join(root, LOCK);
+export async function withBuildLock(work, lockPath = LOCK) {
+  const lock = join(root, lockPath);
   mkdirSync(join(root, 'out'), { recursive: true });
   const deadline = Date.now() + 300_000;
   for (;;) {
@@ -119,7 +138,7 @@ async function withBuildLock(work) {
         // the owner is between mkdir and writing its pid
       }
       if (Number.isInteger(owner) && owner > 0 && !alive(owner)) rmSync(lock, { recursive: true, force: true });
-      else if (Date.now() > deadline) throw new Error(`${LOCK} held for 5 minutes by pid ${owner}; remove it if no build is running`);
+      else if (Date.now() > deadline) throw new Error(`${lockPath} held for 5 minutes by pid ${owner}; remove it if no build is running`);
       else await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
