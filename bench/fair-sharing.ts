@@ -19,6 +19,7 @@ import type { SharingPolicy } from '../shared/sharing-policy';
 import { makePrompt } from '../shared/token-count';
 import { mlxRunnerCommand } from '../electron/core/mlx/mlx-runner-command';
 import { createNode } from '../electron/core/node';
+import { packageRoot } from '../electron/core/package-root';
 import { percentile } from '../electron/core/node/ttft-stats';
 import type { ExobarNode } from '../electron/core/node-types';
 import type { PacingTuning } from '../electron/core/pacing/pacing-plan';
@@ -62,7 +63,7 @@ const SIM_A = 'sim/llama-3.2-3b';
 const SIM_B = 'sim/llama-3.2-1b';
 const MLX_A = 'mlx/tiny-mamba2';
 const MLX_B = 'mlx/tiny-llama';
-const TOOLS = join(process.cwd(), 'electron', 'runners', 'mlx', 'tools', 'tiny_models.py');
+const TOOLS = join(packageRoot(), 'electron', 'runners', 'mlx', 'tools', 'tiny_models.py');
 
 /** The tiny models' directories (made or reused by tiny_models.py). */
 function tinyModels(python: string): CatalogModel[] {
@@ -263,3 +264,39 @@ export function fairSharingRows(result: FairSharingResult): string[][] {
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The seed's long prompt on the sim; on real MLX a prompt whose prefill takes seconds on two CPU cores. */
+export const FAIR_SIM_PROMPT_TOKENS = 30_000;
+export const FAIR_MLX_PROMPT_TOKENS = 12_000;
+
+/** The bench's fair-sharing section: real MLX when EXOBAR_MLX_PYTHON is set, and the sim, labelled simulated. */
+export async function measureFairSection(
+  timeScale: number,
+  trials: number,
+  log: (line: string) => void,
+): Promise<{ json: Record<string, unknown>; rows: string[][] }> {
+  const python = process.env.EXOBAR_MLX_PYTHON;
+  let mlx: FairSharingResult | null = null;
+  let mlxSkipped: string | null = null;
+  if (python) {
+    log(`fair sharing on real MLX (CPU): tiny mamba2 prefills ${FAIR_MLX_PROMPT_TOKENS} tokens while tiny llama streams, policy off and decode_first, ${trials} trials`);
+    mlx = await measureFairSharing({ engine: 'mlx', python, trials, promptTokens: FAIR_MLX_PROMPT_TOKENS, progress: log });
+  } else mlxSkipped = 'EXOBAR_MLX_PYTHON is not set: no real-MLX figures';
+  log(`fair sharing on the sim (simulated), time scale ${timeScale}: the 3B prefills ${FAIR_SIM_PROMPT_TOKENS} tokens while the 1B streams, ${trials} trials`);
+  const sim = await measureFairSharing({ engine: 'sim', timeScale, trials, promptTokens: FAIR_SIM_PROMPT_TOKENS, progress: log });
+  const main = mlx ?? sim;
+  const json = {
+    fair_itl_p95_ratio_off: main.fair_itl_p95_ratio_off,
+    fair_itl_p95_ratio_on: main.fair_itl_p95_ratio_on,
+    fair_prefill_cost_ratio: main.fair_prefill_cost_ratio,
+    fair_source: main.simulated ? 'sim (simulated)' : 'real MLX (CPU)',
+    fair_simulated: {
+      fair_itl_p95_ratio_off: sim.fair_itl_p95_ratio_off,
+      fair_itl_p95_ratio_on: sim.fair_itl_p95_ratio_on,
+      fair_prefill_cost_ratio: sim.fair_prefill_cost_ratio,
+      simulated: true,
+    },
+    fair_sharing: { mlx, mlx_skipped: mlxSkipped, sim },
+  };
+  return { json, rows: [...(mlx ? fairSharingRows(mlx) : [['fair sharing on real MLX', 'skipped', mlxSkipped!]]), ...fairSharingRows(sim)] };
+}

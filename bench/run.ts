@@ -10,18 +10,25 @@ import { measureRuntime, runtimeRows } from './runtime-bench';
 import { EXO_POLL_CPU_TARGET_PERCENT, measureExoPollCpu } from './exo-poll-cpu';
 import { exoProxyRows, measureExoProxy } from './exo-proxy';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
+import { measureFairSection } from './fair-sharing';
 
 interface BenchArgs {
   json: boolean;
   timeScale: number;
   trials: number;
+  /** `fair`: only the fair-sharing rows. */
+  only: 'fair' | null;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
-  const args: BenchArgs = { json: false, timeScale: 1, trials: 3 };
+  const args: BenchArgs = { json: false, timeScale: 1, trials: 3, only: null };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') args.json = true;
+    else if (arg === '--only') {
+      if (argv[++i] !== 'fair') fail('--only takes "fair"');
+      args.only = 'fair';
+    }
     else if (arg === '--time-scale' || arg === '--trials') {
       const value = Number(argv[++i]);
       if (!Number.isFinite(value) || value <= 0) fail(`${arg} needs a positive number`);
@@ -33,7 +40,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair]\n`);
   process.exit(2);
 }
 
@@ -51,6 +58,12 @@ async function main(): Promise<void> {
   const log = (line: string) => {
     if (!args.json) process.stderr.write(`  ${line}\n`);
   };
+  if (args.only === 'fair') {
+    const fair = await measureFairSection(args.timeScale, args.trials, log);
+    if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...fair.json }, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], fair.rows);
+    return;
+  }
   log('runtime: sim runner start and memory, exobar serve at rest (built, and tsx for contrast)');
   const runtime = await measureRuntime(log);
   log(`supervisor stall scenario, time scale ${args.timeScale}, ${args.trials} trials per condition`);
@@ -73,6 +86,7 @@ async function main(): Promise<void> {
   const exoTimeScale = Math.min(args.timeScale, 0.25);
   log(`serving through exobar on exo: proxy overhead, stream ratio, the stall with the hold on and off (time scale ${exoTimeScale})`);
   const exo = await measureExoProxy({ timeScale: exoTimeScale, trials: args.trials, progress: log });
+  const fair = await measureFairSection(args.timeScale, args.trials, log);
 
   if (args.json) {
     const apiJson = {
@@ -90,7 +104,7 @@ async function main(): Promise<void> {
       exo_busy_ttft_s: exo.exo_busy_ttft_s,
       exo_proxy: exo,
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -141,6 +155,9 @@ async function main(): Promise<void> {
     ],
   );
   process.stdout.write(`(exo stall times in calibrated seconds: measured / time scale ${exoTimeScale})\n`);
+
+  process.stdout.write('\nfair sharing of one GPU (B streams while A prefills; policy off and decode_first in one run)\n');
+  printTable(['measure', 'value', 'target'], fair.rows);
 }
 
 function printTable(header: string[], rows: string[][]): void {

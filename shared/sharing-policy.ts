@@ -9,5 +9,5 @@ import { z } from 'zod';
 export const SharingPolicySchema = z.enum(['off', 'decode_first']);
 export type SharingPolicy = z.infer<typeof SharingPolicySchema>;
 
-/** The default: what the bench measured to help (docs/sharing-policy.md, "Measured"). */
-export const DEFAULT_SHARING_POLICY: SharingPolicy = 'off';
+/** The default: it measured to help on real MLX (docs/sharing-policy.md, "Measured"). */
+export const DEFAULT_SHARING_POLICY: SharingPolicy = 'decode_first';

@@ -202,6 +202,18 @@ export const InstanceCountersSchema = z.object({
   rejected: z.number(),
 });
 
+/**
+ * The sharing policy is pacing this instance's prefill now (docs/sharing-policy.md):
+ * since when, beside which streaming neighbours (model names), and how.
+ */
+export const PacingSnapshotSchema = z.object({
+  since: epochMs,
+  neighbours: z.array(z.string()),
+  chunkTokens: z.number().int().positive().nullable(),
+  pauseMs: z.number().int().nonnegative(),
+});
+export type PacingSnapshot = z.infer<typeof PacingSnapshotSchema>;
+
 /** An instance whose runner this node supervises. */
 export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
   source: z.literal('local'),
@@ -211,6 +223,8 @@ export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
   fastSynch: FastSynchSnapshotSchema,
   queue: QueueSchema.extend({ capacity: z.number() }),
   counters: InstanceCountersSchema,
+  /** Set while its prefill is paced for a streaming neighbour; null otherwise (absent from a node that does not pace). */
+  pacing: PacingSnapshotSchema.nullable().optional(),
 });
 export type LocalInstanceSnapshot = z.infer<typeof LocalInstanceSnapshotSchema>;
 

@@ -36,7 +36,7 @@ import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watch
 import type { TokenGap } from './sharing/decode-timing';
 import type { BusyNeighbour } from './sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
-import { PacingController } from './pacing/pacing-controller';
+import { PacingController, pacingSnapshot } from './pacing/pacing-controller';
 import { pacedRunnerOf } from './pacing/paced-instance';
 
 export interface NodeInternals {
@@ -128,7 +128,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       at: Date.now(),
       version: options.version ?? '0.0.0',
       apiBaseUrl,
-      instances: [...[...instances.values()].map((i) => i.snapshot(now)), ...exoView.instances],
+      instances: [...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })), ...exoView.instances],
       warnings: [...warnings, ...exoView.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },

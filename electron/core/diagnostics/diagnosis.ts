@@ -15,6 +15,7 @@
  *   the runner was ready and had room is a node bug (`node_dispatch_delay`): it is the
  *   signature of exo's blocking plan loop, the thing this product exists to avoid.
  */
+import { pacingDecisions, type PacingDecision } from '../pacing/pacing-diagnosis';
 import type { RunnerStatusKind } from '../../../shared/runner-protocol';
 import type { NodeEvent, RequestTimeline } from '../node-types';
 import { isEventOf } from '../node/node-event';
@@ -120,6 +121,8 @@ export interface Diagnosis {
   soloReference: SoloReference[];
   /** Instances whose runner reported fast synch on (latest hello): relevant to any shared_gpu verdict. */
   fastSynchOn: string[];
+  /** The sharing policy's decisions: each paced prefill, beside whose stream, at what cost (docs/sharing-policy.md). */
+  pacing: PacingDecision[];
 }
 
 const READY: ReadonlySet<RunnerStatusKind> = new Set(['RunnerReady', 'RunnerRunning']);
@@ -319,6 +322,7 @@ export function diagnose(timelines: readonly RequestTimeline[], events: readonly
       return { model, samples: own.length, medianTtftMs: own.length ? r1(median(own)!) : null };
     }),
     fastSynchOn,
+    pacing: pacingDecisions(events),
   };
 
   function soloFor(t: RequestTimeline): { ttftMs: number | null; serviceMs: number | null; samples: number } {

@@ -85,6 +85,10 @@ export function readmeText(input: ReadmeInput): string {
     for (const f of d.findings.slice(0, 10)) lines.push(`- ${f.requestId} (${f.model}): ${f.cause}. ${f.explanation}`);
     if (d.findings.length > 10) lines.push(`- ... ${d.findings.length - 10} more in manifest.json`);
   }
+  if (d && d.pacing.length > 0) {
+    lines.push('', 'Sharing policy (one GPU, docs/sharing-policy.md):');
+    for (const p of d.pacing.slice(-10)) lines.push(`- ${p.words}`);
+  }
   if (input.exoCauses && input.exoCauses.length > 0) {
     lines.push('', 'exo (attach mode):');
     for (const c of input.exoCauses) {

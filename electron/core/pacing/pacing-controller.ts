@@ -10,6 +10,7 @@
  */
 import { FULL_SPEED_PACING, type PrefillPacing } from '../../../shared/runner-protocol';
 import type { SharingPolicy } from '../../../shared/sharing-policy';
+import type { PacingSnapshot } from '../../../shared/snapshot';
 import type { NewNodeEvent } from '../node/node-event';
 import type { GpuPhase } from '../sharing/instance-phases';
 import { addedFraction, DEFAULT_PACING_TUNING, fullSpeedPrefillMs, pacedPacing, type MeasuredRates, type PacingTuning } from './pacing-plan';
@@ -189,4 +190,10 @@ export class PacingController {
     if (episode.ceilingTimer) clearTimeout(episode.ceilingTimer);
     this.episodes.delete(runnerId);
   }
+}
+
+/** The snapshot's `pacing` of an instance: epoch ms for `since` (the controller keeps monotonic ms). */
+export function pacingSnapshot(paced: ReturnType<PacingController['pacedNow']>, nowMonotonic: number): PacingSnapshot | null {
+  if (paced === null) return null;
+  return { since: Date.now() - (nowMonotonic - paced.since), neighbours: paced.neighbours, ...paced.pacing };
 }

@@ -46,6 +46,19 @@ describe('instance card', () => {
     expect(within(c).getByText('MLX')).toBeTruthy();
   });
 
+  it('says when the sharing policy paces the prefill, and for whom; nothing when it does not', () => {
+    const paced = prefillingInstance();
+    const { push } = renderApp(
+      snapshot({
+        instances: [{ ...paced, pacing: { since: Date.now() - 1000, neighbours: ['Llama 3.2 1B (simulated)'], chunkTokens: 256, pauseMs: 18 } }],
+      }),
+    );
+    const row = within(card(paced.modelName)).getByTestId('pacing');
+    expect(row.textContent).toBe('pacedPrefill paced while Llama 3.2 1B (simulated) streams: chunks of 256 tokens, 18 ms pause after each');
+    push(snapshot({ seq: 2, instances: [{ ...paced, pacing: null }] }));
+    expect(within(card(paced.modelName)).queryByTestId('pacing')).toBeNull();
+  });
+
   it('shows prefill progress with tokens, percent and ETA, and it advances with the next snapshot', () => {
     const { push } = renderApp(snapshot({ instances: [prefillingInstance()] }));
     const prefill = within(card('Llama 3.2 3B (simulated)')).getByTestId('prefill');

@@ -3,6 +3,7 @@ import { isDownForGood } from '../../../shared/instance-state';
 import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
+import { PacingRow } from './pacing-row';
 import { PendingCancels } from './pending-cancels';
 import { PrefillProgress } from './prefill-progress';
 import { QueueList } from './queue-list';
@@ -56,6 +57,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       {local && <RunnerStatusRow instance={local} />}
       {local && <FastSynchRow instance={local} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
+      {local?.pacing && <PacingRow pacing={local.pacing} />}
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />
       <PendingCancels cancels={instance.pendingCancels} />
       <TtftPanel instanceId={instance.id} ttft={instance.ttft} />

@@ -1,0 +1,25 @@
+import type { PacingSnapshot } from '../../../shared/snapshot';
+
+/** Neighbour names in words: "A", "A and B", "A, B and C". */
+function names(neighbours: string[]): string {
+  if (neighbours.length <= 1) return neighbours[0] ?? 'a neighbour';
+  return `${neighbours.slice(0, -1).join(', ')} and ${neighbours.at(-1)}`;
+}
+
+/**
+ * Shown while the sharing policy paces this model's prefill so a neighbour's stream on
+ * the same GPU keeps flowing (docs/sharing-policy.md): who streams, and how it is paced.
+ */
+export function PacingRow({ pacing }: { pacing: PacingSnapshot }) {
+  const chunk = pacing.chunkTokens === null ? 'its own chunks' : `chunks of ${pacing.chunkTokens} tokens`;
+  return (
+    <div className="row pacing" data-testid="pacing" role="status">
+      <span className="badge explained" title="sharing.policy decode_first: this prefill yields the GPU between chunks, bounded by a ceiling on its added time">
+        paced
+      </span>
+      <span className="muted">
+        Prefill paced while {names(pacing.neighbours)} streams: {chunk}, {pacing.pauseMs} ms pause after each
+      </span>
+    </div>
+  );
+}
