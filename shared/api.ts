@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { FitCheck } from './fit-check';
 import type { InstanceLifecycle } from './instance-state';
+import { TtlSecondsSchema } from './residency';
 import { FastSynchOverrideSchema, InstanceTypeSchema } from './instance-vocabulary';
 import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 
@@ -23,6 +24,10 @@ export const CreateInstanceRequestSchema = z.strictObject({
    * running instance (`reused: true`).
    */
   duplicate: z.boolean().default(false),
+  /** Never unload it when idle, never evict it to make room (the safe pair is pinned). */
+  pin: z.boolean().optional(),
+  /** Seconds idle before it unloads, or -1 for never; absent: the setting `onDemand.idleTtlSeconds`. */
+  ttlSeconds: TtlSecondsSchema.optional(),
   /**
    * Launch even when the fit check says the model does not fit in the memory free now
    * (the risk: swapping, a slow Mac, a runner killed for lack of memory).
@@ -41,6 +46,12 @@ export const UpdateInstanceRequestSchema = z.strictObject({
   acknowledgeRisk: z.boolean().default(false),
 });
 export type UpdateInstanceRequest = z.input<typeof UpdateInstanceRequestSchema>;
+
+/** POST /api/instances/{id}/residency: pin or unpin, or set the idle time to live (-1: never). */
+export const ResidencyRequestSchema = z
+  .strictObject({ pin: z.boolean().optional(), ttlSeconds: TtlSecondsSchema.optional() })
+  .refine((body) => body.pin !== undefined || body.ttlSeconds !== undefined, { message: 'send "pin", "ttlSeconds" or both' });
+export type ResidencyRequest = z.input<typeof ResidencyRequestSchema>;
 
 /** POST /api/exo/attach: the exo node to attach to (tested first). */
 export const ExoAttachRequestSchema = z.strictObject({ url: z.string().min(1).max(2048) });
@@ -175,8 +186,31 @@ export const SettingsSchema = z.object({
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
       hold: z.boolean().default(true),
+      /**
+       * A request for a model the attached exo has downloaded but not placed: off (the
+       * default) answers 404 with how to place it; on, exobar places it through exo's
+       * placement (ring, the fast-synch gate and the per-Mac fit check), holds the request
+       * until its runners are ready, and deletes it after its idle time to live.
+       */
+      placeOnDemand: z.boolean().default(false),
     })
-    .default({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {}, hold: true }),
+    .default({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {}, hold: true, placeOnDemand: false }),
+  /**
+   * Models on demand (docs/on-demand.md). `enabled`: a request for a catalog model that is
+   * not running loads it (same gates as a launch). `idleTtlSeconds`: an idle instance
+   * without a time to live of its own unloads after this long (-1: never). `maxModels`,
+   * `maxBytes`: the most local instances resident, and the most bytes they hold by the
+   * fit estimate; to load another, the least recently used idle unpinned one unloads
+   * first (null: no cap but what fits).
+   */
+  onDemand: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      idleTtlSeconds: TtlSecondsSchema.default(1800),
+      maxModels: z.number().int().min(1).max(64).nullable().default(null),
+      maxBytes: z.number().int().positive().nullable().default(null),
+    })
+    .default({ enabled: true, idleTtlSeconds: 1800, maxModels: null, maxBytes: null }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

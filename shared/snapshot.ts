@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { FastSynchOverrideSchema, InstanceTypeSchema } from './instance-vocabulary';
 import { ExoProcessStateSchema } from './exo-process';
 import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
+import { ResidencySchema } from './residency';
 import { RunnerStatusSchema } from './runner-protocol';
 import { InstanceSharingSchema } from './sharing';
 
@@ -34,11 +35,12 @@ export const EngineSchema = z.enum(['sim', 'mlx']);
 /**
  * Where a request is, as the node sees it.
  * - queued: waiting in the node's queue (runner not ready, or the in-flight cap reached).
+ * - loading: waiting in the node's queue while its model loads (the runner's status has the layers).
  * - awaiting_ack: written to the runner, not yet acknowledged (the runner is mid-step).
  * - prefilling, decoding.
  * - cancelling: a cancel was asked for and is held or sent, not yet confirmed.
  */
-export const RequestPhaseSchema = z.enum(['queued', 'awaiting_ack', 'prefilling', 'decoding', 'cancelling']);
+export const RequestPhaseSchema = z.enum(['queued', 'loading', 'awaiting_ack', 'prefilling', 'decoding', 'cancelling']);
 export type RequestPhase = z.infer<typeof RequestPhaseSchema>;
 
 export const RequestSnapshotSchema = z.object({
@@ -83,7 +85,12 @@ export const TtftSampleSchema = z.object({
   /** Epoch milliseconds of the first token. */
   at: epochMs,
   totalMs: ms,
-  /** Arrival at the node until the runner acknowledged the task. */
+  /**
+   * Arrival at the node until its model was loaded, for a request that came while its
+   * runner was loading (a load on request, or one it joined); absent: it waited for no load.
+   */
+  loadMs: ms.optional(),
+  /** Arrival at the node (or the end of the load) until the runner acknowledged the task. */
   waitMs: ms,
   /** Acknowledgement until the last prefill progress chunk. */
   prefillMs: ms,
@@ -223,6 +230,8 @@ export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
   fastSynch: FastSynchSnapshotSchema,
   queue: QueueSchema.extend({ capacity: z.number() }),
   counters: InstanceCountersSchema,
+  /** Pinned or not, its idle time to live and when it unloads (shared/residency.ts). */
+  residency: ResidencySchema,
   /** Set while its prefill is paced for a streaming neighbour; null otherwise (absent from a node that does not pace). */
   pacing: PacingSnapshotSchema.nullable().optional(),
 });

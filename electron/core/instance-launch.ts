@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import type { FitCheck } from '../../shared/fit-check';
 import { gateOnFit, type FitChecker } from './fit/fit-gate';
 import { NodeError, type ExobarNode } from './node-types';
+import { ttlFromSetting } from './on-demand/on-demand-settings';
 
 export type LaunchInstanceRequest = z.output<typeof CreateInstanceRequestSchema>;
 
@@ -44,13 +45,16 @@ export function runningInstanceOf(node: Pick<ExobarNode, 'snapshot'>, model: str
  * another instance type is not silently reused as the wrong type nor doubled: that is a
  * 409 `model_already_running` that says how to get either. `duplicate: true` always starts
  * a new instance (the node's own checks, the shared-GPU one included, still apply).
+ * `pin` and `ttlSeconds` (-1: never) set how the instance stays loaded, a reused one's too.
  */
 export async function launchInstance(
-  node: Pick<ExobarNode, 'snapshot' | 'createInstance' | 'models'>,
+  node: Pick<ExobarNode, 'snapshot' | 'createInstance' | 'models' | 'setResidency'>,
   request: LaunchInstanceRequest,
   options: LaunchInstanceOptions = {},
 ): Promise<LaunchInstanceResult> {
-  const { duplicate, acknowledgeMemory, contextTokens, ...create } = request;
+  const { duplicate, acknowledgeMemory, contextTokens, pin, ttlSeconds: ttlSetting, ...create } = request;
+  // -1 (never) is null to the node; absent follows the setting.
+  const residency = { ...(pin !== undefined ? { pin } : {}), ...(ttlSetting !== undefined ? { ttlSeconds: ttlFromSetting(ttlSetting) } : {}) };
   if (!duplicate) {
     const existing = runningInstanceOf(node, create.model);
     if (existing && existing.instanceType !== create.instanceType) {
@@ -61,14 +65,28 @@ export async function launchInstance(
         409,
       );
     }
-    if (existing) return { instance: existing, reused: true, state: instanceLifecycle(existing), fit: null };
+    if (existing) {
+      // Launching a running model with `pin` or `ttlSeconds` changes how it stays.
+      if (Object.keys(residency).length > 0) node.setResidency(existing.id, residency);
+      return { instance: runningInstanceOf(node, create.model) ?? existing, reused: true, state: instanceLifecycle(existing), fit: null };
+    }
   }
   // The fit check, before anything starts: a model not in the catalog is the node's own 404.
   const catalog = node.models();
   const model = catalog.find((m) => m.id === create.model);
   const fit = model
-    ? await gateOnFit({ models: [model], snapshot: node.snapshot(), catalog, contextTokens, acknowledgeMemory, what: create.model, checker: options.fitChecker })
+    ? await gateOnFit({
+        models: [model],
+        snapshot: node.snapshot(),
+        catalog,
+        contextTokens,
+        acknowledgeMemory,
+        what: create.model,
+        checker: options.fitChecker,
+      })
     : null;
-  const instance = await node.createInstance(create);
+  // The fit estimate is what the instance holds, for the caps of loads on request.
+  const memoryBytes = fit?.models[0]?.neededBytes;
+  const instance = await node.createInstance({ ...create, ...residency, ...(memoryBytes !== undefined ? { memoryBytes } : {}) });
   return { instance, reused: false, state: instanceLifecycle(instance), fit };
 }

@@ -67,11 +67,25 @@ export interface CreateInstanceOptions {
   fastSynch: FastSynchOverride;
   /** Needed to create a two-ring-with-fast-synch situation (else NodeError fast_synch_shared_gpu). */
   acknowledgeRisk: boolean;
+  /** Never unloaded when idle nor evicted (the safe pair is pinned). Default false. */
+  pin?: boolean;
+  /** Seconds idle before it unloads; null: never; absent: the setting (`onDemand.idleTtlSeconds`). */
+  ttlSeconds?: number | null;
+  /** A request started it (load on request); shown, and in the event log. Default false. */
+  onDemand?: boolean;
+  /** What it holds in memory by the fit estimate (electron/core/fit/); default the catalog's figure. */
+  memoryBytes?: number;
+}
+
+/** A change of an instance's residency: pinned, or its idle time to live (null: never; undefined: the setting). */
+export interface ResidencyUpdate {
+  pin?: boolean;
+  ttlSeconds?: number | null;
 }
 
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
-export type { NodeEvent } from './node/node-event';
-import type { NodeEvent } from './node/node-event';
+export type { NodeEvent, UnloadReason } from './node/node-event';
+import type { NodeEvent, UnloadReason } from './node/node-event';
 import type { RequestDecodeSharing } from './sharing/request-sharing';
 import type { SharingPolicy } from '../../shared/sharing-policy';
 import type { PacingTuning } from './pacing/pacing-plan';
@@ -84,6 +98,8 @@ export interface RequestTimeline {
   promptTokens: number;
   completionTokens: number;
   arrivedAt: number;
+  /** Present when the request arrived while its model was loading: when the load ended (null: it had not). */
+  loadedAt?: number | null;
   dispatchedAt: number | null;
   acknowledgedAt: number | null;
   prefillStartAt: number | null;
@@ -153,6 +169,11 @@ export interface NodeOptions {
   /** Watchdog limits and restart policy; defaults suit the calibrated sim and real MLX. */
   watchdog?: Partial<{ prefillMs: number; decodeMs: number; lifecycleMs: number; floorMs: number; safetyFactor: number }>;
   restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number; windowMs: number }>;
+  /**
+   * The idle time to live of an instance that has none of its own, seconds (null: never),
+   * read when asked so a settings change applies at once. Default 30 minutes.
+   */
+  idleTtlSeconds?: () => number | null;
   /** Keep generated text in the runners' stdout logs (a debug setting; off: only token lengths). */
   logGeneratedText?: boolean;
   /** The setting `sharing.policy`, read at every decision (default DEFAULT_SHARING_POLICY). */
@@ -189,6 +210,17 @@ export interface ExobarNode {
   waitForReady(instanceId: string, timeoutMs?: number): Promise<void>;
   updateInstance(instanceId: string, update: { fastSynch: FastSynchOverride; mode: 'drain' | 'cancel'; acknowledgeRisk: boolean }): Promise<void>;
   deleteInstance(instanceId: string): Promise<void>;
+  /**
+   * Unloads an instance: stops its runner like a deletion, recorded as an unload with
+   * its reason. Refuses (409) while requests are queued or in flight, and a pinned one
+   * unless the operator asks. Synchronous up to the stop, so nothing can be admitted
+   * between the check and the removal.
+   */
+  unloadInstance(instanceId: string, reason: UnloadReason): Promise<void>;
+  /** Pins or unpins an instance, or sets its idle time to live. */
+  setResidency(instanceId: string, update: ResidencyUpdate): void;
+  /** Records a refused load on request in the event log (the loader's words). */
+  recordLoadRefused(model: string, code: string, reason: string): void;
   /**
    * The operator's retry of a runner that failed for good or needs attention (stuck with
    * a possibly wedged GPU): a new runner starts, its failure count starting over.

@@ -33,6 +33,9 @@ import type { SpawnSpec } from './supervisor/spawn-spec';
 import { ratePriorFor } from './supervisor/runner-rates';
 import { RunnerRegistry } from './supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
+import { DEFAULT_IDLE_TTL_SECONDS } from './on-demand/on-demand-settings';
+import { ResidencyState } from './on-demand/residency-state';
+import { unloadRefusal } from './on-demand/unload-refusal';
 import type { TokenGap } from './sharing/decode-timing';
 import type { BusyNeighbour } from './sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
@@ -92,6 +95,9 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let warnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
+  const idleTtlSeconds = options.idleTtlSeconds ?? (() => DEFAULT_IDLE_TTL_SECONDS);
+  /** When the clock last renewed the snapshot for an idle countdown (minutes move slowly). */
+  let countdownRenewedAt = 0;
 
   const broadcaster = new SnapshotBroadcaster(buildSnapshot);
   /** The state changed: a new version, and the warnings (with their events) follow it now, read or not. */
@@ -101,8 +107,14 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   };
   // Ages, time-left estimates and the token rate move with the clock, not with events: while
   // any is shown, a new version each second keeps a read at most a second behind the clock.
+  // An idle countdown ("unloads in 12 min") is said in minutes: a new version each 30 s is enough.
   const clockTimer = setInterval(() => {
+    const now = performance.now();
     if ([...instances.values()].some((i) => i.showsTimeDependentState)) changed();
+    else if (now - countdownRenewedAt >= 30_000 && [...instances.values()].some((i) => i.residency.unloadsAt(i.load, i.ready) !== null)) {
+      countdownRenewedAt = now;
+      changed();
+    }
   }, CLOCK_REFRESH_MS);
   clockTimer.unref();
 
@@ -325,6 +337,15 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
             gpuSharers: () => [...instances.values()].filter((other) => other.id !== id && other.load > 0).length,
             restart: { baseDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, ...options.restart },
           },
+          residency: new ResidencyState(
+            {
+              pinned: create.pin ?? false,
+              ttlSeconds: create.ttlSeconds,
+              loadedOnDemand: create.onDemand ?? false,
+              memoryBytes: create.memoryBytes ?? model.memoryBytes,
+            },
+            idleTtlSeconds,
+          ),
         },
         dispatcher,
         eventLog,
@@ -336,7 +357,14 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       eventLog.record({
         kind: 'instance_created',
         instanceId: id,
-        data: { model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled, reason: decision.reason },
+        data: {
+          model: model.id,
+          instanceType: create.instanceType,
+          fastSynch: decision.enabled,
+          reason: decision.reason,
+          onDemand: create.onDemand ?? false,
+          pinned: create.pin ?? false,
+        },
       });
       pacing.add(pacedRunnerOf(instance));
       instance.start();
@@ -381,6 +409,38 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
       undisposed.delete(instance);
       changed();
+    },
+
+    async unloadInstance(instanceId, reason) {
+      const instance = instances.get(instanceId);
+      if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
+      const refusal = unloadRefusal(instance, reason);
+      if (refusal) throw refusal;
+      const now = performance.now();
+      instances.delete(instanceId);
+      eventLog.record({
+        kind: 'instance_unloaded',
+        instanceId,
+        data: { model: instance.model.id, reason, idleMs: Math.round(now - instance.residency.lastUsedAt), memoryBytes: instance.residency.memoryBytes },
+      });
+      changed();
+      await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was unloaded`, 503));
+      undisposed.delete(instance);
+      changed();
+    },
+
+    setResidency(instanceId, update) {
+      const instance = instances.get(instanceId);
+      if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
+      if (update.pin !== undefined) instance.residency.pinned = update.pin;
+      if (update.ttlSeconds !== undefined) instance.residency.ttlOverride = update.ttlSeconds;
+      // A new time to live counts from now, as a request's keep_alive does.
+      instance.residency.touch();
+      changed();
+    },
+
+    recordLoadRefused(model, code, reason) {
+      eventLog.record({ kind: 'model_load_refused', data: { model, code, reason: reason.slice(0, 500) } });
     },
 
     snapshot: () => broadcaster.current(),

@@ -24,6 +24,10 @@ import { mlxRoutes } from './mlx/mlx-routes';
 import { ExobarMetrics } from './metrics/exobar-metrics';
 import { metricsRoutes } from './metrics/metrics-route';
 import { createNode } from './node';
+import { openAiRoutes } from './api/openai-routes';
+import { ModelLoader } from './on-demand/model-loader';
+import { ttlFromSetting } from './on-demand/on-demand-settings';
+import { residencyRoutes } from './on-demand/residency-routes';
 import { RequestFeed } from './request-log/request-feed';
 import { RequestLog } from './request-log/request-log';
 import { History } from './history/history';
@@ -69,6 +73,8 @@ export interface StartCoreOptions {
   updateSettings?: (patch: SettingsPatch) => Promise<unknown>;
   /** This Mac's exo (docs/exo-process.md); by default the settings' `exo` section says whether and how it starts. */
   exoProcess?: ExoStartOptions;
+  /** Models on demand: how often idle instances are checked against their time to live (tests). */
+  onDemand?: { reapIntervalMs?: number };
   /** Replaces the launch fit check's memory readings (tests that need a Mac short of memory). */
   fitChecker?: FitChecker;
 }
@@ -136,7 +142,11 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     sharingPolicy: () => getSettings().sharing.policy,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
+    idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
   });
+  // Load on request and unload when idle (docs/on-demand.md).
+  const modelLoader = new ModelLoader({ node, settings: getSettings, fitChecker: options.fitChecker, ...options.onDemand });
+  modelLoader.start();
   mlx.attach(node);
   const exoCommand = options.exoProcess?.command;
   const exoProcess = new ExoProcessManager({
@@ -153,6 +163,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
   const exo = new ExoAttachment({
     holdEnabled: () => getSettings().exo.hold,
+    // A request for a model exo does not serve is exobar's: it loads on request there too.
+    localRoutes: openAiRoutes({ loader: modelLoader }),
     ...options.exo,
     node,
     saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined),
@@ -207,6 +219,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // Place again or dismiss a model exo took away (exo_model_lost).
     ...lostModelRoutes(exo),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
+    ...residencyRoutes(),
     ...requestLogRoutes(requestLog),
     ...historyRoutes(history),
     ...metricsRoutes({
@@ -224,6 +237,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     host: bindHost,
     port: options.port ?? settings.apiPort ?? DEFAULT_API_PORT,
     rendererDir: options.rendererDir,
+    modelLoader,
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
     // The exo proxy next: a request for an exo model goes to exo, anything else falls through to exobar's own /v1 routes.
     extraRoutes: [
@@ -240,6 +254,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     listening = await server.listen();
   } catch (error) {
     await exo.stop();
+    modelLoader.stop();
     await Promise.all([node.shutdown(), exoProcess.shutdown()]);
     throw error;
   }
@@ -270,6 +285,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       node.setApiBaseUrl(null);
+      modelLoader.stop();
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams, exo stops if exobar started it.
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);

@@ -20,8 +20,11 @@ import {
   type RequestTimeline,
   type RequestEvent,
   type RequestHandle,
+  type ResidencyUpdate,
   type SubmitRequest,
+  type UnloadReason,
 } from '../../electron/core/node-types';
+import { unloadRefusal } from '../../electron/core/on-demand/unload-refusal';
 
 type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
 
@@ -237,6 +240,13 @@ export class FakeNode implements ExobarNode {
     const snap = fakeInstanceSnapshot(id, model, options.instanceType, walking ? { kind: 'RunnerIdle' } : { kind: 'RunnerReady' });
     snap.queue.capacity = this.queueCapacity;
     snap.fastSynch = { override: options.fastSynch, enabled: decision.enabled, reason: decision.reason, reported: walking ? null : decision.enabled };
+    snap.residency = {
+      ...snap.residency,
+      pinned: options.pin ?? false,
+      loadedOnDemand: options.onDemand ?? false,
+      memoryBytes: model.memoryBytes,
+      ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
+    };
     const inst: FakeInstance = { snap, timer: null, waiters: [] };
     this.instances.set(id, inst);
     if (walking) this.advance(inst, model.sim?.totalLayers ?? 4);
@@ -324,6 +334,33 @@ export class FakeNode implements ExobarNode {
         this.end(flight, { type: 'failed', error: new NodeError('instance_deleted', 'the instance was deleted', 503) });
     }
     this.changed();
+  }
+
+  /** Like the node: refuses while requests are in flight, and a pinned instance unless the operator asks. */
+  async unloadInstance(instanceId: string, reason: UnloadReason): Promise<void> {
+    this.calls.push(`unload ${instanceId} ${reason}`);
+    const inst = this.instances.get(instanceId);
+    if (!inst) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+    const load = [...this.flights.values()].filter((f) => f.handle.instanceId === instanceId && !f.ended).length;
+    const refusal = unloadRefusal({ id: instanceId, model: { id: inst.snap.model }, load, residency: inst.snap.residency }, reason);
+    if (refusal) throw refusal;
+    await this.deleteInstance(instanceId);
+  }
+
+  setResidency(instanceId: string, update: ResidencyUpdate): void {
+    this.calls.push(`residency ${instanceId} ${JSON.stringify(update)}`);
+    const inst = this.instances.get(instanceId);
+    if (!inst) throw new NodeError('instance_not_found', `no instance ${instanceId}`, 404);
+    inst.snap.residency = {
+      ...inst.snap.residency,
+      ...(update.pin !== undefined ? { pinned: update.pin } : {}),
+      ...(update.ttlSeconds !== undefined ? { ttlSeconds: update.ttlSeconds } : {}),
+    };
+    this.changed();
+  }
+
+  recordLoadRefused(model: string, code: string, reason: string): void {
+    this.calls.push(`refused ${model} ${code}: ${reason}`);
   }
 
   /**

@@ -23,6 +23,15 @@ export function instanceFixture(overrides: Partial<LocalInstanceSnapshot> = {}):
     ttft: { samples: [], p50Ms: null, p95Ms: null, latest: null },
     tokensPerSecond: null,
     counters: { completed: 0, failed: 0, cancelled: 0, rejected: 0 },
+    residency: {
+      pinned: false,
+      ttlSeconds: 1800,
+      loadedOnDemand: false,
+      lastUsedAt: 1_700_000_000_000,
+      idleSince: 1_700_000_000_000,
+      unloadsAt: 1_700_001_800_000,
+      memoryBytes: 1_503_238_554,
+    },
     sharing: emptySharing(300_000, 'all'),
     ...overrides,
   };

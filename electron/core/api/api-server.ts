@@ -17,6 +17,7 @@ import type { FitChecker } from '../fit/fit-gate';
 import { controlRoutes } from './control-routes';
 import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurityHeaders, type OriginPolicy } from './http-security';
 import { openAiRoutes, REQUEST_ID_HEADER } from './openai-routes';
+import type { ModelLoader } from '../on-demand/model-loader';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from './read-json-body';
 import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
 import { defaultRendererDir, serveStatic } from './static-files';
@@ -40,6 +41,8 @@ export interface ApiServerOptions {
   bodyLimitBytes?: number;
   /** More endpoints (e.g. the safe launch, the diagnostic bundle), matched before the built-in ones. */
   extraRoutes?: ApiRoute[];
+  /** Loads a model a chat request names when it is not running (models on demand); absent: such a request gets 404. */
+  modelLoader?: ModelLoader;
   /** Further browser origins to accept exactly (e.g. a renderer dev server). */
   extraOrigins?: string[];
   /** Further host names to accept in the Host header. */
@@ -75,7 +78,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const log = options.logger ?? pino({ level: 'silent' });
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const rendererDir = options.rendererDir === undefined ? defaultRendererDir() : options.rendererDir;
-  const table = new RouteTable([...(options.extraRoutes ?? []), ...openAiRoutes(), ...controlRoutes({ fitChecker: options.fitChecker })]);
+  const table = new RouteTable([
+    ...(options.extraRoutes ?? []),
+    ...openAiRoutes({ loader: options.modelLoader }),
+    ...controlRoutes({ fitChecker: options.fitChecker }),
+  ]);
   const streams = new Set<() => void>();
   let rejectedCount = 0;
   let policy: OriginPolicy = {

@@ -83,6 +83,8 @@ export const CHAT_COMPLETION_PARAMETERS: readonly ParameterRule[] = [
     refuse: always('the models exobar runs have no verbosity setting; ask for shorter or longer answers in the messages'),
   },
   { name: 'web_search_options', support: 'refused', refuse: always("exobar's engines cannot search the web") },
+  // Not OpenAI's: Ollama's, which clients of local servers send (how long the model stays loaded).
+  { name: 'keep_alive', support: 'honoured' },
 ];
 
 const RULES = new Map(CHAT_COMPLETION_PARAMETERS.map((rule) => [rule.name, rule]));

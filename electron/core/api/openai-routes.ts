@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { isLocal, isServing } from '../../../shared/instance-state';
 import type { InstanceSnapshot, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import type { ExobarNode, RequestEvent, RequestHandle, SubmitRequest } from '../node-types';
-import { ApiError, errorBody, toApiError } from './api-error';
+import { ApiError, errorBody, rejected, toApiError } from './api-error';
 import { completionBody, contentChunk, finishChunk, generationStatsPayload, roleChunk, usageChunk } from './openai-format';
 import { refuseForModel } from './openai-model-checks';
 import { refuseUnsupportedParameters } from './openai-parameters';
@@ -18,6 +18,8 @@ import { ChatCompletionRequestSchema, toSubmitRequest } from './openai-schemas';
 import { validateJson } from './read-json-body';
 import type { ApiRoute, RouteContext } from './route-types';
 import { SseStream } from './sse-stream';
+import { parseKeepAlive } from '../on-demand/keep-alive';
+import type { ModelLoader } from '../on-demand/model-loader';
 
 /** The response header that carries the completion id (or, before one exists, a fresh id). */
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -96,13 +98,37 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
 /** Any JSON object: its parameters are checked one by one before the schema reads them. */
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
+/** The request's `keep_alive` in seconds (null: for good); undefined when it sent none. */
+function keepAliveOf(body: { keep_alive?: number | string | null }): number | null | undefined {
+  if (body.keep_alive == null) return undefined;
+  try {
+    return parseKeepAlive(body.keep_alive);
+  } catch (error) {
+    throw rejected(400, 'invalid_keep_alive', (error as Error).message, 'keep_alive');
+  }
+}
+
+/**
+ * Loads the model on request when it is not running (models on demand). A refusal is the
+ * request's answer, in words; `x-should-retry: false` keeps OpenAI clients from sending
+ * it again at once (they retry 409 and 5xx): it would be refused again until something changes.
+ */
+async function loadOnRequest(loader: ModelLoader, model: string, keepAliveSeconds: number | null | undefined): Promise<void> {
+  try {
+    await loader.prepare(model, keepAliveSeconds === undefined ? {} : { keepAliveSeconds });
+  } catch (error) {
+    const api = toApiError(error);
+    throw new ApiError(api.status, api.code, api.message, { ...api.options, headers: { ...api.options.headers, 'x-should-retry': 'false' } });
+  }
+}
+
 /** The client's User-Agent for the request log, bounded (a header can be long). */
 export function clientOf(ctx: Pick<RouteContext, 'req'>): string | null {
   const agent = ctx.req.headers['user-agent'];
   return typeof agent === 'string' && agent !== '' ? agent.slice(0, 200) : null;
 }
 
-async function chatCompletions(ctx: RouteContext): Promise<void> {
+async function chatCompletions(ctx: RouteContext, loader: ModelLoader | undefined): Promise<void> {
   const raw = await ctx.body(JsonObjectSchema);
   const unsupported = refuseUnsupportedParameters(raw);
   if (unsupported) throw unsupported;
@@ -114,7 +140,18 @@ async function chatCompletions(ctx: RouteContext): Promise<void> {
     ctx.node.models().find((m) => m.id === request.model),
   );
   if (modelRefusal) throw modelRefusal;
-  const submitted = await submit(ctx, { ...request, client: clientOf(ctx) });
+  const keepAliveSeconds = keepAliveOf(body);
+  if (loader) await loadOnRequest(loader, request.model, keepAliveSeconds);
+  const submitRequest = { ...request, client: clientOf(ctx) };
+  let submitted: Submitted;
+  try {
+    submitted = await submit(ctx, submitRequest);
+  } catch (error) {
+    // Its idle instance unloaded between the load check and the submit: load it again, once.
+    if (!loader || !(error instanceof ApiError) || error.code !== 'model_not_found' || !ctx.node.models().some((m) => m.id === request.model)) throw error;
+    await loadOnRequest(loader, request.model, keepAliveSeconds);
+    submitted = await submit(ctx, submitRequest);
+  }
   if (body.stream) streamCompletion(ctx, submitted);
   else await wholeCompletion(ctx, submitted);
 }
@@ -203,12 +240,16 @@ async function cancel(ctx: RouteContext): Promise<void> {
   ctx.json(200, { id, object: 'chat.completion.cancellation', cancelled: true });
 }
 
-/** The models that have an instance: what a client can send requests to right now. */
-function modelList(ctx: RouteContext) {
+/**
+ * Every model a client can send requests to: the ones with an instance (`state:
+ * "loaded"`, `ready` once one serves) and, with a loader, every other catalog model
+ * (`state: "available"`: a request loads it).
+ */
+function modelList(ctx: RouteContext, loader: ModelLoader | undefined) {
   const catalog = new Map(ctx.node.models().map((m) => [m.id, m]));
   const byModel = new Map<string, InstanceSnapshot[]>();
   for (const instance of ctx.node.snapshot().instances) byModel.set(instance.model, [...(byModel.get(instance.model) ?? []), instance]);
-  return [...byModel.entries()].map(([id, instances]) => ({
+  const loaded = [...byModel.entries()].map(([id, instances]) => ({
     id,
     object: 'model' as const,
     created: 0,
@@ -217,24 +258,43 @@ function modelList(ctx: RouteContext) {
     engine: local(instances)?.engine ?? 'exo',
     simulated: local(instances)?.simulated ?? false,
     ready: instances.some(isServing),
+    state: 'loaded' as 'loaded' | 'available',
     instance_ids: instances.map((i) => i.id),
   }));
+  if (!loader?.enabled) return loaded;
+  const available = [...catalog.values()]
+    .filter((m) => !byModel.has(m.id))
+    .map((m) => ({
+      id: m.id,
+      object: 'model' as const,
+      created: 0,
+      owned_by: 'exobar',
+      name: m.name,
+      engine: m.engine,
+      simulated: m.simulated,
+      ready: false,
+      state: 'available' as const,
+      instance_ids: [] as string[],
+    }));
+  return [...loaded, ...available];
 }
 
-export function openAiRoutes(): ApiRoute[] {
+/** The OpenAI routes; with a `loader`, a request for a catalog model that is not running loads it. */
+export function openAiRoutes(options: { loader?: ModelLoader } = {}): ApiRoute[] {
+  const { loader } = options;
   return [
-    { method: 'GET', path: '/v1/models', auth: false, handle: (ctx) => ctx.json(200, { object: 'list', data: modelList(ctx) }) },
+    { method: 'GET', path: '/v1/models', auth: false, handle: (ctx) => ctx.json(200, { object: 'list', data: modelList(ctx, loader) }) },
     {
       method: 'GET',
       path: '/v1/models/:model*',
       auth: false,
       handle(ctx) {
-        const model = modelList(ctx).find((m) => m.id === ctx.params.model);
+        const model = modelList(ctx, loader).find((m) => m.id === ctx.params.model);
         if (!model) throw explainSubmitError(new ApiError(404, 'model_not_found', ''), ctx.params.model ?? '', ctx.node);
         ctx.json(200, model);
       },
     },
-    { method: 'POST', path: '/v1/chat/completions', auth: false, handle: chatCompletions },
+    { method: 'POST', path: '/v1/chat/completions', auth: false, handle: (ctx) => chatCompletions(ctx, loader) },
     { method: 'POST', path: '/v1/cancel/:id', auth: false, handle: cancel },
   ];
 }

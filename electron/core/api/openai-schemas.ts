@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { ChatMessage } from '../../../shared/runner-protocol';
 import { MAX_STOP_SEQUENCES } from '../../../shared/stop-sequences';
 import type { SubmitRequest } from '../node-types';
+import { KeepAliveSchema } from '../on-demand/keep-alive';
 
 const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
 
@@ -39,6 +40,8 @@ export const ChatCompletionRequestSchema = z
       ])
       .nullable()
       .optional(),
+    /** Ollama's: how long the model stays loaded after this request (seconds or a duration; negative: for good). */
+    keep_alive: KeepAliveSchema,
   })
   .refine((body) => body.max_tokens == null || body.max_completion_tokens == null || body.max_tokens === body.max_completion_tokens, {
     message: 'max_tokens and max_completion_tokens are the same limit (max_completion_tokens is its newer name) and the two values differ; send one of them',

@@ -29,6 +29,8 @@ export type StallCause =
   | 'node_dispatch_delay'
   /** Arrival to dispatch while the runner was starting, restarting or full: legitimate waiting. */
   | 'waiting_for_runner'
+  /** The request came while its model was loading (a load on request, or one it joined): it waited for the load. */
+  | 'model_load'
   /** The watchdog found the runner silent and killed it; the request failed with runner_stuck. */
   | 'runner_stuck'
   | 'runner_crashed'
@@ -36,8 +38,8 @@ export type StallCause =
   | 'decode_slowed_by_neighbour'
   | 'unexplained';
 
-/** The four parts of a time to first token (they add up to the total). */
-export type TtftPart = 'dispatch' | 'ack_wait' | 'prefill' | 'first_token';
+/** The parts of a time to first token (they add up to the total); `load` only for a request that waited for its model to load. */
+export type TtftPart = 'load' | 'dispatch' | 'ack_wait' | 'prefill' | 'first_token';
 
 export interface DiagnosisOptions {
   /** A TTFT at or above this is examined. Default 1000 ms. */
@@ -184,11 +186,18 @@ function prefillEnd(t: RequestTimeline, now: number): number {
 export function ttftParts(t: RequestTimeline, until: number): TtftParts {
   const parts = measureTtftParts(t, until);
   const round = (n: number | null) => (n === null ? null : r1(n));
-  return { dispatchMs: round(parts.dispatchMs), ackWaitMs: round(parts.ackWaitMs), prefillMs: round(parts.prefillMs), firstTokenMs: round(parts.firstTokenMs) };
+  return {
+    loadMs: round(parts.loadMs),
+    dispatchMs: round(parts.dispatchMs),
+    ackWaitMs: round(parts.ackWaitMs),
+    prefillMs: round(parts.prefillMs),
+    firstTokenMs: round(parts.firstTokenMs),
+  };
 }
 
 function dominant(parts: TtftParts): TtftPart {
   const entries: Array<[TtftPart, number]> = [
+    ['load', parts.loadMs ?? 0],
     ['dispatch', parts.dispatchMs ?? 0],
     ['ack_wait', parts.ackWaitMs ?? 0],
     ['prefill', parts.prefillMs ?? 0],
@@ -428,6 +437,15 @@ export function diagnose(timelines: readonly RequestTimeline[], events: readonly
   }
 
   function explain(t: RequestTimeline, part: TtftPart, parts: TtftParts, reference: ReturnType<typeof soloFor>, until: number): Verdict {
+    if (part === 'load') {
+      const loadMs = parts.loadMs ?? 0;
+      return {
+        cause: 'model_load',
+        bugToReport: false,
+        explanation: `Waited ${ms(loadMs)} for ${t.model} to load: the request came while its model was loading (a load on request, or one it joined).`,
+        evidence: { loadMs },
+      };
+    }
     if (part === 'dispatch') return explainDispatch(t, parts.dispatchMs ?? 0);
     if (part === 'ack_wait') return explainAckWait(t, parts.ackWaitMs ?? 0, until);
     return explainCompute(t, reference, until);

@@ -16,6 +16,7 @@ import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './
 import { withTraffic } from './exo-traffic-view';
 import { stopExoModel, type FastSynchOf } from './launch/exo-safe-pair';
 import { createExoServing, type ExoServing } from './proxy/exo-serving';
+import type { ApiRoute } from '../api/route-types';
 import type { ProxiedRequest } from './proxy/exo-traffic';
 import type { StallThresholds } from './stall/exo-stall-warnings';
 
@@ -41,6 +42,8 @@ export interface ExoAttachmentOptions {
   proxyIdleTimeoutMs?: number;
   /** Stall warning thresholds (tests shorten them). */
   stallThresholds?: Partial<StallThresholds>;
+  /** The routes a request for a model exo does not serve falls through to (default: exobar's OpenAI routes without a loader). */
+  localRoutes?: ApiRoute[];
 }
 
 /** Proxied traffic moves with every token: the snapshot takes it in at most this often. */
@@ -88,6 +91,7 @@ export class ExoAttachment {
       source: () => this.monitor?.client ?? null,
       holdEnabled: this.holdEnabled,
       idleTimeoutMs: options.proxyIdleTimeoutMs,
+      ...(options.localRoutes ? { localRoutes: options.localRoutes } : {}),
       modelBusyAtExo: (model) => {
         const monitor = this.monitor;
         return monitor ? monitor.ghosts.modelBusy(model, monitor.client.reading.instances?.values() ?? []) : false;

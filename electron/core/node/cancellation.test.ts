@@ -64,9 +64,9 @@ describe('cancellation', () => {
     fixture = createNodeFixture({ simTimeScale: TIME_SCALE });
     const { node } = fixture;
     const instance = await node.createInstance({ model: LONG, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
-    // The runner is still loading: the request waits in the node's queue.
+    // The runner is still loading: the request waits in the node's queue, for the load.
     const request = submitTracked(node, { model: LONG, messages: makePrompt(10), maxTokens: 4 });
-    expect(localInstances(node.snapshot())[0]!.queue.requests[0]?.phase).toBe('queued');
+    expect(localInstances(node.snapshot())[0]!.queue.requests[0]?.phase).toBe('loading');
     node.cancel(request.handle.id);
     expect(request.events.at(-1)).toEqual({ type: 'cancelled', usage: { promptTokens: 10, completionTokens: 0 } });
     await node.waitForReady(instance.id);

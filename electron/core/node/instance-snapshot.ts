@@ -26,6 +26,7 @@ export interface InstanceView {
   ttft: TtftSnapshot;
   tokensPerSecond: number | null;
   counters: LocalInstanceSnapshot['counters'];
+  residency: LocalInstanceSnapshot['residency'];
   sharing: LocalInstanceSnapshot['sharing'];
 }
 
@@ -75,6 +76,7 @@ export function buildInstanceSnapshot(view: InstanceView, now: number): LocalIns
     ttft: view.ttft,
     tokensPerSecond: view.tokensPerSecond,
     counters: { ...view.counters },
+    residency: view.residency,
     sharing: view.sharing,
   };
 }

@@ -19,6 +19,7 @@ import type { EventLog } from './event-log';
 import { NodeRequest } from './node-request';
 import { TokenRate } from './token-rate';
 import { TtftStats } from './ttft-stats';
+import type { ResidencyState } from '../on-demand/residency-state';
 
 /** Longest wait for in-flight requests before a relaunch goes ahead anyway. */
 const RELAUNCH_DRAIN_LIMIT_MS = 120_000;
@@ -35,7 +36,12 @@ export interface InstanceConfig {
   /** Tasks written to the runner at once; it batches 8 and acknowledges and queues the rest inside itself. */
   maxInFlight: number;
   supervisor: Omit<SupervisorOptions, 'instanceId' | 'expectedFastSynch'>;
+  /** Pinned or not, its idle time to live, its last use (on-demand/residency-state.ts). */
+  residency: ResidencyState;
 }
+
+/** Runner states on the way to ready: a request that arrives in one waits for the model to load. */
+const LOADING_STATES = new Set(['starting', 'loading', 'warming_up', 'restarting']);
 
 const DOWN_CODES: Record<DownCause, NodeErrorCode> = {
   crashed: 'runner_crashed',
@@ -52,6 +58,7 @@ export class Instance {
   override: FastSynchOverride;
   decision: FastSynchDecision;
   readonly supervisor: RunnerSupervisor;
+  readonly residency: ResidencyState;
   /** Set once when the instance is disposed: every later request gets it. */
   private disposedWith: NodeError | null = null;
   readonly counters = { completed: 0, failed: 0, cancelled: 0, rejected: 0 };
@@ -68,6 +75,8 @@ export class Instance {
   private readonly tokenRate = new TokenRate();
   private readyWaiters: Array<{ resolve: () => void; reject: (e: NodeError) => void }> = [];
   private reserved = 0;
+  private readonly createdAt = performance.now();
+  private loadedOnce = false;
 
   constructor(
     private readonly config: InstanceConfig,
@@ -81,6 +90,7 @@ export class Instance {
     this.instanceType = config.instanceType;
     this.override = config.override;
     this.decision = config.decision;
+    this.residency = config.residency;
     this.supervisor = new RunnerSupervisor({ ...config.supervisor, instanceId: config.id, expectedFastSynch: () => this.decision.enabled }, (event) =>
       this.onSupervisorEvent(event),
     );
@@ -139,6 +149,9 @@ export class Instance {
     }
     this.requests.set(request.id, request);
     this.queue.push(request);
+    this.residency.touch();
+    // Its time to first token starts with the wait for the model to load.
+    if (!this.ready && LOADING_STATES.has(this.supervisor.runnerState)) request.loadedAt = null;
     this.log.record({ kind: 'request_arrived', instanceId: this.id, requestId: request.id, data: { promptTokens: request.promptTokens } });
     this.pump();
     this.changed();
@@ -238,6 +251,7 @@ export class Instance {
         ttft: this.ttft.snapshot(),
         tokensPerSecond: this.tokenRate.perSecond(now),
         counters: this.counters,
+        residency: this.residency.snapshot(now, this.requests.size, this.ready),
         sharing: this.sharing.snapshot(now),
       },
       now,
@@ -295,6 +309,16 @@ export class Instance {
         this.log.record({ kind: 'runner_status', instanceId: this.id, data: { status: event.status } });
         break;
       case 'ready':
+        this.residency.touch(now);
+        for (const request of this.live) if (request.loadedAt === null) request.loadedAt = now;
+        if (!this.loadedOnce) {
+          this.loadedOnce = true;
+          this.log.record({
+            kind: 'instance_loaded',
+            instanceId: this.id,
+            data: { model: this.model.id, loadMs: Math.round(now - this.createdAt), onDemand: this.residency.loadedOnDemand },
+          });
+        }
         for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
         this.pump();
         break;
@@ -378,7 +402,13 @@ export class Instance {
           kind: 'first_token',
           instanceId: this.id,
           requestId: request.id,
-          data: { totalMs: sample.totalMs, waitMs: sample.waitMs, prefillMs: sample.prefillMs, firstTokenMs: sample.firstTokenMs },
+          data: {
+            totalMs: sample.totalMs,
+            ...(sample.loadMs !== undefined ? { loadMs: sample.loadMs } : {}),
+            waitMs: sample.waitMs,
+            prefillMs: sample.prefillMs,
+            firstTokenMs: sample.firstTokenMs,
+          },
         });
       }
     } else {
@@ -428,6 +458,7 @@ export class Instance {
     const now = performance.now();
     if (!request.finish(event, now)) return;
     this.requests.delete(request.id);
+    this.residency.touch(now);
     if (request.taskId) this.byTask.delete(request.taskId);
     if (request.dispatchQueuedAt !== null) this.reserved -= 1;
     if (event.type === 'finished') this.counters.completed += 1;

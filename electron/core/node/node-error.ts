@@ -18,6 +18,10 @@ export type NodeErrorCode =
   | 'launch_failed'
   | 'model_already_running'
   | 'requests_in_flight'
+  /** A pinned instance was asked to unload by itself (idle or eviction): only the operator stops it. */
+  | 'instance_pinned'
+  /** A load on request that cannot go ahead: it does not fit and nothing can unload, or a cap is reached. */
+  | 'model_does_not_fit'
   /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
   | 'not_retryable'
   /** The fit check refused a launch: the models need more memory than is free (`acknowledgeMemory: true` launches anyway). */

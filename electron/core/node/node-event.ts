@@ -30,7 +30,7 @@ export type NodeEvent =
   | (OfRequest & { kind: 'request_requeued' })
   | (OfRequest & { kind: 'request_acknowledged' })
   | (OfRequest & { kind: 'prefill_progress'; data: { processed: number; total: number } })
-  | (OfRequest & { kind: 'first_token'; data: { totalMs: number; waitMs: number; prefillMs: number; firstTokenMs: number } })
+  | (OfRequest & { kind: 'first_token'; data: { totalMs: number; loadMs?: number; waitMs: number; prefillMs: number; firstTokenMs: number } })
   | (OfRequest & { kind: 'request_finished'; data: { completionTokens: number } })
   | (OfRequest & { kind: 'request_failed'; data: { completionTokens: number; code: NodeErrorCode; reason: string } })
   | (OfRequest & { kind: 'request_cancelled'; data: { completionTokens: number } })
@@ -57,12 +57,24 @@ export type NodeEvent =
       kind: 'pacing_released';
       data: { model: string; neighbours: string[]; reason: PacingReleaseReason; pacedMs: number; addedMs: number; addedPct: number };
     })
-  | (OfInstance & { kind: 'instance_created'; data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string } })
+  | (OfInstance & {
+      kind: 'instance_created';
+      data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string; onDemand?: boolean; pinned?: boolean };
+    })
+  /** Its runner was ready for the first time: the model is loaded (`onDemand`: a request started it). */
+  | (OfInstance & { kind: 'instance_loaded'; data: { model: string; loadMs: number; onDemand: boolean } })
   | (OfInstance & { kind: 'instance_deleted' })
+  /** Unloaded: idle past its time to live, evicted to make room for another model, or by the operator. */
+  | (OfInstance & { kind: 'instance_unloaded'; data: { model: string; reason: UnloadReason; idleMs: number; memoryBytes: number } })
+  /** A request's load of a model was refused (fit check, fast-synch gate, nothing could unload), in words. */
+  | (At & { kind: 'model_load_refused'; data: { model: string; code: string; reason: string } })
   /** A runner a previous exobar left running, found at start (exited, killed, survived; reused: the pid is another process now, left alone). */
   | (At & { kind: 'runner_orphan'; data: { pid: number; outcome: LeftoverOutcome } })
   | (At & { kind: 'warning_raised'; data: WarningEventData })
   | (At & { kind: 'warning_cleared'; data: WarningEventData });
+
+/** Why an instance unloaded. */
+export type UnloadReason = 'idle' | 'evicted' | 'operator';
 
 /** Which warning was raised or cleared, and for which instances. */
 export interface WarningEventData {

@@ -15,6 +15,11 @@ type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'f
 
 export class NodeRequest {
   taskId: string | null = null;
+  /**
+   * Set when it arrived while its model was loading (the load is the first part of its
+   * TTFT): when the load ended, null while it goes on. Undefined: it waited for no load.
+   */
+  loadedAt: number | null | undefined = undefined;
   /** Handed to the dispatcher (exobar writes at once; the baseline may still hold it). */
   dispatchQueuedAt: number | null = null;
   /** Written to the runner's stdin. */
@@ -70,7 +75,7 @@ export class NodeRequest {
 
   get phase(): RequestPhase {
     if (this.cancelRequestedAt !== null) return 'cancelling';
-    if (this.dispatchedAt === null) return 'queued';
+    if (this.dispatchedAt === null) return this.loadedAt === null ? 'loading' : 'queued';
     if (this.acknowledgedAt === null) return 'awaiting_ack';
     return this.firstTokenAt === null ? 'prefilling' : 'decoding';
   }
@@ -135,6 +140,7 @@ export class NodeRequest {
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
       arrivedAt: this.arrivedAt,
+      ...(this.loadedAt !== undefined ? { loadedAt: this.loadedAt } : {}),
       dispatchedAt: this.dispatchedAt,
       acknowledgedAt: this.acknowledgedAt,
       prefillStartAt: this.acknowledgedAt,
@@ -149,13 +155,14 @@ export class NodeRequest {
     };
   }
 
-  /** The sample at the first token: the four parts of request-metrics, the node's waits (dispatch and ack) as one. */
+  /** The sample at the first token: the parts of request-metrics, the node's waits (dispatch and ack) as one. */
   private buildTtftSample(now: number): TtftSample {
     const parts = ttftParts(this, now);
     return {
       requestId: this.id,
       at: Date.now(),
       totalMs: now - this.arrivedAt,
+      ...(parts.loadMs !== null ? { loadMs: parts.loadMs } : {}),
       waitMs: (parts.dispatchMs ?? 0) + (parts.ackWaitMs ?? 0),
       prefillMs: parts.prefillMs ?? 0,
       firstTokenMs: parts.firstTokenMs ?? 0,

@@ -8,6 +8,11 @@
 /** The moments of one request, in monotonic milliseconds; null when it has not happened. */
 export interface RequestMoments {
   arrivedAt: number;
+  /**
+   * Present when the request came while its model was loading: when the load ended (the
+   * runner was ready), null while it goes on. Absent: it waited for no load.
+   */
+  loadedAt?: number | null;
   /** Written to the runner. */
   dispatchedAt: number | null;
   /** The runner admitted it (it admits only between generation steps). */
@@ -18,11 +23,14 @@ export interface RequestMoments {
 }
 
 /**
- * The four parts of a time to first token; they add up to the time from arrival to
- * `until`. A part that has not begun is null.
+ * The parts of a time to first token; they add up to the time from arrival to
+ * `until`. A part that has not begun is null; `loadMs` is null for a request that
+ * waited for no model load.
  */
 export interface TtftParts {
-  /** Arrival at the node until the task was written to the runner. */
+  /** Arrival until its model was loaded (a load on request, or one it joined). */
+  loadMs: number | null;
+  /** Arrival at the node (or the end of the load) until the task was written to the runner. */
   dispatchMs: number | null;
   /** Written until the runner acknowledged it (the runner admits only between steps). */
   ackWaitMs: number | null;
@@ -34,8 +42,16 @@ export interface TtftParts {
 
 /** The parts of a request's wait so far, measured up to `until` (its first token, its end, or now). */
 export function ttftParts(t: RequestMoments, until: number): TtftParts {
+  const parts: TtftParts = { loadMs: null, dispatchMs: null, ackWaitMs: null, prefillMs: null, firstTokenMs: null };
+  let from = t.arrivedAt;
+  if (t.loadedAt !== undefined) {
+    const loaded = Math.min(t.loadedAt ?? until, until);
+    parts.loadMs = Math.max(0, loaded - t.arrivedAt);
+    if (t.loadedAt == null || t.loadedAt >= until) return parts;
+    from = loaded;
+  }
   const dispatchEnd = t.dispatchedAt ?? until;
-  const parts: TtftParts = { dispatchMs: dispatchEnd - t.arrivedAt, ackWaitMs: null, prefillMs: null, firstTokenMs: null };
+  parts.dispatchMs = Math.max(0, dispatchEnd - from);
   if (t.dispatchedAt === null) return parts;
   const ack = t.acknowledgedAt ?? until;
   parts.ackWaitMs = ack - t.dispatchedAt;

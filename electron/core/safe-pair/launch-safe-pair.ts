@@ -14,7 +14,7 @@ import { NodeError, type ExobarNode } from '../node-types';
 import { launchStepText } from './launch-progress-step';
 
 /** The part of the node the launch uses (the real node satisfies it; tests pass a small fake). */
-export type SafePairNode = Pick<ExobarNode, 'snapshot' | 'setLaunchProgress' | 'createInstance' | 'waitForReady' | 'deleteInstance'>;
+export type SafePairNode = Pick<ExobarNode, 'snapshot' | 'setLaunchProgress' | 'createInstance' | 'waitForReady' | 'deleteInstance' | 'setResidency'>;
 
 export interface SafePairLaunchOptions {
   /** Deadline for each runner to become ready; the node's default when omitted. */
@@ -75,8 +75,10 @@ async function runLaunch(node: SafePairNode, plan: SafePairPlan, options: SafePa
     const reused = existing !== null;
     report({ current: index, step: launchStepText(model, existing?.runner.status ?? null, reused) });
     try {
-      if (!instanceId) {
-        const created = await node.createInstance({ model, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
+      // Pinned: the safe pair stays loaded, never unloaded when idle nor evicted to make room.
+      if (instanceId) node.setResidency(instanceId, { pin: true });
+      else {
+        const created = await node.createInstance({ model, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false, pin: true });
         instanceId = created.id;
         // The node decides with its own default; if that would put fast synch on where the
         // plan promised off (settings changed since the node started), stop: two ring

@@ -106,8 +106,12 @@ export async function saveSettings(dir: string, settings: Settings): Promise<voi
   }
 }
 
-/** A change to some settings; nested `safePair` and `exo` may be given in part. */
-export type SettingsPatch = Partial<Omit<Settings, 'safePair' | 'exo'>> & { safePair?: Partial<Settings['safePair']>; exo?: Partial<Settings['exo']> };
+/** A change to some settings; nested `safePair`, `exo` and `onDemand` may be given in part. */
+export type SettingsPatch = Partial<Omit<Settings, 'safePair' | 'exo' | 'onDemand'>> & {
+  safePair?: Partial<Settings['safePair']>;
+  exo?: Partial<Settings['exo']>;
+  onDemand?: Partial<Settings['onDemand']>;
+};
 
 /**
  * Settings of one data directory held in memory, with updates written through.
@@ -146,7 +150,13 @@ export class SettingsStore {
     const run = this.queue.then(async () => {
       const unknown = Object.keys(patch).filter((k) => !(k in SettingsSchema.shape));
       if (unknown.length > 0) throw new Error(`Unknown setting${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
-      const merged = { ...this.current, ...patch, safePair: { ...this.current.safePair, ...patch.safePair }, exo: { ...this.current.exo, ...patch.exo } };
+      const merged = {
+        ...this.current,
+        ...patch,
+        safePair: { ...this.current.safePair, ...patch.safePair },
+        exo: { ...this.current.exo, ...patch.exo },
+        onDemand: { ...this.current.onDemand, ...patch.onDemand },
+      };
       const parsed = SettingsSchema.safeParse(merged);
       if (!parsed.success) throw new Error(`Invalid settings: ${z.prettifyError(parsed.error).replace(/\n+/g, '; ')}`);
       await saveSettings(this.dir, parsed.data);

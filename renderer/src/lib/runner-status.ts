@@ -28,6 +28,7 @@ export function runnerTone(status: RunnerStatus): Tone {
 
 export const PHASE_LABEL: Record<RequestPhase, string> = {
   queued: 'Queued',
+  loading: 'Loading the model',
   awaiting_ack: 'Waiting for acknowledgement',
   prefilling: 'Prefilling',
   decoding: 'Decoding',

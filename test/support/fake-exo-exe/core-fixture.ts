@@ -38,6 +38,7 @@ export async function exoCoreRig(options: ExoCoreRigOptions = {}) {
   const settings: Settings = {
     ...defaultSettings(),
     exo: {
+      ...defaultSettings().exo,
       url: null,
       hold: true,
       start: options.start ?? false,
