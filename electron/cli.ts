@@ -11,6 +11,7 @@ import { resolveDataDir } from './core/data-dir';
 import { packageVersion } from './core/package-root';
 import { EXIT_USAGE, flagValue, parseFlags, UsageError, type CliCommand, type CliIo } from './cli-command';
 import { diagnosticsCommand } from './diagnostics-command';
+import { checkCommand } from './check-command';
 import { statusCommand } from './status-command';
 import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
 import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-process';
@@ -173,7 +174,7 @@ export const serveCommand: CliCommand = {
  * Every subcommand, in the order `exobar --help` lists them. To add one, export a
  * {@link CliCommand} from its own module and list it here.
  */
-export const COMMANDS: CliCommand[] = [serveCommand, diagnosticsCommand, statusCommand];
+export const COMMANDS: CliCommand[] = [serveCommand, diagnosticsCommand, statusCommand, checkCommand];
 
 export function mainUsage(commands: readonly CliCommand[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -37,6 +37,8 @@ import type { ExobarNode } from './node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
 import { loadSettings, SettingsStore, type SettingsPatch } from './settings/settings-store';
+import { CheckManager } from './checks/check-manager';
+import { checkRoutes } from './checks/check-routes';
 
 export interface StartCoreOptions {
   /** The data directory (token, settings, runner logs); created with mode 0700 if missing. */
@@ -113,6 +115,8 @@ export interface RunningCore {
    * for the exo section.
    */
   exoProcess: ExoProcessManager;
+  /** Checks on demand (`exobar check sharing`, `/api/checks`): runs one at a time, keeps the reports. */
+  checks: CheckManager;
   /** The request log: every ended request; `recordModelEvent` puts a load or unload beside them. */
   requestLog: RequestLog;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
@@ -202,7 +206,10 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
   const localSafePair = safePairRoutes({ getSettings, fitChecker: options.fitChecker });
+  // Checks on demand (GPU sharing), through this node's supervisor; reports kept in <dataDir>/checks.
+  const checks = new CheckManager({ node, dataDir });
   const coreRoutes: ApiRoute[] = [
+    ...checkRoutes(checks),
     // While exo is attached the safe launch is on the cluster; else the local one answers.
     ...exoSafePairRoutes({
       exoUrl: () => exo.url,
@@ -299,5 +306,5 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, stop };
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, checks, stop };
 }

@@ -6,6 +6,7 @@ import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-s
 import type { RequestLog } from '../../../electron/core/request-log/request-log';
 import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { FakeNode } from '../fake-node';
+import { CheckManager } from '../../../electron/core/checks/check-manager';
 
 /** The one fake node (test/support/fake-node.ts) as a started core has it: its API URL set, `models` and `deleteInstance` spied. */
 function coreFakeNode(url: string): FakeNode {
@@ -89,6 +90,7 @@ export function fakeStartCore() {
       } as unknown as ExoProcessManager,
       // The app never reads the request log itself: a stand-in that records nothing.
       requestLog: { recordModelEvent: vi.fn(), record: vi.fn(), close: vi.fn() } as unknown as RequestLog,
+      checks: new CheckManager({ node, dataDir: options.dataDir }),
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;

@@ -1,0 +1,133 @@
+/**
+ * `exobar check sharing`: the GPU sharing check from the command line. Starts exobar's
+ * core in this process (its own supervisor, a free port, the data directory's models
+ * and MLX runtime), runs the check, prints the markdown report (or the result with
+ * --json), keeps both in <data-dir>/checks/, and stops every runner it started.
+ */
+import { createInterface } from 'node:readline/promises';
+import { z } from 'zod';
+import { SharingCheckRequestSchema, type CheckStatus } from '../shared/sharing-check';
+import { FAST_SYNCH_RISK } from './core/checks/throughput-experiment';
+import { resolveDataDir } from './core/data-dir';
+import { startCore } from './core/start-core';
+import { createTerminalLogger } from './core/terminal-log';
+import { flagValue, parseFlags, UsageError, type CliCommand } from './cli-command';
+
+const USAGE = `usage: exobar check sharing [--models A,B] [--prompt-tokens N] [--streams K] [--seconds S]
+                            [--fast-synch-compare] [--baseline] [--json] [--data-dir D]
+
+Measures how two models share this Mac's GPU, through exobar's own supervisor:
+  1. B's time to first token alone, while A prefills a long prompt, and with a second
+     A request queued (exo's published 0.23 / 0.38-0.40 / 15.1-15.7 / 0.34-0.42 s);
+  2. B's decode (ITL p50/p95, tokens/s) before, during and after A's prefill;
+  3. K streaming clients per model for S seconds: requests per minute and tokens/s.
+Models it launches it stops again; instances are left as they were.
+
+  --models A,B          A prefills, B is measured (default: the two running models, else the sim pair)
+  --prompt-tokens N     A's long prompt (default 30000, capped by A's context)
+  --streams K           streaming clients per model in experiment 3 (default 8)
+  --seconds S           seconds of experiment 3 (default 60)
+  --decode-tokens N     B's tokens before and after A's prefill in experiment 2 (default 64)
+  --experiments LIST    ttft,decode,throughput (default all)
+  --fast-synch-compare  experiment 3 again with fast synch on: Apple silicon only, asks for consent
+  --baseline            experiment 1 through the blocking dispatch too
+  --json                print the result as JSON (the report is kept either way)
+  --sim-time-scale F    multiply the sim runners' durations (tests)
+  --data-dir D          the data directory (default ~/.exobar or $EXOBAR_DATA_DIR)
+  -h, --help            show this help`;
+
+const Int = (what: string) => z.string().regex(/^\d+$/, `expected a whole number of ${what}`).transform(Number);
+
+async function askConsent(io: Parameters<CliCommand['run']>[1]): Promise<boolean> {
+  if (!process.stdin.isTTY) {
+    io.err(`exobar check sharing: fast synch comparison refused (no terminal to ask). ${FAST_SYNCH_RISK}`);
+    return false;
+  }
+  io.err(FAST_SYNCH_RISK);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question('Run the fast synch comparison anyway? Type "yes": ')).trim().toLowerCase() === 'yes';
+  } finally {
+    rl.close();
+  }
+}
+
+export const checkCommand: CliCommand = {
+  name: 'check',
+  summary: 'check sharing: measure how two models share the GPU (exobar check sharing --help)',
+  usage: USAGE,
+  async run(argv, io) {
+    const [what, ...rest] = argv;
+    if (what === '--help' || what === '-h') {
+      io.out(USAGE);
+      return 0;
+    }
+    if (what !== 'sharing') throw new UsageError(what === undefined ? 'which check? (sharing)' : `unknown check "${what}"`);
+    const flags = parseFlags(rest, {
+      models: { type: 'string' },
+      'prompt-tokens': { type: 'string' },
+      streams: { type: 'string' },
+      seconds: { type: 'string' },
+      'decode-tokens': { type: 'string' },
+      experiments: { type: 'string' },
+      'fast-synch-compare': { type: 'boolean' },
+      baseline: { type: 'boolean' },
+      json: { type: 'boolean' },
+      'sim-time-scale': { type: 'string' },
+      'data-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (flags.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    const models = flags.models === undefined ? undefined : flagValue('models', z.string().regex(/^[^,]+,[^,]+$/, 'expected two models, A,B'), flags.models).split(',');
+    const request = {
+      models: models as [string, string] | undefined,
+      promptTokens: flags['prompt-tokens'] === undefined ? undefined : flagValue('prompt-tokens', Int('tokens'), flags['prompt-tokens']),
+      streams: flags.streams === undefined ? undefined : flagValue('streams', Int('clients'), flags.streams),
+      seconds: flags.seconds === undefined ? undefined : flagValue('seconds', Int('seconds'), flags.seconds),
+      decodeTokens: flags['decode-tokens'] === undefined ? undefined : flagValue('decode-tokens', Int('tokens'), flags['decode-tokens']),
+      experiments: flags.experiments?.split(',') as Array<'ttft' | 'decode' | 'throughput'> | undefined,
+      fastSynchCompare: flags['fast-synch-compare'] ?? false,
+      baseline: flags.baseline ?? false,
+      consent: false,
+    };
+    const parsed = SharingCheckRequestSchema.safeParse(request);
+    if (!parsed.success) throw new UsageError(z.prettifyError(parsed.error));
+    if (parsed.data.fastSynchCompare) parsed.data.consent = await askConsent(io);
+    const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', z.coerce.number().positive(), flags['sim-time-scale']);
+    const dataDir = resolveDataDir(flags['data-dir'] ?? null, io.env);
+    const logger = createTerminalLogger({ level: 'warn', format: 'json' });
+    const core = await startCore({ dataDir, port: 0, simTimeScale, logger });
+    let status: CheckStatus | null = null;
+    const onSignal = () => {
+      if (status) void core.checks.cancel(status.id);
+    };
+    process.on('SIGINT', onSignal);
+    try {
+      await core.mlx.refresh().catch(() => undefined);
+      status = core.checks.start(parsed.data);
+      let lastStep = '';
+      const ticker = setInterval(() => {
+        const now = core.checks.get(status!.id);
+        if (now && now.step !== lastStep) {
+          lastStep = now.step;
+          io.err(`[${Math.round(now.progress * 100)} %] ${now.step}`);
+        }
+      }, 250);
+      const end = await core.checks.wait(status.id);
+      clearInterval(ticker);
+      if (!end || end.state !== 'done' || !end.result) {
+        io.err(`exobar check sharing: ${end?.state ?? 'failed'}${end?.error ? `: ${end.error}` : ''}`);
+        return end?.state === 'cancelled' ? 130 : 1;
+      }
+      io.out(flags.json ? JSON.stringify(end.result, null, 2) : end.markdown!);
+      io.err(`kept in ${core.checks.dir}/${end.id}.json and .md`);
+      return 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      await core.stop();
+    }
+  },
+};

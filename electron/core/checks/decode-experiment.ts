@@ -1,0 +1,71 @@
+/**
+ * Experiment 2, decode under prefill: B streams a long answer; once it has decoded
+ * `decodeTokens` tokens alone, A prefills the long prompt; B goes on for as many tokens
+ * after A's first token, then is cancelled. B's ITL p50/p95 and tokens/s before,
+ * during and after A's prefill, and the gaps over time for the chart.
+ *
+ * `policy` is passed through for a sharing policy that paces neighbours (setting
+ * `sharing.policy`): `applyPolicy` sets it for the run and returns the undo.
+ */
+import type { z } from 'zod';
+import type { DecodeExperimentSchema } from '../../../shared/sharing-check';
+import { uniquePrompt } from './check-requests';
+import { longPromptTokens, sleep, throwIfCancelled, unlessCancelled, type CheckContext } from './check-context';
+import { gapsOf, ratioOf, splitSpans } from './decode-spans';
+
+export interface DecodeExperimentOptions {
+  promptTokens: number;
+  decodeTokens: number;
+  /** The sharing policy to run under (named in the result); null: as configured. */
+  policy?: string | null;
+  applyPolicy?: (policy: string) => Promise<() => Promise<void>>;
+}
+
+/** B's answer is cut off by cancel; this only bounds it. */
+const B_MAX_TOKENS = 100_000;
+
+async function waitFor(ctx: CheckContext, ok: () => boolean, ended: () => boolean): Promise<void> {
+  while (!ok() && !ended()) {
+    throwIfCancelled(ctx.signal);
+    await sleep(10);
+  }
+}
+
+export async function runDecodeExperiment(ctx: CheckContext, options: DecodeExperimentOptions, at: [number, number]): Promise<z.infer<typeof DecodeExperimentSchema>> {
+  const undo = options.policy && options.applyPolicy ? await options.applyPolicy(options.policy) : null;
+  try {
+    const promptTokens = longPromptTokens(ctx.a, options.promptTokens);
+    const n = options.decodeTokens;
+    const say = (what: string, f: number) => ctx.progress(`Experiment 2 (decode under prefill): ${what}`, at[0] + (at[1] - at[0]) * f);
+    say(`${ctx.b.name} decodes alone`, 0);
+    const bMax = Math.min(B_MAX_TOKENS, Math.max(3 * n + 64, (ctx.b.contextLength ?? B_MAX_TOKENS) - 64));
+    const b = ctx.requests.submit(ctx.b.id, uniquePrompt(40), bMax);
+    const bEnded = () => b.endedAt !== null;
+    await waitFor(ctx, () => b.tokenTimes.length > n, bEnded);
+    say(`${ctx.b.name} decodes while ${ctx.a.name} prefills ${promptTokens} tokens`, 0.3);
+    const a = ctx.requests.submit(ctx.a.id, uniquePrompt(promptTokens), 1);
+    await unlessCancelled(ctx.signal, a.firstToken);
+    const prefillStart = a.acknowledgedAt ?? a.submittedAt;
+    const prefillEnd = a.tokenTimes[0] ?? a.endedAt ?? performance.now();
+    say(`${ctx.b.name} decodes after ${ctx.a.name}'s prefill`, 0.8);
+    const afterStart = b.tokenTimes.length;
+    await waitFor(ctx, () => b.tokenTimes.length >= afterStart + n, bEnded);
+    ctx.requests.cancel(b);
+    await unlessCancelled(ctx.signal, Promise.all([a.done, b.done]));
+    const gaps = gapsOf(b.tokenTimes);
+    const spans = splitSpans(gaps, prefillStart, prefillEnd);
+    const origin = b.tokenTimes[0] ?? b.submittedAt;
+    return {
+      ran: true,
+      ...spans,
+      decodeRatio: ratioOf(spans.during.decodeTokensPerSecond, spans.before.decodeTokensPerSecond),
+      itlP95Ratio: ratioOf(spans.during.itlP95Ms, spans.before.itlP95Ms),
+      idleRatio: ratioOf(spans.after.decodeTokensPerSecond, spans.before.decodeTokensPerSecond),
+      itl: gaps.map((g) => ({ t: Math.round((g.at - origin) * 10) / 10, itlMs: Math.round(g.gapMs * 100) / 100 })),
+      aPrefill: { start: Math.round(prefillStart - origin), end: Math.round(prefillEnd - origin) },
+      policy: options.policy ?? null,
+    };
+  } finally {
+    await undo?.();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The GPU sharing check with real sim-runner processes: `exobar check sharing --json`
+ * end to end (its own core, short settings), every figure measured; the instances
+ * afterwards are those before; refused consent runs no fast-synch experiment; a
+ * cancelled check leaves no runner it started.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SharingCheckRequestSchema, SharingCheckResultSchema } from '../../../shared/sharing-check';
+import { main } from '../../cli';
+import { createNodeFixture } from '../../../test/support/node-fixture';
+import { CheckManager } from './check-manager';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('exobar check sharing', () => {
+  it('measures every figure on sim, labels it simulated, refuses fast synch without consent and leaves no instance behind', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'exobar-check-'));
+    dirs.push(dataDir);
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(
+      ['check', 'sharing', '--json', '--prompt-tokens', '12000', '--streams', '2', '--seconds', '2', '--decode-tokens', '24', '--fast-synch-compare', '--sim-time-scale', '0.25', '--data-dir', dataDir],
+      { out: (l) => out.push(l), err: (l) => err.push(l), env: {} },
+    );
+    expect(code, err.join('\n')).toBe(0);
+    const result = SharingCheckResultSchema.parse(JSON.parse(out.join('\n')));
+    expect(result.simulated).toBe(true);
+    expect(result.models.map((m) => m.id)).toEqual(['sim/llama-3.2-3b', 'sim/llama-3.2-1b']);
+    expect(result.instancesBefore).toEqual([]);
+    expect(result.instancesAfter).toEqual([]);
+    if (!result.ttft.ran || !result.decode.ran || !result.throughput.ran) throw new Error('an experiment did not run');
+    expect(result.ttft.bAloneS).toBeGreaterThan(0);
+    expect(result.ttft.bWhileAPrefillsS).toBeGreaterThan(0);
+    expect(result.ttft.bWhileAPrefillsWithQueuedS).toBeGreaterThan(0);
+    expect(result.ttft.aPrefillS).toBeGreaterThan(0);
+    expect(result.decode.before.tokens).toBeGreaterThanOrEqual(20);
+    expect(result.decode.during.tokens).toBeGreaterThan(0);
+    expect(result.decode.after.tokens).toBeGreaterThanOrEqual(20);
+    // A idle again after its prefill: B decodes about as fast as before it.
+    expect(result.decode.idleRatio).toBeGreaterThan(0.6);
+    expect(result.decode.idleRatio).toBeLessThan(1.6);
+    expect(result.decode.itl.length).toBe(result.decode.before.tokens + result.decode.during.tokens + result.decode.after.tokens);
+    expect(result.decode.aPrefill!.end).toBeGreaterThan(result.decode.aPrefill!.start);
+    const off = result.throughput.fastSynchOff;
+    expect(off.fastSynch).toBe(false);
+    expect(off.models.every((m) => m.completed > 0 && m.requestsPerMinute > 0 && m.tokensPerSecond > 0)).toBe(true);
+    expect(result.throughput.fastSynchOn).toMatchObject({ ran: false });
+    expect('reason' in result.throughput.fastSynchOn && result.throughput.fastSynchOn.reason).toMatch(/Apple silicon|consent/);
+    const kept = readdirSync(join(dataDir, 'checks'));
+    expect(kept).toEqual([`${result.id}.json`, `${result.id}.md`]);
+  }, 180_000);
+
+  it('refuses the fast-synch run without consent on Apple silicon, and a cancelled check stops the runners it launched', async () => {
+    const fx = createNodeFixture({ simTimeScale: 0.25 });
+    dirs.push(fx.dataDir);
+    try {
+      const checks = new CheckManager({ node: fx.node, dataDir: fx.dataDir, appleSilicon: true });
+      const refused = checks.start(
+        SharingCheckRequestSchema.parse({ experiments: ['throughput'], streams: 1, seconds: 1, fastSynchCompare: true, consent: false }),
+      );
+      const done = await checks.wait(refused.id);
+      expect(done?.state).toBe('done');
+      const t = done!.result!.throughput;
+      if (!t.ran) throw new Error('throughput did not run');
+      expect('reason' in t.fastSynchOn && t.fastSynchOn.reason).toMatch(/did not consent/);
+      // No runner was relaunched with fast synch on: none was relaunched at all.
+      expect(done!.markdown).toContain('did not consent');
+
+      const pidsBefore = fx.node.runnerPids();
+      expect(pidsBefore).toEqual([]);
+      const started = checks.start(SharingCheckRequestSchema.parse({ experiments: ['decode'], promptTokens: 60_000, decodeTokens: 500 }));
+      while (checks.get(started.id)!.step.startsWith('Launching') || checks.get(started.id)!.step === 'Starting') await new Promise((r) => setTimeout(r, 20));
+      expect(await checks.cancel(started.id)).toBe(true);
+      expect(checks.get(started.id)?.state).toBe('cancelled');
+      expect(fx.node.snapshot().instances).toEqual([]);
+      expect(fx.node.runnerPids()).toEqual([]);
+    } finally {
+      await fx.cleanup();
+    }
+  }, 180_000);
+});
