@@ -30,9 +30,11 @@ describe('preload', () => {
         'createInstance',
         'detachExo',
         'exportDiagnostics',
+        'getHistory',
         'getSafePairPlan',
         'launchSafePair',
         'listModels',
+        'listRequests',
         'probeExo',
         'refreshMlxRuntime',
         'retryInstance',
@@ -128,6 +130,8 @@ describe('preload', () => {
       attachExo: vi.fn(async () => undefined),
       detachExo: vi.fn(async () => undefined),
       controlExoProcess: vi.fn(async () => undefined),
+      listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
+      getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
     };
     registerIpcHandlers({
       ipcMain: fake.ipcMain,

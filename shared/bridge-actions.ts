@@ -12,6 +12,16 @@
 import type { CreateInstanceRequest, ExoProbeAnswer, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
 import type { ExoProcessControl } from './exo-process-control';
+import type { HistoryAnswer, HistoryRange } from './history';
+import type { RequestList, RequestOutcome, RequestSource } from './request-record';
+
+/** The Requests view's filters (`GET /api/requests`'s query). */
+export interface RequestFilter {
+  model?: string;
+  source?: RequestSource;
+  outcome?: RequestOutcome;
+  limit?: number;
+}
 
 export interface DiagnosticsResult {
   /** False when the user dismissed the save dialog. */
@@ -70,6 +80,10 @@ export interface BridgeActions {
    * `exo_restart_required` when a restart comes without `consent: true`.
    */
   controlExoProcess(request: ExoProcessControl): Promise<void>;
+  /** The request log, newest first (docs/request-log.md). */
+  listRequests(filter?: RequestFilter): Promise<RequestList>;
+  /** Every model's history over the range, and its slower_than_usual warning. */
+  getHistory(range: HistoryRange): Promise<HistoryAnswer>;
 }
 
 export type BridgeActionName = keyof BridgeActions;
@@ -124,6 +138,20 @@ const TABLE = {
     channel: 'exobar:control-exo-process',
     http: { method: 'POST', path: ({ action }) => `/api/exo/process/${action}`, body: ({ action, ...body }) => (action === 'stop' ? undefined : body) },
   },
+  listRequests: {
+    channel: 'exobar:list-requests',
+    http: {
+      method: 'GET',
+      path: (filter) => {
+        const query = Object.entries(filter ?? {})
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${k}=${segment(String(v))}`)
+          .join('&');
+        return `/api/requests${query ? `?${query}` : ''}`;
+      },
+    },
+  },
+  getHistory: { channel: 'exobar:get-history', http: { method: 'GET', path: (range) => `/api/history?range=${segment(range)}` } },
 } as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
 
 /**

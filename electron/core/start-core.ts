@@ -119,6 +119,8 @@ export interface RunningCore {
   checks: CheckManager;
   /** The request log: every ended request; `recordModelEvent` puts a load or unload beside them. */
   requestLog: RequestLog;
+  /** History per model and minute, 30 days. */
+  history: History;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
@@ -306,5 +308,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
+<<<<<<< HEAD
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, history, stop };
+=======
   return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, checks, stop };
+>>>>>>> main
 }

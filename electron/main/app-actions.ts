@@ -2,6 +2,9 @@
  * What the renderer (over IPC) and the tray menu can ask the app to do, in one place,
  * so both do exactly the same thing. Main owns the state; these are named calls on it.
  */
+import type { History } from '../core/history/history';
+import type { RequestLog } from '../core/request-log/request-log';
+import { RequestQuerySchema } from '../../shared/request-record';
 import { join } from 'node:path';
 import { app, clipboard, dialog, type BrowserWindow, type MessageBoxOptions, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
@@ -40,6 +43,8 @@ export interface AppActionsOptions {
   /** Called after a change the tray must show at once (a setting). */
   refresh(): void;
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  /** The request log and the history (the core's), for the page's Requests view and history charts. */
+  records: { requestLog: Pick<RequestLog, 'query'>; history: Pick<History, 'query'> };
 }
 
 export interface AppActions {
@@ -168,6 +173,8 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       await options.exo.attach(url);
     },
     detachExo: () => options.exo.detach(),
+    listRequests: async (filter) => options.records.requestLog.query(RequestQuerySchema.parse({ ...filter, limit: filter?.limit })),
+    getHistory: async (range) => options.records.history.query(range),
     controlExoProcess: (request) => services.controlExoProcess(request),
   };
 

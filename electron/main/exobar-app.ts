@@ -193,6 +193,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     notify: (title, body) => notifier.notify(title, body),
     refresh: () => lastSnapshot && tray?.update(lastSnapshot, { startAtLogin: login.enabled() }),
     log,
+    records: { requestLog: core.requestLog, history: core.history },
   });
 
   tray = new TrayController(paths.trayImagesDir, actions.menu, {

@@ -9,12 +9,20 @@ import { z } from 'zod';
 import { CreateInstanceRequestSchema, ExoAttachRequestSchema, UpdateInstanceRequestSchema } from '../../shared/api';
 import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
 import { ExoProcessControlSchema } from '../../shared/exo-process-control';
+import { HistoryRangeSchema } from '../../shared/history';
+import { RequestOutcomeSchema, RequestSourceSchema } from '../../shared/request-record';
 import { IpcChannel } from '../../shared/ipc-channels';
 
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
 const ExoUrl = ExoAttachRequestSchema.shape.url;
 const StopOptions = z.strictObject({ confirm: z.boolean() });
+const RequestFilter = z.strictObject({
+  model: z.string().min(1).max(300).optional(),
+  source: RequestSourceSchema.optional(),
+  outcome: RequestOutcomeSchema.optional(),
+  limit: z.number().int().min(1).max(10_000).optional(),
+});
 
 /** Channels the renderer invokes (all but the main-to-renderer snapshot push). */
 export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
@@ -37,6 +45,8 @@ export const IPC_PAYLOADS = {
   probeExo: z.tuple([ExoUrl]),
   attachExo: z.tuple([ExoUrl]),
   detachExo: z.tuple([]),
+  listRequests: z.tuple([RequestFilter.optional()]),
+  getHistory: z.tuple([HistoryRangeSchema]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

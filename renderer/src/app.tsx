@@ -14,7 +14,9 @@ import { ExoInstanceCard } from './components/exo-instance-card';
 import { ExoSourceHeader } from './components/exo-source-header';
 import { ExoProcessStatus } from './components/exo-process-status';
 import { InstanceCard } from './components/instance-card';
+import { HistoryPanel } from './components/history-panel';
 import { ModelsPanel } from './components/models-panel';
+import { RequestsPanel } from './components/requests-panel';
 import { NoticeBar } from './components/notice-bar';
 import { SafeLaunchPanel } from './components/safe-launch-panel';
 import { StopConfirmDialog } from './components/stop-confirm-dialog';
@@ -46,6 +48,8 @@ function Body() {
         <SafeLaunchPanel />
         <ExoAttachPanel />
         <ModelsPanel />
+        <RequestsPanel />
+        <HistoryPanel />
       </>
     );
   }
@@ -56,6 +60,8 @@ function Body() {
       <SafeLaunchPanel />
       <ExoAttachPanel />
       <ModelsPanel />
+      <RequestsPanel />
+      <HistoryPanel />
     </>
   );
 }

@@ -10,6 +10,8 @@ import type { ConnectionProblem, DiagnosticsResult, ExobarBridge, Unsubscribe } 
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
+import { HistoryAnswerSchema } from '../../../shared/history';
+import { RequestListSchema } from '../../../shared/request-record';
 import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
 import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
@@ -268,5 +270,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     attachExo: (url) => send('attachExo', url).then(nothing),
     detachExo: () => send('detachExo').then(nothing),
     controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
+    listRequests: async (filter) => RequestListSchema.parse(await send('listRequests', filter).then(bodyOf<unknown>)),
+    getHistory: async (range) => HistoryAnswerSchema.parse(await send('getHistory', range).then(bodyOf<unknown>)),
   };
 }

@@ -83,6 +83,10 @@ export interface ExobarActions {
   /** Tests the address, then attaches to that exo (saved as exo.url); a refusal becomes the notice. */
   attachExo(url: string): Promise<void>;
   detachExo(): Promise<void>;
+  /** The request log (the Requests view reads it when open); rejects with the bridge's error. */
+  listRequests: ExobarBridge['listRequests'];
+  /** The history per model over a range (the history charts). */
+  getHistory: ExobarBridge['getHistory'];
 }
 
 export interface ExobarState {
@@ -269,6 +273,8 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         dismissedAlerts.add(id);
         set((s) => ({ alerts: s.alerts.filter((a) => a.id !== id) }));
       },
+      listRequests: (filter) => bridge.listRequests(filter),
+      getHistory: (range) => bridge.getHistory(range),
       async probeExo(url) {
         try {
           return await bridge.probeExo(url);

@@ -4,6 +4,8 @@ import type { ExoAttachment } from '../../../electron/core/exo/exo-attachment';
 import type { ExoProcessManager } from '../../../electron/core/exo-process';
 import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-service';
 import type { RequestLog } from '../../../electron/core/request-log/request-log';
+import type { History } from '../../../electron/core/history/history';
+import type { HistoryRange } from '../../../shared/history';
 import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { FakeNode } from '../fake-node';
 import { CheckManager } from '../../../electron/core/checks/check-manager';
@@ -89,7 +91,13 @@ export function fakeStartCore() {
         shutdown: async () => undefined,
       } as unknown as ExoProcessManager,
       // The app never reads the request log itself: a stand-in that records nothing.
-      requestLog: { recordModelEvent: vi.fn(), record: vi.fn(), close: vi.fn() } as unknown as RequestLog,
+      requestLog: {
+        recordModelEvent: vi.fn(),
+        record: vi.fn(),
+        close: vi.fn(),
+        query: vi.fn(() => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
+      } as unknown as RequestLog,
+      history: { query: vi.fn((range: HistoryRange) => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })) } as unknown as History,
       checks: new CheckManager({ node, dataDir: options.dataDir }),
       stopCalls: 0,
       async stop() {

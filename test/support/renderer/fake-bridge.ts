@@ -2,6 +2,8 @@
  * A bridge the tests drive by hand: push snapshots and connection errors, and check
  * which actions the page called.
  */
+import type { HistoryAnswer, HistoryRange } from '../../../shared/history';
+import type { RequestList } from '../../../shared/request-record';
 import { vi } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
@@ -25,6 +27,10 @@ export class FakeBridge implements ExobarBridge {
   setupMlxRuntime = vi.fn(async () => {});
   refreshMlxRuntime = vi.fn(async () => {});
   listModels = vi.fn(async () => catalog());
+  requests: RequestList = { requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 16 * 1024 * 1024, problem: null };
+  listRequests = vi.fn(async (): Promise<RequestList> => this.requests);
+  history: HistoryAnswer['models'] = [];
+  getHistory = vi.fn(async (range: HistoryRange): Promise<HistoryAnswer> => ({ range, models: this.history, diskBytes: 0, diskCapBytes: 0, problem: null }));
   probeExo = vi.fn(async (url: string): Promise<ExoProbeAnswer> => ({ ok: true, url, nodeId: 'a'.repeat(32), nodes: 2 }));
   attachExo = vi.fn(async (_url: string) => {});
   detachExo = vi.fn(async () => {});

@@ -1,0 +1,110 @@
+/**
+ * History across restarts: one chart per model (recharts) of its TTFT p50 and p95 per
+ * minute (per hour for 7 and 30 days) with the requests per span, a range selector, and
+ * the `slower_than_usual` warning with both figures. Read from `/api/history` (or IPC)
+ * while open. Collapsed by default.
+ */
+import { useEffect, useId, useRef, useState } from 'react';
+import { Bar, CartesianGrid, ComposedChart, Line, XAxis, YAxis } from 'recharts';
+import { HISTORY_RANGES, type HistoryAnswer, type HistoryModel, type HistoryRange } from '../../../shared/history';
+import { useElementWidth } from '../lib/use-element-width';
+import { useActions } from '../store/store-context';
+import { PanelToggle } from './panel-toggle';
+
+function ModelHistoryChart({ history, range }: { history: HistoryModel; range: HistoryRange }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const width = useElementWidth(ref, 360);
+  const hourly = range === '7d' || range === '30d';
+  const label = (t: number) => {
+    const d = new Date(t);
+    return hourly ? `${d.getMonth() + 1}/${d.getDate()} ${d.getHours()}h` : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
+  };
+  const data = history.points.map((p) => ({ t: p.start, p50: p.ttftP50Ms, p95: p.ttftP95Ms, requests: p.requests, errors: p.errors }));
+  const total = history.points.reduce((n, p) => n + p.requests, 0);
+  const errors = history.points.reduce((n, p) => n + p.errors, 0);
+  const restarts = history.points.reduce((n, p) => n + p.restarts, 0);
+  return (
+    <div className="history-model" data-testid="history-chart" data-model={history.model}>
+      <h3 className="small">
+        {history.model} <span className="muted">· {total} requests · {errors} errors · {restarts} restarts</span>
+      </h3>
+      {history.slowerThanUsual && (
+        <p className="warning small" role="alert" data-testid="slower-than-usual">
+          Slower than usual: TTFT p50 {history.slowerThanUsual.lastHourP50Ms} ms over the last hour, {history.slowerThanUsual.usualP50Ms} ms over the last 7 days
+          at similar load ({history.slowerThanUsual.requestsPerMinute} requests/min).
+        </p>
+      )}
+      <div ref={ref} className="history-chart">
+        {width > 0 && (
+          <ComposedChart width={width} height={140} data={data} margin={{ top: 4, right: 8, bottom: 0, left: 0 }}>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            <XAxis dataKey="t" tickFormatter={label} fontSize={10} minTickGap={24} />
+            <YAxis yAxisId="ms" fontSize={10} width={44} unit=" ms" />
+            <YAxis yAxisId="n" orientation="right" fontSize={10} width={28} allowDecimals={false} />
+            <Bar yAxisId="n" dataKey="requests" fill="var(--chart-bar, #c9d6e8)" isAnimationActive={false} />
+            <Line yAxisId="ms" dataKey="p50" name="TTFT p50" stroke="var(--accent, #2f6fd0)" dot={false} isAnimationActive={false} connectNulls />
+            <Line yAxisId="ms" dataKey="p95" name="TTFT p95" stroke="var(--warn, #c77700)" dot={false} isAnimationActive={false} connectNulls strokeDasharray="4 2" />
+          </ComposedChart>
+        )}
+      </div>
+    </div>
+  );
+}
+
+export function HistoryPanel() {
+  const { getHistory } = useActions();
+  const [open, setOpen] = useState(false);
+  const bodyId = useId();
+  const [range, setRange] = useState<HistoryRange>('24h');
+  const [answer, setAnswer] = useState<HistoryAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!open) return;
+    let live = true;
+    const load = () =>
+      getHistory(range).then(
+        (got) => live && (setAnswer(got), setError(null)),
+        (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
+      );
+    void load();
+    const timer = setInterval(() => void load(), 15_000);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [open, range, getHistory]);
+
+  const slower = answer?.models.filter((m) => m.slowerThanUsual).length ?? 0;
+  return (
+    <section className="panel history-panel" aria-label="History">
+      <PanelToggle open={open} onToggle={() => setOpen((o) => !o)} bodyId={bodyId}>
+        <span>History</span>
+        <span className="spacer" />
+        {slower > 0 && <span className="warning small">{slower} slower than usual</span>}
+      </PanelToggle>
+      <div id={bodyId} className="panel-body" hidden={!open}>
+        <div className="history-ranges" role="group" aria-label="Range">
+          {HISTORY_RANGES.map((r) => (
+            <button key={r} type="button" aria-pressed={r === range} onClick={() => setRange(r)}>
+              {r}
+            </button>
+          ))}
+        </div>
+        {error && (
+          <p className="failure small" role="alert">
+            Could not read the history: {error}
+          </p>
+        )}
+        {answer?.problem && <p className="warning small">{answer.problem}</p>}
+        {answer && answer.models.length === 0 && <p className="muted small">No requests in this range yet.</p>}
+        {answer?.models.map((m) => <ModelHistoryChart key={m.model} history={m} range={range} />)}
+        {answer && (
+          <p className="muted small">
+            Kept 30 days (hours after a day) · {(answer.diskBytes / 1024 / 1024).toFixed(1)} of {(answer.diskCapBytes / 1024 / 1024).toFixed(0)} MiB on disk
+          </p>
+        )}
+      </div>
+    </section>
+  );
+}

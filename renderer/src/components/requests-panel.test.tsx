@@ -1,0 +1,78 @@
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RequestRecord } from '../../../shared/request-record';
+import { renderApp } from '../../../test/support/renderer/render-app';
+import { RequestsPanel, requestsMarkdown } from './requests-panel';
+
+afterEach(cleanup);
+
+const base: RequestRecord = {
+  id: 'chatcmpl-a',
+  at: Date.UTC(2026, 11, 1, 10, 0, 0),
+  endedAt: Date.UTC(2026, 11, 1, 10, 0, 2),
+  model: 'sim/llama-3.2-1b',
+  instance: 'llama-3.2-1b-1',
+  source: 'local',
+  node: 'mac',
+  client: 'curl/8',
+  promptTokens: 100,
+  cachedTokens: null,
+  outputTokens: 20,
+  ttftMs: 300,
+  waitMs: 50,
+  prefillMs: 200,
+  firstTokenMs: 50,
+  prefillTokensPerSecond: 500,
+  decodeTokensPerSecond: 40,
+  itlP95Ms: 30,
+  outcome: 'done',
+  cancelledBy: null,
+  errorCode: null,
+};
+const rows: RequestRecord[] = [
+  base,
+  { ...base, id: 'exo-b', source: 'exo', model: 'exo:llama', ttftMs: 900, outcome: 'failed', errorCode: 'exo_unreachable', at: base.at + 1000 },
+  { ...base, id: 'chatcmpl-c', ttftMs: 100, outcome: 'cancelled', cancelledBy: 'client_disconnect', at: base.at + 2000, itlP95Ms: null },
+];
+
+async function open() {
+  const rendered = renderApp(undefined, {}, <RequestsPanel />);
+  rendered.bridge.requests = { requests: rows, events: [], total: 3, diskBytes: 2048, diskCapBytes: 16 * 1024 * 1024, problem: null };
+  fireEvent.click(within(screen.getByRole('region', { name: 'Requests' })).getByRole('button', { name: /^Requests/ }));
+  await waitFor(() => expect(screen.getAllByTestId('request-row')).toHaveLength(3));
+  return rendered;
+}
+const ids = () => screen.getAllByTestId('request-row').map((r) => r.textContent);
+
+describe('Requests view', () => {
+  it('lists the log newest first, sorts by a column, filters, and a row opens its timeline', async () => {
+    await open();
+    expect(ids()[0]).toContain('cancelled (client disconnect)');
+    expect(ids()[1]).toContain('failed (exo_unreachable)');
+    // Unknown is shown as unknown, never as zero.
+    expect(ids()[0]).toContain('—');
+    const ttfts = () => ids().map((t) => /(\d+) ms/.exec(t!)?.[1]);
+    fireEvent.click(screen.getByRole('button', { name: 'TTFT' }));
+    expect(ttfts()).toEqual(['100', '300', '900']);
+    fireEvent.click(screen.getByRole('button', { name: /^TTFT/ }));
+    expect(ttfts()).toEqual(['900', '300', '100']);
+    fireEvent.change(screen.getByRole('combobox', { name: 'Source' }), { target: { value: 'exo' } });
+    expect(ids()).toHaveLength(1);
+    fireEvent.change(screen.getByRole('combobox', { name: 'Source' }), { target: { value: '' } });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Outcome' }), { target: { value: 'done' } });
+    expect(ids()).toHaveLength(1);
+    fireEvent.click(screen.getAllByTestId('request-row')[0]!);
+    const timeline = screen.getByTestId('request-timeline');
+    expect(timeline.textContent).toContain('wait 50 ms');
+    expect(timeline.textContent).toContain('prefill 200 ms (100 tokens)');
+    expect(timeline.textContent).toContain('client curl/8');
+    expect(screen.getByTestId('requests-disk').textContent).toContain('of 16.0 MiB on disk');
+  });
+
+  it('exports a markdown table of the rows shown', () => {
+    const md = requestsMarkdown(rows).trim().split('\n');
+    expect(md[0]).toBe('| Time | Model | Source | Outcome | TTFT | Prefill tok/s | Decode tok/s | ITL p95 | Out tok |');
+    expect(md).toHaveLength(5);
+    expect(md[3]).toContain('failed (exo_unreachable)');
+  });
+});
