@@ -308,9 +308,5 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
-<<<<<<< HEAD
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, history, stop };
-=======
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, checks, stop };
->>>>>>> main
+  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, history, checks, stop };
 }
