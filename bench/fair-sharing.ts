@@ -81,7 +81,7 @@ function tinyModels(python: string): CatalogModel[] {
   return [model(MLX_A, 'mamba2', 'tiny mamba2 (random weights)'), model(MLX_B, 'llama', 'tiny llama (random weights)')];
 }
 
-interface Rig {
+export interface Rig {
   node: ReturnType<typeof createNode>;
   a: string;
   b: string;
@@ -89,7 +89,7 @@ interface Rig {
   close(): Promise<void>;
 }
 
-async function createRig(options: FairSharingOptions): Promise<Rig> {
+export async function createRig(options: FairSharingOptions): Promise<Rig> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-fair-'));
   let policy: SharingPolicy = 'off';
   const mlx = options.engine === 'mlx';

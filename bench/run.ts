@@ -11,13 +11,14 @@ import { EXO_POLL_CPU_TARGET_PERCENT, measureExoPollCpu } from './exo-poll-cpu';
 import { exoProxyRows, measureExoProxy } from './exo-proxy';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 import { measureFairSection } from './fair-sharing';
+import { measureSharingCheck } from './sharing-check';
 
 interface BenchArgs {
   json: boolean;
   timeScale: number;
   trials: number;
-  /** `fair`: only the fair-sharing rows. */
-  only: 'fair' | null;
+  /** `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows. */
+  only: 'fair' | 'sharing' | null;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -26,8 +27,9 @@ function parseArgs(argv: string[]): BenchArgs {
     const arg = argv[i];
     if (arg === '--json') args.json = true;
     else if (arg === '--only') {
-      if (argv[++i] !== 'fair') fail('--only takes "fair"');
-      args.only = 'fair';
+      const only = argv[++i];
+      if (only !== 'fair' && only !== 'sharing') fail('--only takes "fair" or "sharing"');
+      args.only = only;
     }
     else if (arg === '--time-scale' || arg === '--trials') {
       const value = Number(argv[++i]);
@@ -40,7 +42,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing]\n`);
   process.exit(2);
 }
 
@@ -58,6 +60,12 @@ async function main(): Promise<void> {
   const log = (line: string) => {
     if (!args.json) process.stderr.write(`  ${line}\n`);
   };
+  if (args.only === 'sharing') {
+    const sharing = await measureSharingCheck(args.timeScale, log);
+    if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...sharing.json }, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], sharing.rows);
+    return;
+  }
   if (args.only === 'fair') {
     const fair = await measureFairSection(args.timeScale, args.trials, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...fair.json }, null, 2)}\n`);
@@ -87,6 +95,7 @@ async function main(): Promise<void> {
   log(`serving through exobar on exo: proxy overhead, stream ratio, the stall with the hold on and off (time scale ${exoTimeScale})`);
   const exo = await measureExoProxy({ timeScale: exoTimeScale, trials: args.trials, progress: log });
   const fair = await measureFairSection(args.timeScale, args.trials, log);
+  const sharing = await measureSharingCheck(args.timeScale, log);
 
   if (args.json) {
     const apiJson = {
@@ -104,7 +113,7 @@ async function main(): Promise<void> {
       exo_busy_ttft_s: exo.exo_busy_ttft_s,
       exo_proxy: exo,
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -158,6 +167,8 @@ async function main(): Promise<void> {
 
   process.stdout.write('\nfair sharing of one GPU (B streams while A prefills; policy off and decode_first in one run)\n');
   printTable(['measure', 'value', 'target'], fair.rows);
+  process.stdout.write('\nGPU sharing check (B decodes while A prefills)\n');
+  printTable(['measure', 'value', 'target'], sharing.rows);
 }
 
 function printTable(header: string[], rows: string[][]): void {

@@ -3,6 +3,7 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
+import { logRoutes } from './logs/log-routes';
 import type { FitChecker } from './fit/fit-gate';
 import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
@@ -222,6 +223,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
+    ...logRoutes({ dataDir }),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),

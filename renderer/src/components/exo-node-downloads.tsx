@@ -29,7 +29,8 @@ export function ExoNodeDownloads({ downloads, nodeName }: { downloads: ExoDownlo
               <span className="ellipsis" title={d.modelId}>
                 {shortModel(d.modelId)}
               </span>
-              <span className="spacer" />
+            </div>
+            <div className="row">
               <span className="tabular" data-testid="exo-download-progress">
                 {d.percent === null ? NA : `${Math.floor(d.percent)}%`} · {formatBytes(d.downloadedBytes)} of {formatBytes(d.totalBytes)} · {formatSpeed(d.bytesPerSecond)} ·{' '}
                 {d.etaMs === null ? 'time left unknown' : `${formatAge(d.etaMs)} left`}
