@@ -8,7 +8,7 @@ import { SnapshotSchema } from '../shared/snapshot';
 import { resolveDataDir } from './core/data-dir';
 import { findServer, readText, type ServerToAsk } from './diagnostics-command';
 import { statusReport, statusText, type StatusReport } from './status/status-report';
-import type { CliCommand, CliIo } from './cli';
+import { flagValue, parseFlags, type CliCommand, type CliIo } from './cli-command';
 
 /** exobar did not answer: nothing recorded, nothing listening, or no reply in time. */
 export const EXIT_NOT_ANSWERING = 3;
@@ -62,7 +62,6 @@ export const statusCommand: CliCommand = {
   summary: 'a glance at the running exobar: models, queues, TTFT, tokens/s, fast synch, warnings',
   usage: USAGE,
   async run(argv, io) {
-    const { flagValue, parseFlags } = await import('./cli');
     const flags = parseFlags(argv, {
       json: { type: 'boolean' },
       watch: { type: 'boolean' },

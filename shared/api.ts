@@ -8,6 +8,7 @@ import type { InstanceLifecycle } from './instance-state';
 import { TtlSecondsSchema } from './residency';
 import { FastSynchOverrideSchema, InstanceTypeSchema } from './instance-vocabulary';
 import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
+import { EXO_API_PORT, EXOBAR_API_PORT } from './addresses';
 
 export { FastSynchOverrideSchema, InstanceTypeSchema };
 
@@ -117,7 +118,7 @@ export interface ApiErrorBody {
 
 /** Settings persisted by the app (and by `exobar serve` in its data directory). */
 export const SettingsSchema = z.object({
-  apiPort: z.number().int().min(0).max(65535).default(52416),
+  apiPort: z.number().int().min(0).max(65535).default(EXOBAR_API_PORT),
   defaultFastSynch: FastSynchOverrideSchema.default('auto'),
   startAtLogin: z.boolean().default(false),
   safePair: z.object({ small: z.string().min(1), medium: z.string().min(1) }).default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
@@ -181,7 +182,7 @@ export const SettingsSchema = z.object({
     .strictObject({
       url: z.string().min(1).max(2048).nullable().default(null),
       start: z.boolean().default(false),
-      apiPort: z.number().int().min(1).max(65535).default(52415),
+      apiPort: z.number().int().min(1).max(65535).default(EXO_API_PORT),
       command: z.string().min(1).default('exo'),
       args: z.array(z.string()).max(100).default([]),
       env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
@@ -194,7 +195,7 @@ export const SettingsSchema = z.object({
        */
       placeOnDemand: z.boolean().default(false),
     })
-    .default({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {}, hold: true, placeOnDemand: false }),
+    .default({ url: null, start: false, apiPort: EXO_API_PORT, command: 'exo', args: [], env: {}, hold: true, placeOnDemand: false }),
   /**
    * Models on demand (docs/on-demand.md). `enabled`: a request for a catalog model that is
    * not running loads it (same gates as a launch). `idleTtlSeconds`: an idle instance

@@ -2,8 +2,17 @@
 import type { RunnerStatus } from './runner-protocol';
 import type { ExoInstanceSnapshot, InstanceSnapshot, LocalInstanceSnapshot, RunnerState, Snapshot } from './snapshot';
 
-const SERVING = new Set(['RunnerReady', 'RunnerRunning']);
-const STOPPING = new Set(['RunnerShuttingDown', 'RunnerShutdown']);
+/** The serving rule, written once: a runner serves while it is RunnerReady or RunnerRunning. */
+export const SERVING_STATUSES: ReadonlySet<string> = new Set(['RunnerReady', 'RunnerRunning']);
+/** A runner shutting down or shut down. */
+export const STOPPING_STATUSES: ReadonlySet<string> = new Set(['RunnerShuttingDown', 'RunnerShutdown']);
+const SERVING = SERVING_STATUSES;
+const STOPPING = STOPPING_STATUSES;
+
+/** True for a runner status (exo's tag) that serves: {@link SERVING_STATUSES}. */
+export function isServingStatus(status: string | undefined | null): boolean {
+  return status != null && SERVING_STATUSES.has(status);
+}
 
 /**
  * An instance's lifecycle in one word, derived from its runners: the one answer the

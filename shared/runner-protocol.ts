@@ -21,8 +21,10 @@ export const MIN_PROTOCOL_VERSION = 1;
 /** The first protocol version whose runners apply SetPrefillPacing. */
 export const PACING_PROTOCOL_VERSION = 2;
 
-/** exo's prefill chunk: a runner's chunk when no pacing asks for a smaller one. */
+/** exo's prefill chunk: a runner's chunk when no pacing asks for a smaller one (the one definition of 4096). */
 export const DEFAULT_PREFILL_CHUNK_TOKENS = 4096;
+/** exo's batch: requests decoding together at most (the one definition of 8 in TypeScript). */
+export const MAX_DECODE_BATCH = 8;
 /** The smallest prefill chunk a pacing may ask for (smaller ones cost more than they yield). */
 export const MIN_PACED_CHUNK_TOKENS = 64;
 /** The longest pause after a prefill chunk a pacing may ask for. */

@@ -1,6 +1,6 @@
 /** Runner statuses and counts in the words the tray, menu and notifications show. */
 import type { RunnerStatus } from '../../shared/runner-protocol';
-import { isFailed } from '../../shared/instance-state';
+import { isFailed, isServingStatus } from '../../shared/instance-state';
 import { plainRunnerStatus } from '../../shared/runner-status-words';
 import type { InstanceSnapshot } from '../../shared/snapshot';
 
@@ -28,7 +28,7 @@ export function instanceStatusWords(instance: InstanceSnapshot): string {
   const runners = instance.exo.runners;
   const failed = isFailed(instance) ? runners.find((r) => r.status === 'RunnerFailed') : undefined;
   if (failed) return `Failed: ${truncate(failed.errorMessage ?? 'runner failed', 60)}`;
-  const serving = runners.filter((r) => r.status === 'RunnerReady' || r.status === 'RunnerRunning').length;
+  const serving = runners.filter((r) => isServingStatus(r.status)).length;
   return `exo: ${serving}/${runners.length} runners serving`;
 }
 

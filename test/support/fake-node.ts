@@ -24,6 +24,7 @@ import {
   type SubmitRequest,
   type UnloadReason,
 } from '../../electron/core/node-types';
+import { DEFAULT_PREFILL_CHUNK_TOKENS } from '../../shared/runner-protocol';
 import { unloadRefusal } from '../../electron/core/on-demand/unload-refusal';
 
 type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
@@ -31,7 +32,7 @@ type Terminal = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed
 export interface FakeNodeOptions {
   /** Milliseconds per generated token. */
   tokenMs?: number;
-  /** Milliseconds per 4096-token prefill chunk. */
+  /** Milliseconds per prefill chunk (4096 tokens, exo's). */
   prefillChunkMs?: number;
   /** Requests in flight per instance before queue_full. */
   queueCapacity?: number;
@@ -166,10 +167,10 @@ export class FakeNode implements ExobarNode {
       flight.timers.push(setTimeout(fn, ms));
     };
     at(t, () => flight.emit({ type: 'acknowledged' }));
-    const chunks = Math.ceil(promptTokens / 4096);
+    const chunks = Math.ceil(promptTokens / DEFAULT_PREFILL_CHUNK_TOKENS);
     for (let c = 1; c <= chunks; c++) {
       t += this.prefillChunkMs;
-      const processed = Math.min(promptTokens, c * 4096);
+      const processed = Math.min(promptTokens, c * DEFAULT_PREFILL_CHUNK_TOKENS);
       at(t, () => flight.emit({ type: 'prefill_progress', processedTokens: processed, totalTokens: promptTokens }));
     }
     const tokens = request.maxTokens ?? this.defaultTokens;

@@ -21,9 +21,10 @@ import type { ModelLoader } from '../on-demand/model-loader';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from './read-json-body';
 import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
 import { defaultRendererDir, serveStatic } from './static-files';
+import { EXOBAR_API_PORT } from '../../../shared/addresses';
 
 /** exobar's default port: next to exo's 52415, so both can run on one Mac. */
-export const DEFAULT_API_PORT = 52416;
+export const DEFAULT_API_PORT = EXOBAR_API_PORT;
 export const DEFAULT_API_HOST = '127.0.0.1';
 
 export interface ApiServerOptions {

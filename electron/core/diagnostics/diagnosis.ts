@@ -21,6 +21,7 @@ import type { NodeEvent, RequestTimeline } from '../node-types';
 import { isEventOf } from '../node/node-event';
 import { diagnoseDecode, type DecodeFinding } from './decode-diagnosis';
 import { busyIntervalOf, overlapMs, ttftParts as measureTtftParts, type TtftParts } from '../node/request-metrics';
+import { isServingStatus } from '../../../shared/instance-state';
 
 export type StallCause =
   | 'queued_behind_same_model_prefill'
@@ -127,7 +128,6 @@ export interface Diagnosis {
   pacing: PacingDecision[];
 }
 
-const READY: ReadonlySet<RunnerStatusKind> = new Set(['RunnerReady', 'RunnerRunning']);
 /** Prompts up to this size cost mostly fixed overhead: all count as comparable to each other. */
 const SHORT_PROMPT_TOKENS = 256;
 /** Another runner must have been busy for at least this share of a request's compute to blame the shared GPU. */
@@ -454,7 +454,7 @@ export function diagnose(timelines: readonly RequestTimeline[], events: readonly
   function explainDispatch(t: RequestTimeline, dispatchMs: number): Verdict {
     const end = t.dispatchedAt ?? opts.now;
     const statuses = statusesDuring(history.get(t.instanceId), t.arrivedAt, end);
-    const notReady = statuses.filter((s) => !READY.has(s));
+    const notReady = statuses.filter((s) => !isServingStatus(s));
     const siblings = (byInstance.get(t.instanceId) ?? []).filter((o) => o !== t);
     const inFlightAtArrival = siblings.filter((o) => o.dispatchedAt !== null && o.dispatchedAt <= t.arrivedAt && (o.endedAt ?? Infinity) > t.arrivedAt).length;
     // A slot freed just before the dispatch: the node held it back at its in-flight cap.

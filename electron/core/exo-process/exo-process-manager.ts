@@ -24,9 +24,10 @@ import { StateMachine, type StateChange } from '../process/state-machine';
 import { EXO_PROCESS_TRANSITIONS } from './exo-process-machine';
 import { descendants, groupMembers, sendSignal } from '../process/process-identity';
 import { waitForExoApi } from './readiness';
+import { EXO_API_PORT } from '../../../shared/addresses';
 
 /** exo's default API port. */
-export const DEFAULT_EXO_API_PORT = 52415;
+export const DEFAULT_EXO_API_PORT = EXO_API_PORT;
 
 export interface ExoTiming {
   /** How long exo may take for `/node_id` and `/state` to answer. */

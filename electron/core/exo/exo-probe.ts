@@ -6,9 +6,10 @@
 import { z } from 'zod';
 import type { ExoOffer } from '../../../shared/exo-snapshot';
 import { DEFAULT_EXO_HTTP, exoAgent, getExoJson, type ExoFetchError } from './exo-http';
+import { LOCAL_EXO_URL } from '../../../shared/addresses';
 
 /** exo's default API address on this Mac (src/exo/api/main.py:1940-1942). */
-export const LOCAL_EXO_URL = 'http://127.0.0.1:52415';
+export { LOCAL_EXO_URL };
 
 /** exo's node id: 32 hex characters today; any short token is accepted. */
 export const NodeIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/);

@@ -76,4 +76,4 @@ export const DEFAULT_EXO_WARNING_OPTIONS: ExoWarningOptions = {
 export const LOADING_STATUSES: ReadonlySet<string> = new Set(EXO_RUNNER_STATUSES.slice(0, EXO_RUNNER_STATUSES.indexOf('RunnerReady')));
 
 /** Runner statuses that take requests. */
-export const SERVING_STATUSES: ReadonlySet<string> = new Set(['RunnerReady', 'RunnerRunning']);
+export { SERVING_STATUSES } from '../../../shared/instance-state';

@@ -12,6 +12,8 @@
 import { join } from 'node:path';
 import { reportedFastSynchDiffers } from '../../../shared/instance-state';
 import {
+  DEFAULT_PREFILL_CHUNK_TOKENS,
+  MAX_DECODE_BATCH,
   MIN_PROTOCOL_VERSION,
   PACING_PROTOCOL_VERSION,
   PROTOCOL_VERSION,
@@ -34,9 +36,9 @@ import type { SpawnSpec } from './spawn-spec';
 import { Watchdog, watchdogDeadlineMs, type WatchdogFiring, type WatchdogLimits, type WatchdogPhase, type WatchdogWork } from './watchdog';
 
 /** exo's prefill chunk: the longest prefill step between two progress lines. */
-const PREFILL_CHUNK_TOKENS = 4096;
+const PREFILL_CHUNK_TOKENS = DEFAULT_PREFILL_CHUNK_TOKENS;
 /** exo's batch: requests decoding together at most. */
-const MAX_BATCH = 8;
+const MAX_BATCH = MAX_DECODE_BATCH;
 
 type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
 

@@ -24,11 +24,12 @@ import type { PrefillPacingState } from './prefill-pacing';
 import type { RunnerState } from './runner-state';
 import type { SharedGpu } from './shared-gpu';
 import { createTokenSource, planCompletion, type CompletionPlan, type SimToken } from './token-stream';
+import { DEFAULT_PREFILL_CHUNK_TOKENS, MAX_DECODE_BATCH } from '../../../shared/runner-protocol';
 
-/** exo's prefill chunk size. */
-export const PREFILL_CHUNK_TOKENS = 4096;
-/** Requests decoding together at most (exo's batch size). */
-export const MAX_BATCH = 8;
+/** exo's prefill chunk size (shared/runner-protocol.ts). */
+export const PREFILL_CHUNK_TOKENS = DEFAULT_PREFILL_CHUNK_TOKENS;
+/** Requests decoding together at most (exo's batch size, shared/runner-protocol.ts). */
+export const MAX_BATCH = MAX_DECODE_BATCH;
 /** Decode steps between two cancel checks (exo checks every ~100 tokens). */
 export const CANCEL_CHECK_EVERY_STEPS = 100;
 /** Rough KV-cache bytes per token per layer, for the peak-memory stat. */

@@ -2,9 +2,9 @@ import { useId, useState, type FormEvent } from 'react';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import { useActions, useExobar } from '../store/store-context';
 import { PanelToggle } from './panel-toggle';
+import { LOCAL_EXO_URL } from '../../../shared/addresses';
 
 /** exo's default address on this Mac. */
-const LOCAL_EXO_URL = 'http://127.0.0.1:52415';
 
 /** "exo found on this Mac — Attach": offered when exo answers locally and nothing is attached; never attached silently. */
 export function ExoOfferBanner() {

@@ -24,6 +24,7 @@ import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-
 import { NodeError } from '../../node-types';
 import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import { downloadedModels, exoCall, placeRing, readCluster, type ExoCluster, type ExoModelEntry } from './exo-cluster-api';
+import { isServingStatus, runnersLifecycle } from '../../../../shared/instance-state';
 
 /** A Mac's fast-synch value as exobar knows it: exo's log on this Mac, or exo's default (on), assumed. */
 export type FastSynchOf = (nodeId: string) => { enabled: boolean; assumed: boolean };
@@ -272,7 +273,7 @@ async function waitForRunners(url: string, instanceId: string, model: string, la
       const statuses = instance.shards.map((s) => cluster.runners.get(s.runnerId));
       const failed = statuses.find((s) => s?.tag === 'RunnerFailed');
       if (failed) throw new Error(`a runner of ${model} failed while loading: ${failed.errorMessage ?? 'no message'}`);
-      if (statuses.length > 0 && statuses.every((s) => s?.tag === 'RunnerReady' || s?.tag === 'RunnerRunning')) return;
+      if (statuses.length > 0 && statuses.every((s) => isServingStatus(s?.tag))) return;
     } else if (Date.now() - started > 5_000) {
       // exo's state applies the create within moments; an instance still absent was dropped.
       throw new Error(`exo dropped the instance of ${model} (the master deletes instances it cannot place or whose runners keep failing)`);
@@ -295,15 +296,11 @@ export async function stopExoModel(url: string, model: string): Promise<string[]
 }
 
 /**
- * A placed instance's lifecycle read from its runners in exo's state, by the same rule
- * as the views' (shared/instance-state.ts): any runner failed, failed; all ready or
- * running, serving; shutting down, stopping; else loading.
+ * A placed instance's lifecycle read from its runners in exo's state, by the views' own
+ * rule (shared/instance-state.ts `runnersLifecycle`).
  */
 function reusedLifecycle(cluster: ExoCluster, instanceId: string | null): SafePairPlanEntry['state'] {
   const instance = instanceId ? cluster.instances.get(instanceId) : undefined;
-  const tags = (instance?.shards ?? []).map((s) => cluster.runners.get(s.runnerId)?.tag ?? 'missing');
-  if (tags.includes('RunnerFailed')) return 'failed';
-  if (tags.some((t) => t === 'RunnerShuttingDown' || t === 'RunnerShutdown')) return 'stopping';
-  if (tags.length > 0 && tags.every((t) => t === 'RunnerReady' || t === 'RunnerRunning')) return 'serving';
-  return 'loading';
+  const runners = (instance?.shards ?? []).map((s) => cluster.runners.get(s.runnerId)?.tag ?? null);
+  return runnersLifecycle(runners.map((tag) => ({ status: tag ?? 'missing', known: tag !== null })));
 }

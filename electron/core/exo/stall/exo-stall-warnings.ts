@@ -16,6 +16,8 @@ import type { Warning } from '../../../../shared/snapshot';
 import type { ExoReading } from '../exo-client';
 import type { ExoInstance } from '../parse-exo-state';
 import type { ExoTraffic, ProxiedRequest } from '../proxy/exo-traffic';
+import { isServingStatus } from '../../../../shared/instance-state';
+import { DEFAULT_PREFILL_CHUNK_TOKENS } from '../../../../shared/runner-protocol';
 
 export interface StallThresholds {
   /** No progress this long after being sent, behind another model's prefill: a dispatch stall. Default 2 s. */
@@ -37,7 +39,6 @@ export interface StallInput {
   thresholds?: Partial<StallThresholds>;
 }
 
-const READY = new Set(['RunnerReady', 'RunnerRunning']);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function nodeName(reading: ExoReading, nodeId: string): string {
@@ -46,7 +47,7 @@ function nodeName(reading: ExoReading, nodeId: string): string {
 }
 
 function runnersReady(reading: ExoReading, instance: ExoInstance): boolean {
-  return instance.shards.length > 0 && instance.shards.every((s) => READY.has(reading.runners?.get(s.runnerId)?.tag ?? ''));
+  return instance.shards.length > 0 && instance.shards.every((s) => isServingStatus(reading.runners?.get(s.runnerId)?.tag));
 }
 
 /** Both stall warnings for the current traffic and exo state. */
@@ -140,6 +141,6 @@ function stepMs(r: ProxiedRequest): number {
   if (r.phase === 'generating' && r.firstTokenAt != null && r.lastTokenAt != null && r.completionTokens > 1)
     return (r.lastTokenAt - r.firstTokenAt) / (r.completionTokens - 1);
   if (r.firstProgressAt != null && r.lastProgressAt != null && r.processedTokens > 0)
-    return (r.lastProgressAt - r.firstProgressAt) / Math.max(1, Math.ceil(r.processedTokens / 4096));
+    return (r.lastProgressAt - r.firstProgressAt) / Math.max(1, Math.ceil(r.processedTokens / DEFAULT_PREFILL_CHUNK_TOKENS));
   return 0;
 }

@@ -5,6 +5,7 @@
  * ~19 s). `timeScale` shrinks every duration for tests.
  */
 import { LLAMA_1B, LLAMA_3B, QWEN_30B } from '../scenarios';
+import { DEFAULT_PREFILL_CHUNK_TOKENS } from '../../../../shared/runner-protocol';
 
 export interface FakeModelTiming {
   /** GPU time every prefill pays whatever its length. */
@@ -15,7 +16,7 @@ export interface FakeModelTiming {
 }
 
 /** exo prefills in chunks of this many tokens, with a progress event after each. */
-export const PREFILL_CHUNK_TOKENS = 4096;
+export const PREFILL_CHUNK_TOKENS = DEFAULT_PREFILL_CHUNK_TOKENS;
 
 /**
  * A step slows by this factor while another runner on the same Mac computes: the

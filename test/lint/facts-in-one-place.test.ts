@@ -1,0 +1,63 @@
+/**
+ * Facts written once: each one has a home file, and no other product file writes it
+ * again (a copy that drifts is how one view says serving while another says failed).
+ * Reads the product sources as text; comments and tests do not count.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) {
+      if (name !== 'node_modules' && name !== 'out') out.push(...sources(path));
+    } else if (/\.(ts|tsx)$/.test(name) && !/\.test\.tsx?$|\.test-support\.ts$/.test(name)) out.push(path);
+  }
+  return out;
+}
+
+/** The code of a file without its comments (line and block), line by line. */
+function codeLines(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, (block) => block.replace(/[^\n]/g, ''))
+    .split('\n')
+    .map((line) => line.replace(/(^|[^:'"`])\/\/.*$/, '$1'));
+}
+
+const PRODUCT = ['electron', 'shared', 'renderer/src'].flatMap((dir) => sources(join(ROOT, dir))).map((p) => relative(ROOT, p));
+
+/** The files outside `home` whose code matches `pattern`. */
+function writtenOutside(pattern: RegExp, home: string): string[] {
+  return PRODUCT.filter((file) => file !== home && codeLines(join(ROOT, file)).some((line) => pattern.test(line)));
+}
+
+const FACTS: Array<{ fact: string; pattern: RegExp; home: string }> = [
+  {
+    fact: 'the serving rule (RunnerReady or RunnerRunning)',
+    pattern: /RunnerReady['"].{0,80}RunnerRunning['"]|RunnerRunning['"].{0,80}RunnerReady['"]/,
+    home: 'shared/instance-state.ts',
+  },
+  { fact: "exo's prefill chunk of 4096 tokens", pattern: /(?<![\w.])4096(?![\w])|4_096/, home: 'shared/runner-protocol.ts' },
+  // As a number in code; an example address in a help text ("http://127.0.0.1:52415") is words.
+  { fact: "exo's API port", pattern: /(?<![\w:])52415(?![\w])/, home: 'shared/addresses.ts' },
+  { fact: "exobar's API port", pattern: /(?<![\w:])52416(?![\w])/, home: 'shared/addresses.ts' },
+];
+
+describe('facts written once', () => {
+  it('reads the product tree', () => {
+    expect(PRODUCT.length).toBeGreaterThan(100);
+    expect(PRODUCT).toContain('shared/instance-state.ts');
+  });
+
+  for (const { fact, pattern, home } of FACTS) {
+    it(`${fact}: only in ${home}`, () => {
+      expect(codeLines(join(ROOT, home)).some((line) => pattern.test(line)), `${home} holds it`).toBe(true);
+      expect(writtenOutside(pattern, home)).toEqual([]);
+    });
+  }
+});
