@@ -28,16 +28,24 @@ async function run(policy: SharingPolicy) {
   const long = node.submit({ model: 'sim/llama-3.2-3b', messages: makePrompt(20_000, 'a'), maxTokens: 2 }, () => undefined);
   // Well inside the prefill (about 1.3 s at this scale), the stream ends.
   await new Promise((resolve) => setTimeout(resolve, 500));
+  const local = (id: string) => node.snapshot().instances.find((i) => i.id === id);
+  const during = local(a);
+  const pacingDuring = during?.source === 'local' ? during.pacing : undefined;
   node.cancel(stream.id);
   await stream.done;
   expect((await long.done).type).toBe('finished');
   const events = node.eventLog.all().filter((e) => e.kind === 'pacing_engaged' || e.kind === 'pacing_released');
-  return { events, a, b, stdout: node.runnerLogs(a)!.stdout };
+  const after = local(a);
+  return { events, a, b, stdout: node.runnerLogs(a)!.stdout, pacingDuring, pacingAfter: after?.source === 'local' ? after.pacing : undefined };
 }
 
 describe('sharing policy in a node (sim runners)', () => {
   it('decode_first paces the prefill while the neighbour streams and releases it when the stream ends', async () => {
-    const { events, a, stdout } = await run('decode_first');
+    const { events, a, stdout, pacingDuring, pacingAfter } = await run('decode_first');
+    // What the card shows: paced while the stream ran, beside whom; nothing after.
+    expect(pacingDuring).toMatchObject({ neighbours: ['Llama 3.2 1B (simulated)'], pauseMs: expect.any(Number) });
+    expect(pacingDuring!.chunkTokens).toBeLessThan(4096);
+    expect(pacingAfter).toBeNull();
     expect(events.map((e) => e.kind)).toEqual(['pacing_engaged', 'pacing_released']);
     expect(events[0]).toMatchObject({ instanceId: a, data: { model: 'Llama 3.2 3B (simulated)', neighbours: ['Llama 3.2 1B (simulated)'] } });
     expect(events[1]).toMatchObject({ instanceId: a, data: { reason: 'neighbour_stopped' } });
@@ -49,8 +57,9 @@ describe('sharing policy in a node (sim runners)', () => {
   }, 60_000);
 
   it('off paces nothing', async () => {
-    const { events, stdout } = await run('off');
+    const { events, stdout, pacingDuring } = await run('off');
     expect(events).toEqual([]);
+    expect(pacingDuring).toBeNull();
     expect(stdout).not.toContain('PrefillPacingApplied');
   }, 60_000);
 });
