@@ -84,7 +84,16 @@ export interface SafePairPlanEntry {
 
 export interface SafePairPlan {
   models: SafePairPlanEntry[];
-  memory: { requiredBytes: number; freeBytes: number; headroomBytes: number };
+  memory: {
+    requiredBytes: number;
+    freeBytes: number;
+    headroomBytes: number;
+    /**
+     * On an exo cluster: each Mac the pair uses (or every Mac, when it uses none yet)
+     * with its free memory from exo's state (`freeBytes` is their sum); absent locally.
+     */
+    byMac?: Array<{ nodeId: string; label: string; freeBytes: number }>;
+  };
   /** Empty when the plan can run. */
   blockers: string[];
   canRun: boolean;

@@ -124,7 +124,7 @@ export function SafeLaunchPanel() {
               ? `Memory: needs ${formatBytes(p.memory.requiredBytes)} of ${formatBytes(p.memory.freeBytes)} free${
                   p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''
                 }`
-              : `Memory: nothing more to load (${formatBytes(p.memory.freeBytes)} free)`}
+              : `Memory: nothing more to load (${freeWords(p.memory)})`}
           </p>
           {p.blockers.length > 0 && (
             <ul className="blockers" aria-label="Blockers">
@@ -151,4 +151,10 @@ export function SafeLaunchPanel() {
       )}
     </section>
   );
+}
+
+/** "22.5 GB free", or on an exo cluster each Mac's own: "studio-a 22.5 GB free, studio-b 22.5 GB free". */
+function freeWords(memory: SafePairPlan['memory']): string {
+  if (!memory.byMac || memory.byMac.length === 0) return `${formatBytes(memory.freeBytes)} free`;
+  return memory.byMac.map((m) => `${m.label} ${formatBytes(m.freeBytes)} free`).join(', ');
 }

@@ -22,6 +22,7 @@ import { defaultSettings } from '../../../../shared/api';
 import type { LaunchProgress } from '../../../../shared/snapshot';
 import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
 import { NodeError } from '../../node-types';
+import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import { downloadedModels, exoCall, placeRing, readCluster, type ExoCluster, type ExoModelEntry } from './exo-cluster-api';
 import { isServingStatus, runnersLifecycle } from '../../../../shared/instance-state';
 
@@ -122,14 +123,26 @@ export async function planExoSafePair(options: ExoSafePairOptions): Promise<ExoS
     };
   });
   const requiredBytes = models.filter((m) => !m.alreadyRunning).reduce((sum, m) => sum + m.memoryBytes, 0);
-  const freeBytes = [...needed.keys()].reduce((sum, id) => sum + (cluster.nodes.get(id)?.memoryAvailableBytes ?? 0), 0);
+  const byMac = freeByMac(cluster, placements);
   return {
     models,
-    memory: { requiredBytes, freeBytes, headroomBytes: headroom },
+    memory: { requiredBytes, freeBytes: byMac.reduce((sum, m) => sum + m.freeBytes, 0), headroomBytes: headroom, byMac },
     blockers,
     canRun: blockers.length === 0,
     exo: { url: options.url, placements, fastSynchRisk: risk },
   };
+}
+
+/**
+ * Free memory per Mac from exo's state: the Macs the pair's models use or would use,
+ * placed already or not (so a plan with nothing more to load still says what is free),
+ * or every Mac of the cluster when no placement names one.
+ */
+function freeByMac(cluster: ExoCluster, placements: ExoPlacementPreview[]): NonNullable<ExoSafePairPlan['memory']['byMac']> {
+  const used = new Set(placements.flatMap((p) => p.nodes.map((n) => n.nodeId)));
+  const ids = used.size > 0 ? [...used] : [...cluster.nodes.keys()];
+  const labels = nodeLabels(cluster.nodes);
+  return ids.map((nodeId) => ({ nodeId, label: labelOf(labels, nodeId), freeBytes: cluster.nodes.get(nodeId)?.memoryAvailableBytes ?? 0 }));
 }
 
 function sizeOf(downloaded: ExoModelEntry[], model: string): number | null {
