@@ -29,12 +29,14 @@ describe('preload', () => {
         'controlExoProcess',
         'createInstance',
         'detachExo',
+        'dismissLostModel',
         'exportDiagnostics',
         'getHistory',
         'getSafePairPlan',
         'launchSafePair',
         'listModels',
         'listRequests',
+        'placeLostModelAgain',
         'probeExo',
         'refreshMlxRuntime',
         'retryInstance',
@@ -133,6 +135,8 @@ describe('preload', () => {
       probeExo: vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 })),
       attachExo: vi.fn(async () => undefined),
       detachExo: vi.fn(async () => undefined),
+      placeLostModelAgain: vi.fn(async (model: string) => ({ model, instanceId: 'i2', nodes: ['studio-a'], alreadyPlaced: false })),
+      dismissLostModel: vi.fn(async () => undefined),
       controlExoProcess: vi.fn(async () => undefined),
       listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
       getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
@@ -192,6 +196,14 @@ describe('preload', () => {
     await expect(bridge.attachExo('')).rejects.toThrow(/argument 1/);
     await bridge.detachExo();
     expect(backend.detachExo).toHaveBeenCalledOnce();
+    expect(await bridge.placeLostModelAgain('exobar/tiny-llama')).toMatchObject({ model: 'exobar/tiny-llama', nodes: ['studio-a'] });
+    await bridge.placeLostModelAgain('exobar/tiny-llama', { acknowledgeRisk: true });
+    expect(vi.mocked(backend.placeLostModelAgain).mock.calls).toEqual([['exobar/tiny-llama'], ['exobar/tiny-llama', { acknowledgeRisk: true }]]);
+    await expect(bridge.placeLostModelAgain('')).rejects.toThrow(/argument 1/);
+    await expect(bridge.placeLostModelAgain('m', { acknowledgeRisk: 'yes' } as never)).rejects.toThrow(/argument 2 field acknowledgeRisk/);
+    await bridge.dismissLostModel('exobar/tiny-llama');
+    expect(backend.dismissLostModel).toHaveBeenCalledWith('exobar/tiny-llama');
+    await expect(bridge.dismissLostModel(42 as never)).rejects.toThrow(/argument 1/);
   });
 
   it('a refused MLX setup rejects with the code and message from main', async () => {

@@ -11,6 +11,7 @@
  */
 import type { CreateInstanceRequest, ExoProbeAnswer, ResidencyRequest, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
+import type { PlaceAgainOptions, PlaceAgainResult } from './exo-cluster-events';
 import type { ExoProcessControl } from './exo-process-control';
 import type { HistoryAnswer, HistoryRange } from './history';
 import type { RequestList, RequestOutcome, RequestSource } from './request-record';
@@ -84,6 +85,14 @@ export interface BridgeActions {
    * `exo_restart_required` when a restart comes without `consent: true`.
    */
   controlExoProcess(request: ExoProcessControl): Promise<void>;
+  /**
+   * Places a model exo took away (an `exo_model_lost` warning) again, as it was; rejects
+   * with exo's reason when exo cannot place it, with `fast_synch_shared_gpu` unless
+   * `{ acknowledgeRisk: true }` when it would share a Mac's GPU with another ring model.
+   */
+  placeLostModelAgain(model: string, options?: PlaceAgainOptions): Promise<PlaceAgainResult>;
+  /** Forgets a model exo took away: its `exo_model_lost` warning goes. */
+  dismissLostModel(model: string): Promise<void>;
   /** The request log, newest first (docs/request-log.md). */
   listRequests(filter?: RequestFilter): Promise<RequestList>;
   /** Every model's history over the range, and its slower_than_usual warning. */
@@ -147,6 +156,15 @@ const TABLE = {
     channel: 'exobar:control-exo-process',
     http: { method: 'POST', path: ({ action }) => `/api/exo/process/${action}`, body: ({ action, ...body }) => (action === 'stop' ? undefined : body) },
   },
+  placeLostModelAgain: {
+    channel: 'exobar:place-lost-model-again',
+    http: {
+      method: 'POST',
+      path: () => '/api/exo/lost-models/place-again',
+      body: (model, options) => (options?.acknowledgeRisk ? { model, acknowledgeRisk: true } : { model }),
+    },
+  },
+  dismissLostModel: { channel: 'exobar:dismiss-lost-model', http: { method: 'POST', path: () => '/api/exo/lost-models/dismiss', body: (model) => ({ model }) } },
   listRequests: {
     channel: 'exobar:list-requests',
     http: {

@@ -66,3 +66,18 @@ export type ExoClusterEvent = z.infer<typeof ExoClusterEventSchema>;
 
 /** How many events the snapshot carries (the newest); the bundle has every one kept. */
 export const EXO_EVENTS_IN_SNAPSHOT = 50;
+
+/** What Place again answers: where exo placed the lost model (`POST /api/exo/lost-models/place-again`). */
+export interface PlaceAgainResult {
+  model: string;
+  instanceId: string;
+  /** The Macs exo placed it on (labels). */
+  nodes: string[];
+  /** True when an instance of the model was already there: nothing was placed. */
+  alreadyPlaced: boolean;
+}
+
+/** How Place again is asked for: `acknowledgeRisk` places past the fast-synch gate. */
+export interface PlaceAgainOptions {
+  acknowledgeRisk: boolean;
+}

@@ -12,6 +12,7 @@ import type { DiagnosticsResult } from '../../shared/bridge';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
+import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-events/lost-model-actions';
 import { launchInstance } from '../core/instance-launch';
 import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
 import { NodeError, type ExobarNode } from '../core/node-types';
@@ -26,8 +27,8 @@ import type { TrayMenuActions } from './tray-menu';
 export interface AppActionsOptions {
   node: ExobarNode;
   services: CoreServices;
-  /** Attach mode: probe, attach (tested first, saved), detach, and Stop on an exo instance. */
-  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach' | 'stopInstance'>;
+  /** Attach mode: probe, attach (tested first, saved), detach, Stop on an exo instance, and the answers to a lost model. */
+  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach' | 'stopInstance' | 'lostModels' | 'fastSynchOf'>;
   /** The local API's base URL (…/v1), used when the snapshot has none. */
   apiBaseUrl: string;
   settings(): Settings;
@@ -180,6 +181,8 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       await options.exo.attach(url);
     },
     detachExo: () => options.exo.detach(),
+    placeLostModelAgain: (model, placeOptions) => placeLostModelAgain(options.exo, model, placeOptions?.acknowledgeRisk === true),
+    dismissLostModel: (model) => dismissLostModel(options.exo, model),
     listRequests: async (filter) => options.records.requestLog.query(RequestQuerySchema.parse({ ...filter, limit: filter?.limit })),
     getHistory: async (range) => options.records.history.query(range),
     controlExoProcess: (request) => services.controlExoProcess(request),

@@ -30,6 +30,8 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     probeExo: vi.fn(async (url: string) => ({ ok: false as const, url, error: 'refused' })),
     attachExo: vi.fn(async () => undefined),
     detachExo: vi.fn(async () => undefined),
+    placeLostModelAgain: vi.fn(async (model: string) => ({ model, instanceId: 'i', nodes: ['studio-a'], alreadyPlaced: false })),
+    dismissLostModel: vi.fn(async () => undefined),
     controlExoProcess: vi.fn(async () => undefined),
     listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
     getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),

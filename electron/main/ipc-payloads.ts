@@ -16,6 +16,7 @@ import { IpcChannel } from '../../shared/ipc-channels';
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
 const ExoUrl = ExoAttachRequestSchema.shape.url;
+const LostModel = z.string().min(1).max(512);
 const StopOptions = z.strictObject({ confirm: z.boolean() });
 const RequestFilter = z.strictObject({
   model: z.string().min(1).max(300).optional(),
@@ -47,6 +48,8 @@ export const IPC_PAYLOADS = {
   probeExo: z.tuple([ExoUrl]),
   attachExo: z.tuple([ExoUrl]),
   detachExo: z.tuple([]),
+  placeLostModelAgain: z.tuple([LostModel, z.strictObject({ acknowledgeRisk: z.boolean() }).optional()]),
+  dismissLostModel: z.tuple([LostModel]),
   listRequests: z.tuple([RequestFilter.optional()]),
   getHistory: z.tuple([HistoryRangeSchema]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };

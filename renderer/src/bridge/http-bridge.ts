@@ -9,6 +9,7 @@ import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { ConnectionProblem, DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
+import type { PlaceAgainResult } from '../../../shared/exo-cluster-events';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { HistoryAnswerSchema } from '../../../shared/history';
 import { RequestListSchema } from '../../../shared/request-record';
@@ -271,6 +272,8 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     probeExo: (url) => send('probeExo', url).then(bodyOf<ExoProbeAnswer>),
     attachExo: (url) => send('attachExo', url).then(nothing),
     detachExo: () => send('detachExo').then(nothing),
+    placeLostModelAgain: (model, options) => send('placeLostModelAgain', model, options).then(bodyOf<PlaceAgainResult>),
+    dismissLostModel: (model) => send('dismissLostModel', model).then(nothing),
     controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
     listRequests: async (filter) => RequestListSchema.parse(await send('listRequests', filter).then(bodyOf<unknown>)),
     getHistory: async (range) => HistoryAnswerSchema.parse(await send('getHistory', range).then(bodyOf<unknown>)),

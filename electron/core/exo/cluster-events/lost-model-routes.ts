@@ -10,20 +10,14 @@
  * 404 `model_not_found` when the model is not lost (or no exo is attached).
  */
 import { z } from 'zod';
-import { ApiError } from '../../api/api-error';
 import type { ApiRoute } from '../../api/route-types';
-import type { ExoAttachment } from '../exo-attachment';
-import { placeAgain } from './place-again';
+import { dismissLostModel, placeLostModelAgain, type LostModelAccess } from './lost-model-actions';
 
 const PlaceAgainBodySchema = z.strictObject({ model: z.string().min(1).max(512), acknowledgeRisk: z.boolean().default(false) });
 const DismissBodySchema = z.strictObject({ model: z.string().min(1).max(512) });
 
-function notLost(model: string): ApiError {
-  return new ApiError(404, 'model_not_found', `${model} is not a lost exo model (nothing to place again or dismiss)`);
-}
-
 /** The lost-model endpoints over one attachment. */
-export function lostModelRoutes(attachment: Pick<ExoAttachment, 'lostModels' | 'fastSynchOf'>): ApiRoute[] {
+export function lostModelRoutes(attachment: LostModelAccess): ApiRoute[] {
   return [
     {
       method: 'POST',
@@ -31,13 +25,7 @@ export function lostModelRoutes(attachment: Pick<ExoAttachment, 'lostModels' | '
       auth: true,
       async handle(ctx) {
         const body = await ctx.body(PlaceAgainBodySchema);
-        const access = attachment.lostModels();
-        const lost = access?.lost.get(body.model);
-        if (!access || !lost) throw notLost(body.model);
-        const result = await placeAgain({ url: access.url, lost, fastSynchOf: attachment.fastSynchOf, acknowledgeRisk: body.acknowledgeRisk });
-        if (!result.alreadyPlaced) access.lost.placedAgain(body.model, Date.now());
-        await access.refresh();
-        ctx.json(200, result);
+        ctx.json(200, await placeLostModelAgain(attachment, body.model, body.acknowledgeRisk));
       },
     },
     {
@@ -46,9 +34,7 @@ export function lostModelRoutes(attachment: Pick<ExoAttachment, 'lostModels' | '
       auth: true,
       async handle(ctx) {
         const body = await ctx.body(DismissBodySchema);
-        const access = attachment.lostModels();
-        if (!access?.lost.dismiss(body.model)) throw notLost(body.model);
-        await access.refresh();
+        await dismissLostModel(attachment, body.model);
         ctx.json(200, { model: body.model, dismissed: true });
       },
     },

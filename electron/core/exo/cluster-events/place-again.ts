@@ -11,6 +11,7 @@
  *
  * A model already served again, or already placed again and loading, is not placed twice.
  */
+import type { PlaceAgainResult } from '../../../../shared/exo-cluster-events';
 import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
 import { NodeError } from '../../node-types';
 import { exoCall, readCluster, storageOf, downloadedModels } from '../launch/exo-cluster-api';
@@ -27,14 +28,7 @@ export interface PlaceAgainOptions {
   headroomBytes?: number;
 }
 
-export interface PlaceAgainResult {
-  model: string;
-  instanceId: string;
-  /** The Macs exo placed it on (labels). */
-  nodes: string[];
-  /** True when an instance of the model was already there: nothing was placed. */
-  alreadyPlaced: boolean;
-}
+export type { PlaceAgainResult };
 
 /** Runners that no longer hold the GPU. */
 const GONE = new Set(['RunnerFailed', 'RunnerShuttingDown', 'RunnerShutdown']);
