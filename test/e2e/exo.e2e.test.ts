@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './browser';
+import { fullPageShot, POPOVER_VIEWPORT } from './full-page-shot';
 import { createServer } from 'node:net';
 import { startFakeExoProcess, type FakeExoProcess } from '../support/fake-exo/fake-exo-process';
 import { startServe, type ServeProcess } from './serve-process';
@@ -43,12 +44,7 @@ const card = (id: string): Locator => page.locator(`[data-testid="instance-card"
 const connection = (): Locator => page.getByTestId('exo-connection');
 
 /** The whole page, grown to its content (the README shows it in full). */
-async function shot(name: string): Promise<void> {
-  const height = await page.evaluate(() => document.documentElement.scrollHeight);
-  await page.setViewportSize({ width: 420, height });
-  await page.screenshot({ path: `${SHOTS}${name}.png` });
-  await page.setViewportSize({ width: 420, height: 700 });
-}
+const shot = (name: string): Promise<void> => fullPageShot(page, `${SHOTS}${name}.png`);
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
@@ -56,7 +52,7 @@ beforeAll(async () => {
   exo = await startFakeExoProcess('demo', 1_000, port);
   serve = await startServe({ simTimeScale: 0.1, args: ['--exo', exo.url] });
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 420, height: 700 }, colorScheme: 'light' });
+  page = await browser.newPage({ viewport: POPOVER_VIEWPORT, colorScheme: 'light' });
 });
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 import type { ExoNodeSnapshot } from '../../../shared/exo-snapshot';
 import { clockTime, exoConnectionWords } from '../lib/exo-words';
 import { formatBytes } from '../lib/format';
+import { ExoClusterTimeline } from './exo-cluster-timeline';
 import { ExoNodeDownloads } from './exo-node-downloads';
 import { useActions, useExobar } from '../store/store-context';
 
@@ -91,6 +92,7 @@ export function ExoSourceHeader() {
           ))}
         </ul>
       )}
+      <ExoClusterTimeline />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { isLocal } from '../../../shared/instance-state';
 import type { Warning } from '../../../shared/snapshot';
 import { canFixWarning } from '../store/exobar-store';
 import { useActions, useExobar } from '../store/store-context';
+import { LostModelActions } from './lost-model-actions';
 
 /**
  * One shared-GPU warning: what is wrong, the risk, and the fix. For two ring models
@@ -32,6 +33,7 @@ export function WarningBanner({ warning }: { warning: Warning }) {
           {fixing ? 'Relaunching…' : `Relaunch ${affected.length === 1 ? affected[0]?.modelName : `${affected.length} runners`} with fast synch off`}
         </button>
       )}
+      <LostModelActions warning={warning} />
     </section>
   );
 }

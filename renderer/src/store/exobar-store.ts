@@ -87,6 +87,10 @@ export interface ExobarActions {
   /** Tests the address, then attaches to that exo (saved as exo.url); a refusal becomes the notice. */
   attachExo(url: string): Promise<void>;
   detachExo(): Promise<void>;
+  /** Places a model exo took away again (busy key `lost:<model>`); exo's reason, when it cannot, becomes the notice. */
+  placeLostModelAgain(model: string): Promise<void>;
+  /** Forgets a model exo took away (its exo_model_lost warning goes). */
+  dismissLostModel(model: string): Promise<void>;
   /** The request log (the Requests view reads it when open); rejects with the bridge's error. */
   listRequests: ExobarBridge['listRequests'];
   /** The history per model over a range (the history charts). */
@@ -294,6 +298,13 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
           return `Attached to exo at ${url}`;
         }),
       detachExo: () => run('exo-detach', () => bridge.detachExo()),
+      placeLostModelAgain: (model) =>
+        run(`lost:${model}`, async () => {
+          const placed = await bridge.placeLostModelAgain(model);
+          // The warning clears by itself once exo serves the model again (the snapshot says so).
+          return placed.alreadyPlaced ? `${model} is already placed on exo` : `Placing ${model} again on ${placed.nodes.join(' and ')}`;
+        }),
+      dismissLostModel: (model) => run(`lost:${model}`, () => bridge.dismissLostModel(model)),
     };
 
     return {
