@@ -12,13 +12,16 @@ import { exoProxyRows, measureExoProxy } from './exo-proxy';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 import { measureFairSection } from './fair-sharing';
 import { measureSharingCheck } from './sharing-check';
+import { measureOnDemandTtft } from './on-demand-ttft';
+
+const ONLY = ['fair', 'sharing', 'on-demand'] as const;
 
 interface BenchArgs {
   json: boolean;
   timeScale: number;
   trials: number;
-  /** `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows. */
-  only: 'fair' | 'sharing' | null;
+  /** `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `on-demand`: only the cold/warm TTFT rows. */
+  only: (typeof ONLY)[number] | null;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -28,8 +31,9 @@ function parseArgs(argv: string[]): BenchArgs {
     if (arg === '--json') args.json = true;
     else if (arg === '--only') {
       const only = argv[++i];
-      if (only !== 'fair' && only !== 'sharing') fail('--only takes "fair" or "sharing"');
-      args.only = only;
+      const known = ONLY.find((o) => o === only);
+      if (!known) fail('--only takes "fair", "sharing" or "on-demand"');
+      args.only = known;
     }
     else if (arg === '--time-scale' || arg === '--trials') {
       const value = Number(argv[++i]);
@@ -42,7 +46,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|on-demand]\n`);
   process.exit(2);
 }
 
@@ -64,6 +68,12 @@ async function main(): Promise<void> {
     const sharing = await measureSharingCheck(args.timeScale, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...sharing.json }, null, 2)}\n`);
     else printTable(['measure', 'value', 'target'], sharing.rows);
+    return;
+  }
+  if (args.only === 'on-demand') {
+    const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
+    if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...onDemand.json }, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], onDemand.rows);
     return;
   }
   if (args.only === 'fair') {
@@ -96,6 +106,8 @@ async function main(): Promise<void> {
   const exo = await measureExoProxy({ timeScale: exoTimeScale, trials: args.trials, progress: log });
   const fair = await measureFairSection(args.timeScale, args.trials, log);
   const sharing = await measureSharingCheck(args.timeScale, log);
+  log(`models on demand: cold and warm TTFT through the API with the openai client, ${args.trials} trials`);
+  const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
 
   if (args.json) {
     const apiJson = {
@@ -113,7 +125,7 @@ async function main(): Promise<void> {
       exo_busy_ttft_s: exo.exo_busy_ttft_s,
       exo_proxy: exo,
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...onDemand.json }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -169,6 +181,8 @@ async function main(): Promise<void> {
   printTable(['measure', 'value', 'target'], fair.rows);
   process.stdout.write('\nGPU sharing check (B decodes while A prefills)\n');
   printTable(['measure', 'value', 'target'], sharing.rows);
+  process.stdout.write('\nmodels on demand (a cold model loads for its request; through the API, openai client)\n');
+  printTable(['measure', 'value', 'target'], onDemand.rows);
 }
 
 function printTable(header: string[], rows: string[][]): void {
