@@ -12,15 +12,20 @@ import { exoProxyRows, measureExoProxy } from './exo-proxy';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 import { measureFairSection } from './fair-sharing';
 import { measureSharingCheck } from './sharing-check';
+import { measureMetricsScrape } from './metrics-scrape';
+import { measureRequestLogCost } from './request-log-cost';
 import { measureOnDemandTtft } from './on-demand-ttft';
 
-const ONLY = ['fair', 'sharing', 'on-demand'] as const;
+const ONLY = ['fair', 'sharing', 'metrics', 'on-demand'] as const;
 
 interface BenchArgs {
   json: boolean;
   timeScale: number;
   trials: number;
-  /** `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `on-demand`: only the cold/warm TTFT rows. */
+  /**
+   * `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `metrics`: the scrape and the request log's cost;
+   * `on-demand`: the cold and warm TTFT of a model loaded on request.
+   */
   only: (typeof ONLY)[number] | null;
 }
 
@@ -32,7 +37,7 @@ function parseArgs(argv: string[]): BenchArgs {
     else if (arg === '--only') {
       const only = argv[++i];
       const known = ONLY.find((o) => o === only);
-      if (!known) fail('--only takes "fair", "sharing" or "on-demand"');
+      if (!known) fail('--only takes "fair", "sharing", "metrics" or "on-demand"');
       args.only = known;
     }
     else if (arg === '--time-scale' || arg === '--trials') {
@@ -46,7 +51,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|on-demand]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand]\n`);
   process.exit(2);
 }
 
@@ -68,6 +73,12 @@ async function main(): Promise<void> {
     const sharing = await measureSharingCheck(args.timeScale, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...sharing.json }, null, 2)}\n`);
     else printTable(['measure', 'value', 'target'], sharing.rows);
+    return;
+  }
+  if (args.only === 'metrics') {
+    const metrics = await measureMetricsSection(args, log);
+    if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...metrics.json }, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], metrics.rows);
     return;
   }
   if (args.only === 'on-demand') {
@@ -106,6 +117,7 @@ async function main(): Promise<void> {
   const exo = await measureExoProxy({ timeScale: exoTimeScale, trials: args.trials, progress: log });
   const fair = await measureFairSection(args.timeScale, args.trials, log);
   const sharing = await measureSharingCheck(args.timeScale, log);
+  const metrics = await measureMetricsSection(args, log);
   log(`models on demand: cold and warm TTFT through the API with the openai client, ${args.trials} trials`);
   const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
 
@@ -125,7 +137,7 @@ async function main(): Promise<void> {
       exo_busy_ttft_s: exo.exo_busy_ttft_s,
       exo_proxy: exo,
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...onDemand.json }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json, ...onDemand.json }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -181,8 +193,25 @@ async function main(): Promise<void> {
   printTable(['measure', 'value', 'target'], fair.rows);
   process.stdout.write('\nGPU sharing check (B decodes while A prefills)\n');
   printTable(['measure', 'value', 'target'], sharing.rows);
+  process.stdout.write('\nmetrics and the request log\n');
+  printTable(['measure', 'value', 'target'], metrics.rows);
   process.stdout.write('\nmodels on demand (a cold model loads for its request; through the API, openai client)\n');
   printTable(['measure', 'value', 'target'], onDemand.rows);
+}
+
+/** `metrics_scrape_ms` and the request log's cost on the API overhead (log on and off, one run). */
+async function measureMetricsSection(args: BenchArgs, log: (line: string) => void) {
+  log('metrics: one scrape of /metrics with 16 instances and 10,000 observed requests');
+  const scrape = await measureMetricsScrape(Math.max(args.trials, 5) * 4, log);
+  log(`request log: api overhead with the log on (full, 10,000 rows) and off, time scale ${args.timeScale}`);
+  const cost = await measureRequestLogCost(args.timeScale, Math.max(args.trials, 3) * 20, log);
+  const c = cost.request_log_cost;
+  const rows = [
+    ['metrics_scrape_ms', `${scrape.metrics_scrape_ms.toFixed(2)} ms (p95 ${scrape.metrics_scrape.p95_ms.toFixed(2)} ms, ${scrape.metrics_scrape.series} series, ${scrape.metrics_scrape.bytes} bytes)`, ''],
+    ['api_overhead_ms_median_request_log_on', `${cost.api_overhead_ms_median_request_log_on.toFixed(2)} ms (whole request ${c.request_ms_median_on.toFixed(1)} ms)`, 'within ~1 ms of off'],
+    ['api_overhead_ms_median_request_log_off', `${cost.api_overhead_ms_median_request_log_off.toFixed(2)} ms (whole request ${c.request_ms_median_off.toFixed(1)} ms)`, ''],
+  ];
+  return { json: { metrics_scrape_ms: scrape.metrics_scrape_ms, metrics_scrape: scrape.metrics_scrape, ...cost }, rows };
 }
 
 function printTable(header: string[], rows: string[][]): void {
