@@ -1,6 +1,6 @@
 /**
- * exo's files on this Mac: `~/.exo` (`$HOME/$EXO_HOME`, EXO_HOME relative to $HOME),
- * its pidfile and its log. exo holds `exo.pid` with flock for as long as it lives, so
+ * exo's files on this machine: the folder holding its log and its pidfile, by exo's
+ * own rules (src/exo/shared/constants.py), its pidfile and its log. exo holds `exo.pid` with flock for as long as it lives, so
  * the lock is free once the pid written in it is no longer a live process (the kernel
  * drops a flock when its holder dies, even by SIGKILL).
  */
@@ -8,18 +8,34 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** `~/.exo` as exo computes it: `Path.home() / EXO_HOME` (an absolute EXO_HOME wins). */
-export function exoHomeDir(env: NodeJS.ProcessEnv): string {
-  return resolve(env.HOME || homedir(), env.EXO_HOME || '.exo');
+/**
+ * Where this exo keeps its files (exo's EXO_CACHE_HOME: `exo_log/` and `exo.pid`), as
+ * exo computes it: `$HOME/$EXO_HOME` when EXO_HOME is set (relative to HOME; an
+ * absolute one wins), else `~/.exo` off Linux, else on Linux the XDG cache folder
+ * (`$XDG_CACHE_HOME/exo`, default `~/.cache/exo`). The environment and platform are
+ * exo's own (the child's), not necessarily exobar's.
+ */
+export function exoHomeDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  const home = env.HOME || homedir();
+  if (env.EXO_HOME) return resolve(home, env.EXO_HOME);
+  if (platform !== 'linux') return join(home, '.exo');
+  // An empty XDG variable counts as unset (the XDG spec says so; exo would make a relative folder of it).
+  return join(env.XDG_CACHE_HOME ? resolve(env.XDG_CACHE_HOME) : join(home, '.cache'), 'exo');
 }
 
-export function exoPidfilePath(env: NodeJS.ProcessEnv): string {
-  return join(exoHomeDir(env), 'exo.pid');
+/** exo's log folder: exo.log and runner_log/{stdout,stderr}.log. */
+export function exoLogDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  return join(exoHomeDir(env, platform), 'exo_log');
+}
+
+/** exo's pidfile, held with flock while exo lives. */
+export function exoPidfilePath(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  return join(exoHomeDir(env, platform), 'exo.pid');
 }
 
 /** exo's own log, the one with "FAST_SYNCH forced ON|OFF" and the runners' "Fast synch flag: N". */
-export function exoLogPath(env: NodeJS.ProcessEnv): string {
-  return join(exoHomeDir(env), 'exo_log', 'exo.log');
+export function exoLogPath(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  return join(exoLogDir(env, platform), 'exo.log');
 }
 
 /** Zombie-aware liveness: a zombie has exited and holds nothing but its exit status. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ExoFastSynchPlan, ExoPlannedInstance } from '../../../shared/exo-fast-synch';
 import { processAlive } from '../../../test/support/process-alive';
-import { processesWithHome, receivedEnv, spawnSleeper, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { processesWithHome, fakeExoHome, receivedEnv, spawnSleeper, waitUntil } from '../../../test/support/fake-exo-exe/harness';
 import { FAST_TIMING, fakeExoManager } from '../../../test/support/fake-exo-exe/manager-fixture';
 import { backoffDelayMs } from '../../../shared/backoff';
 
@@ -19,7 +19,7 @@ const plan = (instances: ExoPlannedInstance[]): ExoFastSynchPlan => ({ instances
 /** Runners that logged their "Fast synch flag" line (each sets its signal handlers first). */
 function runnersUp(home: string): number {
   try {
-    return (readFileSync(join(home, '.exo', 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag/g) ?? []).length;
+    return (readFileSync(join(fakeExoHome(home), 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag/g) ?? []).length;
   } catch {
     return 0;
   }
@@ -47,7 +47,7 @@ describe('ExoProcessManager: restarts', () => {
     expect(processAlive(first.pid!)).toBe(true);
 
     // As soon as exo has stopped, another process takes the pidfile and keeps it for a second.
-    const pidfile = join(dirs.home, '.exo', 'exo.pid');
+    const pidfile = join(fakeExoHome(dirs.home), 'exo.pid');
     let holder: ReturnType<typeof spawnSleeper> | null = null;
     let releasedAt = Infinity;
     const unsubscribe = manager.subscribe((s) => {

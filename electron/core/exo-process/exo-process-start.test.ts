@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { ExoFastSynchPlan, ExoPlannedInstance } from '../../../shared/exo-fast-synch';
 import { processAlive } from '../../../test/support/process-alive';
-import { FAKE_EXO_COMMAND, killAll, receivedEnv, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { FAKE_EXO_COMMAND, killAll, fakeExoHome, receivedEnv, waitUntil } from '../../../test/support/fake-exo-exe/harness';
 import { fakeExoManager } from '../../../test/support/fake-exo-exe/manager-fixture';
 
 const ring = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'ring', nodeCount: 1 });
@@ -39,10 +39,10 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
       for (const child of pids.slice(1)) expect(receivedEnv(child, dirs.home).EXO_FAST_SYNCH).toBe(c.value);
       // What exo's runner bootstrap made of it, in exo's own log.
       await waitUntil(
-        () => (readFileSync(join(dirs.home, '.exo', 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: \d/g) ?? []).length === 2,
+        () => (readFileSync(join(fakeExoHome(dirs.home), 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: \d/g) ?? []).length === 2,
         'runner log lines',
       );
-      const flags = readFileSync(join(dirs.home, '.exo', 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: (\d)/g);
+      const flags = readFileSync(join(fakeExoHome(dirs.home), 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: (\d)/g);
       expect(new Set(flags)).toEqual(new Set([`Fast synch flag: ${c.value === 'true' ? 1 : 0}`]));
 
       const stopped = await manager.stop();
@@ -121,7 +121,7 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
     try {
       await waitUntil(() => {
         try {
-          return readFileSync(join(dirs.home, '.exo', 'exo.pid'), 'utf8').trim() === String(other.pid);
+          return readFileSync(join(fakeExoHome(dirs.home), 'exo.pid'), 'utf8').trim() === String(other.pid);
         } catch {
           return false;
         }

@@ -5,8 +5,8 @@
  * control API and the app. Attaching tests the address first and never happens by
  * itself: an exo found on 127.0.0.1:52415 is only offered.
  */
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { exoLogDir } from '../exo-process/exo-home';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoOffer } from '../../../shared/exo-snapshot';
 import type { ExoSnapshotPart, ExobarNode } from '../node-types';
@@ -20,16 +20,16 @@ import type { ApiRoute } from '../api/route-types';
 import type { ProxiedRequest } from './proxy/exo-traffic';
 import type { StallThresholds } from './stall/exo-stall-warnings';
 
-/** exo's log folder on this Mac (src/exo/shared/constants.py): exo.log and runner_log/. */
-export function defaultExoLogDir(home = homedir()): string {
-  return join(home, '.exo', 'exo_log');
+/** exo's log folder on this machine, by exo's rules for its environment (exo-home.ts): exo.log and runner_log/. */
+export function defaultExoLogDir(env: NodeJS.ProcessEnv = process.env): string {
+  return exoLogDir(env);
 }
 
 export interface ExoAttachmentOptions {
   node: Pick<ExobarNode, 'setExoView'>;
   /** Persists the attached address (`exo.url` in settings); null on detach. */
   saveUrl(url: string | null): Promise<void>;
-  /** exo's log folder when exo runs on this Mac (default ~/.exo/exo_log); null never reads it. */
+  /** exo's log folder when exo runs on this Mac (default: where exo keeps it, exoLogDir); null never reads it. */
   exoLogDir?: string | null;
   /** Where to look for an exo to offer at start (default 127.0.0.1:52415); null never looks. */
   offerUrl?: string | null;

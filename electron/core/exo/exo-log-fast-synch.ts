@@ -5,13 +5,12 @@
  * (src/exo/worker/runner/bootstrap.py:59). The most recent start wins: lines before
  * the last "Starting EXO" belong to an earlier run; within a run the last line wins.
  */
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { exoLogPath } from '../exo-process/exo-home';
 import { readLastBytes } from '../diagnostics/log-tails';
 
-/** exo's log on this Mac (src/exo/shared/constants.py; rotated once per start). */
-export function defaultExoLogPath(home = homedir()): string {
-  return join(home, '.exo', 'exo_log', 'exo.log');
+/** exo's log on this machine, where exo keeps it for this environment (exo-home.ts; rotated once per start). */
+export function defaultExoLogPath(env: NodeJS.ProcessEnv = process.env): string {
+  return exoLogPath(env);
 }
 
 export interface ExoLogFastSynch {

@@ -22,7 +22,7 @@ export interface ExoMonitorOptions extends ExoClientOptions {
   warnings?: Partial<ExoWarningOptions>;
   /**
    * exo's log on this Mac, read for its fast-synch value when exo's address is this
-   * Mac (loopback). Default ~/.exo/exo_log/exo.log; null never reads it.
+   * Mac (loopback). Default: where exo keeps it (exoLogPath); null never reads it.
    */
   exoLogPath?: string | null;
   /** How long a runner must run with no task before it counts as generating a cancelled request (default 1 s). */

@@ -9,13 +9,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { exoHomeDir } from '../../../electron/core/exo-process/exo-home';
 import { processAlive } from '../process-alive';
 
 /** The fake `exo` executable (a Node script with a shebang). */
 export const FAKE_EXO_COMMAND = fileURLToPath(new URL('./exo', import.meta.url));
 
 export interface FakeExoDirs {
-  /** Set as HOME for exo: its files land in `<home>/.exo`. */
+  /** Set as HOME for exo: its files land where exo keeps them under it (fakeExoHome). */
   home: string;
   /** exobar's data directory. */
   dataDir: string;
@@ -42,7 +43,7 @@ export function freePort(): Promise<number> {
 /**
  * The environment a process started with, read from the process itself
  * (/proc/<pid>/environ); on systems without procfs, the copy the fake exo writes to
- * `<home>/.exo/fake-exo-env.json` at start.
+ * `fake-exo-env.json` in its home (fakeExoHome) at start.
  */
 export function receivedEnv(pid: number, home: string): Record<string, string> {
   const proc = `/proc/${pid}/environ`;
@@ -54,7 +55,12 @@ export function receivedEnv(pid: number, home: string): Record<string, string> {
     }
     return env;
   }
-  return JSON.parse(readFileSync(join(home, '.exo', 'fake-exo-env.json'), 'utf8')) as Record<string, string>;
+  return JSON.parse(readFileSync(join(fakeExoHome(home), 'fake-exo-env.json'), 'utf8')) as Record<string, string>;
+}
+
+/** Where the fake exo started with HOME=`home` (and this process's other variables) keeps its files. */
+export function fakeExoHome(home: string): string {
+  return exoHomeDir({ ...process.env, HOME: home });
 }
 
 /**

@@ -12,7 +12,7 @@ export interface FakeExoOptions {
   /** --fast-synch → true, --no-fast-synch → false, neither → null (exo's "auto"). */
   fastSynchFlag: boolean | null;
   noApi: boolean;
-  /** `$HOME/$EXO_HOME` (EXO_HOME is relative to $HOME, default `.exo`). */
+  /** Where exo keeps its files (exoHomeDir: EXO_HOME, else ~/.exo off Linux, else the XDG cache folder). */
   exoHome: string;
   knobs: FakeExoKnobs;
 }

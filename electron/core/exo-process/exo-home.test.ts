@@ -1,0 +1,40 @@
+/**
+ * Where exo keeps its files, by exo's own rules (src/exo/shared/constants.py):
+ * EXO_HOME first (relative to HOME), ~/.exo off Linux, the XDG cache folder on Linux.
+ */
+import { describe, expect, it } from 'vitest';
+import { exoHomeDir, exoLogDir, exoLogPath, exoPidfilePath } from './exo-home';
+import { defaultExoLogDir } from '../exo/exo-attachment';
+import { defaultExoLogPath } from '../exo/exo-log-fast-synch';
+
+const HOME = '/home/ops';
+
+describe('exoHomeDir', () => {
+  it('is ~/.exo on macOS, whatever the XDG variables say', () => {
+    expect(exoHomeDir({ HOME, XDG_CACHE_HOME: '/var/cache/ops' }, 'darwin')).toBe('/home/ops/.exo');
+    expect(exoLogPath({ HOME }, 'darwin')).toBe('/home/ops/.exo/exo_log/exo.log');
+    expect(exoPidfilePath({ HOME }, 'darwin')).toBe('/home/ops/.exo/exo.pid');
+  });
+
+  it('is the XDG cache folder on Linux: $XDG_CACHE_HOME/exo, else ~/.cache/exo', () => {
+    expect(exoHomeDir({ HOME }, 'linux')).toBe('/home/ops/.cache/exo');
+    expect(exoLogDir({ HOME, XDG_CACHE_HOME: '/var/cache/ops' }, 'linux')).toBe('/var/cache/ops/exo/exo_log');
+    expect(exoPidfilePath({ HOME, XDG_CACHE_HOME: '/var/cache/ops' }, 'linux')).toBe('/var/cache/ops/exo/exo.pid');
+    // Empty counts as unset.
+    expect(exoHomeDir({ HOME, XDG_CACHE_HOME: '' }, 'linux')).toBe('/home/ops/.cache/exo');
+  });
+
+  it('honours EXO_HOME on every platform, relative to HOME (an absolute one wins)', () => {
+    for (const platform of ['darwin', 'linux'] as const) {
+      expect(exoHomeDir({ HOME, EXO_HOME: 'exo-b', XDG_CACHE_HOME: '/var/cache/ops' }, platform)).toBe('/home/ops/exo-b');
+      expect(exoLogPath({ HOME, EXO_HOME: '/srv/exo' }, platform)).toBe('/srv/exo/exo_log/exo.log');
+    }
+  });
+
+  it("attach mode reads exo's log where the process code finds it", () => {
+    const env = { HOME, EXO_HOME: 'exo-b' };
+    expect(defaultExoLogDir(env)).toBe(exoLogDir(env));
+    expect(defaultExoLogPath(env)).toBe(exoLogPath(env));
+    expect(defaultExoLogPath(env)).toBe('/home/ops/exo-b/exo_log/exo.log');
+  });
+});
