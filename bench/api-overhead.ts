@@ -55,7 +55,7 @@ export interface ApiBenchResult {
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-function quantile(values: readonly number[], q: number): number {
+export function quantile(values: readonly number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
   const pos = (sorted.length - 1) * q;
@@ -72,7 +72,7 @@ function quantile(values: readonly number[], q: number): number {
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /** One streamed request over HTTP: the completion id, when its first content arrived, its tokens. */
-function streamOnce(url: string, model: string, content: string, maxTokens: number): Promise<{ id: string; ttftMs: number; tokens: number }> {
+export function streamOnce(url: string, model: string, content: string, maxTokens: number): Promise<{ id: string; ttftMs: number; tokens: number }> {
   const body = JSON.stringify({ model, messages: [{ role: 'user', content }], max_tokens: maxTokens, stream: true });
   return new Promise((resolve, reject) => {
     const sentAt = performance.now();
@@ -114,12 +114,12 @@ function streamOnce(url: string, model: string, content: string, maxTokens: numb
   });
 }
 
-async function launch(core: RunningCore, model: string): Promise<void> {
+export async function launch(core: RunningCore, model: string): Promise<void> {
   const instance = await core.node.createInstance({ model, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
   await core.node.waitForReady(instance.id, 120_000);
 }
 
-function nodeTtftMs(core: RunningCore, requestId: string): number {
+export function nodeTtftMs(core: RunningCore, requestId: string): number {
   const sample = core.node
     .snapshot()
     .instances.flatMap((i) => i.ttft.samples)

@@ -12,13 +12,15 @@ import { exoProxyRows, measureExoProxy } from './exo-proxy';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 import { measureFairSection } from './fair-sharing';
 import { measureSharingCheck } from './sharing-check';
+import { measureMetricsScrape } from './metrics-scrape';
+import { measureRequestLogCost } from './request-log-cost';
 
 interface BenchArgs {
   json: boolean;
   timeScale: number;
   trials: number;
-  /** `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows. */
-  only: 'fair' | 'sharing' | null;
+  /** `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `metrics`: the scrape and the request log's cost. */
+  only: 'fair' | 'sharing' | 'metrics' | null;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -28,7 +30,7 @@ function parseArgs(argv: string[]): BenchArgs {
     if (arg === '--json') args.json = true;
     else if (arg === '--only') {
       const only = argv[++i];
-      if (only !== 'fair' && only !== 'sharing') fail('--only takes "fair" or "sharing"');
+      if (only !== 'fair' && only !== 'sharing' && only !== 'metrics') fail('--only takes "fair", "sharing" or "metrics"');
       args.only = only;
     }
     else if (arg === '--time-scale' || arg === '--trials') {
@@ -42,7 +44,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics]\n`);
   process.exit(2);
 }
 
@@ -64,6 +66,12 @@ async function main(): Promise<void> {
     const sharing = await measureSharingCheck(args.timeScale, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...sharing.json }, null, 2)}\n`);
     else printTable(['measure', 'value', 'target'], sharing.rows);
+    return;
+  }
+  if (args.only === 'metrics') {
+    const metrics = await measureMetricsSection(args, log);
+    if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...metrics.json }, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], metrics.rows);
     return;
   }
   if (args.only === 'fair') {
@@ -96,6 +104,7 @@ async function main(): Promise<void> {
   const exo = await measureExoProxy({ timeScale: exoTimeScale, trials: args.trials, progress: log });
   const fair = await measureFairSection(args.timeScale, args.trials, log);
   const sharing = await measureSharingCheck(args.timeScale, log);
+  const metrics = await measureMetricsSection(args, log);
 
   if (args.json) {
     const apiJson = {
@@ -113,7 +122,7 @@ async function main(): Promise<void> {
       exo_busy_ttft_s: exo.exo_busy_ttft_s,
       exo_proxy: exo,
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -169,6 +178,23 @@ async function main(): Promise<void> {
   printTable(['measure', 'value', 'target'], fair.rows);
   process.stdout.write('\nGPU sharing check (B decodes while A prefills)\n');
   printTable(['measure', 'value', 'target'], sharing.rows);
+  process.stdout.write('\nmetrics and the request log\n');
+  printTable(['measure', 'value', 'target'], metrics.rows);
+}
+
+/** `metrics_scrape_ms` and the request log's cost on the API overhead (log on and off, one run). */
+async function measureMetricsSection(args: BenchArgs, log: (line: string) => void) {
+  log('metrics: one scrape of /metrics with 16 instances and 10,000 observed requests');
+  const scrape = await measureMetricsScrape(Math.max(args.trials, 5) * 4, log);
+  log(`request log: api overhead with the log on (full, 10,000 rows) and off, time scale ${args.timeScale}`);
+  const cost = await measureRequestLogCost(args.timeScale, Math.max(args.trials, 3) * 20, log);
+  const c = cost.request_log_cost;
+  const rows = [
+    ['metrics_scrape_ms', `${scrape.metrics_scrape_ms.toFixed(2)} ms (p95 ${scrape.metrics_scrape.p95_ms.toFixed(2)} ms, ${scrape.metrics_scrape.series} series, ${scrape.metrics_scrape.bytes} bytes)`, ''],
+    ['api_overhead_ms_median_request_log_on', `${cost.api_overhead_ms_median_request_log_on.toFixed(2)} ms (whole request ${c.request_ms_median_on.toFixed(1)} ms)`, 'within ~1 ms of off'],
+    ['api_overhead_ms_median_request_log_off', `${cost.api_overhead_ms_median_request_log_off.toFixed(2)} ms (whole request ${c.request_ms_median_off.toFixed(1)} ms)`, ''],
+  ];
+  return { json: { metrics_scrape_ms: scrape.metrics_scrape_ms, metrics_scrape: scrape.metrics_scrape, ...cost }, rows };
 }
 
 function printTable(header: string[], rows: string[][]): void {

@@ -52,6 +52,11 @@ export interface StartCoreOptions {
   port?: number;
   /** Multiplies every sim duration (1 = calibrated real time). */
   simTimeScale?: number;
+  /**
+   * Whether ended requests go into the request log (default true). Off only where its
+   * cost is measured (the benchmark); the metrics and history count them either way.
+   */
+  logRequests?: boolean;
   /** Settings to use; default: `<dataDir>/settings.json` (defaults when missing). */
   settings?: Settings;
   /** The settings now, for endpoints that read them per request (the app's settings can change while it runs). Default: `settings`. */
@@ -191,7 +196,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   // The last 10,000 requests, across restarts; a corrupt file is set aside and said here.
   const requestLog = new RequestLog({ dataDir });
   if (requestLog.status().problem) logger.warn({ component: 'request-log' }, requestLog.status().problem!);
-  requestFeed.onRecord((record) => requestLog.record(record));
+  if (options.logRequests !== false) requestFeed.onRecord((record) => requestLog.record(record));
   // Per model and minute, 30 days: from the same records, the restarts and the snapshot's queues.
   const history = new History({ dataDir });
   if (history.status().problem) logger.warn({ component: 'history' }, history.status().problem!);
