@@ -41,7 +41,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Streams one request with the official client; resolves with the client-side TTFT and the completion id. */
-async function streamWithClient(
+export async function streamWithClient(
   client: OpenAI,
   model: string,
   messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[],

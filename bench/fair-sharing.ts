@@ -62,11 +62,13 @@ export interface FairSharingResult {
 const SIM_A = 'sim/llama-3.2-3b';
 const SIM_B = 'sim/llama-3.2-1b';
 const MLX_A = 'mlx/tiny-mamba2';
-const MLX_B = 'mlx/tiny-llama';
+/** The tiny random-weight llama (real MLX), as the benches name it. */
+export const MLX_TINY_LLAMA = 'mlx/tiny-llama';
+const MLX_B = MLX_TINY_LLAMA;
 const TOOLS = join(packageRoot(), 'electron', 'runners', 'mlx', 'tools', 'tiny_models.py');
 
 /** The tiny models' directories (made or reused by tiny_models.py). */
-function tinyModels(python: string): CatalogModel[] {
+export function tinyModels(python: string): CatalogModel[] {
   const out = execFileSync(python, [TOOLS, '--family', 'mamba2', '--family', 'llama'], { encoding: 'utf8', timeout: 300_000 });
   const dirs = new Map(out.trim().split('\n').map((line) => line.split('\t') as [string, string]));
   const model = (id: string, family: string, name: string): CatalogModel => ({

@@ -14,13 +14,19 @@ import { measureFairSection } from './fair-sharing';
 import { measureSharingCheck } from './sharing-check';
 import { measureMetricsScrape } from './metrics-scrape';
 import { measureRequestLogCost } from './request-log-cost';
+import { measureOnDemandTtft } from './on-demand-ttft';
+
+const ONLY = ['fair', 'sharing', 'metrics', 'on-demand'] as const;
 
 interface BenchArgs {
   json: boolean;
   timeScale: number;
   trials: number;
-  /** `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `metrics`: the scrape and the request log's cost. */
-  only: 'fair' | 'sharing' | 'metrics' | null;
+  /**
+   * `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `metrics`: the scrape and the request log's cost;
+   * `on-demand`: the cold and warm TTFT of a model loaded on request.
+   */
+  only: (typeof ONLY)[number] | null;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
@@ -30,8 +36,9 @@ function parseArgs(argv: string[]): BenchArgs {
     if (arg === '--json') args.json = true;
     else if (arg === '--only') {
       const only = argv[++i];
-      if (only !== 'fair' && only !== 'sharing' && only !== 'metrics') fail('--only takes "fair", "sharing" or "metrics"');
-      args.only = only;
+      const known = ONLY.find((o) => o === only);
+      if (!known) fail('--only takes "fair", "sharing", "metrics" or "on-demand"');
+      args.only = known;
     }
     else if (arg === '--time-scale' || arg === '--trials') {
       const value = Number(argv[++i]);
@@ -44,7 +51,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand]\n`);
   process.exit(2);
 }
 
@@ -72,6 +79,12 @@ async function main(): Promise<void> {
     const metrics = await measureMetricsSection(args, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...metrics.json }, null, 2)}\n`);
     else printTable(['measure', 'value', 'target'], metrics.rows);
+    return;
+  }
+  if (args.only === 'on-demand') {
+    const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
+    if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...onDemand.json }, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], onDemand.rows);
     return;
   }
   if (args.only === 'fair') {
@@ -105,6 +118,8 @@ async function main(): Promise<void> {
   const fair = await measureFairSection(args.timeScale, args.trials, log);
   const sharing = await measureSharingCheck(args.timeScale, log);
   const metrics = await measureMetricsSection(args, log);
+  log(`models on demand: cold and warm TTFT through the API with the openai client, ${args.trials} trials`);
+  const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
 
   if (args.json) {
     const apiJson = {
@@ -122,7 +137,7 @@ async function main(): Promise<void> {
       exo_busy_ttft_s: exo.exo_busy_ttft_s,
       exo_proxy: exo,
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json, ...onDemand.json }, null, 2)}\n`);
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -180,6 +195,8 @@ async function main(): Promise<void> {
   printTable(['measure', 'value', 'target'], sharing.rows);
   process.stdout.write('\nmetrics and the request log\n');
   printTable(['measure', 'value', 'target'], metrics.rows);
+  process.stdout.write('\nmodels on demand (a cold model loads for its request; through the API, openai client)\n');
+  printTable(['measure', 'value', 'target'], onDemand.rows);
 }
 
 /** `metrics_scrape_ms` and the request log's cost on the API overhead (log on and off, one run). */
