@@ -137,7 +137,8 @@ describe('exobar serve', () => {
     dirs.push(dataDir);
     try {
       // exo's port and HOME from settings: the fake exo must not meet a real one (or another test's) on 52415.
-      writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ exo: { apiPort: await freePort(), env: { HOME: exoDirs.home, FAKE_EXO_RUNNERS: '1' } } }));
+      const exoPort = await freePort();
+      writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ exo: { apiPort: exoPort, env: { HOME: exoDirs.home, FAKE_EXO_RUNNERS: '1' } } }));
       const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--exo-start', '--exo-command', FAKE_EXO_COMMAND], {
         stdio: ['ignore', 'ignore', 'pipe'],
         detached: true,
@@ -157,6 +158,17 @@ describe('exobar serve', () => {
       const exoPid = await running;
       expect(errors[0]).toMatch(/^exo: starting: checking that port \d+ is free$/);
       await vi.waitFor(() => expect(errors.some((l) => l.startsWith('exo: fast synch off ('))).toBe(true), { timeout: 10_000 });
+      // Without --exo, the exo it started is attached once its API answers: the cluster is in the snapshot.
+      const server = JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8')) as { url: string; tokenPath: string };
+      const auth = { Authorization: `Bearer ${readFileSync(server.tokenPath, 'utf8').trim()}` };
+      await vi.waitFor(
+        async () => {
+          const state = (await (await fetch(`${server.url}/api/state`, { headers: auth })).json()) as { exo: { connected: boolean; nodes: unknown[] } | null };
+          expect(state.exo).toMatchObject({ url: `http://127.0.0.1:${exoPort}`, connected: true });
+          expect(state.exo?.nodes).toHaveLength(1);
+        },
+        { timeout: 10_000, interval: 200 },
+      );
       // exo and its runner (the fake's tree, found by the HOME it was given: Linux only).
       const linux = process.platform === 'linux';
       if (linux) await vi.waitFor(() => expect(processesWithHome(exoDirs.home).length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });

@@ -15,6 +15,7 @@ import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './termi
 import { ensureDataDir } from './data-dir';
 import { controlRoutes } from './api/control-routes';
 import { diagnosticsRoutes } from './diagnostics/diagnostics-routes';
+import { attachStartedExo } from './exo/attach-started-exo';
 import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
 import { lostModelRoutes } from './exo/cluster-events/lost-model-routes';
 import { exoRoutes } from './exo/exo-routes';
@@ -186,6 +187,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   void exo
     .start(options.exoUrl === undefined ? getSettings().exo.url : options.exoUrl)
     .catch((error: unknown) => logger.warn({ err: error }, 'attaching to exo failed'));
+  // The exo exobar runs is attached to once its API answers: --exo-start alone shows the cluster.
+  const stopAttachStarted = attachStartedExo(exoProcess, exo, (error) => logger.warn({ err: error }, 'attaching to the exo exobar started failed'));
   // Every ended request, local or through exobar to exo, as one record: the metrics count from it.
   const requestFeed = new RequestFeed(node, exo.serving.traffic);
   const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: requestFeed.mac });
@@ -301,6 +304,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      stopAttachStarted();
       node.setApiBaseUrl(null);
       modelLoader.stop();
       // Both at once: the node's shutdown ends in-flight requests (their responses close),

@@ -153,6 +153,19 @@ export class ExoAttachment {
     });
   }
 
+  /**
+   * The exo exobar runs on this Mac answers at `url` (its readiness check passed):
+   * attaches to it unless an exo is attached already (an address the operator chose
+   * wins). Not saved as `exo.url`: this exo lives only as long as exobar runs it, and
+   * the monitor follows it through restarts on the same port.
+   */
+  attachStarted(url: string): Promise<void> {
+    return this.serial(async () => {
+      if (this.monitor) return;
+      this.begin(url);
+    });
+  }
+
   /** Stops reading exo and forgets the address. */
   detach(): Promise<void> {
     return this.serial(async () => {
