@@ -56,8 +56,8 @@ export const TtftExperimentSchema = z.object({
   aPrefillS: z.number().nullable(),
 });
 
-export const DecodeExperimentSchema = z.object({
-  ran: z.literal(true),
+/** One run of experiment 2 under one sharing policy. */
+export const DecodeRunSchema = z.object({
   before: DecodeSpanSchema,
   during: DecodeSpanSchema,
   after: DecodeSpanSchema,
@@ -70,8 +70,23 @@ export const DecodeExperimentSchema = z.object({
   itl: z.array(z.object({ t: ms, itlMs: ms })),
   /** A's prefill, ms since B's first token: the chart's shaded band. */
   aPrefill: z.object({ start: ms, end: ms }).nullable(),
-  /** The sharing policy in force, when one was set for the run. */
+  /** A's prefill time in this run (request acknowledged to first token), seconds. */
+  aPrefillS: z.number().nullable().default(null),
+  /** The sharing policy in force for the run (setting `sharing.policy`); null: as configured. */
   policy: z.string().nullable(),
+});
+export type DecodeRun = z.infer<typeof DecodeRunSchema>;
+
+/**
+ * Experiment 2. Its top-level figures are the first run's (policy `off` when the
+ * policies are compared); `runs` holds every run, one per policy, in order.
+ */
+export const DecodeExperimentSchema = DecodeRunSchema.extend({
+  ran: z.literal(true),
+  /** One run per sharing policy (`off`, then `decode_first`), same prompt and lengths. */
+  runs: z.array(DecodeRunSchema).default([]),
+  /** A's prefill time with `decode_first` over with `off`: what pacing costs A (null unless both ran). */
+  prefillCostRatio: z.number().nullable().default(null),
 });
 
 export const ThroughputModelSchema = z.object({

@@ -40,6 +40,8 @@ import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
 import { loadSettings, SettingsStore, type SettingsPatch } from './settings/settings-store';
 import { CheckManager } from './checks/check-manager';
+import { CHECK_POLICIES } from './checks/decode-experiment';
+import { createPolicyOverride } from './pacing/policy-override';
 import { checkRoutes } from './checks/check-routes';
 
 export interface StartCoreOptions {
@@ -145,6 +147,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;
   const getSettings = options.getSettings ?? (() => settings);
   const mlx = new MlxRuntimeService({ dataDir, getSettings });
+  // The operator's sharing policy, which the sharing check overrides for its runs only.
+  const sharingPolicy = createPolicyOverride(() => getSettings().sharing.policy);
   const node = createNode({
     dataDir,
     simTimeScale: options.simTimeScale,
@@ -152,7 +156,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     watchdog: settings.watchdog,
     logGeneratedText: settings.debug.logGeneratedText,
     // Read at every decision: a settings change applies at once.
-    sharingPolicy: () => getSettings().sharing.policy,
+    sharingPolicy: sharingPolicy.current,
     version: packageVersion(),
     mlxSpawnSpec: (model) => mlx.spawnSpec(model),
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
@@ -219,7 +223,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
   const localSafePair = safePairRoutes({ getSettings, fitChecker: options.fitChecker });
   // Checks on demand (GPU sharing), through this node's supervisor; reports kept in <dataDir>/checks.
-  const checks = new CheckManager({ node, dataDir });
+  // Experiment 2 runs under each policy in turn; the operator's is back after it.
+  const checks = new CheckManager({ node, dataDir, decode: { policies: CHECK_POLICIES, applyPolicy: sharingPolicy.apply } });
   const coreRoutes: ApiRoute[] = [
     ...checkRoutes(checks),
     // While exo is attached the safe launch is on the cluster; else the local one answers.

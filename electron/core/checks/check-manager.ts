@@ -17,7 +17,7 @@ export interface CheckManagerOptions {
   node: ExobarNode;
   dataDir: string;
   /** Experiment 2 under a sharing policy (for the fair-sharing setting). */
-  decode?: Pick<DecodeExperimentOptions, 'policy' | 'applyPolicy'>;
+  decode?: Pick<DecodeExperimentOptions, 'policies' | 'applyPolicy'>;
   appleSilicon?: boolean;
 }
 

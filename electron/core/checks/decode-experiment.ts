@@ -4,11 +4,13 @@
  * after A's first token, then is cancelled. B's ITL p50/p95 and tokens/s before,
  * during and after A's prefill, and the gaps over time for the chart.
  *
- * `policy` is passed through for a sharing policy that paces neighbours (setting
- * `sharing.policy`): `applyPolicy` sets it for the run and returns the undo.
+ * With `policies` and `applyPolicy` (setting `sharing.policy`), it runs once per policy
+ * in one check (`off`, then `decode_first`): `applyPolicy` sets the policy for that run
+ * and returns the undo, called after it also on cancel or failure, so the operator's
+ * policy is back once the experiment ends. The top-level figures are the first run's.
  */
 import type { z } from 'zod';
-import type { DecodeExperimentSchema } from '../../../shared/sharing-check';
+import type { DecodeExperimentSchema, DecodeRun } from '../../../shared/sharing-check';
 import { uniquePrompt } from './check-requests';
 import { longPromptTokens, sleep, throwIfCancelled, unlessCancelled, type CheckContext } from './check-context';
 import { gapsOf, ratioOf, splitSpans } from './decode-spans';
@@ -16,10 +18,13 @@ import { gapsOf, ratioOf, splitSpans } from './decode-spans';
 export interface DecodeExperimentOptions {
   promptTokens: number;
   decodeTokens: number;
-  /** The sharing policy to run under (named in the result); null: as configured. */
-  policy?: string | null;
+  /** The sharing policies to run under, one run each (named in the result); none: one run as configured. */
+  policies?: readonly string[];
   applyPolicy?: (policy: string) => Promise<() => Promise<void>>;
 }
+
+/** The policies the check compares, in this order: the first is the report's headline run. */
+export const CHECK_POLICIES = ['off', 'decode_first'] as const;
 
 /** B's answer is cut off by cancel; this only bounds it. */
 const B_MAX_TOKENS = 100_000;
@@ -31,12 +36,27 @@ async function waitFor(ctx: CheckContext, ok: () => boolean, ended: () => boolea
   }
 }
 
+/** Runs experiment 2 once per policy asked for (once as configured without). */
 export async function runDecodeExperiment(ctx: CheckContext, options: DecodeExperimentOptions, at: [number, number]): Promise<z.infer<typeof DecodeExperimentSchema>> {
-  const undo = options.policy && options.applyPolicy ? await options.applyPolicy(options.policy) : null;
+  const policies: Array<string | null> = options.applyPolicy && options.policies?.length ? [...options.policies] : [null];
+  const runs: DecodeRun[] = [];
+  for (const [i, policy] of policies.entries()) {
+    const share = (at[1] - at[0]) / policies.length;
+    runs.push(await runOnce(ctx, options, policy, [at[0] + share * i, at[0] + share * (i + 1)]));
+  }
+  const first = runs[0]!;
+  const off = runs.find((r) => r.policy === 'off');
+  const on = runs.find((r) => r.policy === 'decode_first');
+  return { ran: true, ...first, runs, prefillCostRatio: off && on ? ratioOf(on.aPrefillS, off.aPrefillS) : null };
+}
+
+async function runOnce(ctx: CheckContext, options: DecodeExperimentOptions, policy: string | null, at: [number, number]): Promise<DecodeRun> {
+  const undo = policy && options.applyPolicy ? await options.applyPolicy(policy) : null;
   try {
     const promptTokens = longPromptTokens(ctx.a, options.promptTokens);
     const n = options.decodeTokens;
-    const say = (what: string, f: number) => ctx.progress(`Experiment 2 (decode under prefill): ${what}`, at[0] + (at[1] - at[0]) * f);
+    const label = policy ? `, policy ${policy}` : '';
+    const say = (what: string, f: number) => ctx.progress(`Experiment 2 (decode under prefill${label}): ${what}`, at[0] + (at[1] - at[0]) * f);
     say(`${ctx.b.name} decodes alone`, 0);
     const bMax = Math.min(B_MAX_TOKENS, Math.max(3 * n + 64, (ctx.b.contextLength ?? B_MAX_TOKENS) - 64));
     const b = ctx.requests.submit(ctx.b.id, uniquePrompt(40), bMax);
@@ -56,14 +76,14 @@ export async function runDecodeExperiment(ctx: CheckContext, options: DecodeExpe
     const spans = splitSpans(gaps, prefillStart, prefillEnd);
     const origin = b.tokenTimes[0] ?? b.submittedAt;
     return {
-      ran: true,
       ...spans,
       decodeRatio: ratioOf(spans.during.decodeTokensPerSecond, spans.before.decodeTokensPerSecond),
       itlP95Ratio: ratioOf(spans.during.itlP95Ms, spans.before.itlP95Ms),
       idleRatio: ratioOf(spans.after.decodeTokensPerSecond, spans.before.decodeTokensPerSecond),
       itl: gaps.map((g) => ({ t: Math.round((g.at - origin) * 10) / 10, itlMs: Math.round(g.gapMs * 100) / 100 })),
       aPrefill: { start: Math.round(prefillStart - origin), end: Math.round(prefillEnd - origin) },
-      policy: options.policy ?? null,
+      aPrefillS: Math.round(prefillEnd - prefillStart) / 1000,
+      policy,
     };
   } finally {
     await undo?.();

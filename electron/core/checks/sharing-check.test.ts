@@ -2,16 +2,19 @@
  * The GPU sharing check with real sim-runner processes: `exobar check sharing --json`
  * end to end (its own core, short settings), every figure measured; the instances
  * afterwards are those before; refused consent runs no fast-synch experiment; a
- * cancelled check leaves no runner it started.
+ * cancelled check leaves no runner it started; experiment 2 runs under `off` and
+ * `decode_first`, both measured, and the operator's policy is back afterwards.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SharingCheckRequestSchema, SharingCheckResultSchema } from '../../../shared/sharing-check';
 import { main } from '../../cli';
 import { createNodeFixture } from '../../../test/support/node-fixture';
+import { createPolicyOverride } from '../pacing/policy-override';
 import { CheckManager } from './check-manager';
+import { CHECK_POLICIES } from './decode-experiment';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -48,6 +51,24 @@ describe('exobar check sharing', () => {
     expect(result.decode.idleRatio).toBeLessThan(2.5);
     expect(result.decode.itl.length).toBe(result.decode.before.tokens + result.decode.during.tokens + result.decode.after.tokens);
     expect(result.decode.aPrefill!.end).toBeGreaterThan(result.decode.aPrefill!.start);
+    // The real core's check runs experiment 2 under each policy, off first: both measured.
+    expect(result.decode.runs.map((r) => r.policy)).toEqual(['off', 'decode_first']);
+    expect(result.decode.policy).toBe('off');
+    for (const run of result.decode.runs) {
+      expect(run.before.tokens).toBeGreaterThanOrEqual(20);
+      expect(run.during.tokens).toBeGreaterThan(0);
+      expect(run.after.tokens).toBeGreaterThanOrEqual(20);
+      expect(run.during.itlP95Ms).toBeGreaterThan(0);
+      expect(run.aPrefillS).toBeGreaterThan(0);
+    }
+    const [offRun, onRun] = result.decode.runs;
+    // Two separate measurements, not one copied: B's gaps differ between the runs.
+    expect(onRun!.itl).not.toEqual(offRun!.itl);
+    expect(result.decode.prefillCostRatio).toBeCloseTo(onRun!.aPrefillS! / offRun!.aPrefillS!, 5);
+    const markdown = readFileSync(join(dataDir, 'checks', `${result.id}.md`), 'utf8');
+    expect(markdown).toMatch(/\| off \| during A's prefill \|/);
+    expect(markdown).toMatch(/\| decode_first \| during A's prefill \|/);
+    expect(markdown).toContain("A's prefill with `decode_first` over with `off`: ×");
     const off = result.throughput.fastSynchOff;
     expect(off.fastSynch).toBe(false);
     expect(off.models.every((m) => m.completed > 0 && m.requestsPerMinute > 0 && m.tokensPerSecond > 0)).toBe(true);
@@ -57,11 +78,18 @@ describe('exobar check sharing', () => {
     expect(kept).toEqual([`${result.id}.json`, `${result.id}.md`]);
   }, 180_000);
 
-  it('refuses the fast-synch run without consent on Apple silicon, and a cancelled check stops the runners it launched', async () => {
-    const fx = createNodeFixture({ simTimeScale: 0.25 });
+  it('refuses the fast-synch run without consent on Apple silicon, compares the policies and restores the operator\'s, also when a cancelled check stops the runners it launched', async () => {
+    // The operator's policy is decode_first; the check overrides it per run, as start-core wires it.
+    const policy = createPolicyOverride(() => 'decode_first');
+    const applied: string[] = [];
+    const applyPolicy = async (p: string) => {
+      applied.push(p);
+      return policy.apply(p);
+    };
+    const fx = createNodeFixture({ simTimeScale: 0.25, sharingPolicy: policy.current });
     dirs.push(fx.dataDir);
     try {
-      const checks = new CheckManager({ node: fx.node, dataDir: fx.dataDir, appleSilicon: true });
+      const checks = new CheckManager({ node: fx.node, dataDir: fx.dataDir, appleSilicon: true, decode: { policies: CHECK_POLICIES, applyPolicy } });
       const refused = checks.start(
         SharingCheckRequestSchema.parse({ experiments: ['throughput'], streams: 1, seconds: 1, fastSynchCompare: true, consent: false }),
       );
@@ -73,12 +101,37 @@ describe('exobar check sharing', () => {
       // No runner was relaunched with fast synch on: none was relaunched at all.
       expect(done!.markdown).toContain('did not consent');
 
+      // A finished comparison: both runs measured, the node paced A only under decode_first, and the operator's policy is back.
+      const engagedUnder: string[] = [];
+      const stop = fx.node.eventLog.subscribe((e) => {
+        if (e.kind === 'pacing_engaged') engagedUnder.push(policy.current());
+      });
+      const compared = await checks.wait(checks.start(SharingCheckRequestSchema.parse({ experiments: ['decode'], promptTokens: 12_000, decodeTokens: 24 })).id);
+      stop();
+      const decode = compared?.result?.decode;
+      if (!decode?.ran) throw new Error(`decode did not run: ${compared?.error ?? ''}`);
+      expect(applied).toEqual(['off', 'decode_first']);
+      expect(policy.current()).toBe('decode_first');
+      expect(decode.runs.map((r) => [r.policy, r.during.tokens > 0, r.aPrefillS! > 0])).toEqual([
+        ['off', true, true],
+        ['decode_first', true, true],
+      ]);
+      expect(decode.prefillCostRatio).toBeGreaterThan(0);
+      expect(engagedUnder.length).toBeGreaterThan(0);
+      expect(new Set(engagedUnder)).toEqual(new Set(['decode_first']));
+      applied.length = 0;
+      expect(fx.node.snapshot().instances).toEqual([]);
+
       const pidsBefore = fx.node.runnerPids();
       expect(pidsBefore).toEqual([]);
       const started = checks.start(SharingCheckRequestSchema.parse({ experiments: ['decode'], promptTokens: 60_000, decodeTokens: 500 }));
-      while (checks.get(started.id)!.step.startsWith('Launching') || checks.get(started.id)!.step === 'Starting') await new Promise((r) => setTimeout(r, 20));
+      // Cancelled during the `off` run: the operator's decode_first is back afterwards.
+      while (!checks.get(started.id)!.step.includes('policy off')) await new Promise((r) => setTimeout(r, 20));
+      expect(policy.current()).toBe('off');
       expect(await checks.cancel(started.id)).toBe(true);
       expect(checks.get(started.id)?.state).toBe('cancelled');
+      expect(applied).toEqual(['off']);
+      expect(policy.current()).toBe('decode_first');
       expect(fx.node.snapshot().instances).toEqual([]);
       expect(fx.node.runnerPids()).toEqual([]);
     } finally {

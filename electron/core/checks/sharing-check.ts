@@ -25,7 +25,7 @@ export interface RunSharingCheckInput {
   signal: AbortSignal;
   progress(step: string, fraction: number): void;
   /** For a sharing policy (setting `sharing.policy`): experiment 2 under it. */
-  decode?: Pick<DecodeExperimentOptions, 'policy' | 'applyPolicy'>;
+  decode?: Pick<DecodeExperimentOptions, 'policies' | 'applyPolicy'>;
   /** Replaces the platform test (tests). */
   appleSilicon?: boolean;
 }

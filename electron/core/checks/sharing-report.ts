@@ -2,7 +2,7 @@
  * The sharing check's markdown report, for an exo issue: this machine's figures beside
  * exo's published ones, and the machine's facts. Built from the result alone.
  */
-import { EXO_PUBLISHED, type DecodeSpan, type SharingCheckResult } from '../../../shared/sharing-check';
+import { EXO_PUBLISHED, type DecodeRun, type DecodeSpan, type SharingCheckResult } from '../../../shared/sharing-check';
 
 const s = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(2)} s`);
 const rate = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)} tok/s`);
@@ -42,11 +42,20 @@ export function sharingReportMarkdown(r: SharingCheckResult): string {
   lines.push('## 2. B decodes while A prefills', '');
   if (r.decode.ran) {
     const d = r.decode;
-    const row = (name: string, x: DecodeSpan) => `| ${name} | ${x.tokens} | ${rate(x.decodeTokensPerSecond)} | ${msf(x.itlP50Ms)} | ${msf(x.itlP95Ms)} |`;
-    lines.push('| B | gaps | tokens/s | ITL p50 | ITL p95 |', '|---|---|---|---|---|');
-    lines.push(row('before A\'s prefill', d.before), row('during A\'s prefill', d.during), row('after A\'s prefill', d.after), '');
-    lines.push(`B decodes at **${pct(d.decodeRatio)}** of its solo rate while A prefills (ITL p95 ×${d.itlP95Ratio?.toFixed(2) ?? 'n/a'}); after the prefill, ${pct(d.idleRatio)}.`);
-    if (d.policy) lines.push('', `Sharing policy: ${d.policy}.`);
+    const runs = d.runs.length > 0 ? d.runs : [d];
+    const name = (x: DecodeRun) => x.policy ?? 'as configured';
+    const row = (x: DecodeRun, when: string, span: DecodeSpan) => `| ${name(x)} | ${when} | ${span.tokens} | ${rate(span.decodeTokensPerSecond)} | ${msf(span.itlP50Ms)} | ${msf(span.itlP95Ms)} |`;
+    lines.push('| sharing policy | B | gaps | tokens/s | ITL p50 | ITL p95 |', '|---|---|---|---|---|---|');
+    for (const x of runs) lines.push(row(x, 'before A\'s prefill', x.before), row(x, 'during A\'s prefill', x.during), row(x, 'after A\'s prefill', x.after));
+    lines.push('');
+    for (const x of runs) {
+      lines.push(
+        `- ${name(x)}: B decodes at **${pct(x.decodeRatio)}** of its solo rate while A prefills (ITL p95 ×${x.itlP95Ratio?.toFixed(2) ?? 'n/a'}); after the prefill, ${pct(x.idleRatio)}. A's prefill: ${s(x.aPrefillS)}.`,
+      );
+    }
+    if (runs.length > 1) {
+      lines.push('', `A's prefill with \`decode_first\` over with \`off\`: ${d.prefillCostRatio === null ? 'n/a' : `×${d.prefillCostRatio.toFixed(2)}`} (what pacing costs A; the policy's ceiling is +15 %).`);
+    }
     lines.push('', 'exo published no figure for this: only the time to first token was measured there.', '');
   } else lines.push(`Not run: ${r.decode.reason}.`, '');
   lines.push('## 3. Throughput under load', '');
