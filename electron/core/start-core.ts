@@ -180,6 +180,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
   const exo = new ExoAttachment({
     holdEnabled: () => getSettings().exo.hold,
+    placeOnDemand: () => getSettings().exo.placeOnDemand,
     // A request for a model exo does not serve is exobar's: it loads on request there too.
     localRoutes: openAiRoutes({ loader: modelLoader }),
     ...options.exo,

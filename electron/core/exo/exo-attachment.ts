@@ -38,6 +38,8 @@ export interface ExoAttachmentOptions {
   now?: () => number;
   /** The hold setting (`exo.hold`, read per use so a change applies at once); on when absent. */
   holdEnabled?: () => boolean;
+  /** The setting `exo.placeOnDemand` (off: a downloaded, unplaced model's request is answered 404 with how to place it). */
+  placeOnDemand?: () => boolean;
   /** Longest silence from exo on a proxied request before it counts as hung (default 30 s). */
   proxyIdleTimeoutMs?: number;
   /** Stall warning thresholds (tests shorten them). */
@@ -90,6 +92,7 @@ export class ExoAttachment {
     this.serving = createExoServing({
       source: () => this.monitor?.client ?? null,
       holdEnabled: this.holdEnabled,
+      ...(options.placeOnDemand ? { placeOnDemand: options.placeOnDemand } : {}),
       idleTimeoutMs: options.proxyIdleTimeoutMs,
       ...(options.localRoutes ? { localRoutes: options.localRoutes } : {}),
       modelBusyAtExo: (model) => {

@@ -18,6 +18,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
+import { localInstances } from '../../../../shared/instance-state';
 import { ApiError, errorBody } from '../../api/api-error';
 import { clientOf, openAiRoutes } from '../../api/openai-routes';
 import { validateJson } from '../../api/read-json-body';
@@ -27,6 +28,7 @@ import { HeldCancelled, type ExoHold } from './exo-hold';
 import { isActive, type ExoStateSource, type ExoTraffic, type ProxiedRequest } from './exo-traffic';
 import { callExo, HOP_BY_HOP, readAll, type UpstreamCall } from './exo-upstream';
 import { cancelledStreamEnding } from './cancelled-ending';
+import { refuseDownloadedNotPlaced } from './exo-not-placed';
 import { SseTap } from './sse-tap';
 
 export interface ExoProxyOptions {
@@ -41,6 +43,11 @@ export interface ExoProxyOptions {
    * keep-alive after 10 s without output, so 30 s of nothing means the node is stuck.
    */
   idleTimeoutMs?: number;
+  /**
+   * The setting `exo.placeOnDemand`; off (the default): a request for a model exo has
+   * downloaded but not placed gets a 404 that says how to place it (exo-not-placed.ts).
+   */
+  placeOnDemand?: () => boolean;
   /** The routes a non-exo request falls through to (default: exobar's OpenAI routes). */
   localRoutes?: ApiRoute[];
 }
@@ -122,7 +129,14 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     const json = await ctx.body(z.unknown());
     const routable = RoutableSchema.safeParse(json);
     const source = options.source();
-    if (!source || !routable.success || !exoModels().has(routable.data.model)) return delegate(ctx, json);
+    if (!source || !routable.success) return delegate(ctx, json);
+    const model = routable.data.model;
+    if (!exoModels().has(model)) {
+      // Downloaded on exo, not placed: say so instead of loading it locally or "unknown model" (a local instance of it still serves).
+      const notPlaced = options.placeOnDemand?.() === true || localInstances(ctx.node.snapshot()).some((i) => i.model === model) ? null : refuseDownloadedNotPlaced(source, model, exoModels());
+      if (notPlaced) throw notPlaced;
+      return delegate(ctx, json);
+    }
     const body = validateJson(json, ExoChatRequestSchema);
     await proxyChat(ctx, body, source);
   }
