@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 import type { SafePairPlan } from '../../../shared/api';
-import { instanceLifecycle, localInstances, type InstanceLifecycle } from '../../../shared/instance-state';
+import { instanceLifecycle, type InstanceLifecycle } from '../../../shared/instance-state';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { ProgressBar } from './progress-bar';
@@ -86,19 +86,20 @@ export function SafeLaunchPanel() {
   const plan = useExobar((s) => s.plan);
   const launching = useExobar((s) => s.busy.launch === true || s.snapshot.launch?.state === 'running');
   // Reload the preview whenever the running models, their lifecycle states or their
-  // fast-synch values change ("already running" flags and states, reasons, free memory).
+  // fast-synch values change ("already running" flags and states, reasons, free memory),
+  // local or on the attached exo, and when a Mac joins or leaves the cluster (its free
+  // memory is then in the plan or out of it): a model exo deleted is never "serving" here.
   const instanceKey = useExobar((s) =>
-    localInstances(s.snapshot)
-      .map((i) => `${i.model}:${instanceLifecycle(i)}:${i.fastSynch.enabled}`)
-      .join(','),
+    s.snapshot.instances.map((i) => `${i.source}:${i.model}:${instanceLifecycle(i)}:${i.source === 'local' ? i.fastSynch.enabled : ''}`).join(','),
   );
+  const macsKey = useExobar((s) => (s.snapshot.exo?.nodes ?? []).map((n) => n.nodeId).join(','));
   const received = useExobar((s) => s.received);
   // ...and when the MLX runtime or local models appear: the pair may then be two real models.
   const mlxKey = useExobar((s) => `${s.snapshot.mlx?.available ?? false}:${s.snapshot.mlx?.localModels ?? 0}`);
 
   useEffect(() => {
     if (received) void loadPlan();
-  }, [instanceKey, mlxKey, received, loadPlan]);
+  }, [instanceKey, macsKey, mlxKey, received, loadPlan]);
 
   const p = plan.plan;
   const allRunning = p !== null && p.models.length > 0 && p.models.every((m) => m.alreadyRunning);
@@ -117,14 +118,14 @@ export function SafeLaunchPanel() {
       {p && (
         <>
           <PlanTable plan={p} />
-          <p className="small muted tabular" data-testid="plan-memory">
+          <p className="small muted" data-testid="plan-memory">
             {p.fit && p.fit.neededBytes > 0
               ? `Memory: ${p.fit.summary}`
               : p.memory.requiredBytes > 0
-              ? `Memory: needs ${formatBytes(p.memory.requiredBytes)} of ${formatBytes(p.memory.freeBytes)} free${
-                  p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''
-                }`
-              : `Memory: nothing more to load (${freeWords(p.memory)})`}
+                ? `Memory: needs ${formatBytes(p.memory.requiredBytes)} of ${formatBytes(p.memory.freeBytes)} free${
+                    p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''
+                  }`
+                : `Memory: nothing more to load (${freeWords(p.memory)})`}
           </p>
           {p.blockers.length > 0 && (
             <ul className="blockers" aria-label="Blockers">
