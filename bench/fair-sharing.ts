@@ -70,7 +70,12 @@ const TOOLS = join(packageRoot(), 'electron', 'runners', 'mlx', 'tools', 'tiny_m
 /** The tiny models' directories (made or reused by tiny_models.py). */
 export function tinyModels(python: string): CatalogModel[] {
   const out = execFileSync(python, [TOOLS, '--family', 'mamba2', '--family', 'llama'], { encoding: 'utf8', timeout: 300_000 });
-  const dirs = new Map(out.trim().split('\n').map((line) => line.split('\t') as [string, string]));
+  const dirs = new Map(
+    out
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t') as [string, string]),
+  );
   const model = (id: string, family: string, name: string): CatalogModel => ({
     id,
     name,
@@ -215,7 +220,9 @@ export async function measureFairSharing(options: FairSharingOptions): Promise<F
         s.shared.push(shared.itlP95Ms);
         s.ttft.push(shared.ttftMs);
         s.ratios.push(shared.itlP95Ms / solo);
-        log(`fair sharing (${options.engine}) trial ${trial + 1} ${policy}: B ITL p95 ${solo.toFixed(1)} ms solo, ${shared.itlP95Ms.toFixed(1)} ms during A's prefill; A TTFT ${shared.ttftMs.toFixed(0)} ms`);
+        log(
+          `fair sharing (${options.engine}) trial ${trial + 1} ${policy}: B ITL p95 ${solo.toFixed(1)} ms solo, ${shared.itlP95Ms.toFixed(1)} ms during A's prefill; A TTFT ${shared.ttftMs.toFixed(0)} ms`,
+        );
       }
     }
     const events = rig.node.eventLog.all();
@@ -227,7 +234,12 @@ export async function measureFairSharing(options: FairSharingOptions): Promise<F
     const detail = Object.fromEntries(
       policies.map((p) => [
         p,
-        { solo_itl_p95_ms: r1(median(samples[p].solo)), shared_itl_p95_ms: r1(median(samples[p].shared)), a_ttft_ms: r1(median(samples[p].ttft)), ratios: samples[p].ratios.map(r3) },
+        {
+          solo_itl_p95_ms: r1(median(samples[p].solo)),
+          shared_itl_p95_ms: r1(median(samples[p].shared)),
+          a_ttft_ms: r1(median(samples[p].ttft)),
+          ratios: samples[p].ratios.map(r3),
+        },
       ]),
     ) as FairSharingResult['detail'];
     const simulated = options.engine === 'sim';
@@ -259,7 +271,11 @@ export function fairSharingRows(result: FairSharingResult): string[][] {
   const d = result.detail;
   return [
     [`fair_itl_p95_ratio_off${label}`, `${result.fair_itl_p95_ratio_off} (B ${d.off.shared_itl_p95_ms} / ${d.off.solo_itl_p95_ms} ms)`, 'as measured'],
-    [`fair_itl_p95_ratio_on${label}`, `${result.fair_itl_p95_ratio_on} (B ${d.decode_first.shared_itl_p95_ms} / ${d.decode_first.solo_itl_p95_ms} ms)`, '<= 1.5'],
+    [
+      `fair_itl_p95_ratio_on${label}`,
+      `${result.fair_itl_p95_ratio_on} (B ${d.decode_first.shared_itl_p95_ms} / ${d.decode_first.solo_itl_p95_ms} ms)`,
+      '<= 1.5',
+    ],
     [`fair_prefill_cost_ratio${label}`, `${result.fair_prefill_cost_ratio} (A TTFT ${d.decode_first.a_ttft_ms} / ${d.off.a_ttft_ms} ms)`, '<= 1.15'],
   ];
 }
@@ -281,7 +297,9 @@ export async function measureFairSection(
   let mlx: FairSharingResult | null = null;
   let mlxSkipped: string | null = null;
   if (python) {
-    log(`fair sharing on real MLX (CPU): tiny mamba2 prefills ${FAIR_MLX_PROMPT_TOKENS} tokens while tiny llama streams, policy off and decode_first, ${trials} trials`);
+    log(
+      `fair sharing on real MLX (CPU): tiny mamba2 prefills ${FAIR_MLX_PROMPT_TOKENS} tokens while tiny llama streams, policy off and decode_first, ${trials} trials`,
+    );
     mlx = await measureFairSharing({ engine: 'mlx', python, trials, promptTokens: FAIR_MLX_PROMPT_TOKENS, progress: log });
   } else mlxSkipped = 'EXOBAR_MLX_PYTHON is not set: no real-MLX figures';
   log(`fair sharing on the sim (simulated), time scale ${timeScale}: the 3B prefills ${FAIR_SIM_PROMPT_TOKENS} tokens while the 1B streams, ${trials} trials`);

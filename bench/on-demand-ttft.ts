@@ -73,13 +73,29 @@ async function measure(
   }
   const coldS = round(median(cold));
   const warmS = round(median(warm));
-  return { cold_ttft_s: coldS, warm_ttft_s: warmS, cold_over_warm: round(coldS / warmS), cold_trials_s: cold, warm_trials_s: warm, load_s_median: round(median(load)), model, source };
+  return {
+    cold_ttft_s: coldS,
+    warm_ttft_s: warmS,
+    cold_over_warm: round(coldS / warmS),
+    cold_trials_s: cold,
+    warm_trials_s: warm,
+    load_s_median: round(median(load)),
+    model,
+    source,
+  };
 }
 
 async function withCore<T>(timeScale: number, mlxPython: string | null, run: (core: RunningCore) => Promise<T>): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-bench-on-demand-'));
   const settings = { ...defaultSettings(), mlxPython };
-  const core = await startCore({ dataDir, port: 0, simTimeScale: timeScale, settings, rendererDir: null, logger: pino({ level: 'warn' }, pino.destination(2)) });
+  const core = await startCore({
+    dataDir,
+    port: 0,
+    simTimeScale: timeScale,
+    settings,
+    rendererDir: null,
+    logger: pino({ level: 'warn' }, pino.destination(2)),
+  });
   try {
     return await run(core);
   } finally {

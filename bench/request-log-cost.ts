@@ -39,12 +39,23 @@ async function core(logRequests: boolean, timeScale: number): Promise<{ core: Ru
     const rows = fakeRequestRecords(REQUEST_LOG_CAPACITY, 16).map((r) => `${JSON.stringify(r)}\n`);
     writeFileSync(join(dataDir, 'request-log', 'requests.jsonl'), rows.join(''));
   }
-  const started = await startCore({ dataDir, port: 0, simTimeScale: timeScale, rendererDir: null, logRequests, logger: pino({ level: 'warn' }, pino.destination(2)) });
+  const started = await startCore({
+    dataDir,
+    port: 0,
+    simTimeScale: timeScale,
+    rendererDir: null,
+    logRequests,
+    logger: pino({ level: 'warn' }, pino.destination(2)),
+  });
   await launch(started, OVERHEAD_MODEL);
   return { core: started, dataDir };
 }
 
-export async function measureRequestLogCost(timeScale: number, requests = 60, progress: (line: string) => void = () => undefined): Promise<RequestLogCostResult> {
+export async function measureRequestLogCost(
+  timeScale: number,
+  requests = 60,
+  progress: (line: string) => void = () => undefined,
+): Promise<RequestLogCostResult> {
   const on = await core(true, timeScale);
   const off = await core(false, timeScale);
   try {

@@ -39,8 +39,7 @@ function parseArgs(argv: string[]): BenchArgs {
       const known = ONLY.find((o) => o === only);
       if (!known) fail('--only takes "fair", "sharing", "metrics" or "on-demand"');
       args.only = known;
-    }
-    else if (arg === '--time-scale' || arg === '--trials') {
+    } else if (arg === '--time-scale' || arg === '--trials') {
       const value = Number(argv[++i]);
       if (!Number.isFinite(value) || value <= 0) fail(`${arg} needs a positive number`);
       if (arg === '--time-scale') args.timeScale = value;
@@ -137,7 +136,9 @@ async function main(): Promise<void> {
       exo_busy_ttft_s: exo.exo_busy_ttft_s,
       exo_proxy: exo,
     };
-    process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json, ...onDemand.json }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json, ...onDemand.json }, null, 2)}\n`,
+    );
     return;
   }
   const rows = STALL_CONDITIONS.map((c) => [c, stall.ttft[c].median_s.toFixed(3), stall.ttft[c].trials.map((t) => t.toFixed(3)).join(' '), EXPECTED[c]!]);
@@ -207,9 +208,21 @@ async function measureMetricsSection(args: BenchArgs, log: (line: string) => voi
   const cost = await measureRequestLogCost(args.timeScale, Math.max(args.trials, 3) * 20, log);
   const c = cost.request_log_cost;
   const rows = [
-    ['metrics_scrape_ms', `${scrape.metrics_scrape_ms.toFixed(2)} ms (p95 ${scrape.metrics_scrape.p95_ms.toFixed(2)} ms, ${scrape.metrics_scrape.series} series, ${scrape.metrics_scrape.bytes} bytes)`, ''],
-    ['api_overhead_ms_median_request_log_on', `${cost.api_overhead_ms_median_request_log_on.toFixed(2)} ms (whole request ${c.request_ms_median_on.toFixed(1)} ms)`, 'within ~1 ms of off'],
-    ['api_overhead_ms_median_request_log_off', `${cost.api_overhead_ms_median_request_log_off.toFixed(2)} ms (whole request ${c.request_ms_median_off.toFixed(1)} ms)`, ''],
+    [
+      'metrics_scrape_ms',
+      `${scrape.metrics_scrape_ms.toFixed(2)} ms (p95 ${scrape.metrics_scrape.p95_ms.toFixed(2)} ms, ${scrape.metrics_scrape.series} series, ${scrape.metrics_scrape.bytes} bytes)`,
+      '',
+    ],
+    [
+      'api_overhead_ms_median_request_log_on',
+      `${cost.api_overhead_ms_median_request_log_on.toFixed(2)} ms (whole request ${c.request_ms_median_on.toFixed(1)} ms)`,
+      'within ~1 ms of off',
+    ],
+    [
+      'api_overhead_ms_median_request_log_off',
+      `${cost.api_overhead_ms_median_request_log_off.toFixed(2)} ms (whole request ${c.request_ms_median_off.toFixed(1)} ms)`,
+      '',
+    ],
   ];
   return { json: { metrics_scrape_ms: scrape.metrics_scrape_ms, metrics_scrape: scrape.metrics_scrape, ...cost }, rows };
 }

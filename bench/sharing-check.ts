@@ -34,7 +34,14 @@ export async function measureSharingCheck(timeScale: number, log: (line: string)
       sharing_decode_ratio: d.decodeRatio,
       sharing_itl_p95_ratio: d.itlP95Ratio,
       sharing_source: source,
-      sharing_check: { models: result.models.map((m) => m.id), prompt_tokens: promptTokens, idle_ratio: d.idleRatio, before: d.before, during: d.during, after: d.after },
+      sharing_check: {
+        models: result.models.map((m) => m.id),
+        prompt_tokens: promptTokens,
+        idle_ratio: d.idleRatio,
+        before: d.before,
+        during: d.during,
+        after: d.after,
+      },
     };
     const f = (v: number | null) => (v === null ? 'n/a' : v.toFixed(2));
     return {

@@ -81,7 +81,8 @@ export const checkCommand: CliCommand = {
       io.out(USAGE);
       return 0;
     }
-    const models = flags.models === undefined ? undefined : flagValue('models', z.string().regex(/^[^,]+,[^,]+$/, 'expected two models, A,B'), flags.models).split(',');
+    const models =
+      flags.models === undefined ? undefined : flagValue('models', z.string().regex(/^[^,]+,[^,]+$/, 'expected two models, A,B'), flags.models).split(',');
     const request = {
       models: models as [string, string] | undefined,
       promptTokens: flags['prompt-tokens'] === undefined ? undefined : flagValue('prompt-tokens', Int('tokens'), flags['prompt-tokens']),

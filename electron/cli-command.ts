@@ -49,4 +49,3 @@ export function flagValue<S extends z.ZodType>(flag: string, schema: S, raw: unk
   if (!parsed.success) throw new UsageError(`--${flag}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`);
   return parsed.data;
 }
-

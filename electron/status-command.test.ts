@@ -20,7 +20,10 @@ let token = '';
 
 /** Runs `exobar status ARGS` to its end (or until `stopAfterMs`, then SIGINT). */
 function status(args: string[], stopAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'status', '--data-dir', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EXOBAR_TOKEN: '' } });
+  const child = spawn(process.execPath, [BIN, 'status', '--data-dir', dataDir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, EXOBAR_TOKEN: '' },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -69,7 +69,8 @@ export function ensurePageBuild(options = {}) {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
-  if (result.status !== 0) throw new Error(`building the page failed (${result.error?.message ?? `exit ${result.status}`}): run "npm run build:renderer" to see why`);
+  if (result.status !== 0)
+    throw new Error(`building the page failed (${result.error?.message ?? `exit ${result.status}`}): run "npm run build:renderer" to see why`);
 }
 
 async function build() {

@@ -164,7 +164,10 @@ const TABLE = {
       body: (model, options) => (options?.acknowledgeRisk ? { model, acknowledgeRisk: true } : { model }),
     },
   },
-  dismissLostModel: { channel: 'exobar:dismiss-lost-model', http: { method: 'POST', path: () => '/api/exo/lost-models/dismiss', body: (model) => ({ model }) } },
+  dismissLostModel: {
+    channel: 'exobar:dismiss-lost-model',
+    http: { method: 'POST', path: () => '/api/exo/lost-models/dismiss', body: (model) => ({ model }) },
+  },
   listRequests: {
     channel: 'exobar:list-requests',
     http: {

@@ -24,7 +24,10 @@ export const SharingCheckRequestSchema = z.strictObject({
   /** Experiment 1 through the blocking dispatch as well (exo's worker before its fix). */
   baseline: z.boolean().default(false),
   /** Which experiments to run (default all three). */
-  experiments: z.array(z.enum(['ttft', 'decode', 'throughput'])).min(1).optional(),
+  experiments: z
+    .array(z.enum(['ttft', 'decode', 'throughput']))
+    .min(1)
+    .optional(),
   /** B's tokens per phase of experiment 2 (before and after A's prefill). */
   decodeTokens: z.number().int().min(8).max(10_000).default(64),
 });

@@ -325,5 +325,21 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     return stopping;
   };
 
-  return { node, url: listening.url, host: listening.host, port: listening.port, token, dataDir, settings, server, mlx, exo, exoProcess, requestLog, history, checks, stop };
+  return {
+    node,
+    url: listening.url,
+    host: listening.host,
+    port: listening.port,
+    token,
+    dataDir,
+    settings,
+    server,
+    mlx,
+    exo,
+    exoProcess,
+    requestLog,
+    history,
+    checks,
+    stop,
+  };
 }

@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { instanceFixture } from '../support/instance-fixture';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 
-const req = (id: string, phase: 'queued' | 'decoding') => ({ id, phase, ageMs: 1, promptTokens: 10, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null });
+const req = (id: string, phase: 'queued' | 'decoding') => ({
+  id,
+  phase,
+  ageMs: 1,
+  promptTokens: 10,
+  completionTokens: 0,
+  decodeTokensPerSecond: null,
+  itlP50Ms: null,
+  itlP95Ms: null,
+});
 
 describe('requests ending on stop', () => {
   it('counts every request the stopped instances hold, queued ones included, and no other instance\u2019s', () => {

@@ -30,7 +30,8 @@ let serve: ServeProcess;
 let browser: Browser;
 let page: Page;
 
-const lost = (model: string): Locator => page.locator('[data-testid="warning-banner"][data-code="exo_model_lost"]').filter({ hasText: `${model.split('/')[1]} was lost` });
+const lost = (model: string): Locator =>
+  page.locator('[data-testid="warning-banner"][data-code="exo_model_lost"]').filter({ hasText: `${model.split('/')[1]} was lost` });
 const events = (): Promise<string[]> => page.getByTestId('exo-event').allTextContents();
 
 const shot = (name: string): Promise<void> => fullPageShot(page, `${SHOTS}${name}.png`);

@@ -66,7 +66,9 @@ describe('exo downloads and a cancelled request exo keeps generating, in the pag
     while (!(await reader.read()).done);
 
     const card = page.locator(`[data-testid="instance-card"][data-instance="exo:${LLAMA_1B}"]`);
-    await expect.poll(() => card.getByTestId('exo-ghost-generation').textContent(), { timeout: 10_000 }).toMatch(/still generating a cancelled request, [2-9] s/);
+    await expect
+      .poll(() => card.getByTestId('exo-ghost-generation').textContent(), { timeout: 10_000 })
+      .toMatch(/still generating a cancelled request, [2-9] s/);
     const banner = page.locator('[data-testid="warning-banner"][data-code="exo_cancelled_still_running"]');
     expect(await banner.textContent()).toContain('Llama-3.2-1B-Instruct-4bit on studio-a is still generating a cancelled request');
     const height = await page.evaluate(() => document.documentElement.scrollHeight);

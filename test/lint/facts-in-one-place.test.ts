@@ -56,7 +56,10 @@ describe('facts written once', () => {
 
   for (const { fact, pattern, home } of FACTS) {
     it(`${fact}: only in ${home}`, () => {
-      expect(codeLines(join(ROOT, home)).some((line) => pattern.test(line)), `${home} holds it`).toBe(true);
+      expect(
+        codeLines(join(ROOT, home)).some((line) => pattern.test(line)),
+        `${home} holds it`,
+      ).toBe(true);
       expect(writtenOutside(pattern, home)).toEqual([]);
     });
   }

@@ -74,7 +74,14 @@ describe('import circles', () => {
   it('finds a circle when there is one', () => {
     const a = join(ROOT, 'a.ts');
     const b = join(ROOT, 'b.ts');
-    expect(circles(new Map([[a, [b]], [b, [a]]]))).toEqual([['a.ts', 'b.ts']]);
+    expect(
+      circles(
+        new Map([
+          [a, [b]],
+          [b, [a]],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts']]);
   });
 
   it('there are none in the tree', () => {

@@ -27,7 +27,6 @@ if (missing && !process.env.CI) {
 }
 const MODELS = ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'];
 
-
 interface PromVector {
   metric: Record<string, string>;
   value: [number, string];
@@ -89,7 +88,10 @@ describe.skipIf(missing && !process.env.CI)('Prometheus scrapes exobar serve', (
     prometheus.stdout?.on('data', (d: Buffer) => (promLog += d.toString()));
     prometheus.stderr?.on('data', (d: Buffer) => (promLog += d.toString()));
     for (let i = 0; ; i++) {
-      const ready = await fetch(`${promUrl}/-/ready`).then((r) => r.ok, () => false);
+      const ready = await fetch(`${promUrl}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) break;
       if (i > 300 || prometheus.exitCode !== null) throw new Error(`Prometheus did not start:\n${promLog}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -106,7 +108,7 @@ describe.skipIf(missing && !process.env.CI)('Prometheus scrapes exobar serve', (
     if (promDir) await rm(promDir, { recursive: true, force: true });
   });
 
-  it('returns the TTFT histogram and the request counter of both sim models with the snapshot\'s values', async () => {
+  it("returns the TTFT histogram and the request counter of both sim models with the snapshot's values", async () => {
     for (const model of MODELS) await control('POST', '/api/instances?wait=ready', { model, instanceType: 'ring', fastSynch: 'auto' });
     const client = new OpenAI({ baseURL: `${serve.url}/v1`, apiKey: 'unused', maxRetries: 0 });
     // Traffic while Prometheus scrapes: both models at once, a few rounds a scrape or so apart.
@@ -164,7 +166,10 @@ describe.skipIf(missing && !process.env.CI)('Prometheus scrapes exobar serve', (
       const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(q)}`);
       expect(res.status, `${title}: ${q}: ${await res.clone().text()}`).toBe(200);
     }
-    const ttft = exprs.find((e) => e.title.startsWith('TTFT p50'))!.expr.replaceAll('$model', '.*').replaceAll('$__rate_interval', '1m');
+    const ttft = exprs
+      .find((e) => e.title.startsWith('TTFT p50'))!
+      .expr.replaceAll('$model', '.*')
+      .replaceAll('$__rate_interval', '1m');
     // rate() needs two scrapes of a series: they come a second apart.
     await expect.poll(async () => (await query(ttft)).map((v) => v.metric.model).sort(), { timeout: 15_000, interval: 500 }).toEqual(MODELS);
   });

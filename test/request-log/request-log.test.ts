@@ -46,7 +46,12 @@ describe('request log', () => {
   };
   /** Streams a request and drops it after its first content token: a client that went away. */
   const abandon = async (model: string) => {
-    const stream = await openai().chat.completions.create({ model, messages: [{ role: 'user', content: `${SECRET} tell a long story` }], max_tokens: 4000, stream: true });
+    const stream = await openai().chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: `${SECRET} tell a long story` }],
+      max_tokens: 4000,
+      stream: true,
+    });
     for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
     stream.controller.abort();
   };
@@ -103,7 +108,11 @@ describe('request log', () => {
       expect(r.outputTokens).toBeGreaterThan(0);
     }
     // Filters.
-    expect((await list(`?source=exo&outcome=done`)).requests.map((r) => r.id).sort()).toEqual(of('exo', 'done').map((r) => r.id).sort());
+    expect((await list(`?source=exo&outcome=done`)).requests.map((r) => r.id).sort()).toEqual(
+      of('exo', 'done')
+        .map((r) => r.id)
+        .sort(),
+    );
     expect((await list(`?model=${encodeURIComponent(LOCAL)}&limit=1`)).requests).toHaveLength(1);
     expect((await list(`?since=${Date.now() + 60_000}`)).requests).toHaveLength(0);
     expect((await get('/api/requests?outcome=maybe')).status).toBe(400);
@@ -124,7 +133,11 @@ describe('request log', () => {
 
     // Written within half a second of the end.
     const file = await eventually(
-      () => readFile(join(dataDir, 'request-log', 'requests.jsonl'), 'utf8').then((text) => (text.trim().split('\n').length >= 6 ? text : null), () => null),
+      () =>
+        readFile(join(dataDir, 'request-log', 'requests.jsonl'), 'utf8').then(
+          (text) => (text.trim().split('\n').length >= 6 ? text : null),
+          () => null,
+        ),
       5_000,
       'the log on disk',
     );
@@ -150,7 +163,8 @@ describe('request log', () => {
     const client = openai();
     let running = true;
     const traffic = (async () => {
-      for (let i = 0; running; i++) await client.chat.completions.create({ model: LOCAL, messages: [{ role: 'user', content: `again ${i}` }], max_tokens: 3 }).catch(() => undefined);
+      for (let i = 0; running; i++)
+        await client.chat.completions.create({ model: LOCAL, messages: [{ role: 'user', content: `again ${i}` }], max_tokens: 3 }).catch(() => undefined);
     })();
     const seen = await eventually(
       async () => {

@@ -55,7 +55,18 @@ export function exoInstanceFixture(detail: Partial<ExoInstanceDetail> = {}): Exo
     instanceType: 'ring',
     queue: {
       capacity: null,
-      requests: [{ id: 'chatcmpl-exo-1', phase: 'queued', ageMs: 4_000, promptTokens: 30, completionTokens: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null }],
+      requests: [
+        {
+          id: 'chatcmpl-exo-1',
+          phase: 'queued',
+          ageMs: 4_000,
+          promptTokens: 30,
+          completionTokens: 0,
+          decodeTokensPerSecond: null,
+          itlP50Ms: null,
+          itlP95Ms: null,
+        },
+      ],
     },
     prefill: null,
     pendingCancels: [],

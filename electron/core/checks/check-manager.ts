@@ -46,7 +46,17 @@ export class CheckManager {
     if (this.current) throw new CheckBusyError(`a check is already running (${this.current.status.id}); cancel it or wait`);
     const id = `sharing-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}`;
     const abort = new AbortController();
-    const status: CheckStatus = { id, kind: 'sharing', state: 'running', step: 'Starting', progress: 0, startedAt: Date.now(), error: null, result: null, markdown: null };
+    const status: CheckStatus = {
+      id,
+      kind: 'sharing',
+      state: 'running',
+      step: 'Starting',
+      progress: 0,
+      startedAt: Date.now(),
+      error: null,
+      result: null,
+      markdown: null,
+    };
     const running: Running = { status, abort, done: Promise.resolve() };
     running.done = runSharingCheck({
       id,
@@ -59,19 +69,25 @@ export class CheckManager {
         status.step = step;
         status.progress = Math.max(status.progress, Math.min(1, fraction));
       },
-    }).then(
-      (result) => {
-        const markdown = sharingReportMarkdown(result);
-        this.save(result, markdown);
-        Object.assign(status, { state: 'done', step: 'Done', progress: 1, result, markdown });
-      },
-      (error: unknown) => {
-        const cancelled = error instanceof CheckCancelled || abort.signal.aborted;
-        Object.assign(status, { state: cancelled ? 'cancelled' : 'failed', step: cancelled ? 'Cancelled' : 'Failed', error: cancelled ? null : (error as Error).message ?? String(error) });
-      },
-    ).finally(() => {
-      if (this.current === running) this.current = null;
-    });
+    })
+      .then(
+        (result) => {
+          const markdown = sharingReportMarkdown(result);
+          this.save(result, markdown);
+          Object.assign(status, { state: 'done', step: 'Done', progress: 1, result, markdown });
+        },
+        (error: unknown) => {
+          const cancelled = error instanceof CheckCancelled || abort.signal.aborted;
+          Object.assign(status, {
+            state: cancelled ? 'cancelled' : 'failed',
+            step: cancelled ? 'Cancelled' : 'Failed',
+            error: cancelled ? null : ((error as Error).message ?? String(error)),
+          });
+        },
+      )
+      .finally(() => {
+        if (this.current === running) this.current = null;
+      });
     this.checks.set(id, running);
     this.current = running;
     return { ...status };
@@ -83,7 +99,17 @@ export class CheckManager {
     if (live) return { ...live.status };
     const kept = this.read(id);
     if (!kept) return null;
-    return { id, kind: 'sharing', state: 'done', step: 'Done', progress: 1, startedAt: kept.result.startedAt, error: null, result: kept.result, markdown: kept.markdown };
+    return {
+      id,
+      kind: 'sharing',
+      state: 'done',
+      step: 'Done',
+      progress: 1,
+      startedAt: kept.result.startedAt,
+      error: null,
+      result: kept.result,
+      markdown: kept.markdown,
+    };
   }
 
   /** Cancels a running check; resolves once it has put everything back. False: not running. */
@@ -107,7 +133,13 @@ export class CheckManager {
       .map((id) => this.read(id)?.result)
       .filter((r): r is SharingCheckResult => !!r)
       .sort((x, y) => y.startedAt - x.startedAt)
-      .map((r) => ({ id: r.id, startedAt: r.startedAt, models: r.models.map((m) => m.id), simulated: r.simulated, decodeRatio: r.decode.ran ? r.decode.decodeRatio : null }));
+      .map((r) => ({
+        id: r.id,
+        startedAt: r.startedAt,
+        models: r.models.map((m) => m.id),
+        simulated: r.simulated,
+        decodeRatio: r.decode.ran ? r.decode.decodeRatio : null,
+      }));
   }
 
   /** The newest `n` reports' markdown files, for the diagnostic bundle. */
@@ -116,7 +148,12 @@ export class CheckManager {
       .slice(0, n)
       .flatMap((r) => {
         const kept = this.read(r.id);
-        return kept ? [{ name: `${r.id}.md`, data: kept.markdown }, { name: `${r.id}.json`, data: JSON.stringify(kept.result, null, 2) }] : [];
+        return kept
+          ? [
+              { name: `${r.id}.md`, data: kept.markdown },
+              { name: `${r.id}.json`, data: JSON.stringify(kept.result, null, 2) },
+            ]
+          : [];
       });
   }
 

@@ -37,7 +37,11 @@ async function waitFor(ctx: CheckContext, ok: () => boolean, ended: () => boolea
 }
 
 /** Runs experiment 2 once per policy asked for (once as configured without). */
-export async function runDecodeExperiment(ctx: CheckContext, options: DecodeExperimentOptions, at: [number, number]): Promise<z.infer<typeof DecodeExperimentSchema>> {
+export async function runDecodeExperiment(
+  ctx: CheckContext,
+  options: DecodeExperimentOptions,
+  at: [number, number],
+): Promise<z.infer<typeof DecodeExperimentSchema>> {
   const policies: Array<string | null> = options.applyPolicy && options.policies?.length ? [...options.policies] : [null];
   const runs: DecodeRun[] = [];
   for (const [i, policy] of policies.entries()) {

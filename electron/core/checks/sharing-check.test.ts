@@ -28,7 +28,24 @@ describe('exobar check sharing', () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await main(
-      ['check', 'sharing', '--json', '--prompt-tokens', '12000', '--streams', '2', '--seconds', '2', '--decode-tokens', '24', '--fast-synch-compare', '--sim-time-scale', '0.25', '--data-dir', dataDir],
+      [
+        'check',
+        'sharing',
+        '--json',
+        '--prompt-tokens',
+        '12000',
+        '--streams',
+        '2',
+        '--seconds',
+        '2',
+        '--decode-tokens',
+        '24',
+        '--fast-synch-compare',
+        '--sim-time-scale',
+        '0.25',
+        '--data-dir',
+        dataDir,
+      ],
       { out: (l) => out.push(l), err: (l) => err.push(l), env: {} },
     );
     expect(code, err.join('\n')).toBe(0);
@@ -78,7 +95,7 @@ describe('exobar check sharing', () => {
     expect(kept).toEqual([`${result.id}.json`, `${result.id}.md`]);
   }, 180_000);
 
-  it('refuses the fast-synch run without consent on Apple silicon, compares the policies and restores the operator\'s, also when a cancelled check stops the runners it launched', async () => {
+  it("refuses the fast-synch run without consent on Apple silicon, compares the policies and restores the operator's, also when a cancelled check stops the runners it launched", async () => {
     // The operator's policy is decode_first; the check overrides it per run, as start-core wires it.
     const policy = createPolicyOverride(() => 'decode_first');
     const applied: string[] = [];

@@ -17,7 +17,7 @@ export function sharingReportMarkdown(r: SharingCheckResult): string {
   lines.push(`# GPU sharing check: ${b.name} beside ${a.name}`, '');
   if (r.simulated) {
     lines.push(
-      '> **Simulated.** A model here is exobar\'s sim runner: its sharing model is calibrated for time to first token only; its decode figures are not evidence.',
+      "> **Simulated.** A model here is exobar's sim runner: its sharing model is calibrated for time to first token only; its decode figures are not evidence.",
       '',
     );
   }
@@ -34,7 +34,9 @@ export function sharingReportMarkdown(r: SharingCheckResult): string {
     lines.push('| condition | this machine | exo published |', '|---|---|---|');
     lines.push(`| B alone | ${s(t.bAloneS)} | ${EXO_PUBLISHED.bAloneS} s |`);
     lines.push(`| A prefilling, nothing queued | ${s(t.bWhileAPrefillsS)} | ${EXO_PUBLISHED.bWhileAPrefillsS} s |`);
-    lines.push(`| A prefilling + one A request queued, blocking supervisor | ${t.baselineQueuedS === null ? 'not run' : s(t.baselineQueuedS)} | ${EXO_PUBLISHED.blockingQueuedS} s |`);
+    lines.push(
+      `| A prefilling + one A request queued, blocking supervisor | ${t.baselineQueuedS === null ? 'not run' : s(t.baselineQueuedS)} | ${EXO_PUBLISHED.blockingQueuedS} s |`,
+    );
     lines.push(`| same, non-blocking supervisor (exobar) | ${s(t.bWhileAPrefillsWithQueuedS)} | ${EXO_PUBLISHED.nonBlockingQueuedS} s |`);
     if (t.baselineNote) lines.push('', `Baseline: ${t.baselineNote}.`);
     lines.push('', `exo's figures: ${EXO_PUBLISHED.machine}.`, '');
@@ -44,9 +46,10 @@ export function sharingReportMarkdown(r: SharingCheckResult): string {
     const d = r.decode;
     const runs = d.runs.length > 0 ? d.runs : [d];
     const name = (x: DecodeRun) => x.policy ?? 'as configured';
-    const row = (x: DecodeRun, when: string, span: DecodeSpan) => `| ${name(x)} | ${when} | ${span.tokens} | ${rate(span.decodeTokensPerSecond)} | ${msf(span.itlP50Ms)} | ${msf(span.itlP95Ms)} |`;
+    const row = (x: DecodeRun, when: string, span: DecodeSpan) =>
+      `| ${name(x)} | ${when} | ${span.tokens} | ${rate(span.decodeTokensPerSecond)} | ${msf(span.itlP50Ms)} | ${msf(span.itlP95Ms)} |`;
     lines.push('| sharing policy | B | gaps | tokens/s | ITL p50 | ITL p95 |', '|---|---|---|---|---|---|');
-    for (const x of runs) lines.push(row(x, 'before A\'s prefill', x.before), row(x, 'during A\'s prefill', x.during), row(x, 'after A\'s prefill', x.after));
+    for (const x of runs) lines.push(row(x, "before A's prefill", x.before), row(x, "during A's prefill", x.during), row(x, "after A's prefill", x.after));
     lines.push('');
     for (const x of runs) {
       lines.push(
@@ -54,7 +57,10 @@ export function sharingReportMarkdown(r: SharingCheckResult): string {
       );
     }
     if (runs.length > 1) {
-      lines.push('', `A's prefill with \`decode_first\` over with \`off\`: ${d.prefillCostRatio === null ? 'n/a' : `×${d.prefillCostRatio.toFixed(2)}`} (what pacing costs A; the policy's ceiling is +15 %).`);
+      lines.push(
+        '',
+        `A's prefill with \`decode_first\` over with \`off\`: ${d.prefillCostRatio === null ? 'n/a' : `×${d.prefillCostRatio.toFixed(2)}`} (what pacing costs A; the policy's ceiling is +15 %).`,
+      );
     }
     lines.push('', 'exo published no figure for this: only the time to first token was measured there.', '');
   } else lines.push(`Not run: ${r.decode.reason}.`, '');
@@ -65,10 +71,14 @@ export function sharingReportMarkdown(r: SharingCheckResult): string {
     const runs = [r.throughput.fastSynchOff, ...('models' in on ? [on] : [])];
     lines.push('| fast synch | model | requests/min | tokens/s | failed |', '|---|---|---|---|---|');
     for (const run of runs) {
-      for (const m of run.models) lines.push(`| ${run.fastSynch ? 'on' : 'off'} | ${m.model} | ${m.requestsPerMinute.toFixed(1)} | ${m.tokensPerSecond.toFixed(1)} | ${m.failed} |`);
+      for (const m of run.models)
+        lines.push(`| ${run.fastSynch ? 'on' : 'off'} | ${m.model} | ${m.requestsPerMinute.toFixed(1)} | ${m.tokensPerSecond.toFixed(1)} | ${m.failed} |`);
     }
     const off = r.throughput.fastSynchOff;
-    lines.push('', `${off.streams} streaming clients per model for ${off.seconds} s each run. exo published ${EXO_PUBLISHED.collapseRequestsPerMinute} requests per minute in the fast-synch collapse (8 clients per model).`);
+    lines.push(
+      '',
+      `${off.streams} streaming clients per model for ${off.seconds} s each run. exo published ${EXO_PUBLISHED.collapseRequestsPerMinute} requests per minute in the fast-synch collapse (8 clients per model).`,
+    );
     for (const run of runs) if (run.stoppedEarly) lines.push('', `The fast synch ${run.fastSynch ? 'on' : 'off'} run stopped early: ${run.stoppedEarly}.`);
     if (onSkipped) lines.push('', `Fast synch on: ${onSkipped}.`);
     lines.push('');

@@ -67,7 +67,11 @@ export interface ThroughputOptions {
   appleSilicon: boolean;
 }
 
-export async function runThroughputExperiment(ctx: CheckContext, options: ThroughputOptions, at: [number, number]): Promise<z.infer<typeof ThroughputExperimentSchema>> {
+export async function runThroughputExperiment(
+  ctx: CheckContext,
+  options: ThroughputOptions,
+  at: [number, number],
+): Promise<z.infer<typeof ThroughputExperimentSchema>> {
   const compare = options.fastSynchCompare && options.appleSilicon && options.consent;
   const mid = compare ? (at[0] + at[1]) / 2 : at[1];
   ctx.progress(`Experiment 3 (throughput): ${options.streams} streaming clients per model for ${options.seconds} s, fast synch off`, at[0]);
@@ -95,7 +99,5 @@ export async function runThroughputExperiment(ctx: CheckContext, options: Throug
 }
 
 function instancesOf(ctx: CheckContext): LocalInstanceSnapshot[] {
-  return ctx.node
-    .snapshot()
-    .instances.filter((i): i is LocalInstanceSnapshot => i.source === 'local' && (i.model === ctx.a.id || i.model === ctx.b.id));
+  return ctx.node.snapshot().instances.filter((i): i is LocalInstanceSnapshot => i.source === 'local' && (i.model === ctx.a.id || i.model === ctx.b.id));
 }

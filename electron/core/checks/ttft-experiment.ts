@@ -23,7 +23,11 @@ async function bBeside(ctx: CheckContext, promptTokens: number, queued: boolean)
   return { ttft: ttftS(b), aPrefillS };
 }
 
-export async function runTtftExperiment(ctx: CheckContext, options: { promptTokens: number; baseline: boolean }, at: [number, number]): Promise<z.infer<typeof TtftExperimentSchema>> {
+export async function runTtftExperiment(
+  ctx: CheckContext,
+  options: { promptTokens: number; baseline: boolean },
+  at: [number, number],
+): Promise<z.infer<typeof TtftExperimentSchema>> {
   const promptTokens = longPromptTokens(ctx.a, options.promptTokens);
   const step = (what: string, i: number) => ctx.progress(`Experiment 1 (time to first token): ${what}`, at[0] + ((at[1] - at[0]) * i) / 3);
   step(`${ctx.b.name} alone`, 0);
@@ -40,7 +44,7 @@ export async function runTtftExperiment(ctx: CheckContext, options: { promptToke
     bWhileAPrefillsWithQueuedS: queued.ttft,
     baselineQueuedS: null,
     baselineNote: options.baseline
-      ? 'not run: the blocking dispatch is the benchmark rig\'s (npm run bench, the stall rows); a running node always dispatches without waiting'
+      ? "not run: the blocking dispatch is the benchmark rig's (npm run bench, the stall rows); a running node always dispatches without waiting"
       : null,
     promptTokens,
     aPrefillS: busy.aPrefillS,

@@ -178,7 +178,10 @@ export class ExoClient {
       this.connection.since = now;
     }
     this.connection.failuresInRow++;
-    const wait = backoffDelayMs(this.connection.failuresInRow, { baseDelayMs: this.options.fastIntervalMs ?? 500, maxDelayMs: this.options.maxBackoffMs ?? 10_000 });
+    const wait = backoffDelayMs(this.connection.failuresInRow, {
+      baseDelayMs: this.options.fastIntervalMs ?? 500,
+      maxDelayMs: this.options.maxBackoffMs ?? 10_000,
+    });
     this.nextAttemptAt = now + wait;
     this.options.onUpdate?.();
   }

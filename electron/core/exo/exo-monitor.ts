@@ -135,7 +135,14 @@ export class ExoMonitor {
         if (reading.nodes !== this.nodesSeen) this.nodesAt = reading.fastAt;
         this.nodesSeen = reading.nodes;
         const { instances, runners, nodes } = reading;
-        const published = this.events.observe({ at: reading.fastAt, attachedNodeId: this.client.connection.nodeId, nodes, instances, runners, nodesAt: this.nodesAt });
+        const published = this.events.observe({
+          at: reading.fastAt,
+          attachedNodeId: this.client.connection.nodeId,
+          nodes,
+          instances,
+          runners,
+          nodesAt: this.nodesAt,
+        });
         this.lost.observe(instances, runners, published, (model) => `exo:${model}`);
       }
     }

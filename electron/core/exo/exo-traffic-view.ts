@@ -43,7 +43,10 @@ export function withTraffic(view: ExoView, input: TrafficViewInput): Omit<ExoVie
   const idOf = new Map(instances.map((i) => [i.exo.exoInstanceId, i.id]));
   // Neighbours are named by exobar's instance ids, as everywhere else in the snapshot.
   for (const instance of instances) {
-    instance.sharing = { ...instance.sharing, neighbours: instance.sharing.neighbours.map((n) => ({ ...n, instanceId: idOf.get(n.instanceId) ?? n.instanceId })) };
+    instance.sharing = {
+      ...instance.sharing,
+      neighbours: instance.sharing.neighbours.map((n) => ({ ...n, instanceId: idOf.get(n.instanceId) ?? n.instanceId })),
+    };
   }
   const stalls: Warning[] = exoStallWarnings({ traffic, reading: input.reading, holdEnabled: input.holdEnabled, thresholds: input.stallThresholds })
     .map((w) => ({ ...w, instanceIds: w.instanceIds.map((id) => idOf.get(id)).filter((id): id is string => id !== undefined) }))

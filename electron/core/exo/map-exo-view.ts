@@ -82,7 +82,13 @@ function age(ctx: MapContext, since: number | null): number {
   return Math.max(0, ctx.now - (since ?? ctx.now));
 }
 
-function mapInstance(instance: ExoInstance, tasks: ExoTask[], cancelTasks: Map<string, ExoTask[]>, ctx: MapContext, labels: Map<string, string>): ExoInstanceView {
+function mapInstance(
+  instance: ExoInstance,
+  tasks: ExoTask[],
+  cancelTasks: Map<string, ExoTask[]>,
+  ctx: MapContext,
+  labels: Map<string, string>,
+): ExoInstanceView {
   const runners = instance.shards.map((shard) => runnerRow(shard, ctx.reading.runners?.get(shard.runnerId), ctx, labels));
   const ready = runners.length > 0 && runners.every((r) => SERVING_STATUSES.has(r.status));
   const mine = tasks.filter((t) => t.instanceId === instance.instanceId);

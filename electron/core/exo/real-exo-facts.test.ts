@@ -38,7 +38,7 @@ function mapped(state: Record<string, unknown>) {
 const withNodeId = (state: Record<string, unknown>, id: string) => JSON.parse(JSON.stringify(state).replaceAll(REAL_NODE, id)) as Record<string, unknown>;
 
 describe('real exo facts', () => {
-  it("takes the real /node_id, and a node id exo stripped of leading zeros (not 32 characters)", () => {
+  it('takes the real /node_id, and a node id exo stripped of leading zeros (not 32 characters)', () => {
     expect(NodeIdSchema.parse(JSON.parse(readRealText('node-id.txt')))).toBe(REAL_NODE);
     const short = '2c9d3daa1855de8d5670565526c94fd';
     expect(short).toHaveLength(31);
@@ -50,7 +50,11 @@ describe('real exo facts', () => {
   });
 
   it('reads RunnerShutdown and RunnerReady with a prefillServerPort as known statuses', () => {
-    const runners = parseRunners({ a: { RunnerShutdown: {} }, b: { RunnerReady: { prefillServerPort: 50_123 } }, c: { RunnerReady: { prefillServerPort: null } } });
+    const runners = parseRunners({
+      a: { RunnerShutdown: {} },
+      b: { RunnerReady: { prefillServerPort: 50_123 } },
+      c: { RunnerReady: { prefillServerPort: null } },
+    });
     expect(runners.problems).toEqual([]);
     expect(runners.unknownTags).toBe(0);
     expect([...runners.entries!.values()].map((r) => [r.tag, r.known])).toEqual([
@@ -68,7 +72,10 @@ describe('real exo facts', () => {
     expect(gone.instances).toEqual([]);
     expect(exoModelsOf({ url: 'x', reading: gone.reading }).size).toBe(0);
     // Once it was seen still RunnerReady after the delete: still not served.
-    const stillReady = { ...after, runners: Object.fromEntries(Object.keys(after.runners as object).map((id) => [id, { RunnerReady: { prefillServerPort: null } }])) };
+    const stillReady = {
+      ...after,
+      runners: Object.fromEntries(Object.keys(after.runners as object).map((id) => [id, { RunnerReady: { prefillServerPort: null } }])),
+    };
     expect(mapped(stillReady).instances).toEqual([]);
   });
 

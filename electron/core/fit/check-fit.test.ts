@@ -39,14 +39,14 @@ describe('checkFit', () => {
     expect(fit.problems[0]).toMatch(/^Over the GPU's wired limit: needs 6.0 GB, 4.0 GB of its 16.0 GB left/);
   });
 
-  it('says when a model\'s KV cache is unknown', () => {
+  it("says when a model's KV cache is unknown", () => {
     const fit = checkFit([{ ...est('m', GiB), kvCacheBytes: null }], { freeBytes: 18 * GiB, gpuLimitBytes: null });
     expect(fit.summary).toContain('KV cache unknown for m');
   });
 });
 
 describe('the GPU wired limit', () => {
-  it('is macOS\'s default (2/3 up to 36 GB, 3/4 above) when sysctl says 0, else what it says', () => {
+  it("is macOS's default (2/3 up to 36 GB, 3/4 above) when sysctl says 0, else what it says", () => {
     expect(defaultWiredLimit(24 * GiB)).toBe(16 * GiB);
     expect(defaultWiredLimit(64 * GiB)).toBe(48 * GiB);
     expect(wiredLimitFromSysctl('0\n', 64 * GiB)).toBe(48 * GiB);

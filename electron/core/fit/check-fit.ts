@@ -45,7 +45,9 @@ export function checkFit(models: readonly FitModelEstimate[], context: FitContex
     const left = Math.max(0, context.gpuLimitBytes - gpuInUseBytes);
     gpuWords = `, ${formatGB(left)} of the GPU's ${formatGB(context.gpuLimitBytes)} limit left`;
     if (neededBytes > left) {
-      problems.push(`Over the GPU's wired limit: needs ${formatGB(neededBytes)}, ${formatGB(left)} of its ${formatGB(context.gpuLimitBytes)} left beside the models on it.`);
+      problems.push(
+        `Over the GPU's wired limit: needs ${formatGB(neededBytes)}, ${formatGB(left)} of its ${formatGB(context.gpuLimitBytes)} left beside the models on it.`,
+      );
     }
   }
   const unknown = models.filter((m) => m.kvCacheBytes === null).map((m) => m.model);

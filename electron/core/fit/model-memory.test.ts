@@ -19,7 +19,12 @@ function tinyModels(): Record<string, string> | null {
   const python = process.env.EXOBAR_MLX_PYTHON;
   if (!python) return null;
   const out = execFileSync(python, [TOOLS], { encoding: 'utf8', timeout: 300_000, cwd: REPO_ROOT });
-  return Object.fromEntries(out.trim().split('\n').map((line) => line.split('\t') as [string, string]));
+  return Object.fromEntries(
+    out
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t') as [string, string]),
+  );
 }
 
 const dirs = tinyModels();

@@ -129,7 +129,10 @@ export async function estimateModelMemory(model: CatalogModel, contextTokens: nu
     }
   } else if (model.kvCache) {
     const k = model.kvCache;
-    shape = { layers: Array.from({ length: k.layers }, () => ({ bytesPerToken: k.kvHeads * k.headDim * 2 * k.bytesPerValue, maxTokens: null })), constantBytes: 0 };
+    shape = {
+      layers: Array.from({ length: k.layers }, () => ({ bytesPerToken: k.kvHeads * k.headDim * 2 * k.bytesPerValue, maxTokens: null })),
+      constantBytes: 0,
+    };
   }
   const kv = shape ? kvCacheBytes(shape, tokens) : null;
   return { model: model.id, weightsBytes, kvCacheBytes: kv, contextTokens: tokens, neededBytes: weightsBytes + (kv ?? 0), weightsSource };

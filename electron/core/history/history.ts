@@ -160,16 +160,14 @@ export class History {
     const status = this.store.status();
     return {
       range,
-      models: models.map(
-        (m): HistoryModel => ({
-          model: m,
-          points: mergeRows(
-            rows.filter((r) => r.model === m),
-            span,
-          ).map(pointOf),
-          slowerThanUsual: this.slowerThanUsual(m, now),
-        }),
-      ),
+      models: models.map((m): HistoryModel => ({
+        model: m,
+        points: mergeRows(
+          rows.filter((r) => r.model === m),
+          span,
+        ).map(pointOf),
+        slowerThanUsual: this.slowerThanUsual(m, now),
+      })),
       diskBytes: status.diskBytes,
       diskCapBytes: status.capBytes,
       problem: status.problem,

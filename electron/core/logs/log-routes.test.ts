@@ -48,7 +48,9 @@ describe('/api/logs', () => {
   });
 
   it('answers the last lines as the file holds them', async () => {
-    const file = readFileSync(join(rig.core.dataDir, 'logs', id, 'stdout.log'), 'utf8').trimEnd().split('\n');
+    const file = readFileSync(join(rig.core.dataDir, 'logs', id, 'stdout.log'), 'utf8')
+      .trimEnd()
+      .split('\n');
     const last = await rig.control('GET', `/api/logs/${id}:stdout?lines=2`);
     expect(last.status).toBe(200);
     expect(last.body.lines).toEqual(file.slice(-2));
@@ -58,7 +60,10 @@ describe('/api/logs', () => {
 
   it('follows a runner log live: a line the runner writes arrives within 1 s', async () => {
     const abort = new AbortController();
-    const response = await fetch(`${rig.url}/api/logs/${id}:stdout?follow=1&lines=0`, { headers: { Authorization: `Bearer ${rig.token}` }, signal: abort.signal });
+    const response = await fetch(`${rig.url}/api/logs/${id}:stdout?follow=1&lines=0`, {
+      headers: { Authorization: `Bearer ${rig.token}` },
+      signal: abort.signal,
+    });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const lines = sseData(response);
     const client = new OpenAI({ baseURL: `${rig.url}/v1`, apiKey: 'unused', maxRetries: 0 });

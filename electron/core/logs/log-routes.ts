@@ -19,12 +19,7 @@ const TAIL_BYTES = 1024 * 1024;
 
 const QuerySchema = z.strictObject({
   follow: z.enum(['0', '1', 'true', 'false']).optional(),
-  lines: z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number of lines')
-    .transform(Number)
-    .pipe(z.number().int().min(0).max(10_000))
-    .default(200),
+  lines: z.string().regex(/^\d+$/, 'expected a whole number of lines').transform(Number).pipe(z.number().int().min(0).max(10_000)).default(200),
 });
 
 /** The last `count` complete lines of `text`. */

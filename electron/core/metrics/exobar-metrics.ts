@@ -51,8 +51,7 @@ export class ExobarMetrics {
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
-    const histogram = (name: string, help: string, buckets: number[]) =>
-      new Histogram({ name, help, buckets, labelNames: [...INSTANCE_LABELS], registers });
+    const histogram = (name: string, help: string, buckets: number[]) => new Histogram({ name, help, buckets, labelNames: [...INSTANCE_LABELS], registers });
     this.ttft = histogram('exobar_ttft_seconds', 'Time to first token, from arrival at exobar to the first token.', TTFT_BUCKETS);
     this.ttftWait = histogram(
       'exobar_ttft_wait_seconds',
@@ -66,7 +65,7 @@ export class ExobarMetrics {
       "Inter-token latency (the time between two tokens of one request): each request's 95th percentile, observed at its end.",
       ITL_BUCKETS,
     );
-    this.prefillRate = histogram('exobar_prefill_tokens_per_second', "Prefill speed per request: prompt tokens per second of prefill.", PREFILL_RATE_BUCKETS);
+    this.prefillRate = histogram('exobar_prefill_tokens_per_second', 'Prefill speed per request: prompt tokens per second of prefill.', PREFILL_RATE_BUCKETS);
     this.requests = new Counter({
       name: 'exobar_requests_total',
       help: 'Requests ended, by outcome (done, cancelled, failed) and, for failed ones, error code.',
@@ -74,7 +73,12 @@ export class ExobarMetrics {
       registers,
     });
     this.generatedTokens = new Counter({ name: 'exobar_generated_tokens_total', help: 'Tokens generated.', labelNames: [...INSTANCE_LABELS], registers });
-    this.promptTokens = new Counter({ name: 'exobar_prompt_tokens_total', help: 'Prompt tokens of ended requests.', labelNames: [...INSTANCE_LABELS], registers });
+    this.promptTokens = new Counter({
+      name: 'exobar_prompt_tokens_total',
+      help: 'Prompt tokens of ended requests.',
+      labelNames: [...INSTANCE_LABELS],
+      registers,
+    });
     this.cancellations = new Counter({
       name: 'exobar_cancellations_total',
       help: 'Cancellations of local requests by step: held (the runner had not acknowledged the task), sent to the runner, confirmed by it.',
@@ -162,12 +166,14 @@ export class ExobarMetrics {
           }
         },
       });
-    perInstance('exobar_queue_depth', 'Requests waiting, not yet being prefilled or decoded.', (i) =>
-      i.queue.requests.filter((r) => r.phase === 'queued' || r.phase === 'awaiting_ack').length,
+    perInstance(
+      'exobar_queue_depth',
+      'Requests waiting, not yet being prefilled or decoded.',
+      (i) => i.queue.requests.filter((r) => r.phase === 'queued' || r.phase === 'awaiting_ack').length,
     );
     perInstance('exobar_requests_in_flight', 'Requests admitted and not ended (waiting, prefilling, decoding or cancelling).', (i) => i.queue.requests.length);
     perInstance('exobar_pending_cancellations', 'Cancellations asked for and not yet confirmed.', (i) => i.pendingCancels.length);
-    perInstance('exobar_fast_synch', "Fast synch (MLX_METAL_FAST_SYNCH) per local instance as the policy decided it: 1 on, 0 off.", (i) =>
+    perInstance('exobar_fast_synch', 'Fast synch (MLX_METAL_FAST_SYNCH) per local instance as the policy decided it: 1 on, 0 off.', (i) =>
       i.source === 'local' ? Number(i.fastSynch.enabled) : null,
     );
     new Gauge({
@@ -205,7 +211,7 @@ export class ExobarMetrics {
     });
     new Gauge({
       name: 'exobar_exo_reachable',
-      help: "Whether the attached exo node answered its last poll: 1 yes, 0 no (absent while none is attached).",
+      help: 'Whether the attached exo node answered its last poll: 1 yes, 0 no (absent while none is attached).',
       registers,
       collect() {
         this.reset();

@@ -12,7 +12,10 @@ import type { ExobarMetrics } from './exobar-metrics';
 
 /** True for 127.0.0.0/8, ::1 and localhost (an IPv4-mapped loopback included). */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').replace(/^::ffff:/i, '').toLowerCase();
+  const h = host
+    .replace(/^\[|\]$/g, '')
+    .replace(/^::ffff:/i, '')
+    .toLowerCase();
   if (h === 'localhost' || h === '::1') return true;
   return isIP(h) === 4 && h.startsWith('127.');
 }

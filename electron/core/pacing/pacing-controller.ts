@@ -73,7 +73,10 @@ export class PacingController {
   /** Starts watching a runner (call when the instance is created). */
   add(runner: PacedRunner): void {
     this.unsubscribe.get(runner.id)?.();
-    this.unsubscribe.set(runner.id, runner.onPhaseChange(() => this.evaluate()));
+    this.unsubscribe.set(
+      runner.id,
+      runner.onPhaseChange(() => this.evaluate()),
+    );
     this.evaluate();
   }
 

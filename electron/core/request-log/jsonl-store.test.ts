@@ -8,8 +8,7 @@ import { JsonlStore } from './jsonl-store';
 
 const Row = z.object({ n: z.number() });
 let dir: string;
-const open = (capBytes = 1 << 20) =>
-  new JsonlStore({ path: join(dir, 'rows.jsonl'), schema: Row, flushMs: 5, capBytes, compact: (rows) => rows.slice(-10) });
+const open = (capBytes = 1 << 20) => new JsonlStore({ path: join(dir, 'rows.jsonl'), schema: Row, flushMs: 5, capBytes, compact: (rows) => rows.slice(-10) });
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -26,7 +25,11 @@ describe('JsonlStore', () => {
     expect(again.status()).toMatchObject({ tornLines: 1, problem: null });
     again.append({ n: 6 });
     again.close();
-    expect(open().all().map((r) => r.n)).toEqual([0, 1, 2, 3, 4, 6]);
+    expect(
+      open()
+        .all()
+        .map((r) => r.n),
+    ).toEqual([0, 1, 2, 3, 4, 6]);
   });
 
   it('sets a corrupt file aside, says so, and starts anew with the rows that read', () => {

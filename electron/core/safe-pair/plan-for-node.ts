@@ -72,7 +72,10 @@ export async function planSafePairForNode(
     freeMemoryBytes: memory.freeBytes,
     headroomBytes: options.headroomBytes,
   });
-  const toStart = plan.models.filter((m) => !m.alreadyRunning).map((m) => catalog.find((c) => c.id === m.model)).filter((m) => m !== undefined);
+  const toStart = plan.models
+    .filter((m) => !m.alreadyRunning)
+    .map((m) => catalog.find((c) => c.id === m.model))
+    .filter((m) => m !== undefined);
   const checker: FitChecker =
     options.fitChecker ?? ((input) => fitForLaunch({ ...input, headroomBytes: options.headroomBytes, readMemory: async () => memory }));
   return withFit(plan, await checker({ models: toStart, running: runningModels(snapshot, catalog) }));

@@ -59,7 +59,8 @@ export function safePairRoutes(options: SafePairRoutesOptions): ApiRoute[] {
     if (!launch) {
       const planned = await plan(ctx);
       const current = body.acknowledgeMemory ? acknowledgingMemory(planned) : planned;
-      if (body.acknowledgeMemory && planned.fit && !planned.fit.fits) ctx.log.warn({ fit: planned.fit.summary }, 'safe pair launched anyway past the fit check');
+      if (body.acknowledgeMemory && planned.fit && !planned.fit.fits)
+        ctx.log.warn({ fit: planned.fit.summary }, 'safe pair launched anyway past the fit check');
       const joined = currentSafePairLaunch(ctx.node);
       launch = joined ?? launchSafePair(ctx.node, current, options.launch);
       // A plan with blockers is refused at once (409), whatever `wait` says.

@@ -6,7 +6,12 @@ describe('instance phases', () => {
     expect(phaseOf([])).toBe('idle');
     expect(phaseOf([{ admitted: false, decoding: false }])).toBe('idle');
     expect(phaseOf([{ admitted: true, decoding: true }])).toBe('decoding');
-    expect(phaseOf([{ admitted: true, decoding: true }, { admitted: true, decoding: false }])).toBe('prefilling');
+    expect(
+      phaseOf([
+        { admitted: true, decoding: true },
+        { admitted: true, decoding: false },
+      ]),
+    ).toBe('prefilling');
   });
 
   it('keeps intervals and answers what a span was spent on', () => {

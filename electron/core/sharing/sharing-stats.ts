@@ -8,7 +8,14 @@
  * A gap is one stream's step time, so the solo figures include the model's own batch:
  * they compare like with like only when its own load is similar in both conditions.
  */
-import { MIN_GAPS_FOR_WORDS, sharingWords, type InstanceSharing, type NeighbourPhase, type SharingFigures, type SharingNeighbour } from '../../../shared/sharing';
+import {
+  MIN_GAPS_FOR_WORDS,
+  sharingWords,
+  type InstanceSharing,
+  type NeighbourPhase,
+  type SharingFigures,
+  type SharingNeighbour,
+} from '../../../shared/sharing';
 import { percentile } from '../node/ttft-stats';
 import type { TokenGap } from './decode-timing';
 

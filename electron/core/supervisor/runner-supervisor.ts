@@ -88,7 +88,6 @@ export interface SupervisorOptions {
   shutdownGraceMs?: number;
 }
 
-
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
   | { type: 'hello'; fastSynch: boolean; engine: string }

@@ -5,12 +5,7 @@
  * chunk boundary, when idle), acknowledged there with PrefillPacingApplied, and used from
  * the next chunk on.
  */
-import {
-  DEFAULT_PREFILL_CHUNK_TOKENS,
-  FULL_SPEED_PACING,
-  type PrefillPacing,
-  type SetPrefillPacing,
-} from '../../../shared/runner-protocol';
+import { DEFAULT_PREFILL_CHUNK_TOKENS, FULL_SPEED_PACING, type PrefillPacing, type SetPrefillPacing } from '../../../shared/runner-protocol';
 import type { Inbox } from './inbox';
 import type { Logger } from './logger';
 import type { RunnerOutputWriter } from './output';

@@ -32,8 +32,8 @@ export function ExoNodeDownloads({ downloads, nodeName }: { downloads: ExoDownlo
             </div>
             <div className="row">
               <span className="tabular" data-testid="exo-download-progress">
-                {d.percent === null ? NA : `${Math.floor(d.percent)}%`} · {formatBytes(d.downloadedBytes)} of {formatBytes(d.totalBytes)} · {formatSpeed(d.bytesPerSecond)} ·{' '}
-                {d.etaMs === null ? 'time left unknown' : `${formatAge(d.etaMs)} left`}
+                {d.percent === null ? NA : `${Math.floor(d.percent)}%`} · {formatBytes(d.downloadedBytes)} of {formatBytes(d.totalBytes)} ·{' '}
+                {formatSpeed(d.bytesPerSecond)} · {d.etaMs === null ? 'time left unknown' : `${formatAge(d.etaMs)} left`}
               </span>
             </div>
             {d.totalBytes !== null && d.downloadedBytes !== null && (

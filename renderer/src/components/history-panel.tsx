@@ -26,12 +26,15 @@ function ModelHistoryChart({ history, range }: { history: HistoryModel; range: H
   return (
     <div className="history-model" data-testid="history-chart" data-model={history.model}>
       <h3 className="small">
-        {history.model} <span className="muted">· {total} requests · {errors} errors · {restarts} restarts</span>
+        {history.model}{' '}
+        <span className="muted">
+          · {total} requests · {errors} errors · {restarts} restarts
+        </span>
       </h3>
       {history.slowerThanUsual && (
         <p className="warning small" role="alert" data-testid="slower-than-usual">
-          Slower than usual: TTFT p50 {history.slowerThanUsual.lastHourP50Ms} ms over the last hour, {history.slowerThanUsual.usualP50Ms} ms over the last 7 days
-          at similar load ({history.slowerThanUsual.requestsPerMinute} requests/min).
+          Slower than usual: TTFT p50 {history.slowerThanUsual.lastHourP50Ms} ms over the last hour, {history.slowerThanUsual.usualP50Ms} ms over the last 7
+          days at similar load ({history.slowerThanUsual.requestsPerMinute} requests/min).
         </p>
       )}
       <div ref={ref} className="history-chart">
@@ -43,7 +46,16 @@ function ModelHistoryChart({ history, range }: { history: HistoryModel; range: H
             <YAxis yAxisId="n" orientation="right" fontSize={10} width={28} allowDecimals={false} />
             <Bar yAxisId="n" dataKey="requests" fill="var(--chart-bar, #c9d6e8)" isAnimationActive={false} />
             <Line yAxisId="ms" dataKey="p50" name="TTFT p50" stroke="var(--accent, #2f6fd0)" dot={false} isAnimationActive={false} connectNulls />
-            <Line yAxisId="ms" dataKey="p95" name="TTFT p95" stroke="var(--warn, #c77700)" dot={false} isAnimationActive={false} connectNulls strokeDasharray="4 2" />
+            <Line
+              yAxisId="ms"
+              dataKey="p95"
+              name="TTFT p95"
+              stroke="var(--warn, #c77700)"
+              dot={false}
+              isAnimationActive={false}
+              connectNulls
+              strokeDasharray="4 2"
+            />
           </ComposedChart>
         )}
       </div>
@@ -98,7 +110,9 @@ export function HistoryPanel() {
         )}
         {answer?.problem && <p className="warning small">{answer.problem}</p>}
         {answer && answer.models.length === 0 && <p className="muted small">No requests in this range yet.</p>}
-        {answer?.models.map((m) => <ModelHistoryChart key={m.model} history={m} range={range} />)}
+        {answer?.models.map((m) => (
+          <ModelHistoryChart key={m.model} history={m} range={range} />
+        ))}
         {answer && (
           <p className="muted small">
             Kept 30 days (hours after a day) · {(answer.diskBytes / 1024 / 1024).toFixed(1)} of {(answer.diskCapBytes / 1024 / 1024).toFixed(0)} MiB on disk

@@ -27,7 +27,11 @@ const ms = (v: number | null) => (v == null ? '—' : v >= 1000 ? `${(v / 1000).
 const rate = (v: number | null) => (v == null ? '—' : v >= 100 ? String(Math.round(v)) : v.toFixed(1));
 const time = (at: number) => new Date(at).toLocaleTimeString([], { hour12: false });
 const outcomeWords = (r: RequestRecord) =>
-  r.outcome === 'failed' ? `failed (${r.errorCode})` : r.outcome === 'cancelled' ? `cancelled${r.cancelledBy ? ` (${r.cancelledBy.replace('_', ' ')})` : ''}` : 'done';
+  r.outcome === 'failed'
+    ? `failed (${r.errorCode})`
+    : r.outcome === 'cancelled'
+      ? `cancelled${r.cancelledBy ? ` (${r.cancelledBy.replace('_', ' ')})` : ''}`
+      : 'done';
 
 function compare(a: RequestRecord, b: RequestRecord, key: SortKey): number {
   const x = a[key];
@@ -42,7 +46,17 @@ export function requestsMarkdown(rows: RequestRecord[]): string {
   const header = `| ${COLUMNS.map((c) => c.label).join(' | ')} |`;
   const rule = `|${COLUMNS.map(() => '---').join('|')}|`;
   const cells = (r: RequestRecord) =>
-    [new Date(r.at).toISOString(), r.model, r.source, outcomeWords(r), ms(r.ttftMs), rate(r.prefillTokensPerSecond), rate(r.decodeTokensPerSecond), ms(r.itlP95Ms), String(r.outputTokens)]
+    [
+      new Date(r.at).toISOString(),
+      r.model,
+      r.source,
+      outcomeWords(r),
+      ms(r.ttftMs),
+      rate(r.prefillTokensPerSecond),
+      rate(r.decodeTokensPerSecond),
+      ms(r.itlP95Ms),
+      String(r.outputTokens),
+    ]
       .map((c) => c.replace(/\|/g, '\\|'))
       .join(' | ');
   return [header, rule, ...rows.map((r) => `| ${cells(r)} |`)].join('\n') + '\n';
@@ -87,8 +101,8 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
       </p>
       <p className="small">
         arrived {new Date(r.at).toLocaleString()} · wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} ({r.promptTokens} tokens
-        {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} ({r.outputTokens}{' '}
-        tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
+        {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
+        {r.outputTokens} tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
       </p>
     </div>
   );

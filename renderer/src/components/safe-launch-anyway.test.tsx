@@ -33,7 +33,9 @@ describe('safe launch and the fit check', () => {
     const { bridge } = renderApp();
     bridge.getSafePairPlan.mockResolvedValue(await planWithFree(4));
     act(() => bridge.push(snapshot()));
-    await waitFor(() => expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toBe('Not enough memory: needs 5.9 GB, 4.0 GB free (2.0 GB kept as headroom).'));
+    await waitFor(() =>
+      expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toBe('Not enough memory: needs 5.9 GB, 4.0 GB free (2.0 GB kept as headroom).'),
+    );
     const panel = screen.getByRole('region', { name: 'Safe launch' });
     expect((within(panel).getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement).disabled).toBe(true);
     expect(screen.getByTestId('launch-anyway').textContent).toMatch(/swapping/);

@@ -18,7 +18,10 @@ export function SharingLine({ sharing }: { sharing: InstanceSharing }) {
         <span data-testid="sharing-summary">
           {sharing.summary ?? (sharing.neighbours.length === 0 ? 'decoded alone on its GPU so far' : 'measuring beside its neighbours…')}
         </span>
-        <span className="muted"> (last {minutes} min{sharing.observed === 'proxied' ? ', requests through exobar' : ''})</span>
+        <span className="muted">
+          {' '}
+          (last {minutes} min{sharing.observed === 'proxied' ? ', requests through exobar' : ''})
+        </span>
       </div>
       <ul className="muted plain-list">
         <li className="tabular">

@@ -82,7 +82,9 @@ export function syntheticNode(options: SyntheticNodeOptions = {}): FakeNode {
       endedAt: base + 4100,
       outcome: 'finished',
       ttft: null,
-      ...evenDecode(8, base + 3990, base + 4100, [{ instanceId: MEDIUM, model: 'sim/llama-3.2-3b', modelName: 'Llama 3.2 3B (simulated)', phase: 'prefilling', node: null }]),
+      ...evenDecode(8, base + 3990, base + 4100, [
+        { instanceId: MEDIUM, model: 'sim/llama-3.2-3b', modelName: 'Llama 3.2 3B (simulated)', phase: 'prefilling', node: null },
+      ]),
       concurrentBusyInstances: [MEDIUM],
     },
     ...(options.timelines ?? []),

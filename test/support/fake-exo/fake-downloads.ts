@@ -25,13 +25,28 @@ export function fakeDownloadEntries(cluster: FakeExoCluster, nodeId: string): Js
 }
 
 /** Starts a download of `model` on the node named `nodeName`. */
-export function startFakeDownload(cluster: FakeExoCluster, nodeName: string, model: string, totalBytes: number, options: { oldNames?: boolean } = {}): FakeDownload {
+export function startFakeDownload(
+  cluster: FakeExoCluster,
+  nodeName: string,
+  model: string,
+  totalBytes: number,
+  options: { oldNames?: boolean } = {},
+): FakeDownload {
   const node = cluster.node(nodeName);
   const card = modelCard(model, 16);
   const base = () => ({
     nodeId: node.id,
     shardMetadata: {
-      PipelineShardMetadata: { modelCard: card, deviceRank: 0, worldSize: 1, immediateException: false, shouldTimeout: null, startLayer: 0, endLayer: card.nLayers, nLayers: card.nLayers },
+      PipelineShardMetadata: {
+        modelCard: card,
+        deviceRank: 0,
+        worldSize: 1,
+        immediateException: false,
+        shouldTimeout: null,
+        startLayer: 0,
+        endLayer: card.nLayers,
+        nLayers: card.nLayers,
+      },
     },
     modelDirectory: `/Users/ops/.exo/models/${model.replace('/', '--')}`,
   });

@@ -137,7 +137,13 @@ describe('the fake exo against the real captures', () => {
     expect(keys(fakeChunks.at(-1))).toEqual(keys(realChunks.at(-1)));
     expect(keys(choice(fakeChunks.at(-1)!))).toEqual(keys(choice(realChunks.at(-1)!)));
     expect(keys(fakeChunks.at(-1)!.usage)).toEqual(keys(realChunks.at(-1)!.usage));
-    const stats = (text: string) => JSON.parse(text.split('\n').find((l) => l.startsWith(': generation_stats '))!.slice(': generation_stats '.length)) as Json;
+    const stats = (text: string) =>
+      JSON.parse(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(': generation_stats '))!
+          .slice(': generation_stats '.length),
+      ) as Json;
     expect(keys(stats(fakeText))).toEqual(keys(stats(realText)));
   });
 

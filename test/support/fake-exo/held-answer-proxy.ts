@@ -14,11 +14,7 @@ export interface HeldAnswerProxy {
 }
 
 /** Starts the proxy on 127.0.0.1; answers to requests `hold(method, path)` picks wait `holdMs`. */
-export async function startHeldAnswerProxy(
-  target: string,
-  hold: (method: string, path: string) => boolean,
-  holdMs: number,
-): Promise<HeldAnswerProxy> {
+export async function startHeldAnswerProxy(target: string, hold: (method: string, path: string) => boolean, holdMs: number): Promise<HeldAnswerProxy> {
   const upstream = new URL(target);
   const proxy: HeldAnswerProxy = { url: '', held: 0, close: () => Promise.resolve() };
   const server = createServer((req, res) => {

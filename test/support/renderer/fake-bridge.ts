@@ -36,7 +36,12 @@ export class FakeBridge implements ExobarBridge {
   probeExo = vi.fn(async (url: string): Promise<ExoProbeAnswer> => ({ ok: true, url, nodeId: 'a'.repeat(32), nodes: 2 }));
   attachExo = vi.fn(async (_url: string) => {});
   detachExo = vi.fn(async () => {});
-  placeLostModelAgain = vi.fn(async (model: string, _options?: { acknowledgeRisk: boolean }) => ({ model, instanceId: `exo-${model}`, nodes: ['studio-a'], alreadyPlaced: false }));
+  placeLostModelAgain = vi.fn(async (model: string, _options?: { acknowledgeRisk: boolean }) => ({
+    model,
+    instanceId: `exo-${model}`,
+    nodes: ['studio-a'],
+    alreadyPlaced: false,
+  }));
   dismissLostModel = vi.fn(async (_model: string) => {});
   controlExoProcess = vi.fn(async () => {});
 

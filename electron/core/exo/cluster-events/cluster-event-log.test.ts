@@ -22,11 +22,26 @@ const instance = (id: string, model: string, nodeIds: string[]): ExoInstance => 
   sharding: 'Pipeline',
   shards: nodeIds.map((nodeId, rank) => ({ runnerId: `${id}-r${rank}`, nodeId, rank, startLayer: null, endLayer: null })),
 });
-const runner = (tag: string, errorMessage: string | null = null): ExoRunnerStatus => ({ tag, known: true, layersLoaded: null, totalLayers: null, errorMessage, diagnostics: [] });
+const runner = (tag: string, errorMessage: string | null = null): ExoRunnerStatus => ({
+  tag,
+  known: true,
+  layersLoaded: null,
+  totalLayers: null,
+  errorMessage,
+  diagnostics: [],
+});
 
-function reading(at: number, nodes: Record<string, ExoNodeFacts>, instances: ExoInstance[], runnerTags: Record<string, string> = {}, nodesAt = at): ClusterReading {
+function reading(
+  at: number,
+  nodes: Record<string, ExoNodeFacts>,
+  instances: ExoInstance[],
+  runnerTags: Record<string, string> = {},
+  nodesAt = at,
+): ClusterReading {
   const runners = new Map<string, ExoRunnerStatus>();
-  for (const i of instances) for (const s of i.shards) runners.set(s.runnerId, runner(runnerTags[s.runnerId] ?? 'RunnerReady', runnerTags[s.runnerId] === 'RunnerFailed' ? 'Terminated (signal=6)' : null));
+  for (const i of instances)
+    for (const s of i.shards)
+      runners.set(s.runnerId, runner(runnerTags[s.runnerId] ?? 'RunnerReady', runnerTags[s.runnerId] === 'RunnerFailed' ? 'Terminated (signal=6)' : null));
   return { at, attachedNodeId: 'aaaa01', nodes: new Map(Object.entries(nodes)), instances: new Map(instances.map((i) => [i.instanceId, i])), runners, nodesAt };
 }
 
@@ -76,7 +91,13 @@ describe('the cluster event log', () => {
     log.observe(reading(0, A, [instance('i1', 'm/one', ['aaaa01'])]));
     expect(log.observe(reading(500, A, [], {}, 0))).toEqual([]);
     const [event] = log.observe(reading(5_000, A, []));
-    expect(event).toMatchObject({ kind: 'instance_deleted', cause: 'other', loss: true, at: 500, summary: 'one deleted, not through exobar (it ran on studio-a)' });
+    expect(event).toMatchObject({
+      kind: 'instance_deleted',
+      cause: 'other',
+      loss: true,
+      at: 500,
+      summary: 'one deleted, not through exobar (it ran on studio-a)',
+    });
     expect(event).not.toHaveProperty('tentative');
   });
 
@@ -105,7 +126,9 @@ describe('the cluster event log', () => {
     const one = instance('i1', 'm/one', ['aaaa01', 'bbbb02']);
     log.observe(reading(0, AB, [one]));
     const failed = log.observe(reading(500, AB, [one], { 'i1-r1': 'RunnerFailed' }));
-    expect(failed.map((e) => [e.kind, e.loss, e.summary])).toEqual([['runner_failed', true, 'one: the runner on studio-b (rank 1) failed: Terminated (signal=6)']]);
+    expect(failed.map((e) => [e.kind, e.loss, e.summary])).toEqual([
+      ['runner_failed', true, 'one: the runner on studio-b (rank 1) failed: Terminated (signal=6)'],
+    ]);
     expect(log.observe(reading(1_000, AB, [one], { 'i1-r1': 'RunnerFailed' }))).toEqual([]);
     const again = instance('i2', 'm/one', ['aaaa01']);
     log.observe(reading(5_000, AB, [again], { 'i2-r0': 'RunnerLoading' }));

@@ -108,7 +108,14 @@ export class ClusterEventLog {
       const nodes = serving.shards.flatMap((s) =>
         s.nodeId === null
           ? []
-          : [{ nodeId: s.nodeId, name: reading.nodes.get(s.nodeId)?.name ?? null, label: labelOf(labels, s.nodeId), lastSeenAt: reading.nodes.get(s.nodeId)?.lastSeenAt ?? null }],
+          : [
+              {
+                nodeId: s.nodeId,
+                name: reading.nodes.get(s.nodeId)?.name ?? null,
+                label: labelOf(labels, s.nodeId),
+                lastSeenAt: reading.nodes.get(s.nodeId)?.lastSeenAt ?? null,
+              },
+            ],
       );
       out.push({
         at: reading.at,

@@ -117,7 +117,16 @@ export function diffClusterStates(prev: ClusterState, next: ClusterState, ctx: D
     instance.shards.flatMap((s) => (s.nodeId === null ? [] : [eventNode(s.nodeId, state.nodes.get(s.nodeId) ?? prev.nodes.get(s.nodeId), labels)]));
   for (const [id, instance] of prev.instances) {
     if (next.instances.has(id)) continue;
-    changes.push(deletionChange(at, id, instance.modelId, nodesOf(instance, prev), (nodeId) => goneHere.get(nodeId) ?? ctx.recentlyGone.get(nodeId), ctx.byExobar('delete', id)));
+    changes.push(
+      deletionChange(
+        at,
+        id,
+        instance.modelId,
+        nodesOf(instance, prev),
+        (nodeId) => goneHere.get(nodeId) ?? ctx.recentlyGone.get(nodeId),
+        ctx.byExobar('delete', id),
+      ),
+    );
   }
   for (const [id, instance] of next.instances) {
     if (prev.instances.has(id)) continue;

@@ -61,7 +61,12 @@ describe('a Mac that leaves the fake exo cluster', () => {
     try {
       await writeFile(join(dir, 'bundle.zip'), Buffer.from(await response.arrayBuffer()));
       const files = await readZip(join(dir, 'bundle.zip'));
-      const events = files.get('exo/events.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l) as { kind: string; cause: string | null; summary: string });
+      const events = files
+        .get('exo/events.jsonl')!
+        .toString()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { kind: string; cause: string | null; summary: string });
       expect(events.map((e) => e.kind)).toEqual(['node_left', 'instance_deleted', 'instance_deleted']);
       expect(events[1]!.summary).toMatch(/^tiny-llama deleted by exo after studio-b left at \d\d:\d\d \(it ran on studio-a and studio-b\)$/);
       const bundled = JSON.parse(files.get('snapshot.json')!.toString()) as { warnings: Array<{ code: string; model?: string }> };

@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExoSectionSchema } from '../../../../shared/exo-snapshot';
-import { AFTER_STUDIO_A, RING_IDS, TWO_NODE, afterInRingRun, readCapture, ringWithSecondModel, startCaptureExo, type CaptureExo } from '../../../../test/support/capture-exo';
+import {
+  AFTER_STUDIO_A,
+  RING_IDS,
+  TWO_NODE,
+  afterInRingRun,
+  readCapture,
+  ringWithSecondModel,
+  startCaptureExo,
+  type CaptureExo,
+} from '../../../../test/support/capture-exo';
 import { ExoMonitor } from '../exo-monitor';
 import { clockTime } from './event-words';
 
@@ -74,7 +83,7 @@ describe('the two-node ring captures', () => {
     expect(lost[1]!.risk).toContain('ran on studio-b,');
   });
 
-  it('read as captured (two runs), studio-a\'s new id reads as exo restarted there, and the ring as deleted by exo after studio-b left', async () => {
+  it("read as captured (two runs), studio-a's new id reads as exo restarted there, and the ring as deleted by exo after studio-b left", async () => {
     const clock = { now: AFTER_AT - 14_000 };
     const m = await attach(readCapture(TWO_NODE.ringA), RING_IDS.studioA, clock);
     clock.now = AFTER_AT;

@@ -45,7 +45,8 @@ export class ExoDownloadProgress {
       .map((d) => {
         const rate = this.rates.get(`${d.nodeId}\u0000${d.modelId}`) ?? d.exoSpeed;
         const left = d.totalBytes !== null && d.downloadedBytes !== null ? Math.max(0, d.totalBytes - d.downloadedBytes) : null;
-        const percent = d.status === 'completed' ? 100 : d.totalBytes && d.downloadedBytes !== null ? Math.min(100, (d.downloadedBytes / d.totalBytes) * 100) : null;
+        const percent =
+          d.status === 'completed' ? 100 : d.totalBytes && d.downloadedBytes !== null ? Math.min(100, (d.downloadedBytes / d.totalBytes) * 100) : null;
         return {
           modelId: d.modelId,
           status: d.status,

@@ -34,8 +34,12 @@ describe("exo's downloads section", () => {
   });
 
   it("reads an ongoing download under exo 0.3.70's names (downloaded, total) and the earlier ones (downloadedBytes, totalBytes)", () => {
-    const now = parseDownloads(ongoing({ downloaded: { inBytes: 4 * GB }, total: { inBytes: 16 * GB }, speed: 1e8, etaMs: 120_000, completedFiles: 1, totalFiles: 4, files: {} }));
-    const before = parseDownloads(ongoing({ downloadedBytes: { inBytes: 4 * GB }, totalBytes: { inBytes: 16 * GB }, speed: 1e8, etaMs: 120_000, completedFiles: 1, totalFiles: 4 }));
+    const now = parseDownloads(
+      ongoing({ downloaded: { inBytes: 4 * GB }, total: { inBytes: 16 * GB }, speed: 1e8, etaMs: 120_000, completedFiles: 1, totalFiles: 4, files: {} }),
+    );
+    const before = parseDownloads(
+      ongoing({ downloadedBytes: { inBytes: 4 * GB }, totalBytes: { inBytes: 16 * GB }, speed: 1e8, etaMs: 120_000, completedFiles: 1, totalFiles: 4 }),
+    );
     for (const parsed of [now, before]) {
       expect(parsed.problems).toEqual([]);
       expect(parsed.downloads).toEqual([
@@ -47,7 +51,13 @@ describe("exo's downloads section", () => {
   it("keeps a failed download's message, counts an unknown tag and a broken entry, each on its own", () => {
     const parsed = parseDownloads({
       n: [
-        { DownloadFailed: { nodeId: 'n', shardMetadata: { PipelineShardMetadata: { modelCard: { modelId: LLAMA_1B } } }, errorMessage: 'HTTP 403 from huggingface.co' } },
+        {
+          DownloadFailed: {
+            nodeId: 'n',
+            shardMetadata: { PipelineShardMetadata: { modelCard: { modelId: LLAMA_1B } } },
+            errorMessage: 'HTTP 403 from huggingface.co',
+          },
+        },
         { DownloadPaused: { nodeId: 'n' } },
         { DownloadOngoing: { nodeId: 'n' } },
       ],
@@ -93,11 +103,22 @@ describe('downloads on the Mac row, against the fake exo', () => {
         [QWEN_30B, 'ongoing'],
         [LLAMA_1B, 'completed'],
       ]);
-      expect(node.downloads[0]).toMatchObject({ downloadedBytes: 4 * GB, totalBytes: 16 * GB, percent: 25, bytesPerSecond: Math.round((2 * GB) / 5), etaMs: 30_000 });
+      expect(node.downloads[0]).toMatchObject({
+        downloadedBytes: 4 * GB,
+        totalBytes: 16 * GB,
+        percent: 25,
+        bytesPerSecond: Math.round((2 * GB) / 5),
+        etaMs: 30_000,
+      });
       expect(h.monitor.view().section.parseErrors).toBe(0);
       download!.fail('Not enough disk space on studio-a');
       await h.round(5_000);
-      expect(h.monitor.view().section.nodes[0]!.downloads[0]).toMatchObject({ modelId: QWEN_30B, status: 'failed', errorMessage: 'Not enough disk space on studio-a', etaMs: null });
+      expect(h.monitor.view().section.nodes[0]!.downloads[0]).toMatchObject({
+        modelId: QWEN_30B,
+        status: 'failed',
+        errorMessage: 'Not enough disk space on studio-a',
+        etaMs: null,
+      });
     } finally {
       await h.close();
     }

@@ -45,7 +45,12 @@ afterAll(async () => {
 
 describe('a cancelled request exo keeps generating', () => {
   it('is shown on the card, warned about with model and Mac, holds the next request, and clears when the runner is ready', async () => {
-    const stream = await openai.chat.completions.create({ model: LLAMA_1B, messages: [{ role: 'user', content: makePrompt(30, 'ghost')[0]!.content }], max_tokens: 2000, stream: true });
+    const stream = await openai.chat.completions.create({
+      model: LLAMA_1B,
+      messages: [{ role: 'user', content: makePrompt(30, 'ghost')[0]!.content }],
+      max_tokens: 2000,
+      stream: true,
+    });
     const reasons: Array<string | null> = [];
     for await (const chunk of stream) {
       reasons.push(chunk.choices[0]?.finish_reason ?? null);
@@ -60,11 +65,15 @@ describe('a cancelled request exo keeps generating', () => {
     // The fake, as real exo: the task gone (no CancelTask either), the runner still running.
     await eventually(() => ![...exo.cluster.tasks.values()].some((t) => t.tag === 'TextGeneration' || t.tag === 'CancelTask'), 1000, 'the task deleted');
     expect(Object.keys(exo.cluster.runners.get(exo.cluster.instancesOf(LLAMA_1B)[0]!.shards[0]!.runnerId)!)).toEqual(['RunnerRunning']);
-    const raised = await eventually(async () => {
-      const s = await state();
-      const warning = s.warnings.find((w) => w.code === 'exo_cancelled_still_running');
-      return warning ? { s, warning } : null;
-    }, 5000, 'exo_cancelled_still_running');
+    const raised = await eventually(
+      async () => {
+        const s = await state();
+        const warning = s.warnings.find((w) => w.code === 'exo_cancelled_still_running');
+        return warning ? { s, warning } : null;
+      },
+      5000,
+      'exo_cancelled_still_running',
+    );
     expect(raised.warning.title).toMatch(/^Llama-3\.2-1B-Instruct-4bit on studio-a is still generating a cancelled request \(\d+ s\)$/);
     const instance = llama(raised.s)!;
     expect(raised.warning.instanceIds).toEqual([instance.id]);
@@ -75,7 +84,11 @@ describe('a cancelled request exo keeps generating', () => {
 
     // The model counts as busy: exobar holds its next request while the ghost runs.
     const next = openai.chat.completions.create({ model: LLAMA_1B, messages: [{ role: 'user', content: 'after the ghost' }], max_tokens: 2, stream: true });
-    const held = await eventually(async () => llama(await state())?.queue.requests.find((r) => r.phase === 'queued' && r.id.startsWith('exobar-')), 3000, 'the next request held by exobar');
+    const held = await eventually(
+      async () => llama(await state())?.queue.requests.find((r) => r.phase === 'queued' && r.id.startsWith('exobar-')),
+      3000,
+      'the next request held by exobar',
+    );
     expect(held).toBeTruthy();
     const text: string[] = [];
     for await (const chunk of await next) text.push(chunk.choices[0]?.delta.content ?? '');
@@ -83,10 +96,14 @@ describe('a cancelled request exo keeps generating', () => {
     const releasedAfterMs = performance.now() - cancelledAt;
 
     // Cleared once the runner is ready again; the request went to exo only then.
-    const cleared = await eventually(async () => {
-      const s = await state();
-      return s.warnings.every((w) => w.code !== 'exo_cancelled_still_running') && llama(s)?.exo.ghostGeneration === null ? s : null;
-    }, 15_000, 'the warning cleared');
+    const cleared = await eventually(
+      async () => {
+        const s = await state();
+        return s.warnings.every((w) => w.code !== 'exo_cancelled_still_running') && llama(s)?.exo.ghostGeneration === null ? s : null;
+      },
+      15_000,
+      'the warning cleared',
+    );
     expect(llama(cleared)!.exo.runners[0]!.status).toBe('RunnerReady');
     // 2000 tokens at 4 ms: the runner was busy for seconds, and the next request waited them out.
     expect(releasedAfterMs).toBeGreaterThan(3000);

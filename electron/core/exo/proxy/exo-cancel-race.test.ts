@@ -78,7 +78,12 @@ describe('a cancel through exobar ends as a cancel', () => {
 
   it('ends as a cancel for the official openai client too: the last chunk says "cancelled", no error is raised', async () => {
     const openai = new OpenAI({ baseURL: `${p.rig.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const stream = await openai.chat.completions.create({ model: LLAMA_1B, messages: [{ role: 'user', content: makePrompt(30, 'oa')[0]!.content }], max_tokens: 2000, stream: true });
+    const stream = await openai.chat.completions.create({
+      model: LLAMA_1B,
+      messages: [{ role: 'user', content: makePrompt(30, 'oa')[0]!.content }],
+      max_tokens: 2000,
+      stream: true,
+    });
     const reasons: Array<string | null> = [];
     for await (const chunk of stream) {
       reasons.push(chunk.choices[0]?.finish_reason ?? null);

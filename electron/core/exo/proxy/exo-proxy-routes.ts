@@ -133,7 +133,10 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     const model = routable.data.model;
     if (!exoModels().has(model)) {
       // Downloaded on exo, not placed: say so instead of loading it locally or "unknown model" (a local instance of it still serves).
-      const notPlaced = options.placeOnDemand?.() === true || localInstances(ctx.node.snapshot()).some((i) => i.model === model) ? null : refuseDownloadedNotPlaced(source, model, exoModels());
+      const notPlaced =
+        options.placeOnDemand?.() === true || localInstances(ctx.node.snapshot()).some((i) => i.model === model)
+          ? null
+          : refuseDownloadedNotPlaced(source, model, exoModels());
       if (notPlaced) throw notPlaced;
       return delegate(ctx, json);
     }

@@ -151,9 +151,12 @@ export class ExoTraffic {
       reason: null,
       client,
     };
-    this.decode.set(record, new DecodeTiming((gap) => {
-      for (const listener of this.gapListeners) listener(record, gap);
-    }));
+    this.decode.set(
+      record,
+      new DecodeTiming((gap) => {
+        for (const listener of this.gapListeners) listener(record, gap);
+      }),
+    );
     this.live.push(record);
     return record;
   }
