@@ -9,5 +9,8 @@ import { z } from 'zod';
 export const SharingPolicySchema = z.enum(['off', 'decode_first']);
 export type SharingPolicy = z.infer<typeof SharingPolicySchema>;
 
-/** The default: it measured to help on real MLX (docs/sharing-policy.md, "Measured"). */
-export const DEFAULT_SHARING_POLICY: SharingPolicy = 'decode_first';
+/**
+ * The default: off. decode_first helped on a loaded machine and hurt on a quiet one (real
+ * MLX on a CPU, docs/sharing-policy.md, "Measured"), and nothing is measured on Metal yet.
+ */
+export const DEFAULT_SHARING_POLICY: SharingPolicy = 'off';
