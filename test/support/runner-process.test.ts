@@ -33,7 +33,8 @@ describe('RunnerProcess', () => {
     const ack = await runner.waitFor((m) => m.type === 'TaskAcknowledged', 10_000, { from: 1 });
     expect(ack.message).toEqual({ type: 'TaskAcknowledged', taskId: 'load-1' });
     expect(runner.badLines.map((b) => b.line)).toEqual(['this is not json']);
-    expect(runner.stderr).toContain('fake runner log');
+    // stderr is its own pipe: its lines may arrive after later stdout lines.
+    await expect.poll(() => runner.stderr, { timeout: 5000 }).toContain('fake runner log');
     runner.send({ kind: 'Shutdown', taskId: 'bye' });
     expect(await runner.waitForExit(10_000)).toEqual({ code: 3, signal: null });
     // The grandchild outlived its runner: the cleanup still stops it (its group remains).
