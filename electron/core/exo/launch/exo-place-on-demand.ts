@@ -15,7 +15,7 @@
  * Concurrent requests for one model share one placement.
  */
 import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
-import { NodeError } from '../../node-types';
+import { NodeError } from '../../node/node-types';
 import { exoCall, placeRing, readCluster, type ExoCluster } from './exo-cluster-api';
 import { deleteExoInstance, waitForRunners, type FastSynchOf } from './exo-safe-pair';
 
