@@ -13,7 +13,6 @@ export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 /** The page the popover loads. */
 export const APP_START_URL = `${APP_ORIGIN}/index.html`;
 
-
 /** Links the user may follow out of the app, into their browser. */
 export function isSafeExternalUrl(url: string): boolean {
   try {
