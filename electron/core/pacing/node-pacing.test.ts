@@ -24,7 +24,8 @@ async function run(policy: SharingPolicy) {
   const stream = node.submit({ model: 'sim/llama-3.2-1b', messages: makePrompt(20, 'b'), maxTokens: 100_000 }, (e) => {
     if (e.type === 'token') bTokens += 1;
   });
-  while (bTokens < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+  // Enough solo gaps for B's solo ITL to be known: what its live ITL beside A's prefill is compared with.
+  while (bTokens < 12) await new Promise((resolve) => setTimeout(resolve, 5));
   const long = node.submit({ model: 'sim/llama-3.2-3b', messages: makePrompt(20_000, 'a'), maxTokens: 2 }, () => undefined);
   // Well inside the prefill (about 1.3 s at this scale), the stream ends.
   await new Promise((resolve) => setTimeout(resolve, 500));
@@ -48,6 +49,11 @@ describe('sharing policy in a node (sim runners)', () => {
     expect(pacingAfter).toBeNull();
     expect(events.map((e) => e.kind)).toEqual(['pacing_engaged', 'pacing_released']);
     expect(events[0]).toMatchObject({ instanceId: a, data: { model: 'Llama 3.2 3B (simulated)', neighbours: ['Llama 3.2 1B (simulated)'] } });
+    // Engaged because the sim's shared GPU really slowed B's stream beside the prefill (its time-slicing model).
+    const trigger = events[0]!.kind === 'pacing_engaged' ? events[0]!.data.trigger : undefined;
+    expect(trigger?.neighbour).toBe('Llama 3.2 1B (simulated)');
+    expect(trigger!.ratio).toBeGreaterThanOrEqual(1.2);
+    expect(pacingDuring!.trigger).toEqual(trigger);
     expect(events[1]).toMatchObject({ instanceId: a, data: { reason: 'neighbour_stopped' } });
     // The runner applied the pacing inside that prefill, then full speed again.
     const applied = stdout.split('\n').filter((line) => line.includes('"PrefillPacingApplied"'));
