@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { exoLogDir } from '../exo-process/exo-home';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoOffer } from '../../../shared/exo-snapshot';
-import type { ExoSnapshotPart, ExobarNode } from '../node-types';
+import type { ExoSnapshotPart, ExobarNode } from '../node/node-types';
 import type { LostModels } from './cluster-events/lost-models';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';

@@ -12,7 +12,7 @@ import { defaultSettings, type Settings } from '../../../shared/api';
 import { localInstances } from '../../../shared/instance-state';
 import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { fitForLaunch } from '../fit/fit-for-launch';
-import type { NodeEvent } from '../node-types';
+import type { NodeEvent } from '../node/node-types';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';

@@ -21,7 +21,7 @@ import type { SafePairPlan, SafePairPlanEntry, Settings } from '../../../../shar
 import { defaultSettings } from '../../../../shared/api';
 import type { LaunchProgress } from '../../../../shared/snapshot';
 import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
-import { NodeError } from '../../node-types';
+import { NodeError } from '../../node/node-types';
 import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import { downloadedModels, exoCall, placeRing, readCluster, type ExoCluster, type ExoModelEntry } from './exo-cluster-api';
 import { isServingStatus, runnersLifecycle } from '../../../../shared/instance-state';
