@@ -16,7 +16,7 @@ import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-event
 import { launchInstance } from '../core/instance-launch';
 import { checkModelFits } from '../core/fit/model-fits';
 import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
-import { NodeError, type ExobarNode } from '../core/node-types';
+import { NodeError, type ExobarNode } from '../core/node/node-types';
 import { localInstances } from '../../shared/instance-state';
 import type { StopOptions } from '../../shared/bridge-actions';
 import { stopAllInstances } from '../core/node/stop-all';
