@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './browser';
-import { controlClient } from './control-client';
-import { startServe, type ServeProcess } from './serve-process';
+import { launchChromium } from '../support/e2e/browser';
+import { controlClient } from '../support/e2e/control-client';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
 const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CheckStatus, CheckSummary, SharingCheckOptions } from '../../../shared/sharing-check';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import { CheckCancelled } from './check-context';
 import { CheckStore, checksDir } from './check-store';
 import type { DecodeExperimentOptions } from './decode-experiment';
