@@ -15,7 +15,7 @@ import type { ExoAttachment } from '../core/exo/exo-attachment';
 import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-events/lost-model-actions';
 import { launchInstance } from '../core/instance-launch';
 import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
-import { NodeError, type ExobarNode } from '../core/node-types';
+import { NodeError, type ExobarNode } from '../core/node/node-types';
 import { localInstances } from '../../shared/instance-state';
 import type { StopOptions } from '../../shared/bridge-actions';
 import { stopAllInstances } from '../core/node/stop-all';

@@ -11,7 +11,7 @@ import type { ExoBundleSource } from '../core/exo/exo-attachment';
 import { controlExoProcess, refusalOrUnderWay, type ExoProcessManager } from '../core/exo-process';
 import { launchExoSafePair, planExoSafePair, type FastSynchOf } from '../core/exo/launch/exo-safe-pair';
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
-import type { ExobarNode } from '../core/node-types';
+import type { ExobarNode } from '../core/node/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
 import { acknowledgingMemory, planSafePairForNode } from '../core/safe-pair/plan-for-node';
 import type { LaunchSafePairOptions } from '../../shared/bridge-actions';

@@ -5,7 +5,7 @@ import { fake, FakeWebContents, FakeWebFrame } from '../../test/support/electron
 import { snapshot } from '../../test/support/electron/snapshot-fixtures';
 import { SIM_MODELS } from '../../shared/catalog';
 import { IpcChannel } from '../../shared/ipc-channels';
-import { NodeError } from '../core/node-types';
+import { NodeError } from '../core/node/node-types';
 import { registerIpcHandlers, type IpcBackend } from './ipc-handlers';
 import { IPC_PAYLOADS } from './ipc-payloads';
 import { APP_ORIGIN } from './security';

@@ -5,11 +5,11 @@
  * late) is a few tens of real milliseconds, small beside a 115 ms TTFT at time scale 0.5
  * but most of a 46 ms one at 0.2. The bands are on each phase's fastest sample, since load
  * only ever adds. The exact figures come from
- * `node --import tsx test/conformance/sim-calibration.ts --time-scale 1`.
+ * `node --import tsx test/support/conformance/sim-calibration.ts --time-scale 1`.
  */
 import { describe, expect, it } from 'vitest';
 import { useRunnerProcessCleanup } from '../support/runner-cleanup';
-import { measureSimCalibration } from './sim-calibration';
+import { measureSimCalibration } from '../support/conformance/sim-calibration';
 
 describe('sim calibration', () => {
   useRunnerProcessCleanup();

@@ -17,7 +17,7 @@
  */
 import { pacingDecisions, type PacingDecision } from '../pacing/pacing-diagnosis';
 import type { RunnerStatusKind } from '../../../shared/runner-protocol';
-import type { NodeEvent, RequestTimeline } from '../node-types';
+import type { NodeEvent, RequestTimeline } from '../node/node-types';
 import { isEventOf } from '../node/node-event';
 import { diagnoseDecode, type DecodeFinding } from './decode-diagnosis';
 import { busyIntervalOf, overlapMs, ttftParts as measureTtftParts, type TtftParts } from '../node/request-metrics';

@@ -68,6 +68,10 @@ export type NodeEvent =
   | (OfInstance & { kind: 'instance_unloaded'; data: { model: string; reason: UnloadReason; idleMs: number; memoryBytes: number } })
   /** A request's load of a model was refused (fit check, fast-synch gate, nothing could unload), in words. */
   | (At & { kind: 'model_load_refused'; data: { model: string; code: string; reason: string } })
+  /** exobar placed a model on the attached exo for a request (`exo.placeOnDemand`): its runners are ready. */
+  | (At & { kind: 'exo_model_placed'; data: { model: string; exoInstanceId: string; loadMs: number } })
+  /** exobar deleted an exo instance it had placed on demand, idle past its time to live. */
+  | (At & { kind: 'exo_model_deleted'; data: { model: string; exoInstanceId: string; reason: 'idle'; idleMs: number } })
   /** A runner a previous exobar left running, found at start (exited, killed, survived; reused: the pid is another process now, left alone). */
   | (At & { kind: 'runner_orphan'; data: { pid: number; outcome: LeftoverOutcome } })
   | (At & { kind: 'warning_raised'; data: WarningEventData })

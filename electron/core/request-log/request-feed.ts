@@ -10,7 +10,7 @@ import type { CancelledBy, RequestRecord } from '../../../shared/request-record'
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ExoTraffic, ProxiedRequest } from '../exo/proxy/exo-traffic';
 import { ExoTraffic as ExoTrafficClass } from '../exo/proxy/exo-traffic';
-import type { EndedRequest, ExobarNode } from '../node-types';
+import type { EndedRequest, ExobarNode } from '../node/node-types';
 
 /** A rate that is a real number and not negative, else unknown. */
 function rateOrNull(value: number | null | undefined): number | null {

@@ -6,7 +6,7 @@ import type { SafePairPlan, Settings } from '../../../shared/api';
 import { MEMORY_BLOCKER, planSafePair, type RunningInstanceInfo } from '../../../shared/safe-pair-plan';
 import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import type { FitCheck } from '../../../shared/fit-check';
 import { fitForLaunch } from '../fit/fit-for-launch';
 import { runningModels, type FitChecker } from '../fit/fit-gate';

@@ -21,7 +21,7 @@ import type { SafePairPlan, SafePairPlanEntry, Settings } from '../../../../shar
 import { defaultSettings } from '../../../../shared/api';
 import type { LaunchProgress } from '../../../../shared/snapshot';
 import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
-import { NodeError } from '../../node-types';
+import { NodeError } from '../../node/node-types';
 import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import { downloadedModels, exoCall, placeRing, readCluster, type ExoCluster, type ExoModelEntry } from './exo-cluster-api';
 import { isServingStatus, runnersLifecycle } from '../../../../shared/instance-state';
@@ -263,7 +263,12 @@ export async function launchExoSafePair(options: ExoSafePairOptions, launch: Exo
 }
 
 /** Waits until every runner of the instance is RunnerReady; a failed runner or the deadline throws in words. */
-async function waitForRunners(url: string, instanceId: string, model: string, launch: ExoLaunchOptions): Promise<void> {
+export async function waitForRunners(
+  url: string,
+  instanceId: string,
+  model: string,
+  launch: Pick<ExoLaunchOptions, 'readyTimeoutMs' | 'pollMs'>,
+): Promise<void> {
   const started = Date.now();
   const deadline = started + (launch.readyTimeoutMs ?? 600_000);
   for (;;) {
@@ -287,12 +292,15 @@ async function waitForRunners(url: string, instanceId: string, model: string, la
 export async function stopExoModel(url: string, model: string): Promise<string[]> {
   const cluster = await readCluster(url);
   const ids = [...cluster.instances.values()].filter((i) => i.modelId === model).map((i) => i.instanceId);
-  for (const id of ids) {
-    const answer = await exoCall(url, 'DELETE', `/instance/${encodeURIComponent(id)}`);
-    if (answer.status !== 200 && answer.status !== 404)
-      throw new NodeError('instance_not_found', `exo refused to delete the instance of ${model}: ${answer.message}`, 502);
-  }
+  for (const id of ids) await deleteExoInstance(url, id, model);
   return ids;
+}
+
+/** Deletes one exo instance (`DELETE /instance/{id}`); one exo no longer has counts as deleted. */
+export async function deleteExoInstance(url: string, instanceId: string, model: string): Promise<void> {
+  const answer = await exoCall(url, 'DELETE', `/instance/${encodeURIComponent(instanceId)}`);
+  if (answer.status !== 200 && answer.status !== 404)
+    throw new NodeError('instance_not_found', `exo refused to delete the instance of ${model}: ${answer.message}`, 502);
 }
 
 /**
