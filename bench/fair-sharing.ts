@@ -20,7 +20,7 @@ import { makePrompt } from '../shared/token-count';
 import { mlxRunnerCommand } from '../electron/core/mlx/mlx-runner-command';
 import { createNode } from '../electron/core/node/node';
 import { packageRoot } from '../electron/core/package-root';
-import { percentile } from '../electron/core/node/ttft-stats';
+import { percentile } from '../shared/stats';
 import type { ExobarNode } from '../electron/core/node/node-types';
 import type { PacingTuning } from '../electron/core/pacing/pacing-plan';
 import type { SpawnSpec } from '../electron/core/supervisor/spawn-spec';

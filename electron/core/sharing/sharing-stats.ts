@@ -16,7 +16,7 @@ import {
   type SharingFigures,
   type SharingNeighbour,
 } from '../../../shared/sharing';
-import { percentile } from '../node/ttft-stats';
+import { percentile } from '../../../shared/stats';
 import type { TokenGap } from './decode-timing';
 
 /** The default window: the last five minutes. */

@@ -14,7 +14,8 @@ import { requestsInFlightOf } from '../bridge/bridge-error';
 import { emptySnapshot, type Snapshot, type TtftSample, type Warning } from '../../../shared/snapshot';
 import { copyText } from '../lib/clipboard';
 import { errorMessage } from '../lib/error-message';
-import { mergeTtftSamples, TTFT_WINDOW } from './ttft-history';
+import { TTFT_WINDOW } from '../../../shared/stats';
+import { mergeTtftSamples } from './ttft-history';
 
 export type ConnectionState = 'connecting' | 'connected' | 'error';
 

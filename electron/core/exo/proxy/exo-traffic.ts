@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { PrefillSnapshot, RequestPhase, RequestSnapshot, TtftSample, TtftSnapshot } from '../../../../shared/snapshot';
+import { percentile, TTFT_WINDOW } from '../../../../shared/stats';
 import { DecodeTiming, NO_DECODE, type DecodeStats, type TokenGap } from '../../sharing/decode-timing';
 import type { ExoReading } from '../exo-client';
 
@@ -88,7 +89,6 @@ export interface ExoInstanceTraffic {
 
 const ACTIVE: ReadonlySet<ProxiedPhase> = new Set(['loading', 'held', 'sent', 'prefilling', 'generating']);
 const KEPT_ENDED = 200;
-const TTFT_SAMPLES = 50;
 const RATE_WINDOW_MS = 5_000;
 
 export const isActive = (r: ProxiedRequest) => ACTIVE.has(r.phase);
@@ -101,11 +101,6 @@ const SNAPSHOT_PHASE: Record<string, RequestPhase> = {
   prefilling: 'prefilling',
   generating: 'decoding',
 };
-
-function percentile(sorted: number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 export class ExoTraffic {
   private readonly live: ProxiedRequest[] = [];
@@ -357,9 +352,9 @@ export class ExoTraffic {
       .map((r) => ExoTraffic.ttftOf(r))
       .filter((s): s is TtftSample => s !== null)
       .sort((a, b) => a.at - b.at)
-      .slice(-TTFT_SAMPLES);
+      .slice(-TTFT_WINDOW);
     const sorted = samples.map((s) => s.totalMs).sort((a, b) => a - b);
-    return { samples, p50Ms: percentile(sorted, 50), p95Ms: percentile(sorted, 95), latest: samples.at(-1) ?? null };
+    return { samples, p50Ms: percentile(sorted, 0.5), p95Ms: percentile(sorted, 0.95), latest: samples.at(-1) ?? null };
   }
 
   /** Tokens per second over the last few seconds of generating records; null with no sample. */
