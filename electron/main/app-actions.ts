@@ -14,6 +14,7 @@ import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
 import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-events/lost-model-actions';
 import { launchInstance } from '../core/instance-launch';
+import { checkModelFits } from '../core/fit/model-fits';
 import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
 import { NodeError, type ExobarNode } from '../core/node/node-types';
 import { localInstances } from '../../shared/instance-state';
@@ -23,6 +24,7 @@ import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-co
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
 import type { TrayMenuActions } from './tray-menu';
+import { launchSafePairFromMenu } from './menu-launch';
 
 export interface AppActionsOptions {
   node: ExobarNode;
@@ -176,6 +178,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     setupMlxRuntime: async () => services.startMlxSetup(),
     refreshMlxRuntime: () => services.refreshMlxRuntime(),
     listModels: async () => node.models(),
+    checkModelFits: () => checkModelFits(node),
     probeExo: (url) => options.exo.probe(url),
     async attachExo(url) {
       await options.exo.attach(url);
@@ -189,7 +192,18 @@ export function createAppActions(options: AppActionsOptions): AppActions {
   };
 
   const menu: TrayMenuActions = {
-    launchSafePair: fromMenu('Launch safe pair', () => services.launchSafePair()),
+    // A gate the operator may pass (memory, exo's fast synch) is asked about first, as the popover does.
+    launchSafePair: fromMenu('Launch safe pair', () =>
+      launchSafePairFromMenu({
+        plan: () => services.planSafePair(),
+        launch: (launchOptions) => services.launchSafePair(launchOptions),
+        ask: (question) =>
+          popover.pinWhile(async () => {
+            const parent = dialogParent();
+            return (await (parent ? dialog.showMessageBox(parent, question) : dialog.showMessageBox(question))).response;
+          }),
+      }),
+    ),
     stopAll: fromMenu('Stop all models', confirmAndStopAll),
     exportDiagnostics: fromMenu('Export diagnostic bundle', async () => {
       const result = await exportDiagnostics();

@@ -27,6 +27,7 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     setupMlxRuntime: vi.fn(async () => undefined),
     refreshMlxRuntime: vi.fn(async () => undefined),
     listModels: vi.fn(async () => [...SIM_MODELS]),
+    checkModelFits: vi.fn(async () => []),
     probeExo: vi.fn(async (url: string) => ({ ok: false as const, url, error: 'refused' })),
     attachExo: vi.fn(async () => undefined),
     detachExo: vi.fn(async () => undefined),
