@@ -12,10 +12,12 @@ import { ExoProcessControlSchema } from '../../shared/exo-process-control';
 import { HistoryRangeSchema } from '../../shared/history';
 import { RequestOutcomeSchema, RequestSourceSchema } from '../../shared/request-record';
 import { IpcChannel } from '../../shared/ipc-channels';
+import { SharingCheckRequestSchema } from '../../shared/sharing-check';
 
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
 const ExoUrl = ExoAttachRequestSchema.shape.url;
+const CheckId = z.string().min(1).max(200);
 const LostModel = z.string().min(1).max(512);
 const StopOptions = z.strictObject({ confirm: z.boolean() });
 const RequestFilter = z.strictObject({
@@ -53,6 +55,10 @@ export const IPC_PAYLOADS = {
   dismissLostModel: z.tuple([LostModel]),
   listRequests: z.tuple([RequestFilter.optional()]),
   getHistory: z.tuple([HistoryRangeSchema]),
+  startSharingCheck: z.tuple([SharingCheckRequestSchema]),
+  getCheck: z.tuple([CheckId]),
+  cancelCheck: z.tuple([CheckId]),
+  listChecks: z.tuple([]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

@@ -14,6 +14,7 @@ import type { PlaceAgainResult } from '../../../shared/exo-cluster-events';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { HistoryAnswerSchema } from '../../../shared/history';
 import { RequestListSchema } from '../../../shared/request-record';
+import { CheckListSchema, CheckStatusSchema } from '../../../shared/sharing-check';
 import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
 import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
@@ -279,5 +280,10 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
     listRequests: async (filter) => RequestListSchema.parse(await send('listRequests', filter).then(bodyOf<unknown>)),
     getHistory: async (range) => HistoryAnswerSchema.parse(await send('getHistory', range).then(bodyOf<unknown>)),
+    startSharingCheck: async (checkRequest) =>
+      CheckStatusSchema.parse((await send('startSharingCheck', checkRequest).then(bodyOf<{ status?: unknown }>)).status),
+    getCheck: async (id) => CheckStatusSchema.parse(await send('getCheck', id).then(bodyOf<unknown>)),
+    cancelCheck: (id) => send('cancelCheck', id).then(nothing),
+    listChecks: async () => CheckListSchema.parse(await send('listChecks').then(bodyOf<unknown>)),
   };
 }

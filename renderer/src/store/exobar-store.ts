@@ -100,6 +100,11 @@ export interface ExobarActions {
   listRequests: ExobarBridge['listRequests'];
   /** The history per model over a range (the history charts). */
   getHistory: ExobarBridge['getHistory'];
+  /** "Check GPU sharing": start, follow, cancel, and the kept reports (the panel handles the errors). */
+  startSharingCheck: ExobarBridge['startSharingCheck'];
+  getCheck: ExobarBridge['getCheck'];
+  cancelCheck: ExobarBridge['cancelCheck'];
+  listChecks: ExobarBridge['listChecks'];
 }
 
 export interface ExobarState {
@@ -295,6 +300,10 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       },
       listRequests: (filter) => bridge.listRequests(filter),
       getHistory: (range) => bridge.getHistory(range),
+      startSharingCheck: (request) => bridge.startSharingCheck(request),
+      getCheck: (id) => bridge.getCheck(id),
+      cancelCheck: (id) => bridge.cancelCheck(id),
+      listChecks: () => bridge.listChecks(),
       async probeExo(url) {
         try {
           return await bridge.probeExo(url);
