@@ -14,6 +14,7 @@ import type { CatalogModel } from './catalog';
 import type { PlaceAgainOptions, PlaceAgainResult } from './exo-cluster-events';
 import type { ExoProcessControl } from './exo-process-control';
 import type { HistoryAnswer, HistoryRange } from './history';
+import type { LogSourceList } from './logs';
 import type { RequestList, RequestOutcome, RequestSource } from './request-record';
 
 /** The Requests view's filters (`GET /api/requests`'s query). */
@@ -97,6 +98,8 @@ export interface BridgeActions {
   listRequests(filter?: RequestFilter): Promise<RequestList>;
   /** Every model's history over the range, and its slower_than_usual warning. */
   getHistory(range: HistoryRange): Promise<HistoryAnswer>;
+  /** The logs the page can follow (`GET /api/logs`): each model's runner, exobar's own, exo's. */
+  listLogSources(): Promise<LogSourceList>;
 }
 
 export type BridgeActionName = keyof BridgeActions;
@@ -182,6 +185,7 @@ const TABLE = {
     },
   },
   getHistory: { channel: 'exobar:get-history', http: { method: 'GET', path: (range) => `/api/history?range=${segment(range)}` } },
+  listLogSources: { channel: 'exobar:list-log-sources', http: { method: 'GET', path: () => '/api/logs' } },
 } as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
 
 /**

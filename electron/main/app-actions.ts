@@ -22,6 +22,7 @@ import { stopAllInstances } from '../core/node/stop-all';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
+import type { LogFollowBackend } from './log-follow-backend';
 import type { TrayMenuActions } from './tray-menu';
 
 export interface AppActionsOptions {
@@ -47,6 +48,8 @@ export interface AppActionsOptions {
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** The request log and the history (the core's), for the page's Requests view and history charts. */
   records: { requestLog: Pick<RequestLog, 'query'>; history: Pick<History, 'query'> };
+  /** The page's log view (log-follow-backend.ts), and the tray's way to open it at one source. */
+  logs: Pick<LogFollowBackend, 'listLogSources' | 'followLog' | 'unfollowLog'> & { open(source: string): void };
 }
 
 export interface AppActions {
@@ -186,6 +189,9 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     listRequests: async (filter) => options.records.requestLog.query(RequestQuerySchema.parse({ ...filter, limit: filter?.limit })),
     getHistory: async (range) => options.records.history.query(range),
     controlExoProcess: (request) => services.controlExoProcess(request),
+    listLogSources: () => options.logs.listLogSources(),
+    followLog: (source, lines) => options.logs.followLog(source, lines),
+    unfollowLog: (streamId) => options.logs.unfollowLog(streamId),
   };
 
   const menu: TrayMenuActions = {
@@ -196,6 +202,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       if (result.saved) notify('Diagnostic bundle saved', result.location ?? '');
     }),
     openWindow: () => popover.show(),
+    openLog: (source) => {
+      popover.show();
+      options.logs.open(source);
+    },
     copyApiUrl: () => clipboard.writeText(node.snapshot().apiBaseUrl ?? options.apiBaseUrl),
     setStartAtLogin: (enabled) =>
       fromMenu('Start at login', async () => {

@@ -35,6 +35,9 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     controlExoProcess: vi.fn(async () => undefined),
     listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
     getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
+    listLogSources: vi.fn(async () => ({ sources: [] })),
+    followLog: vi.fn(async () => ({ streamId: 1, title: 't', lines: [] })),
+    unfollowLog: vi.fn(async () => undefined),
   };
 }
 

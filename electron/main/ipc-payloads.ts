@@ -10,6 +10,7 @@ import { CreateInstanceRequestSchema, ExoAttachRequestSchema, ResidencyRequestSc
 import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
 import { ExoProcessControlSchema } from '../../shared/exo-process-control';
 import { HistoryRangeSchema } from '../../shared/history';
+import { LOG_LINES_MAX, LogSourceIdSchema } from '../../shared/logs';
 import { RequestOutcomeSchema, RequestSourceSchema } from '../../shared/request-record';
 import { IpcChannel } from '../../shared/ipc-channels';
 
@@ -52,6 +53,9 @@ export const IPC_PAYLOADS = {
   dismissLostModel: z.tuple([LostModel]),
   listRequests: z.tuple([RequestFilter.optional()]),
   getHistory: z.tuple([HistoryRangeSchema]),
+  listLogSources: z.tuple([]),
+  followLog: z.tuple([LogSourceIdSchema, z.number().int().min(0).max(LOG_LINES_MAX)]),
+  unfollowLog: z.tuple([z.number().int().min(0)]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

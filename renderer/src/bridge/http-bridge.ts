@@ -12,11 +12,13 @@ import type { CatalogModel } from '../../../shared/catalog';
 import type { PlaceAgainResult } from '../../../shared/exo-cluster-events';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { HistoryAnswerSchema } from '../../../shared/history';
+import { LogSourceListSchema } from '../../../shared/logs';
 import { RequestListSchema } from '../../../shared/request-record';
 import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
 import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
 
+import { followLogOverHttp } from './http-log-follow';
 import { SseParser } from './sse-parser';
 
 export interface HttpBridgeOptions {
@@ -277,5 +279,13 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
     listRequests: async (filter) => RequestListSchema.parse(await send('listRequests', filter).then(bodyOf<unknown>)),
     getHistory: async (range) => HistoryAnswerSchema.parse(await send('getHistory', range).then(bodyOf<unknown>)),
+    listLogSources: async () => LogSourceListSchema.parse(await send('listLogSources').then(bodyOf<unknown>)),
+    followLog: (source, lines, listener) => {
+      if (!token) {
+        listener({ kind: 'ended', message: noTokenMessage(origin, undefined) });
+        return nothing;
+      }
+      return followLogOverHttp({ fetch: doFetch, url, headers, failure: (response) => describeFailure(response, origin) }, source, lines, listener);
+    },
   };
 }

@@ -95,6 +95,18 @@ export interface ExobarActions {
   listRequests: ExobarBridge['listRequests'];
   /** The history per model over a range (the history charts). */
   getHistory: ExobarBridge['getHistory'];
+  /** The logs the log view offers. */
+  listLogSources: ExobarBridge['listLogSources'];
+  /** Follows one log (the log view, while open). */
+  followLog: ExobarBridge['followLog'];
+  /** Opens the log view at this source (a card's Log button, the tray's Open log). */
+  openLog(source: string): void;
+}
+
+/** What the log view is asked to show: `request` grows with each ask, so asking twice for one source still opens it. */
+export interface LogViewRequest {
+  source: string | null;
+  request: number;
 }
 
 export interface ExobarState {
@@ -116,6 +128,7 @@ export interface ExobarState {
   stopConfirmation: StopConfirmation | null;
   /** Alerts the Mac app could not show as notifications, not yet dismissed here. */
   alerts: AppAlert[];
+  logView: LogViewRequest;
   /** How many snapshots were applied to the page (each apply is at most one render). */
   applied: number;
   /** Date.now() when the current snapshot was applied: live ages count on from here. */
@@ -285,6 +298,9 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       },
       listRequests: (filter) => bridge.listRequests(filter),
       getHistory: (range) => bridge.getHistory(range),
+      listLogSources: () => bridge.listLogSources(),
+      followLog: (source, lines, listener) => bridge.followLog(source, lines, listener),
+      openLog: (source) => set((s) => ({ logView: { source, request: s.logView.request + 1 } })),
       async probeExo(url) {
         try {
           return await bridge.probeExo(url);
@@ -320,6 +336,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       notice: null,
       stopConfirmation: null,
       alerts: [],
+      logView: { source: null, request: 0 },
       applied: 0,
       receivedAt: 0,
       actions,
@@ -359,11 +376,15 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
   const unsubscribeAlerts =
     bridge.subscribeAlerts?.((alerts) => store.setState({ alerts: alerts.filter((a) => !dismissedAlerts.has(a.id)) })) ?? (() => undefined);
 
+  // The tray's "Open log" on a model's line (the Mac app).
+  const unsubscribeOpenLog = bridge.subscribeOpenLog?.((source) => store.getState().actions.openLog(source)) ?? (() => undefined);
+
   return Object.assign(store, {
     dispose() {
       unsubscribeSnapshots();
       unsubscribeConnection();
       unsubscribeAlerts();
+      unsubscribeOpenLog();
     },
   });
 }
