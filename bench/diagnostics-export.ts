@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { writeDiagnosticBundle, type DiagnosticContext, type DiagnosticNode } from '../electron/core/diagnostics';
 import { evenDecode } from '../test/support/decode-fixture';
 import { MEDIUM, SMALL, syntheticNode } from '../test/support/diagnostics/synthetic-node';
-import type { NodeEvent, RequestTimeline } from '../electron/core/node-types';
+import type { NodeEvent, RequestTimeline } from '../electron/core/node/node-types';
 
 /** The supervisor's caps (supervisor/log-tail.ts): in memory and per log file. */
 const MEMORY_TAIL_CHARS = 256 * 1024;

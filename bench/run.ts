@@ -7,7 +7,7 @@
 import { measureApiOverhead } from './api-overhead';
 import { API_STALL_CONDITIONS, measureApiStall } from './api-stall-scenario';
 import { measureRuntime, runtimeRows } from './runtime-bench';
-import { EXO_POLL_CPU_TARGET_PERCENT, measureExoPollCpu } from './exo-poll-cpu';
+import { exoPollRows, measureExoPollCpu } from './exo-poll-cpu';
 import { exoProxyRows, measureExoProxy } from './exo-proxy';
 import { measureStall, STALL_CONDITIONS } from './stall-scenario';
 import { measureFairSection } from './fair-sharing';
@@ -16,7 +16,7 @@ import { measureMetricsScrape } from './metrics-scrape';
 import { measureRequestLogCost } from './request-log-cost';
 import { measureOnDemandTtft } from './on-demand-ttft';
 
-const ONLY = ['fair', 'sharing', 'metrics', 'on-demand'] as const;
+const ONLY = ['fair', 'sharing', 'metrics', 'on-demand', 'exo-poll'] as const;
 
 interface BenchArgs {
   json: boolean;
@@ -24,7 +24,7 @@ interface BenchArgs {
   trials: number;
   /**
    * `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `metrics`: the scrape and the request log's cost;
-   * `on-demand`: the cold and warm TTFT of a model loaded on request.
+   * `on-demand`: the cold and warm TTFT of a model loaded on request; `exo-poll`: attach mode's CPU while polling a real-size exo state.
    */
   only: (typeof ONLY)[number] | null;
 }
@@ -37,7 +37,7 @@ function parseArgs(argv: string[]): BenchArgs {
     else if (arg === '--only') {
       const only = argv[++i];
       const known = ONLY.find((o) => o === only);
-      if (!known) fail('--only takes "fair", "sharing", "metrics" or "on-demand"');
+      if (!known) fail('--only takes "fair", "sharing", "metrics", "on-demand" or "exo-poll"');
       args.only = known;
     } else if (arg === '--time-scale' || arg === '--trials') {
       const value = Number(argv[++i]);
@@ -50,7 +50,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand|exo-poll]\n`);
   process.exit(2);
 }
 
@@ -84,6 +84,12 @@ async function main(): Promise<void> {
     const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...onDemand.json }, null, 2)}\n`);
     else printTable(['measure', 'value', 'target'], onDemand.rows);
+    return;
+  }
+  if (args.only === 'exo-poll') {
+    const exoPoll = await measureExoPollCpu(10, log);
+    if (args.json) process.stdout.write(`${JSON.stringify({ exo_poll_cpu_percent: exoPoll.exo_poll_cpu_percent, exo_poll: exoPoll }, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], exoPollRows(exoPoll));
     return;
   }
   if (args.only === 'fair') {
@@ -177,17 +183,7 @@ async function main(): Promise<void> {
   printTable(['measure', 'built', 'tsx', 'target'], runtimeRows(runtime));
 
   process.stdout.write('\nattach mode\n');
-  printTable(
-    ['measure', 'value', 'target'],
-    [
-      [
-        'exo_poll_cpu_percent',
-        `${exoPoll.exo_poll_cpu_percent.toFixed(3)} % (${exoPoll.nodes} Macs, ${exoPoll.instances} instances, ${exoPoll.queued_requests} queued, ${exoPoll.poll_rounds} rounds)`,
-        `< ${EXO_POLL_CPU_TARGET_PERCENT} %`,
-      ],
-      ...exoProxyRows(exo),
-    ],
-  );
+  printTable(['measure', 'value', 'target'], [...exoPollRows(exoPoll), ...exoProxyRows(exo)]);
   process.stdout.write(`(exo stall times in calibrated seconds: measured / time scale ${exoTimeScale})\n`);
 
   process.stdout.write('\nfair sharing of one GPU (B streams while A prefills; policy off and decode_first in one run)\n');

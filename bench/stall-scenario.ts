@@ -13,9 +13,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNode } from '../electron/core/node';
+import { createNode } from '../electron/core/node/node';
 import type { DispatchMode } from '../electron/core/node/dispatcher';
-import type { ExobarNode } from '../electron/core/node-types';
+import type { ExobarNode } from '../electron/core/node/node-types';
 import { makePrompt } from '../shared/token-count';
 
 export const STALL_CONDITIONS = ['alone', 'busy', 'queued_baseline', 'queued_exobar', 'batch_full_baseline', 'batch_full_exobar'] as const;

@@ -26,6 +26,7 @@ describe('preload', () => {
       [
         'attachExo',
         'cancelRequest',
+        'checkModelFits',
         'controlExoProcess',
         'createInstance',
         'detachExo',
@@ -135,6 +136,7 @@ describe('preload', () => {
       setupMlxRuntime: vi.fn(async () => undefined),
       refreshMlxRuntime: vi.fn(async () => undefined),
       listModels: async () => [...SIM_MODELS],
+      checkModelFits: async () => [],
       probeExo: vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 })),
       attachExo: vi.fn(async () => undefined),
       detachExo: vi.fn(async () => undefined),

@@ -11,6 +11,7 @@
  */
 import type { CreateInstanceRequest, ExoProbeAnswer, ResidencyRequest, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
+import type { ModelFit } from './model-fit';
 import type { PlaceAgainOptions, PlaceAgainResult } from './exo-cluster-events';
 import type { ExoProcessControl } from './exo-process-control';
 import type { HistoryAnswer, HistoryRange } from './history';
@@ -40,15 +41,20 @@ export interface StopOptions {
   confirm: boolean;
 }
 
-/** How a safe pair launch is asked for: `acknowledgeMemory` launches past a failed fit check. */
+/**
+ * How a safe pair launch is asked for: `acknowledgeMemory` launches past a failed fit
+ * check (this Mac's, or on exo each Mac's); `acknowledgeRisk` past exo's fast-synch gate
+ * (two ring models on one Mac's GPU with fast synch on or assumed on).
+ */
 export interface LaunchSafePairOptions {
-  acknowledgeMemory: boolean;
+  acknowledgeMemory?: boolean;
+  acknowledgeRisk?: boolean;
 }
 
 /** The actions' signatures, as the page calls them. */
 export interface BridgeActions {
   getSafePairPlan(): Promise<SafePairPlan>;
-  /** With `{ acknowledgeMemory: true }`, launches even though the fit check says it does not fit. */
+  /** With `{ acknowledgeMemory: true }`, launches even though the fit check says it does not fit; `acknowledgeRisk` passes exo's fast-synch gate. */
   launchSafePair(options?: LaunchSafePairOptions): Promise<void>;
   createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
   updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
@@ -74,6 +80,8 @@ export interface BridgeActions {
   refreshMlxRuntime(): Promise<void>;
   /** The node's model catalog: the sim models and, where the MLX runtime is found, the local MLX models. */
   listModels(): Promise<CatalogModel[]>;
+  /** Each catalog model's fit on this Mac now (fits, tight, does not fit, with the figures). */
+  checkModelFits(): Promise<ModelFit[]>;
   /** Tests an exo address (does exo answer `GET /node_id` there?) without attaching. */
   probeExo(url: string): Promise<ExoProbeAnswer>;
   /** Tests the address, then attaches to that exo and saves `exo.url`; rejects with why when nothing exo-like answers. */
@@ -121,11 +129,20 @@ const segment = encodeURIComponent;
 /** A stop's body: `{"confirm": true}` when confirmed, none otherwise. */
 const confirmBody = (options: StopOptions | undefined): { confirm: true } | undefined => (options?.confirm ? { confirm: true } : undefined);
 
+/** A safe launch's body: only the acknowledgements given, none at all for a plain launch. */
+function launchBody(options: LaunchSafePairOptions | undefined): LaunchSafePairOptions | undefined {
+  const body: LaunchSafePairOptions = {
+    ...(options?.acknowledgeMemory ? { acknowledgeMemory: true } : {}),
+    ...(options?.acknowledgeRisk ? { acknowledgeRisk: true } : {}),
+  };
+  return Object.keys(body).length > 0 ? body : undefined;
+}
+
 const TABLE = {
   getSafePairPlan: { channel: 'exobar:get-safe-pair-plan', http: { method: 'GET', path: () => '/api/launch/safe-pair' } },
   launchSafePair: {
     channel: 'exobar:launch-safe-pair',
-    http: { method: 'POST', path: () => '/api/launch/safe-pair', body: (options) => (options?.acknowledgeMemory ? { acknowledgeMemory: true } : undefined) },
+    http: { method: 'POST', path: () => '/api/launch/safe-pair', body: (options) => launchBody(options) },
   },
   createInstance: { channel: 'exobar:create-instance', http: { method: 'POST', path: () => '/api/instances', body: (request) => request } },
   updateInstance: {
@@ -151,6 +168,7 @@ const TABLE = {
   setupMlxRuntime: { channel: 'exobar:setup-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/setup' } },
   refreshMlxRuntime: { channel: 'exobar:refresh-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/refresh' } },
   listModels: { channel: 'exobar:list-models', http: { method: 'GET', path: () => '/api/models' } },
+  checkModelFits: { channel: 'exobar:check-model-fits', http: { method: 'GET', path: () => '/api/models/fit' } },
   probeExo: { channel: 'exobar:probe-exo', http: { method: 'GET', path: (url) => `/api/exo/probe?url=${segment(url)}` } },
   attachExo: { channel: 'exobar:attach-exo', http: { method: 'POST', path: () => '/api/exo/attach', body: (url) => ({ url }) } },
   detachExo: { channel: 'exobar:detach-exo', http: { method: 'POST', path: () => '/api/exo/detach' } },

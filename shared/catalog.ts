@@ -5,67 +5,74 @@
  * exo's supervisor fix (Mac Studio M3 Ultra: Llama-3.2-1B answers a short prompt in
  * 0.23 s alone and 0.38-0.40 s while the 3B prefills; the 3B prefills ~30k tokens in ~19 s).
  */
-import type { z } from 'zod';
-import type { EngineSchema } from './snapshot';
+import { z } from 'zod';
+import { EngineSchema } from './snapshot';
 
 /** The engines a local runner can run (the schema is the snapshot's). */
 export type Engine = z.infer<typeof EngineSchema>;
 
 /** How long the sim takes, in real seconds at time scale 1. */
-export interface SimTimings {
+export const SimTimingsSchema = z.object({
   /** CPU-side work per admitted request (tokenizing, templating): not on the GPU. */
-  admitOverheadS: number;
+  admitOverheadS: z.number().nonnegative(),
   /**
    * GPU time every prefill pays whatever its length (graph build, cache setup, first
    * kernels). With admitOverheadS it sets a short prompt's time to first token; being GPU
    * work, it is what stretches when another model computes (0.23 s alone vs 0.38-0.40 s
    * beside a prefilling 3B means about 0.16 s of a short request is GPU work).
    */
-  prefillFixedS: number;
+  prefillFixedS: z.number().nonnegative(),
   /** Prefill throughput on an idle GPU. */
-  prefillTokensPerS: number;
+  prefillTokensPerS: z.number().positive(),
   /** One decode step for a batch of one, on an idle GPU. */
-  decodeStepS: number;
+  decodeStepS: z.number().nonnegative(),
   /** Extra decode-step time per additional request in the batch, as a fraction. */
-  batchStepGrowth: number;
+  batchStepGrowth: z.number().nonnegative(),
   /** Layers reported while loading, and the time to load them. */
-  totalLayers: number;
-  loadS: number;
-  warmupS: number;
-}
+  totalLayers: z.number().int().positive(),
+  loadS: z.number().nonnegative(),
+  warmupS: z.number().nonnegative(),
+});
+export type SimTimings = z.infer<typeof SimTimingsSchema>;
 
 /** What a model's KV cache costs per token: layers x KV heads x head size x 2 (keys and values) x bytes per value. */
-export interface KvCacheDims {
-  layers: number;
-  kvHeads: number;
-  headDim: number;
-  bytesPerValue: number;
-}
+export const KvCacheDimsSchema = z.object({
+  layers: z.number().int().positive(),
+  kvHeads: z.number().int().positive(),
+  headDim: z.number().int().positive(),
+  bytesPerValue: z.number().positive(),
+});
+export type KvCacheDims = z.infer<typeof KvCacheDimsSchema>;
 
-export interface CatalogModel {
-  id: string;
-  name: string;
-  engine: Engine;
+/**
+ * One model of the catalog, as the server lists it (`GET /api/models`) and the page
+ * checks it: loose, so a field a newer server adds passes through.
+ */
+export const CatalogModelSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  engine: EngineSchema,
   /** True for the sim engine: shown as simulated wherever the model appears. */
-  simulated: boolean;
+  simulated: z.boolean(),
   /** Memory the runner needs once loaded (weights plus working set), bytes. */
-  memoryBytes: number;
+  memoryBytes: z.number().finite().nonnegative(),
   /** Size class, used to pick the safe pair's default (small and medium). */
-  sizeClass: 'small' | 'medium' | 'large';
+  sizeClass: z.enum(['small', 'medium', 'large']),
   /**
    * Most tokens the model takes, prompt and completion together (its context window).
    * A request that cannot fit is refused (`context_length_exceeded`); unknown: not checked.
    */
-  contextLength?: number;
-  sim?: SimTimings;
+  contextLength: z.number().positive().optional(),
+  sim: SimTimingsSchema.optional(),
   /**
    * The KV cache's dimensions, for the fit check of a model with no config.json to read
    * (the sim models take the real model's). MLX models are read from their directory.
    */
-  kvCache?: KvCacheDims;
+  kvCache: KvCacheDimsSchema.optional(),
   /** For mlx models: the local directory holding the weights. */
-  path?: string;
-}
+  path: z.string().optional(),
+});
+export type CatalogModel = z.infer<typeof CatalogModelSchema>;
 
 const GiB = 1024 ** 3;
 

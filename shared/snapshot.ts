@@ -218,6 +218,8 @@ export const PacingSnapshotSchema = z.object({
   neighbours: z.array(z.string()),
   chunkTokens: z.number().int().positive().nullable(),
   pauseMs: z.number().int().nonnegative(),
+  /** What engaged it: the streaming neighbour's live ITL beside this prefill over its solo ITL (absent from an older node). */
+  trigger: z.object({ neighbour: z.string(), itlMs: z.number().nonnegative(), soloItlMs: z.number().positive(), ratio: z.number().nonnegative() }).optional(),
 });
 export type PacingSnapshot = z.infer<typeof PacingSnapshotSchema>;
 

@@ -10,7 +10,7 @@ import type { LocalInstanceSnapshot } from '../../shared/snapshot';
 import type { z } from 'zod';
 import type { FitCheck } from '../../shared/fit-check';
 import { gateOnFit, type FitChecker } from './fit/fit-gate';
-import { NodeError, type ExobarNode } from './node-types';
+import { NodeError, type ExobarNode } from './node/node-types';
 import { ttlFromSetting } from './on-demand/on-demand-settings';
 
 export type LaunchInstanceRequest = z.output<typeof CreateInstanceRequestSchema>;

@@ -26,17 +26,18 @@ import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
 import { ExobarMetrics } from './metrics/exobar-metrics';
 import { metricsRoutes } from './metrics/metrics-route';
-import { createNode } from './node';
+import { createNode } from './node/node';
 import { openAiRoutes } from './api/openai-routes';
 import { ModelLoader } from './on-demand/model-loader';
 import { ttlFromSetting } from './on-demand/on-demand-settings';
+import { logModelEvents, placementEvent } from './on-demand/model-events';
 import { residencyRoutes } from './on-demand/residency-routes';
 import { RequestFeed } from './request-log/request-feed';
 import { RequestLog } from './request-log/request-log';
 import { History } from './history/history';
 import { historyRoutes } from './history/history-routes';
 import { requestLogRoutes } from './request-log/request-log-routes';
-import type { ExobarNode } from './node-types';
+import type { ExobarNode } from './node/node-types';
 import { packageVersion } from './package-root';
 import { safePairRoutes } from './safe-pair/safe-pair-routes';
 import { loadSettings, SettingsStore, type SettingsPatch } from './settings/settings-store';
@@ -193,6 +194,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const exo = new ExoAttachment({
     holdEnabled: () => getSettings().exo.hold,
     placeOnDemand: () => getSettings().exo.placeOnDemand,
+    // What exobar places on exo for a request unloads after the same idle time as a local model.
+    idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
+    onPlacement: (event) => node.eventLog.record(placementEvent(event)),
     // A request for a model exo does not serve is exobar's: it loads on request there too.
     localRoutes: openAiRoutes({ loader: modelLoader }),
     ...options.exo,
@@ -213,6 +217,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const requestLog = new RequestLog({ dataDir });
   if (requestLog.status().problem) logger.warn({ component: 'request-log' }, requestLog.status().problem!);
   if (options.logRequests !== false) requestFeed.onRecord((record) => requestLog.record(record));
+  // Loads and unloads (local, and exo placements on demand) beside the requests.
+  const stopModelEvents = logModelEvents(node.eventLog, requestLog);
   // Per model and minute, 30 days: from the same records, the restarts and the snapshot's queues.
   const history = new History({ dataDir });
   if (history.status().problem) logger.warn({ component: 'history' }, history.status().problem!);
@@ -329,6 +335,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       await Promise.all([server.close(), node.shutdown(), exo.stop(), exoProcess.shutdown(), removeRecord()]);
       stopMetricsEvents();
       requestFeed.close();
+      stopModelEvents();
       requestLog.close();
       stopHistoryEvents();
       stopQueueSamples();

@@ -14,8 +14,9 @@ import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
 import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-events/lost-model-actions';
 import { launchInstance } from '../core/instance-launch';
+import { checkModelFits } from '../core/fit/model-fits';
 import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
-import { NodeError, type ExobarNode } from '../core/node-types';
+import { NodeError, type ExobarNode } from '../core/node/node-types';
 import { localInstances } from '../../shared/instance-state';
 import type { StopOptions } from '../../shared/bridge-actions';
 import { stopAllInstances } from '../core/node/stop-all';
@@ -24,6 +25,7 @@ import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
 import type { LogFollowBackend } from './log-follow-backend';
 import type { TrayMenuActions } from './tray-menu';
+import { launchSafePairFromMenu } from './menu-launch';
 
 export interface AppActionsOptions {
   node: ExobarNode;
@@ -179,6 +181,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     setupMlxRuntime: async () => services.startMlxSetup(),
     refreshMlxRuntime: () => services.refreshMlxRuntime(),
     listModels: async () => node.models(),
+    checkModelFits: () => checkModelFits(node),
     probeExo: (url) => options.exo.probe(url),
     async attachExo(url) {
       await options.exo.attach(url);
@@ -195,7 +198,18 @@ export function createAppActions(options: AppActionsOptions): AppActions {
   };
 
   const menu: TrayMenuActions = {
-    launchSafePair: fromMenu('Launch safe pair', () => services.launchSafePair()),
+    // A gate the operator may pass (memory, exo's fast synch) is asked about first, as the popover does.
+    launchSafePair: fromMenu('Launch safe pair', () =>
+      launchSafePairFromMenu({
+        plan: () => services.planSafePair(),
+        launch: (launchOptions) => services.launchSafePair(launchOptions),
+        ask: (question) =>
+          popover.pinWhile(async () => {
+            const parent = dialogParent();
+            return (await (parent ? dialog.showMessageBox(parent, question) : dialog.showMessageBox(question))).response;
+          }),
+      }),
+    ),
     stopAll: fromMenu('Stop all models', confirmAndStopAll),
     exportDiagnostics: fromMenu('Export diagnostic bundle', async () => {
       const result = await exportDiagnostics();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveAppRequest, serveAppRequest } from './app-protocol';
-import { CONTENT_SECURITY_POLICY } from './security';
+import { PAGE_CSP } from '../../shared/page-serving';
 
 // A renderer directory with a secret file beside it, which no app:// URL may reach.
 const scratch = mkdtempSync(join(tmpdir(), 'exobar-renderer-'));
@@ -33,13 +33,13 @@ describe('app:// protocol', () => {
     const page = await serveAppRequest('app://exobar/', root);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect(page.headers.get('content-security-policy')).toBe(PAGE_CSP);
     expect(await page.text()).toContain('<title>exobar</title>');
     const script = await serveAppRequest('app://exobar/assets/index-abc.js', root);
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     const missing = await serveAppRequest('app://exobar/nope.js', root);
     expect(missing.status).toBe(404);
-    expect(missing.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect(missing.headers.get('content-security-policy')).toBe(PAGE_CSP);
     expect((await serveAppRequest('app://exobar/..%2Fexobar-secret.txt', root)).status).toBe(403);
     expect((await serveAppRequest('app://exobar/%2e%2e/exobar-secret.txt', root)).status).toBe(404);
   });

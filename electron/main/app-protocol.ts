@@ -5,28 +5,15 @@
  * files under the renderer directory.
  */
 import { readFile } from 'node:fs/promises';
-import { extname, join, normalize, relative, isAbsolute } from 'node:path';
+import { join, normalize, relative, isAbsolute } from 'node:path';
 import type { Protocol } from 'electron';
-import { APP_HOST, APP_SCHEME, CONTENT_SECURITY_POLICY } from './security';
+import { contentTypeOf, PAGE_CSP } from '../../shared/page-serving';
+import { APP_HOST, APP_SCHEME } from './security';
 
 /** Must run before the app is ready: a standard, secure scheme (real origin, fetch allowed). */
 export function registerAppScheme(protocol: Pick<Protocol, 'registerSchemesAsPrivileged'>): void {
   protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
 }
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.woff': 'font/woff',
-  '.map': 'application/json',
-};
 
 /**
  * The file a request maps to under `rootDir`, or an HTTP status when it must not be
@@ -54,13 +41,9 @@ export function resolveAppRequest(url: string, rootDir: string): { file: string 
   return { file };
 }
 
-export function contentTypeOf(file: string): string {
-  return CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
-}
-
 /** Answers one app:// request from `rootDir`, with the CSP header on every answer. */
 export async function serveAppRequest(url: string, rootDir: string): Promise<Response> {
-  const headers = { 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'X-Content-Type-Options': 'nosniff' };
+  const headers = { 'Content-Security-Policy': PAGE_CSP, 'X-Content-Type-Options': 'nosniff' };
   const resolved = resolveAppRequest(url, rootDir);
   if ('status' in resolved) return new Response(null, { status: resolved.status, headers });
   try {

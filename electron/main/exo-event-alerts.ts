@@ -5,7 +5,7 @@
  * event notifies once, on the snapshot that first carries it.
  */
 import type { Snapshot } from '../../shared/snapshot';
-import { truncate } from './status-words';
+import { truncate } from '../../shared/status-words';
 
 export interface ExoEventAlert {
   key: string;

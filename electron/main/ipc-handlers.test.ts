@@ -5,7 +5,7 @@ import { fake, FakeWebContents, FakeWebFrame } from '../../test/support/electron
 import { snapshot } from '../../test/support/electron/snapshot-fixtures';
 import { SIM_MODELS } from '../../shared/catalog';
 import { IpcChannel } from '../../shared/ipc-channels';
-import { NodeError } from '../core/node-types';
+import { NodeError } from '../core/node/node-types';
 import { registerIpcHandlers, type IpcBackend } from './ipc-handlers';
 import { IPC_PAYLOADS } from './ipc-payloads';
 import { APP_ORIGIN } from './security';
@@ -27,6 +27,7 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     setupMlxRuntime: vi.fn(async () => undefined),
     refreshMlxRuntime: vi.fn(async () => undefined),
     listModels: vi.fn(async () => [...SIM_MODELS]),
+    checkModelFits: vi.fn(async () => []),
     probeExo: vi.fn(async (url: string) => ({ ok: false as const, url, error: 'refused' })),
     attachExo: vi.fn(async () => undefined),
     detachExo: vi.fn(async () => undefined),

@@ -32,7 +32,7 @@ export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
 export const IPC_PAYLOADS = {
   getSnapshot: z.tuple([]),
   getSafePairPlan: z.tuple([]),
-  launchSafePair: z.tuple([z.strictObject({ acknowledgeMemory: z.boolean() }).optional()]),
+  launchSafePair: z.tuple([z.strictObject({ acknowledgeMemory: z.boolean().optional(), acknowledgeRisk: z.boolean().optional() }).optional()]),
   createInstance: z.tuple([CreateInstanceRequestSchema]),
   updateInstance: z.tuple([InstanceId, UpdateInstanceRequestSchema]),
   stopInstance: z.tuple([InstanceId, StopOptions.optional()]),
@@ -45,6 +45,7 @@ export const IPC_PAYLOADS = {
   setupMlxRuntime: z.tuple([]),
   refreshMlxRuntime: z.tuple([]),
   listModels: z.tuple([]),
+  checkModelFits: z.tuple([]),
   controlExoProcess: z.tuple([ExoProcessControlSchema]),
   probeExo: z.tuple([ExoUrl]),
   attachExo: z.tuple([ExoUrl]),

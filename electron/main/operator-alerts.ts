@@ -8,7 +8,7 @@
 import { isDownForGood, localInstances } from '../../shared/instance-state';
 import type { LocalInstanceSnapshot, Snapshot, Warning } from '../../shared/snapshot';
 import { exoEventAlerts } from './exo-event-alerts';
-import { truncate } from './status-words';
+import { truncate } from '../../shared/status-words';
 
 export interface OperatorAlert {
   /** Stable identity of what happened, to avoid repeating the same notification. */

@@ -1,12 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
-import { CONTENT_SECURITY_POLICY, hardenSession, hardenWebContents, isAllowedRequestUrl, isSafeExternalUrl, withCspHeader } from './security';
+import { PAGE_CSP } from '../../shared/page-serving';
+import { hardenSession, hardenWebContents, isAllowedRequestUrl, isSafeExternalUrl, withCspHeader } from './security';
 
 describe('security rules', () => {
   it('the CSP allows only the app itself: no remote scripts, no eval, no inline script, no frames', () => {
-    const directives = Object.fromEntries(CONTENT_SECURITY_POLICY.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1)]));
+    const directives = Object.fromEntries(PAGE_CSP.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1)]));
     expect(directives['default-src']).toEqual(["'none'"]);
     expect(directives['script-src']).toEqual(["'self'"]);
-    expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-eval|unsafe-inline|https?:|\*/);
+    expect(PAGE_CSP).not.toMatch(/unsafe-eval|unsafe-inline|https?:|\*/);
     expect(directives['frame-ancestors']).toEqual(["'none'"]);
     expect(directives['object-src']).toEqual(["'none'"]);
   });
@@ -36,7 +37,7 @@ describe('security rules', () => {
 
   it('replaces any CSP header a response had, whatever its case', () => {
     const headers = withCspHeader({ 'content-security-policy': ['default-src *'], 'Content-Type': 'text/html' });
-    expect(headers).toEqual({ 'Content-Type': ['text/html'], 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] });
+    expect(headers).toEqual({ 'Content-Type': ['text/html'], 'Content-Security-Policy': [PAGE_CSP] });
   });
 
   it('hardenSession: CSP on responses, remote requests cancelled, permissions refused', () => {
@@ -53,7 +54,7 @@ describe('security rules', () => {
     hardenSession(session as never, blocked);
     const headerCallback = vi.fn();
     (hooks.headers as (d: unknown, cb: unknown) => void)({ responseHeaders: {} }, headerCallback);
-    expect(headerCallback).toHaveBeenCalledWith({ responseHeaders: { 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
+    expect(headerCallback).toHaveBeenCalledWith({ responseHeaders: { 'Content-Security-Policy': [PAGE_CSP] } });
     const requestCallback = vi.fn();
     (hooks.before as (d: unknown, cb: unknown) => void)({ url: 'https://evil.example/x.js' }, requestCallback);
     expect(requestCallback).toHaveBeenCalledWith({ cancel: true });

@@ -1,36 +1,17 @@
 /**
  * The window's security rules (Electron's security checklist): the app's page comes
  * from our own `app://exobar` protocol, never from the network; a strict
- * Content-Security-Policy on every response; no permissions; no navigation away and
+ * Content-Security-Policy on every response (the page's one, shared/page-serving.ts); no permissions; no navigation away and
  * no new windows (http(s) links open in the user's browser instead).
  */
 import type { Session, Shell, WebContents } from 'electron';
+import { PAGE_CSP } from '../../shared/page-serving';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'exobar';
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 /** The page the popover loads. */
 export const APP_START_URL = `${APP_ORIGIN}/index.html`;
-
-/**
- * Only the app's own scripts, styles and images; no network, no frames, no plugins,
- * no forms, no <base>. Style attributes set through the DOM (React's `style` prop)
- * are not affected; inline <style> and style="" in markup are.
- */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "frame-src 'none'",
-  "object-src 'none'",
-  "worker-src 'none'",
-].join('; ');
 
 /** Links the user may follow out of the app, into their browser. */
 export function isSafeExternalUrl(url: string): boolean {
@@ -64,7 +45,7 @@ export function withCspHeader(headers: Record<string, string[] | string> | undef
     if (name.toLowerCase() === 'content-security-policy') continue;
     out[name] = Array.isArray(value) ? value : [value];
   }
-  out['Content-Security-Policy'] = [CONTENT_SECURITY_POLICY];
+  out['Content-Security-Policy'] = [PAGE_CSP];
   return out;
 }
 

@@ -6,7 +6,7 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
-import { instanceStatusWords } from './status-words';
+import { instanceStatusWords } from '../../shared/status-words';
 import { isLocal } from '../../shared/instance-state';
 import { runnerLogSource } from '../../shared/logs';
 

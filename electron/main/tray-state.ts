@@ -6,7 +6,7 @@ import type { Snapshot, TtftSample } from '../../shared/snapshot';
 import { exoProcessStatusLabel, exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
 import { exoLostGlance } from './exo-lost-glance';
 import { exoInstances, instanceLifecycle, isServing, lifecycleSummary } from '../../shared/instance-state';
-import { formatSeconds, instanceStatusWords, plural } from './status-words';
+import { formatSeconds, instanceStatusWords, plural } from '../../shared/status-words';
 
 export const TRAY_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
 export type TrayState = (typeof TRAY_STATES)[number];

@@ -5,7 +5,7 @@
  */
 import { instanceLifecycle, type InstanceLifecycle } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
-import { formatSeconds, inFlightCount, instanceStatusWords, queuedCount } from '../main/status-words';
+import { formatSeconds, inFlightCount, instanceStatusWords, queuedCount } from '../../shared/status-words';
 
 export interface StatusModel {
   id: string;

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mlxRunnerCommand } from '../../electron/core/mlx/mlx-runner-command';
 import { REPO_ROOT } from '../support/sim-runner-spec';
-import { describePrefillPacingConformance } from './pacing-conformance';
-import { describeRunnerConformance, type RunnerConformanceProfile } from './runner-conformance';
+import { describePrefillPacingConformance } from '../support/conformance/pacing-conformance';
+import { describeRunnerConformance, type RunnerConformanceProfile } from '../support/conformance/runner-conformance';
 
 const LONG_PROMPT_TOKENS = 14_000;
 /** The runner's cap for maxTokens null: the random-weight model never ends on its own. */

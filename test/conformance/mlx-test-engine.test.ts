@@ -12,9 +12,9 @@ import { parseRunnerOutputLine } from '../../shared/runner-protocol';
 import { mlxRunnerCommand } from '../../electron/core/mlx/mlx-runner-command';
 import { REPO_ROOT } from '../support/sim-runner-spec';
 import { useRunnerProcessCleanup } from '../support/runner-cleanup';
-import { spawnRunner } from '../support/runner-process';
-import { describePrefillPacingConformance } from './pacing-conformance';
-import { describeRunnerConformance, type RunnerConformanceProfile } from './runner-conformance';
+import { spawnRunner } from '../support/runner-under-test';
+import { describePrefillPacingConformance } from '../support/conformance/pacing-conformance';
+import { describeRunnerConformance, type RunnerConformanceProfile } from '../support/conformance/runner-conformance';
 
 const MODEL = 'test/llama-3.2-3b';
 const TIME_SCALE = 0.1;

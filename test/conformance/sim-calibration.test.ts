@@ -2,11 +2,11 @@
  * The sim keeps exo's measured proportions (docs/domain.md): a short 1B request is ~1.7x
  * slower while the 3B prefills, and the 3B's 30k-token prefill takes ~19 s. Run at a
  * small time scale with wide bands, since the CPU is shared with other work; the exact
- * figures come from `node --import tsx test/conformance/sim-calibration.ts --time-scale 1`.
+ * figures come from `node --import tsx test/support/conformance/sim-calibration.ts --time-scale 1`.
  */
 import { describe, expect, it } from 'vitest';
 import { useRunnerProcessCleanup } from '../support/runner-cleanup';
-import { measureSimCalibration } from './sim-calibration';
+import { measureSimCalibration } from '../support/conformance/sim-calibration';
 
 describe('sim calibration', () => {
   useRunnerProcessCleanup();

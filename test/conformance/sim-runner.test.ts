@@ -5,8 +5,8 @@
  */
 import { findSimModel } from '../../shared/catalog';
 import { simRunnerSpec } from '../support/sim-runner-spec';
-import { describePrefillPacingConformance } from './pacing-conformance';
-import { describeRunnerConformance, type RunnerConformanceProfile } from './runner-conformance';
+import { describePrefillPacingConformance } from '../support/conformance/pacing-conformance';
+import { describeRunnerConformance, type RunnerConformanceProfile } from '../support/conformance/runner-conformance';
 
 const MODEL = 'sim/llama-3.2-3b';
 const TIME_SCALE = 0.1;

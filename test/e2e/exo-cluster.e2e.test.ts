@@ -17,9 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STOPPED_NODE_REMOVAL_MS } from '../support/fake-exo/fake-cluster';
 import { TINY, TINY_B, twoNodeCluster } from '../support/fake-exo/two-node-scenario';
 import { startServingExo, type ServingExo } from '../support/fake-exo/worker/serving-exo';
-import { launchChromium } from './browser';
+import { launchChromium } from '../support/e2e/browser';
 import { fullPageShot, POPOVER_VIEWPORT } from './full-page-shot';
-import { startServe, type ServeProcess } from './serve-process';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
 const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 

@@ -14,8 +14,8 @@ import { makePrompt } from '../../shared/token-count';
 import { startFakeDownload } from '../support/fake-exo/fake-downloads';
 import { LLAMA_1B, QWEN_30B } from '../support/fake-exo/scenarios';
 import { startServingExo, stallCluster, type ServingExo } from '../support/fake-exo/worker/serving-exo';
-import { launchChromium } from './browser';
-import { startServe, type ServeProcess } from './serve-process';
+import { launchChromium } from '../support/e2e/browser';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
 const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 const GB = 1024 ** 3;

@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LLAMA_1B, LLAMA_3B } from '../support/fake-exo/scenarios';
 import { streamChatText } from '../support/fake-exo/stream-chat';
 import { startServingExo, type ServingExo } from '../support/fake-exo/worker/serving-exo';
-import { launchChromium } from './browser';
-import { startServe, type ServeProcess } from './serve-process';
+import { launchChromium } from '../support/e2e/browser';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
 const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 

@@ -11,11 +11,11 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './browser';
+import { launchChromium } from '../support/e2e/browser';
 import { fullPageShot, POPOVER_VIEWPORT } from './full-page-shot';
 import { createServer } from 'node:net';
 import { startFakeExoProcess, type FakeExoProcess } from '../support/fake-exo/fake-exo-process';
-import { startServe, type ServeProcess } from './serve-process';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
 const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 const QWEN = 'exo:mlx-community/Qwen3-30B-A3B-4bit';

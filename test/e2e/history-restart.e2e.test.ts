@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './browser';
-import { controlClient } from './control-client';
-import { startServe, type ServeProcess } from './serve-process';
+import { launchChromium } from '../support/e2e/browser';
+import { controlClient } from '../support/e2e/control-client';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
 const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 const MODEL = 'sim/llama-3.2-1b';

@@ -12,10 +12,10 @@
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './browser';
-import { streamChat, type StreamingChat } from './chat-client';
-import { startServe, type ServeProcess } from './serve-process';
-import { MEDIUM, simCards, SMALL } from './sim-cards';
+import { launchChromium } from '../support/e2e/browser';
+import { streamChat, type StreamingChat } from '../support/e2e/chat-client';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
+import { MEDIUM, simCards, SMALL } from '../support/e2e/sim-cards';
 
 const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 // 0.5: loading takes long enough to be seen in a snapshot or two; a 60k prompt prefills for seconds.

@@ -9,9 +9,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './browser';
-import { drainChat } from './chat-client';
-import { startServe, type ServeProcess } from './serve-process';
+import { launchChromium } from '../support/e2e/browser';
+import { drainChat } from '../support/e2e/chat-client';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
 const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 const WINDOW_MS = 5_000;

@@ -12,11 +12,11 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mlxPlatform } from '../../electron/core/mlx/mlx-platform';
-import { launchChromium } from './browser';
-import { streamChat, type StreamingChat } from './chat-client';
-import { controlClient } from './control-client';
-import { startServe, type ServeProcess } from './serve-process';
-import { MEDIUM, simCards, SMALL } from './sim-cards';
+import { launchChromium } from '../support/e2e/browser';
+import { streamChat, type StreamingChat } from '../support/e2e/chat-client';
+import { controlClient } from '../support/e2e/control-client';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
+import { MEDIUM, simCards, SMALL } from '../support/e2e/sim-cards';
 
 const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 // 0.25: the 3B prefills a 60k-token prompt in ~9.5 s, one 4096-token chunk every ~0.65 s:

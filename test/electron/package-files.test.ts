@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPackageContents, mainBundleImports, pageAssets, pythonLocalImports } from '../../scripts/package-check/check-contents';
 import { packageContents } from '../../scripts/package-check/package-contents';
 import { serveAppRequest } from '../../electron/main/app-protocol';
-import { CHROMIUM_PATH, launchChromium } from '../e2e/browser';
+import { CHROMIUM_PATH, launchChromium } from '../support/e2e/browser';
 import { instance, snapshot, ttftSample, warning } from '../support/electron/snapshot-fixtures';
 
 const root = join(import.meta.dirname, '..', '..');

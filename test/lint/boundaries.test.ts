@@ -27,7 +27,7 @@ describe('lint boundaries', () => {
     ['renderer/src/components/x.tsx', "import { createNode } from '../../../electron/core/node';", /renderer\/ never imports electron/],
     ['shared/x.ts', "import pino from 'pino';", /shared\/ imports only zod/],
     ['shared/x.ts', "import { readFileSync } from 'node:fs';", /shared\/ imports only zod/],
-    ['shared/x.ts', "import type { ExobarNode } from '../electron/core/node-types';", /shared\/ imports nothing of the app/],
+    ['shared/x.ts', "import type { ExobarNode } from '../electron/core/node/node-types';", /shared\/ imports nothing of the app/],
   ])('%s: %s fails', async (file, code, message) => {
     const found = await violations(file, code);
     expect(found.length).toBeGreaterThan(0);

@@ -17,7 +17,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localInstances } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
-import { startServe, type ServeProcess } from '../e2e/serve-process';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 import { freePort } from '../support/fake-exo-exe/harness';
 
 const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';

@@ -13,7 +13,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HistoryAnswerSchema } from '../../shared/history';
 import { REQUEST_RECORD_COLUMNS, RequestListSchema, type RequestList } from '../../shared/request-record';
-import { startServe, type ServeProcess } from '../e2e/serve-process';
+import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 import { eventually } from '../support/api-harness';
 import { LLAMA_1B } from '../support/fake-exo/scenarios';
 import { startServingExo, type ServingExo } from '../support/fake-exo/worker/serving-exo';

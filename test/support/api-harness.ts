@@ -11,7 +11,7 @@ import { afterAll, beforeAll } from 'vitest';
 import pino from 'pino';
 import { createApiServer, type ApiServerOptions } from '../../electron/core/api/api-server';
 import { startCore, type RunningCore, type StartCoreOptions } from '../../electron/core/start-core';
-import type { ExobarNode } from '../../electron/core/node-types';
+import type { ExobarNode } from '../../electron/core/node/node-types';
 import type { InstanceType } from '../../shared/snapshot';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';

@@ -23,7 +23,7 @@ import {
   type ResidencyUpdate,
   type SubmitRequest,
   type UnloadReason,
-} from '../../electron/core/node-types';
+} from '../../electron/core/node/node-types';
 import { DEFAULT_PREFILL_CHUNK_TOKENS } from '../../shared/runner-protocol';
 import { unloadRefusal } from '../../electron/core/on-demand/unload-refusal';
 

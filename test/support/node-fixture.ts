@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNode, type NodeInternals } from '../../electron/core/node';
-import type { NodeOptions, RequestEvent, RequestHandle, SubmitRequest } from '../../electron/core/node-types';
+import { createNode, type NodeInternals } from '../../electron/core/node/node';
+import type { NodeOptions, RequestEvent, RequestHandle, SubmitRequest } from '../../electron/core/node/node-types';
 import type { InstanceType } from '../../shared/snapshot';
 
 export type TestNode = ReturnType<typeof createNode>;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SIM_RUNNER_BUILT_PATH } from '../../electron/core/runner-entry';
-import type { RunnerSpawnSpec } from './runner-process';
+import type { RunnerSpawnSpec } from './runner-under-test';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** The sim runner as it ships; what the core starts too (electron/core/runner-entry.ts). */

@@ -4,7 +4,7 @@
  * its usual typed exception.
  */
 import type { ApiErrorBody } from '../../../shared/api';
-import { NodeError } from '../node-types';
+import { NodeError } from '../node/node-types';
 
 /** An error to answer with; `rejectedInput` marks input refused at the HTTP boundary (counted). */
 export class ApiError extends Error {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import pino, { type Logger } from 'pino';
 import type { z } from 'zod';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import { ApiError, errorBody, toApiError } from './api-error';
 import { checkBearer } from './bearer-auth';
 import type { FitChecker } from '../fit/fit-gate';

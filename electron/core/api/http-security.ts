@@ -11,6 +11,7 @@
 import { networkInterfaces } from 'node:os';
 import type { ServerResponse } from 'node:http';
 import { rejected, type ApiError } from './api-error';
+import { PAGE_CSP } from '../../../shared/page-serving';
 
 /** True for addresses that mean "every interface". */
 export function isWildcardHost(host: string): boolean {
@@ -100,26 +101,9 @@ export function setCommonSecurityHeaders(res: ServerResponse): void {
   res.setHeader('Referrer-Policy', 'no-referrer');
 }
 
-/**
- * The page's Content Security Policy: scripts and connections to this origin only.
- * Inline styles are allowed because the charts (recharts) set style attributes.
- */
-export const RENDERER_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
 /** Headers of the HTML page: the CSP, and no framing (clickjacking). */
 export function setPageSecurityHeaders(res: ServerResponse): void {
-  res.setHeader('Content-Security-Policy', RENDERER_CSP);
+  res.setHeader('Content-Security-Policy', PAGE_CSP);
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
 }

@@ -3,7 +3,7 @@
  * streamed `chat.completion.chunk`s, plus exo's `generation_stats` comment payload.
  */
 import type { GenerationStats, Usage } from '../../../shared/runner-protocol';
-import type { RequestHandle } from '../node-types';
+import type { RequestHandle } from '../node/node-types';
 
 /**
  * OpenAI's finish reasons plus `cancelled` (exo's name) for a request cancelled by the

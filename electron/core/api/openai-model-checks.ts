@@ -5,7 +5,7 @@
  */
 import type { CatalogModel } from '../../../shared/catalog';
 import { countPromptTokens } from '../../../shared/token-count';
-import type { SubmitRequest } from '../node-types';
+import type { SubmitRequest } from '../node/node-types';
 import { rejected, type ApiError } from './api-error';
 
 /** The first reason `model` cannot serve `request`; null when it can (or the model is unknown). */

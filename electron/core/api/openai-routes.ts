@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { isLocal, isServing } from '../../../shared/instance-state';
 import type { InstanceSnapshot, LocalInstanceSnapshot } from '../../../shared/snapshot';
-import type { ExobarNode, RequestEvent, RequestHandle, SubmitRequest } from '../node-types';
+import type { ExobarNode, RequestEvent, RequestHandle, SubmitRequest } from '../node/node-types';
 import { ApiError, errorBody, rejected, toApiError } from './api-error';
 import { completionBody, contentChunk, finishChunk, generationStatsPayload, roleChunk, usageChunk } from './openai-format';
 import { refuseForModel } from './openai-model-checks';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { ChatMessage } from '../../../shared/runner-protocol';
 import { MAX_STOP_SEQUENCES } from '../../../shared/stop-sequences';
-import type { SubmitRequest } from '../node-types';
+import type { SubmitRequest } from '../node/node-types';
 import { KeepAliveSchema } from '../on-demand/keep-alive';
 
 const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeNode } from '../../../test/support/fake-node';
 import { startServerRig, type ApiRig } from '../../../test/support/api-harness';
+import { PAGE_CSP } from '../../../shared/page-serving';
 
 let root: string;
 let dir: string;
@@ -53,7 +54,8 @@ describe('serving the renderer', () => {
     const page = await fetch(`${built.url}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'.*script-src 'self'.*frame-ancestors 'none'/);
+    // The one policy of the page, the same the Electron popover sends (shared/page-serving.ts).
+    expect(page.headers.get('content-security-policy')).toBe(PAGE_CSP);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('cache-control')).toBe('no-cache');

@@ -8,28 +8,8 @@ import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
 import { packageRoot } from '../package-root';
+import { contentTypeOf } from '../../../shared/page-serving';
 import { setPageSecurityHeaders } from './http-security';
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.ico': 'image/x-icon',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.ttf': 'font/ttf',
-  '.txt': 'text/plain; charset=utf-8',
-  '.wasm': 'application/wasm',
-};
 
 /** The renderer build beside the package: `<package root>/out/renderer`. */
 export function defaultRendererDir(): string {
@@ -78,7 +58,7 @@ export async function serveStatic(req: IncomingMessage, res: ServerResponse, pat
     file = index;
   }
   const ext = extname(file).toLowerCase();
-  const type = CONTENT_TYPES[ext] ?? 'application/octet-stream';
+  const type = contentTypeOf(file);
   const info = await stat(file);
   if (ext === '.html') setPageSecurityHeaders(res);
   res.writeHead(200, {

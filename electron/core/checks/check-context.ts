@@ -3,7 +3,7 @@
  * check's own requests, the cancel signal and the progress reporter.
  */
 import type { CatalogModel } from '../../../shared/catalog';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import type { CheckRequests } from './check-requests';
 
 export interface CheckContext {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SharingCheckResultSchema, type CheckStatus, type SharingCheckOptions, type SharingCheckResult } from '../../../shared/sharing-check';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import { CheckCancelled } from './check-context';
 import type { DecodeExperimentOptions } from './decode-experiment';
 import { runSharingCheck } from './sharing-check';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
-import type { ExobarNode, RequestHandle } from '../node-types';
+import type { ExobarNode, RequestHandle } from '../node/node-types';
 
 /** One request as the check saw it. */
 export interface TimedRequest {

@@ -3,7 +3,7 @@
  * A's prefill (by when each gap ended), with decode tokens/s and ITL p50/p95 per span.
  */
 import type { DecodeSpan } from '../../../shared/sharing-check';
-import { percentile } from '../node/ttft-stats';
+import { percentile } from '../../../shared/stats';
 
 export interface Gap {
   at: number;

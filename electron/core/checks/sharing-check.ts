@@ -8,7 +8,7 @@ import { cpus, release, totalmem, type } from 'node:os';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { SharingCheckOptions, SharingCheckResult } from '../../../shared/sharing-check';
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import { CheckRequests } from './check-requests';
 import { type CheckContext } from './check-context';
 import { runDecodeExperiment, type DecodeExperimentOptions } from './decode-experiment';

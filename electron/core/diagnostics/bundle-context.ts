@@ -5,7 +5,7 @@
 import type { ExoBundleSource } from '../exo/exo-attachment';
 import type { ExoLogBundleFile } from '../exo-process/exo-logs';
 import type { Redactor } from './redaction';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import type { DiagnosisOptions } from './diagnosis';
 import type { Identity } from './redaction';
 import type { SystemInfo } from './system-info';

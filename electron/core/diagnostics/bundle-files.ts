@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import { exoLogDir, type ExoLogBundleFile } from '../exo-process/exo-logs';
-import type { NodeEvent, RequestTimeline } from '../node-types';
+import type { NodeEvent, RequestTimeline } from '../node/node-types';
 import { instanceIdOf, isEventOf } from '../node/node-event';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
 import { diagnose, type Diagnosis, type Finding } from './diagnosis';

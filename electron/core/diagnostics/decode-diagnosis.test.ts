@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evenDecode } from '../../../test/support/decode-fixture';
-import type { RequestTimeline } from '../node-types';
+import type { RequestTimeline } from '../node/node-types';
 import { diagnoseDecode } from './decode-diagnosis';
 
 const NEIGHBOUR = { instanceId: 'llama-3.2-3b-2', model: 'sim/llama-3.2-3b', modelName: 'Llama 3.2 3B', phase: 'prefilling' as const, node: null };

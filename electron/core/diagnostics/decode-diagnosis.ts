@@ -6,7 +6,7 @@
  * no neighbour worked. A pure function of the node's request records.
  */
 import { phaseVerb, type NeighbourPhase } from '../../../shared/sharing';
-import type { RequestTimeline } from '../node-types';
+import type { RequestTimeline } from '../node/node-types';
 
 export interface DecodeFinding {
   requestId: string;

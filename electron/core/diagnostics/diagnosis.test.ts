@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeEvent, RequestTimeline } from '../node-types';
+import type { NodeEvent, RequestTimeline } from '../node/node-types';
 import { diagnose } from './diagnosis';
 import { NO_DECODE } from '../sharing/decode-timing';
 

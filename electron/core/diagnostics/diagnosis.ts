@@ -17,11 +17,12 @@
  */
 import { pacingDecisions, type PacingDecision } from '../pacing/pacing-diagnosis';
 import type { RunnerStatusKind } from '../../../shared/runner-protocol';
-import type { NodeEvent, RequestTimeline } from '../node-types';
+import type { NodeEvent, RequestTimeline } from '../node/node-types';
 import { isEventOf } from '../node/node-event';
 import { diagnoseDecode, type DecodeFinding } from './decode-diagnosis';
 import { busyIntervalOf, overlapMs, ttftParts as measureTtftParts, type TtftParts } from '../node/request-metrics';
 import { isServingStatus } from '../../../shared/instance-state';
+import { median } from '../../../shared/stats';
 
 export type StallCause =
   | 'queued_behind_same_model_prefill'
@@ -138,16 +139,8 @@ const DISPATCH_NOISE_MS = 5;
 const r1 = (n: number): number => Math.round(n * 10) / 10;
 const ms = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${Math.round(n)} ms`);
 
-function median(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function overlap(a0: number, a1: number, b0: number, b1: number): number {
-  return Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
-}
+/** Milliseconds of [b0, b1] that [a0, a1] covers. */
+const overlap = (a0: number, a1: number, b0: number, b1: number): number => overlapMs([{ start: a0, end: a1 }], b0, b1);
 
 /**
  * Prompts of one size class cost about the same: up to 256 tokens (mostly fixed

@@ -7,7 +7,7 @@
  */
 import { localInstances, reportedFastSynchDiffers } from '../../../shared/instance-state';
 import type { Snapshot, Warning } from '../../../shared/snapshot';
-import type { NodeEvent } from '../node-types';
+import type { NodeEvent } from '../node/node-types';
 import { isEventOf } from '../node/node-event';
 
 export interface PolicyRunner {

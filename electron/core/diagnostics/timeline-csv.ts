@@ -4,7 +4,7 @@
  * directly: a long `dispatch_ms` is the node, a long `ack_wait_ms` the runner busy
  * with a step (a prefill), a long `prefill_ms` the prompt or the shared GPU.
  */
-import type { RequestTimeline } from '../node-types';
+import type { RequestTimeline } from '../node/node-types';
 import { ttftParts } from './diagnosis';
 
 export const TIMELINE_COLUMNS = [

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
-import type { ExoSnapshotPart } from '../node-types';
+import type { ExoSnapshotPart } from '../node/node-types';
 import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
 import { demoCluster } from '../../../test/support/fake-exo/scenarios';
 import { ExoAttachment } from './exo-attachment';

@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { exoLogDir } from '../exo-process/exo-home';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoOffer } from '../../../shared/exo-snapshot';
-import type { ExoSnapshotPart, ExobarNode } from '../node-types';
+import type { ExoSnapshotPart, ExobarNode } from '../node/node-types';
 import type { LostModels } from './cluster-events/lost-models';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
 import { withTraffic } from './exo-traffic-view';
 import { stopExoModel, type FastSynchOf } from './launch/exo-safe-pair';
+import { ExoPlacer, type ExoPlacementEvent, type ExoPlacerOptions } from './launch/exo-place-on-demand';
 import { createExoServing, type ExoServing } from './proxy/exo-serving';
 import type { ApiRoute } from '../api/route-types';
 import type { ProxiedRequest } from './proxy/exo-traffic';
@@ -40,6 +41,12 @@ export interface ExoAttachmentOptions {
   holdEnabled?: () => boolean;
   /** The setting `exo.placeOnDemand` (off: a downloaded, unplaced model's request is answered 404 with how to place it). */
   placeOnDemand?: () => boolean;
+  /** The default idle time to live of an instance exobar placed on demand, seconds (`onDemand.idleTtlSeconds`); null never. Default 30 min. */
+  idleTtlSeconds?: () => number | null;
+  /** Hears each placement on demand, its deletion when idle, and a refusal (the request log, the event log). */
+  onPlacement?: (event: ExoPlacementEvent) => void;
+  /** Placing on demand: how long to wait for runners, how often to poll and to look for idle placements (tests shorten them). */
+  placer?: Partial<Pick<ExoPlacerOptions, 'readyTimeoutMs' | 'pollMs' | 'reapIntervalMs' | 'headroomBytes'>>;
   /** Longest silence from exo on a proxied request before it counts as hung (default 30 s). */
   proxyIdleTimeoutMs?: number;
   /** Stall warning thresholds (tests shorten them). */
@@ -83,16 +90,33 @@ export class ExoAttachment {
   private readonly holdEnabled: () => boolean;
   private holdWas: boolean;
   private publishTimer: NodeJS.Timeout | null = null;
+  /** Places a downloaded model for a request (`exo.placeOnDemand`) and deletes what it placed once idle. */
+  readonly placer: ExoPlacer;
 
   constructor(private readonly options: ExoAttachmentOptions) {
     this.now = options.now ?? Date.now;
     this.logDir = options.exoLogDir === undefined ? defaultExoLogDir() : options.exoLogDir;
     this.holdEnabled = options.holdEnabled ?? (() => true);
     this.holdWas = this.holdEnabled();
+    this.placer = new ExoPlacer({
+      ...options.placer,
+      url: () => this.url,
+      fastSynchOf: (nodeId) => this.fastSynchOf(nodeId),
+      idleTtlSeconds: options.idleTtlSeconds ?? (() => 1800),
+      busy: (model) => this.serving.traffic.active().some((r) => r.model === model),
+      onEvent: (event) => {
+        options.onPlacement?.(event);
+        // The snapshot shows the new instance (or its absence) without waiting for the next poll.
+        void this.monitor?.client.tick().catch(() => undefined);
+      },
+      now: this.now,
+    });
+    this.placer.start();
     this.serving = createExoServing({
       source: () => this.monitor?.client ?? null,
       holdEnabled: this.holdEnabled,
       ...(options.placeOnDemand ? { placeOnDemand: options.placeOnDemand } : {}),
+      placer: this.placer,
       idleTimeoutMs: options.proxyIdleTimeoutMs,
       ...(options.localRoutes ? { localRoutes: options.localRoutes } : {}),
       modelBusyAtExo: (model) => {
@@ -227,6 +251,7 @@ export class ExoAttachment {
 
   /** Stops polling (at shutdown). */
   async stop(): Promise<void> {
+    this.placer.stop();
     if (this.publishTimer) clearTimeout(this.publishTimer);
     this.publishTimer = null;
     await this.stopMonitor();

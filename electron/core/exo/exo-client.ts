@@ -8,7 +8,7 @@
  */
 import { backoffDelayMs } from '../../../shared/backoff';
 import type { Agent } from 'node:http';
-import { DEFAULT_EXO_HTTP, exoAgent, getExoJson, type ExoFetchError, type ExoFetchResult, type ExoHttpOptions } from './exo-http';
+import { DEFAULT_EXO_HTTP, exoAgent, getExoJsonIfChanged, type ExoFetchError, type ExoFetchIfChangedResult, type ExoHttpOptions } from './exo-http';
 import { NodeIdSchema, normalizeExoUrl } from './exo-probe';
 import {
   parseInstances,
@@ -35,6 +35,12 @@ export interface ExoClientOptions {
   maxBackoffMs?: number;
   http?: Partial<ExoHttpOptions>;
   now?: () => number;
+  /**
+   * Parse every section on every poll even when exo sent the same bytes as last time
+   * (default false: an unchanged section keeps what was read from it). For the poll
+   * benchmark's contrast.
+   */
+  reparseUnchanged?: boolean;
   /** Called after every poll round that changed something. */
   onUpdate?: () => void;
 }
@@ -67,6 +73,8 @@ export interface ExoReading {
   downloads: ExoDownload[] | null;
   /** Epoch ms of the last good read of /state/downloads. */
   downloadsAt: number | null;
+  /** Epoch ms of the last good read of the node sections (changed or not). */
+  nodesAt: number | null;
   /** Epoch ms of the last good fast round. */
   fastAt: number | null;
 }
@@ -84,7 +92,16 @@ const KEPT_ERRORS = 200;
 export class ExoClient {
   readonly url: string;
   readonly connection: ExoConnectionState;
-  readonly reading: ExoReading = { instances: null, runners: null, tasks: null, nodes: null, downloads: null, downloadsAt: null, fastAt: null };
+  readonly reading: ExoReading = {
+    instances: null,
+    runners: null,
+    tasks: null,
+    nodes: null,
+    nodesAt: null,
+    downloads: null,
+    downloadsAt: null,
+    fastAt: null,
+  };
   /** The last raw sections as exo sent them (for the bundle's exo/state.json, redacted there). */
   readonly raw: Record<string, unknown> = {};
   /** Recent failed polls and parse problems, newest last, bounded. */
@@ -98,6 +115,8 @@ export class ExoClient {
   private readonly now: () => number;
   private readonly inFlight = new Set<string>();
   private readonly unknownByPath = new Map<string, number>();
+  /** The last body of each path that was read and taken in: the same bytes again are not parsed again. */
+  private readonly lastBody = new Map<string, Buffer>();
   private timer: NodeJS.Timeout | null = null;
   private lastSlowAt = -Infinity;
   private nextAttemptAt = 0;
@@ -186,12 +205,23 @@ export class ExoClient {
     this.options.onUpdate?.();
   }
 
-  private async fetch(path: string): Promise<ExoFetchResult | null> {
+  /**
+   * GETs one path. `unchanged` when exo sent the bytes it sent last time for it: what
+   * was read from them then still holds, so nothing is parsed or replaced.
+   */
+  private async fetch(path: string): Promise<ExoFetchIfChangedResult | null> {
     if (this.inFlight.has(path)) return null;
     this.inFlight.add(path);
     try {
-      const result = await getExoJson(this.base, path, this.agent, this.http);
+      const result = await getExoJsonIfChanged(
+        this.base,
+        path,
+        this.agent,
+        this.http,
+        this.options.reparseUnchanged ? null : (this.lastBody.get(path) ?? null),
+      );
       if (!result.ok) this.recordError(path, result.error.kind, result.error.message);
+      else if (!result.unchanged) this.lastBody.set(path, result.body);
       return result;
     } finally {
       this.inFlight.delete(path);
@@ -210,6 +240,7 @@ export class ExoClient {
   private async pollNodeId(): Promise<boolean> {
     const result = await this.fetch('/node_id');
     if (!result?.ok) return false;
+    if (result.unchanged) return true;
     const id = NodeIdSchema.safeParse(result.value);
     if (!id.success) {
       this.recordError('/node_id', 'not_json', 'GET /node_id: the answer is not an exo node id');
@@ -224,27 +255,41 @@ export class ExoClient {
   private async pollFast(): Promise<boolean> {
     const [instances, runners, tasks] = await Promise.all(FAST_PATHS.map((p) => this.fetch(p)));
     if (!instances?.ok || !runners?.ok || !tasks?.ok) return false;
-    this.raw.instances = instances.value;
-    this.raw.runners = runners.value;
-    this.raw.tasks = tasks.value;
-    this.reading.instances = this.accept('/state/instances', parseInstances(instances.value)) ?? this.reading.instances;
-    this.reading.runners = this.accept('/state/runners', parseRunners(runners.value)) ?? this.reading.runners;
-    this.reading.tasks = this.accept('/state/tasks', parseTasks(tasks.value)) ?? this.reading.tasks;
+    // An unchanged section keeps its map (the same object): the monitor skips what did not change.
+    if (!instances.unchanged) {
+      this.raw.instances = instances.value;
+      this.reading.instances = this.accept('/state/instances', parseInstances(instances.value)) ?? this.reading.instances;
+    }
+    if (!runners.unchanged) {
+      this.raw.runners = runners.value;
+      this.reading.runners = this.accept('/state/runners', parseRunners(runners.value)) ?? this.reading.runners;
+    }
+    if (!tasks.unchanged) {
+      this.raw.tasks = tasks.value;
+      this.reading.tasks = this.accept('/state/tasks', parseTasks(tasks.value)) ?? this.reading.tasks;
+    }
     return true;
   }
 
   private async pollSlow(): Promise<boolean> {
     const [results] = await Promise.all([Promise.all(SLOW_SECTIONS.map((s) => this.fetch(`/state/${s}`))), this.pollDownloads()]);
     if (!results.every((r) => r?.ok)) return false;
+    // lastSeen moves on every exo tick, so the node sections rarely come back unchanged; when they all do, the node map stays.
+    if (results.every((r) => r?.ok && r.unchanged) && this.reading.nodes) {
+      this.reading.nodesAt = this.now();
+      return true;
+    }
     const raw: RawNodeSections = {};
     SLOW_SECTIONS.forEach((section, i) => {
-      const value = (results[i] as { value: unknown }).value;
+      const result = results[i]!;
+      const value = result.ok && !result.unchanged ? result.value : this.raw[section];
       raw[section] = value;
       this.raw[section] = value;
     });
     const parsed = parseNodes(raw);
     this.countProblems('/state/nodes', parsed.problems);
     this.reading.nodes = parsed.nodes;
+    this.reading.nodesAt = this.now();
     return true;
   }
 
@@ -256,6 +301,11 @@ export class ExoClient {
   private async pollDownloads(): Promise<void> {
     const result = await this.fetch('/state/downloads');
     if (!result?.ok) return;
+    if (result.unchanged) {
+      // Still a read: speed and time left are worked out from when exo's figures were read.
+      this.reading.downloadsAt = this.now();
+      return;
+    }
     const parsed = parseDownloads(result.value);
     this.countProblems('/state/downloads', parsed.problems);
     this.unknownByPath.set('/state/downloads', parsed.unknownTags);

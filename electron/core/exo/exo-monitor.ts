@@ -60,6 +60,7 @@ export class ExoMonitor {
   /** Models exo took away, until served again or dismissed (exo_model_lost). */
   readonly lost = new LostModels();
   private nodesSeen: unknown = null;
+  private nodesReadAt: number | null = null;
   private nodesAt = -Infinity;
   private readonly warningOptions: ExoWarningOptions;
   private readonly now: () => number;
@@ -129,10 +130,11 @@ export class ExoMonitor {
         this.downloadsSeenAt = reading.downloadsAt;
         this.downloads.observe(reading.downloadsAt ?? reading.fastAt, reading.downloads);
       }
-      if (reading.nodes) this.tracker.observeLastSeen(reading.fastAt, new Map([...reading.nodes].map(([id, n]) => [id, n.lastSeenAt])));
       if (reading.nodes) {
-        // The client replaces the node map on every read of the node sections.
-        if (reading.nodes !== this.nodesSeen) this.nodesAt = reading.fastAt;
+        // The node sections are read every 5 s; the client keeps their map while they come back unchanged.
+        if (reading.nodesAt !== this.nodesReadAt) this.nodesAt = reading.fastAt;
+        this.nodesReadAt = reading.nodesAt;
+        if (reading.nodes !== this.nodesSeen) this.tracker.observeLastSeen(reading.fastAt, new Map([...reading.nodes].map(([id, n]) => [id, n.lastSeenAt])));
         this.nodesSeen = reading.nodes;
         const { instances, runners, nodes } = reading;
         const published = this.events.observe({

@@ -40,9 +40,14 @@ export class ExoTracker {
   private readonly everIds = new Map<string, string>();
   /** exobar ids whose exo instance went away: reused for the next instance of the model. */
   private readonly freeIds = new Map<string, string[]>();
+  private lastObserved: [Map<string, ExoInstance>, Map<string, ExoRunnerStatus>, Map<string, ExoTask>] | null = null;
 
   /** Takes in one fast reading. */
   observe(now: number, instances: Map<string, ExoInstance>, runners: Map<string, ExoRunnerStatus>, tasks: Map<string, ExoTask>): void {
+    // The same maps as last time (exo sent the same bytes): nothing can have changed.
+    const last = this.lastObserved;
+    if (last && last[0] === instances && last[1] === runners && last[2] === tasks) return;
+    this.lastObserved = [instances, runners, tasks];
     this.observeInstances(now, instances, runners);
     for (const [runnerId, status] of runners) {
       const seen = this.runners.get(runnerId);

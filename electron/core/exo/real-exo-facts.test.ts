@@ -22,6 +22,7 @@ function readingOf(state: Record<string, unknown>): ExoReading {
     runners: parseRunners(state.runners).entries,
     tasks: parseTasks(state.tasks).entries,
     nodes: parseNodes(state).nodes,
+    nodesAt: 1,
     downloads: null,
     downloadsAt: null,
     fastAt: 1,

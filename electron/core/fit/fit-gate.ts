@@ -7,7 +7,7 @@ import type { CatalogModel } from '../../../shared/catalog';
 import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { FitCheck } from '../../../shared/fit-check';
 import type { Snapshot } from '../../../shared/snapshot';
-import { NodeError } from '../node-types';
+import { NodeError } from '../node/node-types';
 import { fitForLaunch, type FitForLaunchInput } from './fit-for-launch';
 
 /** How a gate reads the machine; tests replace it. */

@@ -13,7 +13,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { INSTANCE_LIFECYCLES, instanceLifecycle } from '../../../shared/instance-state';
 import type { RequestRecord } from '../../../shared/request-record';
 import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
-import type { NodeEvent } from '../node-types';
+import type { NodeEvent } from '../node/node-types';
 
 /** Labels of every per-instance series. `node` is the Mac that served it ("local" names this one's host). */
 const INSTANCE_LABELS = ['model', 'instance', 'source', 'node'] as const;

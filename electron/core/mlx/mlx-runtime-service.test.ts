@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSettings } from '../../../shared/api';
 import { makePrompt } from '../../../shared/token-count';
-import { createNode } from '../node';
+import { createNode } from '../node/node';
 import type { MlxRuntimeStatus } from './detect-mlx-runtime';
 import { MlxRuntimeService } from './mlx-runtime-service';
 import type { LocalMlxModel } from './scan-local-models';

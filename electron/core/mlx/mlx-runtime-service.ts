@@ -7,7 +7,7 @@
 import type { Settings } from '../../../shared/api';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { detectMlxRuntime, type MlxRuntimeStatus } from './detect-mlx-runtime';
 import { mlxPlatform } from './mlx-platform';

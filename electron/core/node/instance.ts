@@ -8,7 +8,7 @@ import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
-import { NodeError, type NodeErrorCode } from '../node-types';
+import { NodeError, type NodeErrorCode } from './node-types';
 import { RunnerSupervisor, type DownCause, type SupervisorEvent, type SupervisorOptions } from '../supervisor/runner-supervisor';
 import { InstancePhases, phaseOf } from '../sharing/instance-phases';
 import { SharingStats } from '../sharing/sharing-stats';

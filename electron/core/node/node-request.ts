@@ -6,7 +6,7 @@
 import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
 import type { CancelledBy } from '../../../shared/request-record';
-import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from '../node-types';
+import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from './node-types';
 import { DecodeTiming, type TokenGap } from '../sharing/decode-timing';
 import { RequestSharing } from '../sharing/request-sharing';
 import { ttftParts } from './request-metrics';

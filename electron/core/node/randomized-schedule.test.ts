@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localInstances } from '../../../shared/instance-state';
-import type { RequestEvent } from '../node-types';
+import type { RequestEvent } from './node-types';
 import type { DispatchMode } from './dispatcher';
 import { seededRandom } from '../../../shared/seeded-random';
 import { makePrompt } from '../../../shared/token-count';

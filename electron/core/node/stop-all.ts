@@ -4,7 +4,7 @@
  * to stop does not keep the others running.
  */
 import { localInstances } from '../../../shared/instance-state';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from './node-types';
 
 export interface StopAllResult {
   /** Every instance that was asked to stop. */

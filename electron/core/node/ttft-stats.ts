@@ -1,10 +1,11 @@
 /** Recent time-to-first-token samples of one instance, with p50 and p95 over them. */
 import type { TtftSample, TtftSnapshot } from '../../../shared/snapshot';
+import { percentile, TTFT_WINDOW } from '../../../shared/stats';
 
 export class TtftStats {
   private readonly samples: TtftSample[] = [];
 
-  constructor(private readonly capacity = 120) {}
+  constructor(private readonly capacity = TTFT_WINDOW) {}
 
   add(sample: TtftSample): void {
     this.samples.push(sample);
@@ -20,11 +21,4 @@ export class TtftStats {
       latest: this.samples.at(-1) ?? null,
     };
   }
-}
-
-/** Nearest-rank percentile of sorted values; null for no values. */
-export function percentile(sorted: readonly number[], q: number): number | null {
-  if (sorted.length === 0) return null;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank]!;
 }

@@ -5,7 +5,7 @@
  * pinned, so a request that arrived since the snapshot keeps its instance.
  */
 import { localInstances } from '../../../shared/instance-state';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 
 export class IdleReaper {
   private timer: NodeJS.Timeout | null = null;

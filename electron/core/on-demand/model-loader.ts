@@ -15,7 +15,7 @@ import type { Settings } from '../../../shared/api';
 import { decideFastSynch, wouldCreateRingFastSynchRisk } from '../../../shared/fast-synch-policy';
 import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { FastSynchOverride, LocalInstanceSnapshot } from '../../../shared/snapshot';
-import { NodeError, type ExobarNode } from '../node-types';
+import { NodeError, type ExobarNode } from '../node/node-types';
 import { defaultFitChecker, runningModels, type FitChecker } from '../fit/fit-gate';
 import { IdleReaper } from './idle-reaper';
 import { planRoom, type ResidentInfo } from './room-plan';

@@ -12,7 +12,8 @@ import { defaultSettings, type Settings } from '../../../shared/api';
 import { localInstances } from '../../../shared/instance-state';
 import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { fitForLaunch } from '../fit/fit-for-launch';
-import type { NodeEvent } from '../node-types';
+import type { NodeEvent } from '../node/node-types';
+import type { ModelEventRecord, RequestRecord } from '../../../shared/request-record';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';
@@ -151,6 +152,15 @@ describe('unload when idle; pin what must stay', () => {
     await eventually(() => instancesOf(r, SMALL).length === 0, 5000, 'idle unload');
     expect(events(r, 'instance_unloaded').at(-1)).toMatchObject({ instanceId: idle.id, data: { model: SMALL, reason: 'idle' } });
     expect((events(r, 'instance_unloaded').at(-1) as Extract<NodeEvent, { kind: 'instance_unloaded' }>).data.idleMs).toBeGreaterThanOrEqual(900);
+    // The load and the unload are rows of the request log beside the request, newest first.
+    const log = (await r.control('GET', `/api/requests?model=${encodeURIComponent(SMALL)}`)).body as { events: ModelEventRecord[]; requests: RequestRecord[] };
+    expect(log.requests).toHaveLength(1);
+    expect(log.requests[0]!.loadMs).toBeGreaterThan(300);
+    expect(log.events.map((e) => [e.event, e.instance, e.reason])).toEqual([
+      ['unload', idle.id, expect.stringMatching(/^idle \d+ s$/)],
+      ['load', idle.id, 'on demand for a request'],
+    ]);
+    expect(log.events[1]!.durationMs).toBeGreaterThan(300);
   });
 
   it("keeps a pinned instance and one with keep_alive -1; unloads on the operator's word", async () => {

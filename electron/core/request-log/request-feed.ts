@@ -10,7 +10,7 @@ import type { CancelledBy, RequestRecord } from '../../../shared/request-record'
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ExoTraffic, ProxiedRequest } from '../exo/proxy/exo-traffic';
 import { ExoTraffic as ExoTrafficClass } from '../exo/proxy/exo-traffic';
-import type { EndedRequest, ExobarNode } from '../node-types';
+import type { EndedRequest, ExobarNode } from '../node/node-types';
 
 /** A rate that is a real number and not negative, else unknown. */
 function rateOrNull(value: number | null | undefined): number | null {
@@ -41,6 +41,7 @@ export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
     cachedTokens: null,
     outputTokens: t.completionTokens,
     ttftMs: ttft?.totalMs ?? null,
+    loadMs: ttft?.loadMs ?? null,
     waitMs: ttft?.waitMs ?? null,
     prefillMs: ttft?.prefillMs ?? null,
     firstTokenMs: ttft?.firstTokenMs ?? null,
@@ -103,6 +104,7 @@ export function exoRecord(r: ProxiedRequest, place: { instance: string | null; n
     cachedTokens: null,
     outputTokens: stats?.generation_tokens ?? r.completionTokens,
     ttftMs: ttft?.totalMs ?? null,
+    loadMs: ttft?.loadMs ?? null,
     waitMs: ttft?.waitMs ?? null,
     prefillMs: ttft?.prefillMs ?? null,
     firstTokenMs: ttft?.firstTokenMs ?? null,

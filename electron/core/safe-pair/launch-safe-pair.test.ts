@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings, type SafePairPlan, type Settings } from '../../../shared/api';
-import { NodeError } from '../node-types';
+import { NodeError } from '../node/node-types';
 import { walkingFakeNode, type FakeNode, type FakeNodeOptions } from '../../../test/support/fake-node';
 import { currentSafePairLaunch, launchSafePair } from './launch-safe-pair';
 import { planSafePairForNode, runningInstancesFromSnapshot } from './plan-for-node';

@@ -10,7 +10,7 @@
 import type { SafePairPlan } from '../../../shared/api';
 import { localInstances } from '../../../shared/instance-state';
 import type { LaunchProgress, LocalInstanceSnapshot } from '../../../shared/snapshot';
-import { NodeError, type ExobarNode } from '../node-types';
+import { NodeError, type ExobarNode } from '../node/node-types';
 import { launchStepText } from './launch-progress-step';
 
 /** The part of the node the launch uses (the real node satisfies it; tests pass a small fake). */

@@ -6,7 +6,7 @@ import type { SafePairPlan, Settings } from '../../../shared/api';
 import { MEMORY_BLOCKER, planSafePair, type RunningInstanceInfo } from '../../../shared/safe-pair-plan';
 import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import type { FitCheck } from '../../../shared/fit-check';
 import { fitForLaunch } from '../fit/fit-for-launch';
 import { runningModels, type FitChecker } from '../fit/fit-gate';
@@ -49,7 +49,7 @@ export function withFit(plan: SafePairPlan, fit: FitCheck): SafePairPlan {
 }
 
 /** The plan as launched anyway: the fit check's problems no longer block it. */
-export function acknowledgingMemory(plan: SafePairPlan): SafePairPlan {
+export function acknowledgingMemory<P extends SafePairPlan>(plan: P): P {
   const problems = new Set(plan.fit?.problems ?? []);
   const blockers = plan.blockers.filter((b) => !problems.has(b));
   return { ...plan, blockers, canRun: blockers.length === 0 };

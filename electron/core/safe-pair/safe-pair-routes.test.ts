@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSettings, type SafePairPlan } from '../../../shared/api';
 import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import type { ApiRoute, RouteContext } from '../api/route-types';
-import type { ExobarNode } from '../node-types';
+import type { ExobarNode } from '../node/node-types';
 import type { SystemMemory } from '../system-memory';
 import { walkingFakeNode, type FakeNode } from '../../../test/support/fake-node';
 import { safePairRoutes } from './safe-pair-routes';

@@ -8,7 +8,7 @@
  * Clock-agnostic: callers pass their own timestamps (monotonic ms locally, epoch ms for
  * exo), and only differences are used.
  */
-import { percentile } from '../node/ttft-stats';
+import { percentile } from '../../../shared/stats';
 
 /** What a request's decode looked like so far; every figure null until there are two tokens. */
 export interface DecodeStats {

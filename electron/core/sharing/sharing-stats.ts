@@ -16,7 +16,7 @@ import {
   type SharingFigures,
   type SharingNeighbour,
 } from '../../../shared/sharing';
-import { percentile } from '../node/ttft-stats';
+import { percentile } from '../../../shared/stats';
 import type { TokenGap } from './decode-timing';
 
 /** The default window: the last five minutes. */
@@ -99,6 +99,12 @@ export class SharingStats {
       if (!entry) this.shared.set(key, (entry = { neighbour, series: new GapSeries() }));
       entry.series.add(gap);
     }
+  }
+
+  /** The solo figures alone as of `now` (what the pacing policy compares a live ITL with; cached between solo gaps). */
+  soloFigures(now: number): SharingFigures {
+    this.solo.prune(now - this.windowMs);
+    return this.solo.figures();
   }
 
   /** The snapshot's `sharing` object as of `now` (the clock of the gaps). */

@@ -1,22 +1,11 @@
 /**
  * Checks the model catalog that came over the network (`GET /api/models`) before the
  * page shows it: a server of another version must become a clear error, not a broken
- * list. The engine and size class are checked against the values this page knows
- * (page and server come from one build); fields the page does not read pass through.
+ * list. The schema is the catalog's own (shared/catalog.ts), so page and server check
+ * one definition; fields the page does not read pass through.
  */
 import { z } from 'zod';
-import type { CatalogModel } from '../../../shared/catalog';
-import { EngineSchema } from '../../../shared/snapshot';
-
-const CatalogModelSchema = z.looseObject({
-  id: z.string().min(1),
-  name: z.string(),
-  engine: EngineSchema,
-  simulated: z.boolean(),
-  memoryBytes: z.number().finite().nonnegative(),
-  sizeClass: z.enum(['small', 'medium', 'large']),
-  path: z.string().optional(),
-});
+import { CatalogModelSchema, type CatalogModel } from '../../../shared/catalog';
 
 export const CatalogAnswerSchema = z.looseObject({ models: z.array(CatalogModelSchema) });
 

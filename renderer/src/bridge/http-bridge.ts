@@ -9,6 +9,7 @@ import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { ConnectionProblem, DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
+import { ModelFitsAnswerSchema } from '../../../shared/model-fit';
 import type { PlaceAgainResult } from '../../../shared/exo-cluster-events';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { HistoryAnswerSchema } from '../../../shared/history';
@@ -271,6 +272,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     setupMlxRuntime: () => send('setupMlxRuntime').then(nothing),
     refreshMlxRuntime: () => send('refreshMlxRuntime').then(nothing),
     listModels: async (): Promise<CatalogModel[]> => parseCatalogAnswer(await send('listModels').then(bodyOf<unknown>)),
+    checkModelFits: async () => ModelFitsAnswerSchema.parse(await send('checkModelFits').then(bodyOf<unknown>)).models,
     probeExo: (url) => send('probeExo', url).then(bodyOf<ExoProbeAnswer>),
     attachExo: (url) => send('attachExo', url).then(nothing),
     detachExo: () => send('detachExo').then(nothing),

@@ -2,10 +2,10 @@
  * The live TTFT chart: the recent samples with the p50 and p95 lines. A given width
  * and height (no ResponsiveContainer): the card measures its width once per layout
  * change (lib/use-element-width.ts), it renders in jsdom too, and nothing measures on
- * every frame. The p50/p95 lines extend the axis:
- * the node's percentiles cover more samples than the window shown, and a p95 above
- * every visible point must still be drawn. Animation is off: at ~10 updates a
- * second a tween would never finish and would only cost frames.
+ * every frame. The p50/p95 lines extend the axis: the node's percentiles are over the
+ * snapshot's samples (shared/stats.ts TTFT_WINDOW), and the points shown may lag them by
+ * a snapshot, so a p95 above every visible point must still be drawn. Animation is off:
+ * at ~10 updates a second a tween would never finish and would only cost frames.
  */
 import { memo } from 'react';
 import { CartesianGrid, Line, LineChart, ReferenceLine, XAxis, YAxis } from 'recharts';

@@ -5,9 +5,7 @@
  * chart's cost.
  */
 import type { TtftSample } from '../../../shared/snapshot';
-
-/** Samples kept per instance for the chart. */
-export const TTFT_WINDOW = 60;
+import { TTFT_WINDOW } from '../../../shared/stats';
 
 /**
  * Merges new samples into the history, oldest first, at most `limit` long. Returns the

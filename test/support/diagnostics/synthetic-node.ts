@@ -4,7 +4,7 @@
  * queued behind it, and whatever log text a test wants to plant.
  */
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
-import type { NodeEvent, RequestTimeline } from '../../../electron/core/node-types';
+import type { NodeEvent, RequestTimeline } from '../../../electron/core/node/node-types';
 import { evenDecode } from '../decode-fixture';
 import { FakeNode } from '../fake-node';
 import { instanceFixture } from '../instance-fixture';

@@ -8,6 +8,7 @@ import { vi } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
 import type { LogSourceInfo, LogSourceList, LogStreamEvent } from '../../../shared/logs';
+import type { ModelFit } from '../../../shared/model-fit';
 import type { Snapshot } from '../../../shared/snapshot';
 import { catalog, safePairPlan } from './fixtures';
 
@@ -30,6 +31,9 @@ export class FakeBridge implements ExobarBridge {
   setupMlxRuntime = vi.fn(async () => {});
   refreshMlxRuntime = vi.fn(async () => {});
   listModels = vi.fn(async () => catalog());
+  /** What checkModelFits answers: set it from the real check (electron/core/fit/model-fits.ts). */
+  modelFits: ModelFit[] = [];
+  checkModelFits = vi.fn(async (): Promise<ModelFit[]> => this.modelFits);
   requests: RequestList = { requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 16 * 1024 * 1024, problem: null };
   listRequests = vi.fn(async (): Promise<RequestList> => this.requests);
   history: HistoryAnswer['models'] = [];

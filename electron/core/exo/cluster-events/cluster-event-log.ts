@@ -63,10 +63,13 @@ export class ClusterEventLog {
     this.prev = reading;
     if (!prev) return [];
     for (const [id, gone] of this.recentlyGone) if (reading.at - gone.at > this.goneMemoryMs) this.recentlyGone.delete(id);
-    const { changes, gone } = diffClusterStates(prev, reading, {
-      byExobar: (kind, instanceId) => this.ownActions.did(kind, instanceId),
-      recentlyGone: this.recentlyGone,
-    });
+    // Twice a second the reading is mostly the very maps of the one before: nothing to diff.
+    const { changes, gone } = sameCluster(prev, reading)
+      ? NO_DIFF
+      : diffClusterStates(prev, reading, {
+          byExobar: (kind, instanceId) => this.ownActions.did(kind, instanceId),
+          recentlyGone: this.recentlyGone,
+        });
     const waiting = [...this.pending, ...changes.filter((c) => c.tentative)];
     // exo deletes an instance only once a Mac it used is gone from its topology: a Mac
     // seen gone after instances it carried vanished had left by then.
@@ -98,6 +101,7 @@ export class ClusterEventLog {
   /** Models with a failed runner that an instance serves again now; failures seen now start waiting. */
   private recoveries(reading: ClusterReading, changes: ClusterChange[]): ClusterChange[] {
     const out: ClusterChange[] = [];
+    if (this.failedModels.size === 0 && changes.length === 0) return out;
     const labels = nodeLabels(reading.nodes);
     for (const model of this.failedModels) {
       const serving = [...reading.instances.values()].find(
@@ -139,6 +143,21 @@ export class ClusterEventLog {
     if (this.kept.length > this.limit) this.kept.splice(0, this.kept.length - this.limit);
     return event;
   }
+}
+
+const NO_DIFF: { changes: ClusterChange[]; gone: Map<string, GoneNode> } = { changes: [], gone: new Map() };
+
+/**
+ * True when `next` can hold no change from `prev`: the same instance and runner maps
+ * (the client keeps a section's map while exo sends the same bytes), the same attached
+ * node id, and the same Macs (their facts matter to events only when Macs come or go).
+ */
+function sameCluster(prev: ClusterReading, next: ClusterReading): boolean {
+  if (prev.instances !== next.instances || prev.runners !== next.runners || prev.attachedNodeId !== next.attachedNodeId) return false;
+  if (prev.nodes === next.nodes) return true;
+  if (prev.nodes.size !== next.nodes.size) return false;
+  for (const id of next.nodes.keys()) if (!prev.nodes.has(id)) return false;
+  return true;
 }
 
 function strip(change: ClusterChange): ClusterChange {

@@ -4,7 +4,7 @@
  * so Place again and Dismiss do the same thing from the browser and from the popover.
  */
 import type { PlaceAgainResult } from '../../../../shared/exo-cluster-events';
-import { NodeError } from '../../node-types';
+import { NodeError } from '../../node/node-types';
 import type { ExoAttachment } from '../exo-attachment';
 import { placeAgain } from './place-again';
 

@@ -13,7 +13,7 @@
  */
 import type { PlaceAgainResult } from '../../../../shared/exo-cluster-events';
 import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
-import { NodeError } from '../../node-types';
+import { NodeError } from '../../node/node-types';
 import { exoCall, readCluster, storageOf, downloadedModels } from '../launch/exo-cluster-api';
 import type { FastSynchOf } from '../launch/exo-safe-pair';
 import { parseInstances } from '../parse-exo-state';

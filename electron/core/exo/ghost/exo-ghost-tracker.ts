@@ -27,12 +27,17 @@ export const DEFAULT_GHOST_CONFIRM_MS = 1_000;
 export class ExoGhostTracker {
   private readonly seen = new Map<string, ExoGhost>();
   private now = 0;
+  private lastObserved: [Map<string, ExoInstance>, Map<string, ExoRunnerStatus>, Map<string, ExoTask>] | null = null;
 
   constructor(private readonly confirmMs = DEFAULT_GHOST_CONFIRM_MS) {}
 
   /** Takes in one fast reading (instances, runners and tasks of the same poll). */
   observe(now: number, instances: Map<string, ExoInstance>, runners: Map<string, ExoRunnerStatus>, tasks: Map<string, ExoTask>): void {
     this.now = now;
+    // The same maps as last time: the same ghosts, only older.
+    const last = this.lastObserved;
+    if (last && last[0] === instances && last[1] === runners && last[2] === tasks) return;
+    this.lastObserved = [instances, runners, tasks];
     const withTask = new Set<string>();
     for (const task of tasks.values()) if (task.kind === 'TextGeneration' && task.instanceId && LIVE_TASK.has(task.status)) withTask.add(task.instanceId);
     for (const instance of instances.values()) {

@@ -13,7 +13,7 @@ import { eventually } from '../../../../test/support/api-harness';
 import { startHeldAnswerProxy, type HeldAnswerProxy } from '../../../../test/support/fake-exo/held-answer-proxy';
 import { LLAMA_1B } from '../../../../test/support/fake-exo/scenarios';
 import { readTimedLines } from '../../../../test/support/fake-exo/worker/sse-lines';
-import { startProxyRig, type ProxyRig } from './exo-proxy-rig.test-support';
+import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 
 const HOLD_MS = 300;
 const TRIES = 20;

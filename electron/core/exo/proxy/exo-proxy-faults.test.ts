@@ -10,7 +10,7 @@ import { makePrompt } from '../../../../shared/token-count';
 import { eventually } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
 import { exoStallWarnings } from '../stall/exo-stall-warnings';
-import { startProxyRig, type ProxyRig } from './exo-proxy-rig.test-support';
+import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 
 let p: ProxyRig;
 beforeAll(async () => {

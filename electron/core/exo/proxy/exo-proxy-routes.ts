@@ -19,7 +19,8 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { localInstances } from '../../../../shared/instance-state';
-import { ApiError, errorBody } from '../../api/api-error';
+import { ApiError, errorBody, rejected, toApiError } from '../../api/api-error';
+import { parseKeepAlive } from '../../on-demand/keep-alive';
 import { clientOf, openAiRoutes } from '../../api/openai-routes';
 import { validateJson } from '../../api/read-json-body';
 import { RouteTable, type ApiRoute, type HttpMethod, type RouteContext } from '../../api/route-types';
@@ -48,6 +49,12 @@ export interface ExoProxyOptions {
    * downloaded but not placed gets a 404 that says how to place it (exo-not-placed.ts).
    */
   placeOnDemand?: () => boolean;
+  /**
+   * Places a model on exo and resolves when its runners are ready (exo-place-on-demand.ts);
+   * with `placeOnDemand` on, a request for a model exo has downloaded but not placed waits
+   * for it. `used` restarts the model's idle clock when a request ends.
+   */
+  placer?: { place(model: string, keepAliveSeconds?: number | null): Promise<void>; use(model: string): void };
   /** The routes a non-exo request falls through to (default: exobar's OpenAI routes). */
   localRoutes?: ApiRoute[];
 }
@@ -87,6 +94,18 @@ function parseOrText(body: Buffer): unknown {
     return JSON.parse(body.toString('utf8'));
   } catch {
     return body.toString('utf8').slice(0, 300);
+  }
+}
+
+/** The request's `keep_alive` (Ollama's), as seconds (null: for good); undefined when it sent none. */
+function keepAliveOf(body: ExoChatRequest): number | null | undefined {
+  const value = (body as { keep_alive?: unknown }).keep_alive;
+  if (value == null) return undefined;
+  try {
+    if (typeof value !== 'number' && typeof value !== 'string') throw new Error('keep_alive is seconds, a duration ("5m"), or -1 for never');
+    return parseKeepAlive(value);
+  } catch (error) {
+    throw rejected(400, 'invalid_keep_alive', (error as Error).message, 'keep_alive');
   }
 }
 
@@ -133,20 +152,55 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     const model = routable.data.model;
     if (!exoModels().has(model)) {
       // Downloaded on exo, not placed: say so instead of loading it locally or "unknown model" (a local instance of it still serves).
-      const notPlaced =
-        options.placeOnDemand?.() === true || localInstances(ctx.node.snapshot()).some((i) => i.model === model)
-          ? null
-          : refuseDownloadedNotPlaced(source, model, exoModels());
-      if (notPlaced) throw notPlaced;
-      return delegate(ctx, json);
+      const notPlaced = localInstances(ctx.node.snapshot()).some((i) => i.model === model) ? null : refuseDownloadedNotPlaced(source, model, exoModels());
+      if (!notPlaced) return delegate(ctx, json);
+      if (options.placeOnDemand?.() !== true || !options.placer) throw notPlaced;
+      const body = validateJson(json, ExoChatRequestSchema);
+      return placeThenProxy(ctx, body, source, options.placer);
     }
     const body = validateJson(json, ExoChatRequestSchema);
     await proxyChat(ctx, body, source);
   }
 
-  async function proxyChat(ctx: RouteContext, body: ExoChatRequest, source: ExoStateSource): Promise<void> {
+  /**
+   * `exo.placeOnDemand` on: the request waits as "loading" while exobar places its model
+   * on exo, then goes on as any proxied request, its TTFT with the `load` part. A refusal
+   * is its answer, in words, not retried by OpenAI clients (`x-should-retry: false`).
+   */
+  async function placeThenProxy(
+    ctx: RouteContext,
+    body: ExoChatRequest,
+    source: ExoStateSource,
+    placer: NonNullable<ExoProxyOptions['placer']>,
+  ): Promise<void> {
+    const keepAlive = keepAliveOf(body);
+    const record = traffic.begin(body.model, source.url, body.stream === true, epochOf(ctx.arrivedAt), clientOf(ctx));
+    traffic.loading(record);
+    const gone = () => {
+      if (isActive(record) && record.phase === 'loading') traffic.finish(record, 'cancelled', 'the client went away while exobar placed the model on exo');
+    };
+    ctx.res.once('close', gone);
+    try {
+      await placer.place(body.model, keepAlive);
+    } catch (error) {
+      const api = toApiError(error);
+      traffic.finish(record, 'failed', api.message);
+      throw new ApiError(api.status, api.code, api.message, { ...api.options, headers: { ...api.options.headers, 'x-should-retry': 'false' } });
+    } finally {
+      ctx.res.off('close', gone);
+    }
+    if (!isActive(record) || ctx.res.destroyed) return;
+    traffic.loaded(record);
+    try {
+      await proxyChat(ctx, body, source, record);
+    } finally {
+      placer.use(body.model);
+    }
+  }
+
+  async function proxyChat(ctx: RouteContext, body: ExoChatRequest, source: ExoStateSource, begun?: ProxiedRequest): Promise<void> {
     const stream = body.stream === true;
-    const record = traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx));
+    const record = begun ?? traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx));
     let upstream: UpstreamCall | null = null;
     let settled = false;
     const abortUpstream = () => upstream?.req.destroy();

@@ -10,7 +10,7 @@ import { APIError } from 'openai';
 import { makePrompt } from '../../../../shared/token-count';
 import { eventually, readRawSse } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
-import { startProxyRig, type ProxyRig } from './exo-proxy-rig.test-support';
+import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { ExoTraffic } from './exo-traffic';
 
 let p: ProxyRig;

@@ -11,11 +11,15 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { PrefillSnapshot, RequestPhase, RequestSnapshot, TtftSample, TtftSnapshot } from '../../../../shared/snapshot';
+import { percentile, TTFT_WINDOW } from '../../../../shared/stats';
 import { DecodeTiming, NO_DECODE, type DecodeStats, type TokenGap } from '../../sharing/decode-timing';
 import type { ExoReading } from '../exo-client';
 
-/** Where a proxied request is. `held`: in exobar's own queue (the hold), not yet sent to exo. */
-export const ProxiedPhaseSchema = z.enum(['held', 'sent', 'prefilling', 'generating', 'done', 'failed', 'cancelled']);
+/**
+ * Where a proxied request is. `loading`: held while exobar places its model on exo
+ * (`exo.placeOnDemand`); `held`: in exobar's own queue (the hold), not yet sent to exo.
+ */
+export const ProxiedPhaseSchema = z.enum(['loading', 'held', 'sent', 'prefilling', 'generating', 'done', 'failed', 'cancelled']);
 export type ProxiedPhase = z.infer<typeof ProxiedPhaseSchema>;
 
 /** exo's `: generation_stats {...}` payload (snake_case, as exo writes it); extra keys kept. */
@@ -43,6 +47,8 @@ export const ProxiedRequestSchema = z.object({
   arrivedAt: z.number(),
   /** Milliseconds it waited in exobar's hold. */
   heldMs: z.number(),
+  /** Epoch ms its model's placement on demand ended (runners ready); null when it waited for none. */
+  loadedAt: z.number().nullable().optional(),
   sentAt: z.number().nullable(),
   firstProgressAt: z.number().nullable(),
   lastProgressAt: z.number().nullable(),
@@ -81,20 +87,20 @@ export interface ExoInstanceTraffic {
   tokensPerSecond: number | null;
 }
 
-const ACTIVE: ReadonlySet<ProxiedPhase> = new Set(['held', 'sent', 'prefilling', 'generating']);
+const ACTIVE: ReadonlySet<ProxiedPhase> = new Set(['loading', 'held', 'sent', 'prefilling', 'generating']);
 const KEPT_ENDED = 200;
-const TTFT_SAMPLES = 50;
 const RATE_WINDOW_MS = 5_000;
 
 export const isActive = (r: ProxiedRequest) => ACTIVE.has(r.phase);
 
 /** The snapshot's phase for a proxied phase (held by exobar shows as queued). */
-const SNAPSHOT_PHASE: Record<string, RequestPhase> = { held: 'queued', sent: 'awaiting_ack', prefilling: 'prefilling', generating: 'decoding' };
-
-function percentile(sorted: number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+const SNAPSHOT_PHASE: Record<string, RequestPhase> = {
+  loading: 'loading',
+  held: 'queued',
+  sent: 'awaiting_ack',
+  prefilling: 'prefilling',
+  generating: 'decoding',
+};
 
 export class ExoTraffic {
   private readonly live: ProxiedRequest[] = [];
@@ -161,13 +167,23 @@ export class ExoTraffic {
     return record;
   }
 
+  /** Held while exobar places its model on exo. */
+  loading(record: ProxiedRequest): void {
+    this.update(record, { phase: 'loading' });
+  }
+
+  /** Its model's placement ended: its runners are ready; the TTFT's `load` part ends here. */
+  loaded(record: ProxiedRequest): void {
+    this.update(record, { loadedAt: this.now() });
+  }
+
   held(record: ProxiedRequest): void {
     this.update(record, { phase: 'held' });
   }
 
   sent(record: ProxiedRequest): void {
     const at = this.now();
-    this.update(record, { phase: 'sent', sentAt: at, heldMs: record.phase === 'held' ? at - record.arrivedAt : record.heldMs });
+    this.update(record, { phase: 'sent', sentAt: at, heldMs: record.phase === 'held' ? at - (record.loadedAt ?? record.arrivedAt) : record.heldMs });
   }
 
   /** exo's `: prefill_progress` for this request. */
@@ -251,7 +267,7 @@ export class ExoTraffic {
     const claimed = new Set(this.live.map((r) => r.commandId).filter(Boolean));
     for (const r of this.ended) if (r.commandId) claimed.add(r.commandId);
     for (const record of this.live) {
-      if (record.commandId || record.phase === 'held') continue;
+      if (record.commandId || record.phase === 'held' || record.phase === 'loading') continue;
       for (const task of reading.tasks.values()) {
         if (task.kind !== 'TextGeneration' || !task.commandId || claimed.has(task.commandId)) continue;
         if (task.status !== 'Pending' && task.status !== 'Running') continue;
@@ -291,16 +307,21 @@ export class ExoTraffic {
     return this.instanceView(exoInstanceId).requests;
   }
 
-  /** A record's TTFT parts, once it has its first token. Wait runs to the first progress (the hold included). */
+  /**
+   * A record's TTFT parts, once it has its first token: `load` while exobar placed its
+   * model, then wait to the first progress (the hold included), prefill, first token.
+   */
   static ttftOf(r: ProxiedRequest): TtftSample | null {
     if (r.firstTokenAt == null) return null;
     const progressStart = r.firstProgressAt ?? r.firstTokenAt;
     const progressEnd = r.lastProgressAt ?? r.firstTokenAt;
+    const loadedAt = r.loadedAt ?? null;
     return {
       requestId: r.id,
       at: r.firstTokenAt,
       totalMs: r.firstTokenAt - r.arrivedAt,
-      waitMs: progressStart - r.arrivedAt,
+      ...(loadedAt === null ? {} : { loadMs: loadedAt - r.arrivedAt }),
+      waitMs: progressStart - (loadedAt ?? r.arrivedAt),
       prefillMs: progressEnd - progressStart,
       firstTokenMs: r.firstTokenAt - progressEnd,
       promptTokens: r.totalTokens,
@@ -331,9 +352,9 @@ export class ExoTraffic {
       .map((r) => ExoTraffic.ttftOf(r))
       .filter((s): s is TtftSample => s !== null)
       .sort((a, b) => a.at - b.at)
-      .slice(-TTFT_SAMPLES);
+      .slice(-TTFT_WINDOW);
     const sorted = samples.map((s) => s.totalMs).sort((a, b) => a - b);
-    return { samples, p50Ms: percentile(sorted, 50), p95Ms: percentile(sorted, 95), latest: samples.at(-1) ?? null };
+    return { samples, p50Ms: percentile(sorted, 0.5), p95Ms: percentile(sorted, 0.95), latest: samples.at(-1) ?? null };
   }
 
   /** Tokens per second over the last few seconds of generating records; null with no sample. */

@@ -12,7 +12,7 @@ import type { Warning } from '../../../../shared/snapshot';
 import { eventually } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
 import { firstTokenMs, readTimedLines } from '../../../../test/support/fake-exo/worker/sse-lines';
-import { startProxyRig, type ProxyRig } from '../proxy/exo-proxy-rig.test-support';
+import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { exoStallWarnings } from './exo-stall-warnings';
 
 let p: ProxyRig | null = null;

@@ -2,7 +2,7 @@
  * Streams chat completions against the OpenAI-compatible API the way a client would,
  * and keeps what the test needs: the completion id (to cancel), the end, the outcome.
  */
-import { makePrompt } from '../../shared/token-count';
+import { makePrompt } from '../../../shared/token-count';
 
 export interface StreamingChat {
   /** The completion id, once the first chunk arrived. */

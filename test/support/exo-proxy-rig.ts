@@ -4,10 +4,10 @@
  * `openai` client.
  */
 import OpenAI from 'openai';
-import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
-import { startServingExo, type ServingExo, type ServingExoOptions } from '../../../../test/support/fake-exo/worker/serving-exo';
-import { ExoClient } from '../exo-client';
-import { createExoServing, type ExoServing, type ExoServingOptions } from './exo-serving';
+import { startCoreRig, type CoreRig } from './api-harness';
+import { startServingExo, type ServingExo, type ServingExoOptions } from './fake-exo/worker/serving-exo';
+import { ExoClient } from '../../electron/core/exo/exo-client';
+import { createExoServing, type ExoServing, type ExoServingOptions } from '../../electron/core/exo/proxy/exo-serving';
 
 export interface ProxyRig {
   exo: ServingExo;

@@ -1,13 +1,13 @@
 /**
  * The node's public surface: what the API server, the Electron glue, the benchmark
- * and the diagnostic bundle use. The implementation is electron/core/node.ts.
+ * and the diagnostic bundle use. The implementation is electron/core/node/node.ts.
  */
-import type { ChatMessage, GenerationStats, Usage } from '../../shared/runner-protocol';
-import type { CatalogModel } from '../../shared/catalog';
-import type { CancelledBy } from '../../shared/request-record';
-import type { ExoProcessState } from '../../shared/exo-process';
-import type { SpawnSpec } from './supervisor/spawn-spec';
-import type { ExoOffer, ExoSection } from '../../shared/exo-snapshot';
+import type { ChatMessage, GenerationStats, Usage } from '../../../shared/runner-protocol';
+import type { CatalogModel } from '../../../shared/catalog';
+import type { CancelledBy } from '../../../shared/request-record';
+import type { ExoProcessState } from '../../../shared/exo-process';
+import type { SpawnSpec } from '../supervisor/spawn-spec';
+import type { ExoOffer, ExoSection } from '../../../shared/exo-snapshot';
 import type {
   ExoInstanceSnapshot,
   FastSynchOverride,
@@ -18,7 +18,7 @@ import type {
   Snapshot,
   TtftSample,
   Warning,
-} from '../../shared/snapshot';
+} from '../../../shared/snapshot';
 
 export interface SubmitRequest {
   model: string;
@@ -46,8 +46,8 @@ export type RequestEvent =
   | { type: 'cancelled'; usage: Usage }
   | { type: 'failed'; error: NodeError };
 
-export { NodeError, type NodeErrorCode } from './node/node-error';
-import { NodeError, type NodeErrorCode } from './node/node-error';
+export { NodeError, type NodeErrorCode } from './node-error';
+import { NodeError, type NodeErrorCode } from './node-error';
 
 export interface RequestHandle {
   /** The completion id ("chatcmpl-..."), also the id for `/v1/cancel/{id}`. */
@@ -84,11 +84,11 @@ export interface ResidencyUpdate {
 }
 
 /** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
-export type { NodeEvent, UnloadReason } from './node/node-event';
-import type { NodeEvent, UnloadReason } from './node/node-event';
-import type { RequestDecodeSharing } from './sharing/request-sharing';
-import type { SharingPolicy } from '../../shared/sharing-policy';
-import type { PacingTuning } from './pacing/pacing-plan';
+export type { NodeEvent, UnloadReason } from './node-event';
+import type { NodeEvent, UnloadReason } from './node-event';
+import type { RequestDecodeSharing } from '../sharing/request-sharing';
+import type { SharingPolicy } from '../../../shared/sharing-policy';
+import type { PacingTuning } from '../pacing/pacing-plan';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -150,7 +150,7 @@ export interface ExoSnapshotPart {
 /** Nothing attached, nothing offered. */
 export const NO_EXO: ExoSnapshotPart = { exo: null, exoOffer: null, instances: [], warnings: [] };
 
-/** Options of `createNode` (electron/core/node.ts). */
+/** Options of `createNode` (electron/core/node/node.ts). */
 export interface NodeOptions {
   /** Runner logs go to <dataDir>/logs; the sim GPU lives in <dataDir>/sim-gpu. */
   dataDir: string;

@@ -6,18 +6,18 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
-import { exoFastSynchMismatchWarning, type ExoProcessState } from '../../shared/exo-process';
-import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk } from '../../shared/fast-synch-policy';
-import { GenerationParamsSchema } from '../../shared/runner-protocol';
-import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Snapshot, Warning } from '../../shared/snapshot';
-import { countPromptTokens } from '../../shared/token-count';
-import { createDispatcher, type DispatchMode } from './node/dispatcher';
-import { EventLog } from './node/event-log';
-import { Instance } from './node/instance';
-import { NodeRequest } from './node/node-request';
-import { simSpawnSpec } from './node/sim-spawn-spec';
-import { SnapshotBroadcaster } from './node/snapshot-broadcaster';
+import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
+import { exoFastSynchMismatchWarning, type ExoProcessState } from '../../../shared/exo-process';
+import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk } from '../../../shared/fast-synch-policy';
+import { GenerationParamsSchema } from '../../../shared/runner-protocol';
+import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Snapshot, Warning } from '../../../shared/snapshot';
+import { countPromptTokens } from '../../../shared/token-count';
+import { createDispatcher, type DispatchMode } from './dispatcher';
+import { EventLog } from './event-log';
+import { Instance } from './instance';
+import { NodeRequest } from './node-request';
+import { simSpawnSpec } from './sim-spawn-spec';
+import { SnapshotBroadcaster } from './snapshot-broadcaster';
 import {
   NO_EXO,
   NodeError,
@@ -29,18 +29,18 @@ import {
   type RequestHandle,
   type RequestTimeline,
 } from './node-types';
-import type { SpawnSpec } from './supervisor/spawn-spec';
-import { ratePriorFor } from './supervisor/runner-rates';
-import { RunnerRegistry } from './supervisor/runner-registry';
-import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from './supervisor/watchdog';
-import { DEFAULT_IDLE_TTL_SECONDS } from './on-demand/on-demand-settings';
-import { ResidencyState } from './on-demand/residency-state';
-import { unloadRefusal } from './on-demand/unload-refusal';
-import type { TokenGap } from './sharing/decode-timing';
-import type { BusyNeighbour } from './sharing/sharing-stats';
-import { DEFAULT_SHARING_POLICY } from '../../shared/sharing-policy';
-import { PacingController, pacingSnapshot } from './pacing/pacing-controller';
-import { pacedRunnerOf } from './pacing/paced-instance';
+import type { SpawnSpec } from '../supervisor/spawn-spec';
+import { ratePriorFor } from '../supervisor/runner-rates';
+import { RunnerRegistry } from '../supervisor/runner-registry';
+import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from '../supervisor/watchdog';
+import { DEFAULT_IDLE_TTL_SECONDS } from '../on-demand/on-demand-settings';
+import { ResidencyState } from '../on-demand/residency-state';
+import { unloadRefusal } from '../on-demand/unload-refusal';
+import type { TokenGap } from '../sharing/decode-timing';
+import type { BusyNeighbour } from '../sharing/sharing-stats';
+import { DEFAULT_SHARING_POLICY } from '../../../shared/sharing-policy';
+import { PacingController, pacingSnapshot } from '../pacing/pacing-controller';
+import { pacedRunnerOf } from '../pacing/paced-instance';
 
 export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
@@ -276,6 +276,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
           const busy = busyNeighbours(instance, gap);
           instance.sharing.add(gap, busy);
           request.sharing.add(gap, busy);
+          // The adaptive policy decides on these same gaps: is a neighbour's prefill slowing this stream?
+          pacing.observeGap(
+            instance.id,
+            gap.gapMs,
+            busy.some((b) => b.phase === 'prefilling'),
+          );
         },
       );
       request.client = input.client ?? null;

@@ -1,5 +1,5 @@
 /** The control API, as the test drives it from outside the page (bearer token). */
-import type { Snapshot } from '../../shared/snapshot';
+import type { Snapshot } from '../../../shared/snapshot';
 
 export function controlClient(url: string, token: string) {
   const call = async (method: string, path: string, body?: unknown): Promise<unknown> => {

@@ -21,10 +21,10 @@ import {
   type RunnerInput,
   type RunnerOutput,
   type TaskStatus,
-} from '../../shared/runner-protocol';
-import { countPromptTokens, makePrompt } from '../../shared/token-count';
-import { useRunnerProcessCleanup } from '../support/runner-cleanup';
-import { spawnRunner, type ReceivedMessage, type RunnerProcess, type RunnerSpawnSpec } from '../support/runner-process';
+} from '../../../shared/runner-protocol';
+import { countPromptTokens, makePrompt } from '../../../shared/token-count';
+import { useRunnerProcessCleanup } from '../runner-cleanup';
+import { spawnRunner, type ReceivedMessage, type RunnerProcess, type RunnerSpawnSpec } from '../runner-under-test';
 
 /** exo's prefill chunk size: progress events come every this many prompt tokens. */
 export const PREFILL_CHUNK_TOKENS = 4096;

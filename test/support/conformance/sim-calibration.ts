@@ -6,15 +6,15 @@
  * Two sim runners share one simulated GPU (one EXOBAR_SIM_GPU_DIR), as on one Mac.
  * Figures are in simulated seconds (real seconds / time scale).
  *
- *   node --import tsx test/conformance/sim-calibration.ts [--time-scale 1]
+ *   node --import tsx test/support/conformance/sim-calibration.ts [--time-scale 1]
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import type { RunnerOutput } from '../../shared/runner-protocol';
-import { ensureNodeBuild } from '../../scripts/build-node.js';
-import { makePrompt } from '../../shared/token-count';
-import { killAllRunnerProcesses, spawnRunner, type RunnerProcess } from '../support/runner-process';
-import { makeSimGpuDir, simRunnerSpec } from '../support/sim-runner-spec';
+import type { RunnerOutput } from '../../../shared/runner-protocol';
+import { ensureNodeBuild } from '../../../scripts/build-node.js';
+import { makePrompt } from '../../../shared/token-count';
+import { killAllRunnerProcesses, spawnRunner, type RunnerProcess } from '../runner-under-test';
+import { makeSimGpuDir, simRunnerSpec } from '../sim-runner-spec';
 
 export interface SimCalibration {
   timeScale: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useRunnerProcessCleanup } from './runner-cleanup';
-import { killAllRunnerProcesses, spawnRunner } from './runner-process';
+import { killAllRunnerProcesses, spawnRunner } from './runner-under-test';
 import { processAlive } from './process-alive';
 
 useRunnerProcessCleanup();

@@ -1,8 +1,8 @@
-/** Runner statuses and counts in the words the tray, menu and notifications show. */
-import type { RunnerStatus } from '../../shared/runner-protocol';
-import { isFailed, isServingStatus } from '../../shared/instance-state';
-import { plainRunnerStatus } from '../../shared/runner-status-words';
-import type { InstanceSnapshot } from '../../shared/snapshot';
+/** Runner statuses and counts in the words the tray, menu, notifications and `exobar status` show. */
+import type { RunnerStatus } from './runner-protocol';
+import { isFailed, isServingStatus } from './instance-state';
+import { plainRunnerStatus } from './runner-status-words';
+import type { InstanceSnapshot } from './snapshot';
 
 /** "Ready", "Loading 12 of 28 layers", "Failed: out of memory", ... (the page's words; a failure's message cut to 60 characters). */
 export function runnerStatusWords(status: RunnerStatus): string {

@@ -6,10 +6,10 @@
  * {@link describeRunnerConformance}.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PREFILL_CHUNK_TOKENS, type RunnerInput, type RunnerOutput, type SetPrefillPacing, type TaskStatus } from '../../shared/runner-protocol';
-import { makePrompt } from '../../shared/token-count';
-import { useRunnerProcessCleanup } from '../support/runner-cleanup';
-import { spawnRunner, type ReceivedMessage, type RunnerProcess } from '../support/runner-process';
+import { DEFAULT_PREFILL_CHUNK_TOKENS, type RunnerInput, type RunnerOutput, type SetPrefillPacing, type TaskStatus } from '../../../shared/runner-protocol';
+import { makePrompt } from '../../../shared/token-count';
+import { useRunnerProcessCleanup } from '../runner-cleanup';
+import { spawnRunner, type ReceivedMessage, type RunnerProcess } from '../runner-under-test';
 import type { RunnerConformanceProfile } from './runner-conformance';
 
 type Applied = Extract<RunnerOutput, { type: 'PrefillPacingApplied' }>;
