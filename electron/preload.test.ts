@@ -9,6 +9,7 @@ import type { Snapshot } from '../shared/snapshot';
 import { registerIpcHandlers, type IpcBackend } from './main/ipc-handlers';
 import { createIpcBridge } from './preload';
 import { APP_ORIGIN } from './main/security';
+import { runningCheck } from '../test/support/checks/check-status';
 
 const fakeRenderer = ipcRenderer as unknown as import('node:events').EventEmitter & { invoke: ReturnType<typeof vi.fn> };
 
@@ -25,6 +26,7 @@ describe('preload', () => {
     expect(Object.keys(calls[0]![1] as object).sort()).toEqual(
       [
         'attachExo',
+        'cancelCheck',
         'cancelRequest',
         'checkModelFits',
         'controlExoProcess',
@@ -33,9 +35,11 @@ describe('preload', () => {
         'dismissLostModel',
         'exportDiagnostics',
         'followLog',
+        'getCheck',
         'getHistory',
         'getSafePairPlan',
         'launchSafePair',
+        'listChecks',
         'listLogSources',
         'listModels',
         'listRequests',
@@ -45,6 +49,7 @@ describe('preload', () => {
         'retryInstance',
         'setResidency',
         'setupMlxRuntime',
+        'startSharingCheck',
         'stopAll',
         'stopInstance',
         'subscribeAlerts',
@@ -145,6 +150,10 @@ describe('preload', () => {
       controlExoProcess: vi.fn(async () => undefined),
       listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
       getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
+      startSharingCheck: vi.fn(async () => runningCheck()),
+      getCheck: vi.fn(async () => runningCheck()),
+      cancelCheck: vi.fn(async () => undefined),
+      listChecks: vi.fn(async () => ({ checks: [], running: null })),
       listLogSources: vi.fn(async () => ({ sources: [] })),
       followLog: vi.fn(async () => ({ streamId: 1, title: 't', lines: [] })),
       unfollowLog: vi.fn(async () => undefined),

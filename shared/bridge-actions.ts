@@ -17,6 +17,7 @@ import type { ExoProcessControl } from './exo-process-control';
 import type { HistoryAnswer, HistoryRange } from './history';
 import type { LogSourceList } from './logs';
 import type { RequestList, RequestOutcome, RequestSource } from './request-record';
+import type { CheckList, CheckStatus, SharingCheckRequest } from './sharing-check';
 
 /** The Requests view's filters (`GET /api/requests`'s query). */
 export interface RequestFilter {
@@ -106,6 +107,14 @@ export interface BridgeActions {
   listRequests(filter?: RequestFilter): Promise<RequestList>;
   /** Every model's history over the range, and its slower_than_usual warning. */
   getHistory(range: HistoryRange): Promise<HistoryAnswer>;
+  /** Starts "Check GPU sharing" (one at a time: rejects with `check_running` while one runs); its progress is `getCheck`'s. */
+  startSharingCheck(request: SharingCheckRequest): Promise<CheckStatus>;
+  /** A check's progress while it runs, then its result and markdown report. */
+  getCheck(id: string): Promise<CheckStatus>;
+  /** Cancels a running check; resolves once the instances are back as they were. */
+  cancelCheck(id: string): Promise<void>;
+  /** The kept check reports, newest first, and the check running now. */
+  listChecks(): Promise<CheckList>;
   /** The logs the page can follow (`GET /api/logs`): each model's runner, exobar's own, exo's. */
   listLogSources(): Promise<LogSourceList>;
 }
@@ -203,6 +212,11 @@ const TABLE = {
     },
   },
   getHistory: { channel: 'exobar:get-history', http: { method: 'GET', path: (range) => `/api/history?range=${segment(range)}` } },
+  // 202: the check runs on in the server; its progress is GET /api/checks/{id}'s.
+  startSharingCheck: { channel: 'exobar:start-sharing-check', http: { method: 'POST', path: () => '/api/checks/sharing', body: (request) => request } },
+  getCheck: { channel: 'exobar:get-check', http: { method: 'GET', path: (id) => `/api/checks/${segment(id)}` } },
+  cancelCheck: { channel: 'exobar:cancel-check', http: { method: 'DELETE', path: (id) => `/api/checks/${segment(id)}` } },
+  listChecks: { channel: 'exobar:list-checks', http: { method: 'GET', path: () => '/api/checks' } },
   listLogSources: { channel: 'exobar:list-log-sources', http: { method: 'GET', path: () => '/api/logs' } },
 } as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
 

@@ -2,9 +2,11 @@
  * What the renderer (over IPC) and the tray menu can ask the app to do, in one place,
  * so both do exactly the same thing. Main owns the state; these are named calls on it.
  */
+import type { CheckManager } from '../core/checks/check-manager';
 import type { History } from '../core/history/history';
 import type { RequestLog } from '../core/request-log/request-log';
 import { RequestQuerySchema } from '../../shared/request-record';
+import { SharingCheckRequestSchema } from '../../shared/sharing-check';
 import { join } from 'node:path';
 import { app, clipboard, dialog, type BrowserWindow, type MessageBoxOptions, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
@@ -50,6 +52,8 @@ export interface AppActionsOptions {
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** The request log and the history (the core's), for the page's Requests view and history charts. */
   records: { requestLog: Pick<RequestLog, 'query'>; history: Pick<History, 'query'> };
+  /** The core's checks on demand ("Check GPU sharing"). */
+  checks: Pick<CheckManager, 'start' | 'get' | 'cancel' | 'list' | 'running'>;
   /** The page's log view (log-follow-backend.ts), and the tray's way to open it at one source. */
   logs: Pick<LogFollowBackend, 'listLogSources' | 'followLog' | 'unfollowLog'> & { open(source: string): void };
 }
@@ -191,6 +195,16 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     dismissLostModel: (model) => dismissLostModel(options.exo, model),
     listRequests: async (filter) => options.records.requestLog.query(RequestQuerySchema.parse({ ...filter, limit: filter?.limit })),
     getHistory: async (range) => options.records.history.query(range),
+    startSharingCheck: async (request) => options.checks.start(SharingCheckRequestSchema.parse(request)),
+    async getCheck(id) {
+      const status = options.checks.get(id);
+      if (!status) throw Object.assign(new Error(`No check "${id}"`), { code: 'check_not_found' });
+      return status;
+    },
+    async cancelCheck(id) {
+      await options.checks.cancel(id);
+    },
+    listChecks: async () => ({ checks: options.checks.list(), running: options.checks.running() }),
     controlExoProcess: (request) => services.controlExoProcess(request),
     listLogSources: () => options.logs.listLogSources(),
     followLog: (source, lines) => options.logs.followLog(source, lines),

@@ -208,6 +208,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     refresh: () => lastSnapshot && tray?.update(lastSnapshot, { startAtLogin: login.enabled() }),
     log,
     records: { requestLog: core.requestLog, history: core.history },
+    checks: core.checks,
     logs: { ...logs, open: (source) => popover?.send(OPEN_LOG_CHANNEL, source) },
   });
 

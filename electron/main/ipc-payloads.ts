@@ -13,10 +13,12 @@ import { HistoryRangeSchema } from '../../shared/history';
 import { LOG_LINES_MAX, LogSourceIdSchema } from '../../shared/logs';
 import { RequestOutcomeSchema, RequestSourceSchema } from '../../shared/request-record';
 import { IpcChannel } from '../../shared/ipc-channels';
+import { SharingCheckRequestSchema } from '../../shared/sharing-check';
 
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
 const ExoUrl = ExoAttachRequestSchema.shape.url;
+const CheckId = z.string().min(1).max(200);
 const LostModel = z.string().min(1).max(512);
 const StopOptions = z.strictObject({ confirm: z.boolean() });
 const RequestFilter = z.strictObject({
@@ -54,6 +56,10 @@ export const IPC_PAYLOADS = {
   dismissLostModel: z.tuple([LostModel]),
   listRequests: z.tuple([RequestFilter.optional()]),
   getHistory: z.tuple([HistoryRangeSchema]),
+  startSharingCheck: z.tuple([SharingCheckRequestSchema]),
+  getCheck: z.tuple([CheckId]),
+  cancelCheck: z.tuple([CheckId]),
+  listChecks: z.tuple([]),
   listLogSources: z.tuple([]),
   followLog: z.tuple([LogSourceIdSchema, z.number().int().min(0).max(LOG_LINES_MAX)]),
   unfollowLog: z.tuple([z.number().int().min(0)]),

@@ -21,6 +21,7 @@ import { ModelsPanel } from './components/models-panel';
 import { RequestsPanel } from './components/requests-panel';
 import { NoticeBar } from './components/notice-bar';
 import { SafeLaunchPanel } from './components/safe-launch-panel';
+import { SharingCheckPanel } from './components/sharing-check-panel';
 import { StopConfirmDialog } from './components/stop-confirm-dialog';
 import { WarningBanners } from './components/warning-banner';
 import { useExobar } from './store/store-context';
@@ -52,6 +53,7 @@ function Body() {
         <ModelsPanel />
         <RequestsPanel />
         <HistoryPanel />
+        <SharingCheckPanel />
       </>
     );
   }
@@ -64,6 +66,7 @@ function Body() {
       <ModelsPanel />
       <RequestsPanel />
       <HistoryPanel />
+      <SharingCheckPanel />
     </>
   );
 }

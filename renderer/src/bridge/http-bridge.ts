@@ -15,6 +15,7 @@ import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { HistoryAnswerSchema } from '../../../shared/history';
 import { LogSourceListSchema } from '../../../shared/logs';
 import { RequestListSchema } from '../../../shared/request-record';
+import { CheckListSchema, CheckStatusSchema } from '../../../shared/sharing-check';
 import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
 import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
@@ -281,6 +282,11 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
     listRequests: async (filter) => RequestListSchema.parse(await send('listRequests', filter).then(bodyOf<unknown>)),
     getHistory: async (range) => HistoryAnswerSchema.parse(await send('getHistory', range).then(bodyOf<unknown>)),
+    startSharingCheck: async (checkRequest) =>
+      CheckStatusSchema.parse((await send('startSharingCheck', checkRequest).then(bodyOf<{ status?: unknown }>)).status),
+    getCheck: async (id) => CheckStatusSchema.parse(await send('getCheck', id).then(bodyOf<unknown>)),
+    cancelCheck: (id) => send('cancelCheck', id).then(nothing),
+    listChecks: async () => CheckListSchema.parse(await send('listChecks').then(bodyOf<unknown>)),
     listLogSources: async () => LogSourceListSchema.parse(await send('listLogSources').then(bodyOf<unknown>)),
     followLog: (source, lines, listener) => {
       if (!token) {

@@ -100,6 +100,11 @@ export interface ExobarActions {
   listRequests: ExobarBridge['listRequests'];
   /** The history per model over a range (the history charts). */
   getHistory: ExobarBridge['getHistory'];
+  /** "Check GPU sharing": start, follow, cancel, and the kept reports (the panel handles the errors). */
+  startSharingCheck: ExobarBridge['startSharingCheck'];
+  getCheck: ExobarBridge['getCheck'];
+  cancelCheck: ExobarBridge['cancelCheck'];
+  listChecks: ExobarBridge['listChecks'];
   /** The logs the log view offers. */
   listLogSources: ExobarBridge['listLogSources'];
   /** Follows one log (the log view, while open). */
@@ -308,6 +313,10 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       },
       listRequests: (filter) => bridge.listRequests(filter),
       getHistory: (range) => bridge.getHistory(range),
+      startSharingCheck: (request) => bridge.startSharingCheck(request),
+      getCheck: (id) => bridge.getCheck(id),
+      cancelCheck: (id) => bridge.cancelCheck(id),
+      listChecks: () => bridge.listChecks(),
       listLogSources: () => bridge.listLogSources(),
       followLog: (source, lines, listener) => bridge.followLog(source, lines, listener),
       openLog: (source) => set((s) => ({ logView: { source, request: s.logView.request + 1 } })),

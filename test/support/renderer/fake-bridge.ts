@@ -10,6 +10,7 @@ import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/
 import type { LogSourceInfo, LogSourceList, LogStreamEvent } from '../../../shared/logs';
 import type { ModelFit } from '../../../shared/model-fit';
 import type { Snapshot } from '../../../shared/snapshot';
+import type { CheckList, CheckStatus, SharingCheckRequest } from '../../../shared/sharing-check';
 import { catalog, safePairPlan } from './fixtures';
 
 export class FakeBridge implements ExobarBridge {
@@ -77,6 +78,19 @@ export class FakeBridge implements ExobarBridge {
   openLog(source: string): void {
     for (const l of this.openLogListeners) l(source);
   }
+  /** The checks the page sees: set `checks` and `checkStatus` to drive the sharing-check panel. */
+  checks: CheckList = { checks: [], running: null };
+  checkStatus: CheckStatus | null = null;
+  listChecks = vi.fn(async (): Promise<CheckList> => this.checks);
+  startSharingCheck = vi.fn(async (_request: SharingCheckRequest): Promise<CheckStatus> => {
+    if (!this.checkStatus) throw new Error('no check status set');
+    return this.checkStatus;
+  });
+  getCheck = vi.fn(async (_id: string): Promise<CheckStatus> => {
+    if (!this.checkStatus) throw new Error('no check status set');
+    return this.checkStatus;
+  });
+  cancelCheck = vi.fn(async (_id: string) => {});
 
   subscribeSnapshots(listener: (s: Snapshot) => void) {
     this.snapshotListeners.add(listener);
