@@ -13,6 +13,7 @@ function actions(): TrayMenuActions & Record<string, ReturnType<typeof vi.fn>> {
     openLog: vi.fn(),
     copyApiUrl: vi.fn(),
     setStartAtLogin: vi.fn(),
+    setMenuBarTitle: vi.fn(),
     quit: vi.fn(),
   };
 }
@@ -46,6 +47,7 @@ describe('tray menu', () => {
       MENU_LABELS.open,
       MENU_LABELS.copyApiUrl,
       '—',
+      'Menu bar title',
       MENU_LABELS.startAtLogin,
       '—',
       MENU_LABELS.quit,
