@@ -202,5 +202,12 @@ export const ExoInstanceDetailSchema = z.object({
    * least a second). `since` is when exobar first saw it; null when there is none.
    */
   ghostGeneration: z.object({ since: epochMs, ageMs: z.number().finite().nonnegative(), nodeIds: z.array(z.string()) }).nullable(),
+  /**
+   * exobar placed this instance for a request (`exo.placeOnDemand`) and deletes it after
+   * its idle time to live: `ttlSeconds` (null: never), `unloadsAt` (epoch ms; null while
+   * exobar has a request of it in flight, or never). Absent or null: someone else placed
+   * it, and exobar never deletes it by itself.
+   */
+  placedOnDemand: z.object({ ttlSeconds: z.number().nullable(), unloadsAt: epochMs.nullable() }).nullable().optional(),
 });
 export type ExoInstanceDetail = z.infer<typeof ExoInstanceDetailSchema>;

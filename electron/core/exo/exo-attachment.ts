@@ -15,7 +15,7 @@ import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptio
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
 import { withTraffic } from './exo-traffic-view';
 import { stopExoModel, type FastSynchOf } from './launch/exo-safe-pair';
-import { ExoPlacer, type ExoPlacementEvent, type ExoPlacerOptions } from './launch/exo-place-on-demand';
+import { ExoPlacer, type ExoPlacementEvent, type ExoPlacerOptions, type OwnedPlacement } from './launch/exo-place-on-demand';
 import { createExoServing, type ExoServing } from './proxy/exo-serving';
 import type { ApiRoute } from '../api/route-types';
 import type { ProxiedRequest } from './proxy/exo-traffic';
@@ -324,8 +324,18 @@ export class ExoAttachment {
       holdEnabled: this.holdEnabled(),
       stallThresholds: this.options.stallThresholds,
     });
-    return { exo: view.section, exoOffer: null, instances: view.instances, warnings: view.warnings };
+    return { exo: view.section, exoOffer: null, instances: withPlacedOnDemand(view.instances, this.placer.placements()), warnings: view.warnings };
   }
+}
+
+/** Marks the exo instances exobar placed on demand with their time to live and when exobar deletes them. */
+function withPlacedOnDemand(instances: ExoSnapshotPart['instances'], placed: OwnedPlacement[]): ExoSnapshotPart['instances'] {
+  if (placed.length === 0) return instances;
+  return instances.map((instance) => {
+    if (instance.source !== 'exo') return instance;
+    const mine = placed.find((p) => p.instanceId === instance.exo.exoInstanceId);
+    return mine ? { ...instance, exo: { ...instance.exo, placedOnDemand: { ttlSeconds: mine.ttlSeconds, unloadsAt: mine.unloadsAt } } } : instance;
+  });
 }
 
 function answerOf(result: ExoProbeResult): ExoProbeAnswer {

@@ -6,6 +6,7 @@ import { shortId } from '../lib/format';
 import { PHASE_LABEL } from '../lib/runner-status';
 import { useExobar } from '../store/store-context';
 import { LiveAge } from './live-age';
+import { ExoPlacedRow } from './exo-placed-row';
 import { PrefillProgress } from './prefill-progress';
 import { ProgressBar } from './progress-bar';
 import { QueueList } from './queue-list';
@@ -159,6 +160,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
         ))}
       </ul>
       {exo.ghostGeneration && <GhostGeneration ghost={exo.ghostGeneration} nodeNames={exo.runners} />}
+      {exo.placedOnDemand && <ExoPlacedRow placed={exo.placedOnDemand} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {throughExobar && <QueueList label="Through exobar" requests={proxied} capacity={null} labelOf={proxiedLabel} />}
       {/* While every runner serves nothing waits for the load: the section shows only when it matters. */}

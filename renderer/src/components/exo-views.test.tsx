@@ -55,6 +55,20 @@ describe('attached to the demo cluster', () => {
     expect(qwen.getByTestId('exo-runner-status').getAttribute('title')).toContain('exo: RunnerRunning');
   });
 
+  it('says which exo instance exobar placed for a request and when it deletes it; none on the ones someone else placed', () => {
+    const placed: Snapshot = {
+      ...demo,
+      instances: demo.instances.map((i) =>
+        i.source === 'exo' && i.model === LLAMA_3B ? { ...i, exo: { ...i.exo, placedOnDemand: { ttlSeconds: 60, unloadsAt: demo.at + 40_000 } } } : i,
+      ),
+    };
+    renderApp(placed);
+    const row = within(card(LLAMA_3B)).getByTestId('exo-placed-on-demand');
+    expect(row.textContent).toMatch(/^Placed by exobar for a request(unloads in (39|40) s)$/);
+    expect(within(card(LLAMA_1B)).queryByTestId('exo-placed-on-demand')).toBeNull();
+    expect(within(card(QWEN_30B)).queryByTestId('exo-placed-on-demand')).toBeNull();
+  });
+
   it('stops an exo instance through the bridge (exobar deletes it on exo), asking first since its tasks would end', async () => {
     const { bridge } = renderApp(demo);
     const name = QWEN_30B.split('/').pop()!;

@@ -192,8 +192,10 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     }
     if (!isActive(record) || ctx.res.destroyed) return;
     traffic.loaded(record);
+    // keep_alive is exobar's (Ollama's) field, taken above: exo's API does not know it.
+    const { keep_alive: _taken, ...forward } = body as ExoChatRequest & { keep_alive?: unknown };
     try {
-      await proxyChat(ctx, body, source, record);
+      await proxyChat(ctx, forward as ExoChatRequest, source, record);
     } finally {
       placer.use(body.model);
     }
