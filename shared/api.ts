@@ -103,12 +103,24 @@ export interface SafePairPlan {
    * fit, and `acknowledgeMemory: true` launches anyway. Absent where no check was made.
    */
   fit?: FitCheck | null;
+  /**
+   * On an attached exo (electron/core/exo/launch/exo-safe-pair.ts adds its placements):
+   * `fastSynchRisk` when both ring models would share a Mac's GPU with fast synch on or
+   * assumed on; a launch that creates an instance then needs `acknowledgeRisk: true`.
+   */
+  exo?: { url: string; fastSynchRisk: { message: string; assumed: boolean } | null };
 }
 
 /** POST /api/launch/safe-pair's optional body. */
 export const LaunchSafePairRequestSchema = z.strictObject({
-  /** Launch even though the fit check says the pair does not fit in the memory free now. */
+  /** Launch even though the fit check says the pair does not fit in the memory free now (on exo: on a Mac it lands on). */
   acknowledgeMemory: z.boolean().default(false),
+  /**
+   * On an attached exo: launch even though both ring models would share a Mac's GPU with
+   * fast synch on (or assumed on). The local pair runs its ring models with fast synch
+   * off, so it has no such gate and ignores this.
+   */
+  acknowledgeRisk: z.boolean().default(false),
 });
 
 /** OpenAI's error shape; every error answer of the API uses it. */

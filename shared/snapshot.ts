@@ -218,6 +218,8 @@ export const PacingSnapshotSchema = z.object({
   neighbours: z.array(z.string()),
   chunkTokens: z.number().int().positive().nullable(),
   pauseMs: z.number().int().nonnegative(),
+  /** What engaged it: the streaming neighbour's live ITL beside this prefill over its solo ITL (absent from an older node). */
+  trigger: z.object({ neighbour: z.string(), itlMs: z.number().nonnegative(), soloItlMs: z.number().positive(), ratio: z.number().nonnegative() }).optional(),
 });
 export type PacingSnapshot = z.infer<typeof PacingSnapshotSchema>;
 
@@ -308,7 +310,10 @@ export const MlxRuntimeSnapshotSchema = z.object({
   /** True where MLX can run at all (macOS on Apple silicon): the setup is offered there. */
   supported: z.boolean(),
   python: z.string().nullable(),
+  /** mlx-lm's version. */
   version: z.string().nullable(),
+  /** MLX's own version (mlx.core.__version__), when found. */
+  mlxVersion: z.string().nullable().optional(),
   /** Why it is (un)available, in words. */
   reason: z.string(),
   /** MLX models found on disk (they are in the catalog when the runtime is available). */

@@ -194,6 +194,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     refresh: () => lastSnapshot && tray?.update(lastSnapshot, { startAtLogin: login.enabled() }),
     log,
     records: { requestLog: core.requestLog, history: core.history },
+    checks: core.checks,
   });
 
   tray = new TrayController(paths.trayImagesDir, actions.menu, {

@@ -19,6 +19,7 @@ import { ModelsPanel } from './components/models-panel';
 import { RequestsPanel } from './components/requests-panel';
 import { NoticeBar } from './components/notice-bar';
 import { SafeLaunchPanel } from './components/safe-launch-panel';
+import { SharingCheckPanel } from './components/sharing-check-panel';
 import { StopConfirmDialog } from './components/stop-confirm-dialog';
 import { WarningBanners } from './components/warning-banner';
 import { useExobar } from './store/store-context';
@@ -50,6 +51,7 @@ function Body() {
         <ModelsPanel />
         <RequestsPanel />
         <HistoryPanel />
+        <SharingCheckPanel />
       </>
     );
   }
@@ -62,6 +64,7 @@ function Body() {
       <ModelsPanel />
       <RequestsPanel />
       <HistoryPanel />
+      <SharingCheckPanel />
     </>
   );
 }

@@ -7,7 +7,7 @@
 import type { RunnerStatus } from '../../../shared/runner-protocol';
 import type { InstanceType, RequestPhase, RunnerState, WarningCode } from '../../../shared/snapshot';
 import type { DownCause } from '../supervisor/runner-supervisor';
-import type { PacingReleaseReason } from '../pacing/pacing-release';
+import type { ItlFigure, PacingReleaseReason } from '../pacing/pacing-release';
 import type { WatchdogPhase } from '../supervisor/watchdog';
 import type { NodeErrorCode } from './node-error';
 import type { LeftoverOutcome } from '../process/leftover-runners';
@@ -50,13 +50,27 @@ export type NodeEvent =
   | (OfInstance & { kind: 'runner_malformed_line'; data: { reason: string } })
   | (OfInstance & { kind: 'watchdog_fired'; data: { phase: WatchdogPhase; silentMs: number; deadlineMs: number } })
   | (OfInstance & { kind: 'runner_restart_scheduled'; data: { inMs: number } })
-  /** The sharing policy paced this instance's prefill while `neighbours` (model names) decoded. */
-  | (OfInstance & { kind: 'pacing_engaged'; data: { model: string; neighbours: string[]; chunkTokens: number | null; pauseMs: number } })
-  /** Back to full speed; `addedMs`/`addedPct`: the prefill time pacing added so far (estimated from the pauses). */
+  /**
+   * The sharing policy paced this instance's prefill while `neighbours` (model names) decoded,
+   * because `trigger`'s live ITL reached the engage threshold over its solo ITL.
+   */
+  | (OfInstance & {
+      kind: 'pacing_engaged';
+      data: { model: string; neighbours: string[]; chunkTokens: number | null; pauseMs: number; trigger?: ItlFigure };
+    })
+  /**
+   * Back to full speed; `addedMs`/`addedPct`: the prefill time pacing added so far (estimated from the pauses);
+   * `itl`: the neighbour's live ITL at the release, when it decided it (`neighbour_recovered`).
+   */
   | (OfInstance & {
       kind: 'pacing_released';
-      data: { model: string; neighbours: string[]; reason: PacingReleaseReason; pacedMs: number; addedMs: number; addedPct: number };
+      data: { model: string; neighbours: string[]; reason: PacingReleaseReason; pacedMs: number; addedMs: number; addedPct: number; itl?: ItlFigure | null };
     })
+  /**
+   * A prefill that ended beside streaming `neighbours` without being paced: their live ITL stayed
+   * below the engage threshold (`peak`, the highest seen), or their solo ITL was unknown (`peak` null).
+   */
+  | (OfInstance & { kind: 'pacing_not_needed'; data: { model: string; neighbours: string[]; peak: ItlFigure | null; engageItlRatio: number } })
   | (OfInstance & {
       kind: 'instance_created';
       data: { model: string; instanceType: InstanceType; fastSynch: boolean; reason: string; onDemand?: boolean; pinned?: boolean };

@@ -276,6 +276,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
           const busy = busyNeighbours(instance, gap);
           instance.sharing.add(gap, busy);
           request.sharing.add(gap, busy);
+          // The adaptive policy decides on these same gaps: is a neighbour's prefill slowing this stream?
+          pacing.observeGap(
+            instance.id,
+            gap.gapMs,
+            busy.some((b) => b.phase === 'prefilling'),
+          );
         },
       );
       request.client = input.client ?? null;

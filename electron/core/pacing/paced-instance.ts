@@ -19,6 +19,7 @@ export function pacedRunnerOf(instance: Instance): PacedRunner {
       }
       return tokens;
     },
+    soloItl: () => instance.sharing.soloFigures(performance.now()),
     supervisor: instance.supervisor,
   };
 }

@@ -1,23 +1,30 @@
 /**
- * The sharing policy `decode_first` (docs/sharing-policy.md): while a neighbour on the
- * same GPU has a stream decoding, a prefilling runner works in smaller chunks and pauses
- * between them; when no neighbour decodes, or its added prefill time reaches the
- * ceiling, it goes back to full speed. Every local runner of this Mac shares its one GPU.
+ * The sharing policy `decode_first` (docs/sharing-policy.md), adaptive: a prefilling
+ * runner is paced (smaller chunks, a pause after each) only while a neighbour on the
+ * same GPU is decoding AND that neighbour's live ITL beside the prefill is really above
+ * its solo ITL (LiveItl: engage at 1.2×, release at 1.05×). It goes back to full speed
+ * when the neighbour stops, when its ITL recovers (after a short dwell), when the
+ * prefill ends, or when the prefill's added time reaches the ceiling. Where a prefill
+ * does not slow the stream (two runners on idle CPU cores), nothing is paced and the
+ * policy costs nothing. Every local runner of this Mac shares its one GPU.
  *
- * It reacts to phase changes (InstancePhases) and never waits for a runner: a pacing is
- * one line on the runner's stdin, applied at its next chunk. Decisions go to the node's
- * event log (`pacing_engaged`, `pacing_released`), which the diagnosis reads.
+ * It reacts to phase changes (InstancePhases) and to the streams' token gaps (the
+ * node's sharing measurement), and never waits for a runner: a pacing is one line on
+ * the runner's stdin, applied at its next chunk. Decisions go to the node's event log
+ * (`pacing_engaged` and `pacing_released` with the ITL figure that decided them,
+ * `pacing_not_needed`), which the diagnosis reads.
  */
 import { FULL_SPEED_PACING, type PrefillPacing } from '../../../shared/runner-protocol';
 import type { SharingPolicy } from '../../../shared/sharing-policy';
 import type { PacingSnapshot } from '../../../shared/snapshot';
 import type { NewNodeEvent } from '../node/node-event';
 import type { GpuPhase } from '../sharing/instance-phases';
+import { LiveItl, type ItlFigure, type SoloItl } from './live-itl';
 import { addedFraction, DEFAULT_PACING_TUNING, fullSpeedPrefillMs, pacedPacing, type MeasuredRates, type PacingTuning } from './pacing-plan';
 
 export type { SharingPolicy };
 
-export type { PacingReleaseReason } from './pacing-release';
+export type { PacingReleaseReason, ItlFigure } from './pacing-release';
 import type { PacingReleaseReason } from './pacing-release';
 
 /** What the controller needs of one local instance (Instance provides it). */
@@ -30,6 +37,8 @@ export interface PacedRunner {
   onPhaseChange(listener: () => void): () => void;
   /** Prompt tokens not yet prefilled of the requests it is prefilling now. */
   prefillRemainingTokens(): number;
+  /** Its solo decode over the sharing window (no neighbour busy): what its live ITL is compared with. */
+  soloItl(): SoloItl;
   supervisor: {
     readonly supportsPacing: boolean;
     setPrefillPacing(pacing: PrefillPacing): string | null;
@@ -44,8 +53,15 @@ interface Episode {
   fullSpeedMs: number;
   /** Estimated prefill time pacing added so far, ms. */
   addedMs: number;
-  /** Set while paced. */
-  engaged: { at: number; pacing: PrefillPacing; fraction: number; neighbours: string[] } | null;
+  /** Set while paced; `trigger`: the figure that engaged it. */
+  engaged: { at: number; pacing: PrefillPacing; fraction: number; neighbours: string[]; neighbourIds: string[]; trigger: ItlFigure } | null;
+  /** How many times this prefill was paced. */
+  engagements: number;
+  /** Streaming neighbours seen beside this prefill, and the highest live ITL ratio among them. */
+  beside: Set<string>;
+  peak: ItlFigure | null;
+  /** Whether the policy was decode_first at some decision of this prefill (for `pacing_not_needed`). */
+  policyOn: boolean;
   /** The ceiling was reached: full speed until this prefill ends. */
   exhausted: boolean;
   ceilingTimer: NodeJS.Timeout | null;
@@ -62,6 +78,8 @@ export interface PacingControllerOptions {
 export class PacingController {
   private readonly episodes = new Map<string, Episode>();
   private readonly unsubscribe = new Map<string, () => void>();
+  /** Per decoding runner: its live ITL beside a neighbour's prefill. */
+  private readonly live = new Map<string, LiveItl>();
   private readonly tuning: PacingTuning;
   private readonly now: () => number;
 
@@ -90,15 +108,37 @@ export class PacingController {
   }
 
   /** Whether `runnerId`'s prefill is paced now (for the snapshot). */
-  pacedNow(runnerId: string): { since: number; neighbours: string[]; pacing: PrefillPacing } | null {
+  pacedNow(runnerId: string): { since: number; neighbours: string[]; pacing: PrefillPacing; trigger: ItlFigure } | null {
     const engaged = this.episodes.get(runnerId)?.engaged;
-    return engaged ? { since: engaged.at, neighbours: [...engaged.neighbours], pacing: engaged.pacing } : null;
+    return engaged ? { since: engaged.at, neighbours: [...engaged.neighbours], pacing: engaged.pacing, trigger: { ...engaged.trigger } } : null;
   }
 
-  /** Re-decides every runner's pacing; called on every phase change and when the setting changes. */
+  /**
+   * One inter-token gap of `runnerId`'s stream (the node's sharing measurement calls it
+   * for every gap); `besidePrefill`: a neighbour on this GPU prefilled during it. Only
+   * those gaps tell whether a prefill slows the stream.
+   */
+  observeGap(runnerId: string, gapMs: number, besidePrefill: boolean): void {
+    if (!besidePrefill || this.options.policy() !== 'decode_first') return;
+    const runner = this.options.runners().find((r) => r.id === runnerId);
+    if (!runner || runner.phase() !== 'decoding') return;
+    let live = this.live.get(runnerId);
+    if (!live) this.live.set(runnerId, (live = new LiveItl(runner.label, this.tuning)));
+    live.add(gapMs, runner.soloItl());
+    this.evaluate();
+  }
+
+  /** Re-decides every runner's pacing; called on every phase change, every gap beside a prefill and when the setting changes. */
   evaluate(): void {
     const runners = this.options.runners();
     const policy = this.options.policy();
+    // A stream's live window lasts while it decodes beside some prefill: a later prefill starts afresh.
+    const anyPrefilling = runners.some((r) => r.phase() === 'prefilling');
+    for (const id of [...this.live.keys()]) {
+      const r = runners.find((x) => x.id === id);
+      if (!anyPrefilling || !r || r.phase() !== 'decoding') this.live.delete(id);
+    }
+    const now = this.now();
     for (const runner of runners) {
       const episode = this.episodes.get(runner.id);
       if (runner.phase() !== 'prefilling') {
@@ -109,13 +149,35 @@ export class PacingController {
       if (!runner.supervisor.supportsPacing) continue;
       const current = episode ?? this.beginEpisode(runner);
       const decoding = runners.filter((other) => other.id !== runner.id && other.phase() === 'decoding');
-      const want = policy === 'decode_first' && decoding.length > 0 && !current.exhausted;
-      if (want && !current.engaged) this.engage(runner, current, decoding);
-      else if (!want && current.engaged) this.release(runner, current, policy === 'off' ? 'policy_off' : 'neighbour_stopped');
+      if (policy === 'decode_first') current.policyOn = true;
+      for (const n of decoding) {
+        current.beside.add(n.label);
+        const figure = this.live.get(n.id)?.figure;
+        if (figure && (current.peak === null || figure.ratio > current.peak.ratio)) current.peak = figure;
+      }
+      const interfered = decoding.filter((n) => this.live.get(n.id)?.interfered);
+      const want = policy === 'decode_first' && interfered.length > 0 && !current.exhausted;
+      if (want && !current.engaged) this.engage(runner, current, decoding, interfered);
+      else if (!want && current.engaged) {
+        if (policy === 'off') this.release(runner, current, 'policy_off');
+        else if (!decoding.some((n) => current.engaged!.neighbourIds.includes(n.id))) this.release(runner, current, 'neighbour_stopped');
+        // The stream is back near its solo ITL: full speed, after a dwell so one good stretch does not flap it.
+        else if (now - current.engaged.at >= this.tuning.minPacedMs) this.release(runner, current, 'neighbour_recovered', this.figureOf(decoding));
+      }
     }
     for (const [id, episode] of this.episodes) {
       if (!runners.some((r) => r.id === id)) this.endEpisode(id, null, episode, 'runner_gone');
     }
+  }
+
+  /** The live figure of the neighbour that weighs most (highest ratio) among `runners`. */
+  private figureOf(runners: PacedRunner[]): ItlFigure | null {
+    let best: ItlFigure | null = null;
+    for (const r of runners) {
+      const f = this.live.get(r.id)?.figure;
+      if (f && (best === null || f.ratio > best.ratio)) best = f;
+    }
+    return best;
   }
 
   dispose(): void {
@@ -123,6 +185,7 @@ export class PacingController {
     this.unsubscribe.clear();
     for (const episode of this.episodes.values()) if (episode.ceilingTimer) clearTimeout(episode.ceilingTimer);
     this.episodes.clear();
+    this.live.clear();
   }
 
   private beginEpisode(runner: PacedRunner): Episode {
@@ -132,6 +195,10 @@ export class PacingController {
       fullSpeedMs: fullSpeedPrefillMs(runner.prefillRemainingTokens(), runner.supervisor.rates),
       addedMs: 0,
       engaged: null,
+      engagements: 0,
+      beside: new Set(),
+      peak: null,
+      policyOn: false,
       exhausted: false,
       ceilingTimer: null,
     };
@@ -139,13 +206,16 @@ export class PacingController {
     return episode;
   }
 
-  private engage(runner: PacedRunner, episode: Episode, decoding: PacedRunner[]): void {
+  private engage(runner: PacedRunner, episode: Episode, decoding: PacedRunner[], interfered: PacedRunner[]): void {
+    const trigger = this.figureOf(interfered);
+    if (!trigger) return;
     const neighbourStepMs = Math.max(...decoding.map((n) => n.supervisor.rates.decodeStepMs(1)));
     const pacing = pacedPacing(runner.supervisor.rates, neighbourStepMs, this.tuning);
     if (runner.supervisor.setPrefillPacing(pacing) === null) return;
     const fraction = addedFraction(pacing, runner.supervisor.rates);
     const now = this.now();
-    episode.engaged = { at: now, pacing, fraction, neighbours: decoding.map((n) => n.label) };
+    episode.engaged = { at: now, pacing, fraction, neighbours: decoding.map((n) => n.label), neighbourIds: decoding.map((n) => n.id), trigger };
+    episode.engagements += 1;
     // The ceiling: paced wall time adds `fraction` of itself; stop when the budget is spent.
     const budgetMs = this.tuning.ceiling * episode.fullSpeedMs - episode.addedMs;
     const pacedForMs = Math.max(0, budgetMs / Math.max(fraction, 1e-6));
@@ -159,11 +229,11 @@ export class PacingController {
     this.options.log({
       kind: 'pacing_engaged',
       instanceId: runner.id,
-      data: { model: runner.label, neighbours: episode.engaged.neighbours, chunkTokens: pacing.chunkTokens, pauseMs: pacing.pauseMs },
+      data: { model: runner.label, neighbours: episode.engaged.neighbours, chunkTokens: pacing.chunkTokens, pauseMs: pacing.pauseMs, trigger },
     });
   }
 
-  private release(runner: PacedRunner | null, episode: Episode, reason: PacingReleaseReason): void {
+  private release(runner: PacedRunner | null, episode: Episode, reason: PacingReleaseReason, itl: ItlFigure | null = null): void {
     const engaged = episode.engaged;
     if (!engaged) return;
     if (episode.ceilingTimer) clearTimeout(episode.ceilingTimer);
@@ -184,12 +254,21 @@ export class PacingController {
         pacedMs: Math.round(pacedMs),
         addedMs: Math.round(episode.addedMs),
         addedPct: Math.round(addedPct * 10) / 10,
+        itl,
       },
     });
   }
 
   private endEpisode(runnerId: string, runner: PacedRunner | null, episode: Episode, reason: PacingReleaseReason): void {
     if (episode.engaged) this.release(runner, episode, reason);
+    // A prefill beside a stream that the policy chose not to pace: said once, with the figure.
+    else if (reason === 'prefill_done' && episode.policyOn && episode.engagements === 0 && episode.beside.size > 0) {
+      this.options.log({
+        kind: 'pacing_not_needed',
+        instanceId: runnerId,
+        data: { model: episode.label, neighbours: [...episode.beside], peak: episode.peak, engageItlRatio: this.tuning.engageItlRatio },
+      });
+    }
     if (episode.ceilingTimer) clearTimeout(episode.ceilingTimer);
     this.episodes.delete(runnerId);
   }
@@ -198,5 +277,5 @@ export class PacingController {
 /** The snapshot's `pacing` of an instance: epoch ms for `since` (the controller keeps monotonic ms). */
 export function pacingSnapshot(paced: ReturnType<PacingController['pacedNow']>, nowMonotonic: number): PacingSnapshot | null {
   if (paced === null) return null;
-  return { since: Date.now() - (nowMonotonic - paced.since), neighbours: paced.neighbours, ...paced.pacing };
+  return { since: Date.now() - (nowMonotonic - paced.since), neighbours: paced.neighbours, ...paced.pacing, trigger: paced.trigger };
 }

@@ -21,9 +21,29 @@ export interface PacingTuning {
   maxPauseMs: number;
   /** Added prefill time at most this fraction of the prompt's full-speed prefill; then full speed. */
   ceiling: number;
+  /** Pace only once a streaming neighbour's live ITL (median of its last gaps beside the prefill) reaches this multiple of its solo ITL. */
+  engageItlRatio: number;
+  /** Release once that live ITL is back at or below this multiple of solo (hysteresis: below engageItlRatio). */
+  releaseItlRatio: number;
+  /** The live ITL is the median of this many of the neighbour's latest gaps beside a prefill. */
+  itlWindowGaps: number;
+  /** Solo gaps (in the sharing window) needed before a solo ITL is trusted; fewer: interference unknown, no pacing. */
+  minSoloGaps: number;
+  /** A pacing released for a recovered ITL only after it ran this long (ms), so the decision does not flap. */
+  minPacedMs: number;
 }
 
-export const DEFAULT_PACING_TUNING: PacingTuning = { chunkMs: 60, pausePerDecodeStep: 1.5, maxPauseMs: 60, ceiling: 0.15 };
+export const DEFAULT_PACING_TUNING: PacingTuning = {
+  chunkMs: 60,
+  pausePerDecodeStep: 1.5,
+  maxPauseMs: 60,
+  ceiling: 0.15,
+  engageItlRatio: 1.2,
+  releaseItlRatio: 1.05,
+  itlWindowGaps: 6,
+  minSoloGaps: 5,
+  minPacedMs: 500,
+};
 
 /** The runner's measured speed, as RunnerRates gives it. */
 export interface MeasuredRates {

@@ -101,6 +101,12 @@ export class SharingStats {
     }
   }
 
+  /** The solo figures alone as of `now` (what the pacing policy compares a live ITL with; cached between solo gaps). */
+  soloFigures(now: number): SharingFigures {
+    this.solo.prune(now - this.windowMs);
+    return this.solo.figures();
+  }
+
   /** The snapshot's `sharing` object as of `now` (the clock of the gaps). */
   snapshot(now: number): InstanceSharing {
     const before = now - this.windowMs;

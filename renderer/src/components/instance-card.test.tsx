@@ -55,7 +55,18 @@ describe('instance card', () => {
     );
     const row = within(card(paced.modelName)).getByTestId('pacing');
     expect(row.textContent).toBe('pacedPrefill paced while Llama 3.2 1B (simulated) streams: chunks of 256 tokens, 18 ms pause after each');
-    push(snapshot({ seq: 2, instances: [{ ...paced, pacing: null }] }));
+    // With the figure that engaged it (the adaptive policy): the stream's live ITL over its solo ITL.
+    const trigger = { neighbour: 'Llama 3.2 1B (simulated)', itlMs: 21.6, soloItlMs: 12, ratio: 1.8 };
+    push(
+      snapshot({
+        seq: 2,
+        instances: [{ ...paced, pacing: { since: Date.now() - 1000, neighbours: [trigger.neighbour], chunkTokens: 256, pauseMs: 18, trigger } }],
+      }),
+    );
+    expect(within(card(paced.modelName)).getByTestId('pacing').textContent).toBe(
+      "pacedPrefill paced while Llama 3.2 1B (simulated) streams (Llama 3.2 1B (simulated)'s ITL 21.6 ms, 1.80× its solo 12 ms): chunks of 256 tokens, 18 ms pause after each",
+    );
+    push(snapshot({ seq: 3, instances: [{ ...paced, pacing: null }] }));
     expect(within(card(paced.modelName)).queryByTestId('pacing')).toBeNull();
   });
 

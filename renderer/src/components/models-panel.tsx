@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from 'react';
 import type { CatalogModel } from '../../../shared/catalog';
+import type { FitVerdict, ModelFit } from '../../../shared/model-fit';
 import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
@@ -8,7 +9,22 @@ import { PanelToggle } from './panel-toggle';
 
 const ENGINE_LABEL: Record<string, string> = { sim: 'sim', mlx: 'MLX' };
 
-function ModelRow({ model, running }: { model: CatalogModel; running: boolean }) {
+/** The badge tone of each verdict. */
+const VERDICT_TONE: Record<FitVerdict, string> = { fits: 'ok', tight: 'warn', does_not_fit: 'bad' };
+const VERDICT_LABEL: Record<FitVerdict, string> = { fits: 'fits', tight: 'tight', does_not_fit: 'does not fit' };
+
+/** "fits: needs 1.6 GB, 18.0 GB free": the fit check's verdict and figures for a model not running. */
+function FitLine({ fit }: { fit: ModelFit }) {
+  if (fit.running || !fit.verdict) return null;
+  return (
+    <div className="row small" data-testid="model-fit" data-verdict={fit.verdict}>
+      <span className={`badge ${VERDICT_TONE[fit.verdict]}`}>{VERDICT_LABEL[fit.verdict]}</span>
+      <span className="muted selectable">{fit.words.slice(fit.words.indexOf(':') + 1).trim()}</span>
+    </div>
+  );
+}
+
+function ModelRow({ model, running, fit }: { model: CatalogModel; running: boolean; fit: ModelFit | undefined }) {
   return (
     <li className="model-row" data-testid="model-row" data-model={model.id}>
       <div className="row">
@@ -25,6 +41,7 @@ function ModelRow({ model, running }: { model: CatalogModel; running: boolean })
           {formatBytes(model.memoryBytes)}
         </span>
       </div>
+      {fit && !running && <FitLine fit={fit} />}
     </li>
   );
 }
@@ -54,9 +71,10 @@ export function ModelsPanel() {
   // The catalog changes when the runtime appears or the scan finds other models: reload then.
   const catalogKey = `${mlx?.available ?? false}:${mlx?.localModels ?? 0}`;
 
+  // ...and when the running models change: what is free, and so each model's fit, changes with them.
   useEffect(() => {
     if (received) void loadModels();
-  }, [received, catalogKey, loadModels]);
+  }, [received, catalogKey, runningKey, loadModels]);
 
   const running = new Set(runningKey ? runningKey.split('\n') : []);
   const count = models.models.length;
@@ -82,7 +100,7 @@ export function ModelsPanel() {
         {count > 0 && (
           <ul className="model-list" aria-label="Model catalog">
             {models.models.map((m) => (
-              <ModelRow key={m.id} model={m} running={running.has(m.id)} />
+              <ModelRow key={m.id} model={m} running={running.has(m.id)} fit={models.fits[m.id]} />
             ))}
           </ul>
         )}

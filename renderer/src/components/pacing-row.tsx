@@ -12,13 +12,19 @@ function names(neighbours: string[]): string {
  */
 export function PacingRow({ pacing }: { pacing: PacingSnapshot }) {
   const chunk = pacing.chunkTokens === null ? 'its own chunks' : `chunks of ${pacing.chunkTokens} tokens`;
+  // The figure that engaged it: the stream's live ITL beside this prefill over its solo ITL.
+  const t = pacing.trigger;
+  const because = t ? ` (${t.neighbour}'s ITL ${t.itlMs} ms, ${t.ratio.toFixed(2)}× its solo ${t.soloItlMs} ms)` : '';
   return (
     <div className="row pacing" data-testid="pacing" role="status">
-      <span className="badge explained" title="sharing.policy decode_first: this prefill yields the GPU between chunks, bounded by a ceiling on its added time">
+      <span
+        className="badge explained"
+        title="sharing.policy decode_first: a neighbour's stream slowed beside this prefill, so it yields the GPU between chunks, bounded by a ceiling on its added time"
+      >
         paced
       </span>
       <span className="muted">
-        Prefill paced while {names(pacing.neighbours)} streams: {chunk}, {pacing.pauseMs} ms pause after each
+        Prefill paced while {names(pacing.neighbours)} streams{because}: {chunk}, {pacing.pauseMs} ms pause after each
       </span>
     </div>
   );

@@ -7,6 +7,8 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
+import type { LaunchSafePairOptions } from '../../../shared/bridge-actions';
+import type { ModelFit } from '../../../shared/model-fit';
 import type { ExoProcessControl } from '../../../shared/exo-process-control';
 import { localInstances } from '../../../shared/instance-state';
 import { requestsEndingOnStop } from '../../../shared/stop-confirmation';
@@ -37,6 +39,8 @@ export interface ModelsState {
   /** The node's catalog: sim models, and local MLX models where the runtime is found. */
   models: CatalogModel[];
   error: string | null;
+  /** Each model's fit on this Mac when the list was last loaded, by model id; a model missing here was not checked. */
+  fits: Record<string, ModelFit>;
 }
 
 /**
@@ -52,7 +56,7 @@ export interface ExobarActions {
   /** Fetches the safe pair's plan preview. */
   loadPlan(): Promise<void>;
   /** `acknowledgeMemory`: the operator's "launch anyway" past a failed fit check. */
-  launchSafePair(options?: { acknowledgeMemory: boolean }): Promise<void>;
+  launchSafePair(options?: LaunchSafePairOptions): Promise<void>;
   /** Stops one model; with requests in flight it asks first (`stopConfirmation`) instead. */
   stopInstance(instanceId: string): Promise<void>;
   /** Starts a new runner for an instance that failed or needs attention. */
@@ -96,6 +100,11 @@ export interface ExobarActions {
   listRequests: ExobarBridge['listRequests'];
   /** The history per model over a range (the history charts). */
   getHistory: ExobarBridge['getHistory'];
+  /** "Check GPU sharing": start, follow, cancel, and the kept reports (the panel handles the errors). */
+  startSharingCheck: ExobarBridge['startSharingCheck'];
+  getCheck: ExobarBridge['getCheck'];
+  cancelCheck: ExobarBridge['cancelCheck'];
+  listChecks: ExobarBridge['listChecks'];
 }
 
 export interface ExobarState {
@@ -263,10 +272,15 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         set((s) => ({ models: { ...s.models, status: 'loading', error: null } }));
         try {
           const models = await bridge.listModels();
-          set({ models: { status: 'ready', models, error: null } });
+          // The fit words are an extra: a server without them (or a failed reading) still lists the models.
+          const fits = await bridge.checkModelFits().then(
+            (list) => Object.fromEntries(list.map((f) => [f.model, f])),
+            () => ({}),
+          );
+          set({ models: { status: 'ready', models, error: null, fits } });
         } catch (error) {
           // Keep the last list: a failed reload should not empty the panel.
-          set((s) => ({ models: { status: 'error', models: s.models.models, error: errorMessage(error) } }));
+          set((s) => ({ models: { status: 'error', models: s.models.models, error: errorMessage(error), fits: s.models.fits } }));
         }
       },
       // The outcome (running, failed with pip's output, done) is shown from the snapshot,
@@ -286,6 +300,10 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       },
       listRequests: (filter) => bridge.listRequests(filter),
       getHistory: (range) => bridge.getHistory(range),
+      startSharingCheck: (request) => bridge.startSharingCheck(request),
+      getCheck: (id) => bridge.getCheck(id),
+      cancelCheck: (id) => bridge.cancelCheck(id),
+      listChecks: () => bridge.listChecks(),
       async probeExo(url) {
         try {
           return await bridge.probeExo(url);
@@ -316,7 +334,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       connectionProblem: null,
       ttftHistory: {},
       plan: { status: 'idle', plan: null, error: null },
-      models: { status: 'idle', models: [], error: null },
+      models: { status: 'idle', models: [], error: null, fits: {} },
       busy: {},
       notice: null,
       stopConfirmation: null,

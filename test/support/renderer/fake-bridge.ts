@@ -7,7 +7,9 @@ import type { RequestList } from '../../../shared/request-record';
 import { vi } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
+import type { ModelFit } from '../../../shared/model-fit';
 import type { Snapshot } from '../../../shared/snapshot';
+import type { CheckList, CheckStatus, SharingCheckRequest } from '../../../shared/sharing-check';
 import { catalog, safePairPlan } from './fixtures';
 
 export class FakeBridge implements ExobarBridge {
@@ -29,6 +31,9 @@ export class FakeBridge implements ExobarBridge {
   setupMlxRuntime = vi.fn(async () => {});
   refreshMlxRuntime = vi.fn(async () => {});
   listModels = vi.fn(async () => catalog());
+  /** What checkModelFits answers: set it from the real check (electron/core/fit/model-fits.ts). */
+  modelFits: ModelFit[] = [];
+  checkModelFits = vi.fn(async (): Promise<ModelFit[]> => this.modelFits);
   requests: RequestList = { requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 16 * 1024 * 1024, problem: null };
   listRequests = vi.fn(async (): Promise<RequestList> => this.requests);
   history: HistoryAnswer['models'] = [];
@@ -44,6 +49,19 @@ export class FakeBridge implements ExobarBridge {
   }));
   dismissLostModel = vi.fn(async (_model: string) => {});
   controlExoProcess = vi.fn(async () => {});
+  /** The checks the page sees: set `checks` and `checkStatus` to drive the sharing-check panel. */
+  checks: CheckList = { checks: [], running: null };
+  checkStatus: CheckStatus | null = null;
+  listChecks = vi.fn(async (): Promise<CheckList> => this.checks);
+  startSharingCheck = vi.fn(async (_request: SharingCheckRequest): Promise<CheckStatus> => {
+    if (!this.checkStatus) throw new Error('no check status set');
+    return this.checkStatus;
+  });
+  getCheck = vi.fn(async (_id: string): Promise<CheckStatus> => {
+    if (!this.checkStatus) throw new Error('no check status set');
+    return this.checkStatus;
+  });
+  cancelCheck = vi.fn(async (_id: string) => {});
 
   subscribeSnapshots(listener: (s: Snapshot) => void) {
     this.snapshotListeners.add(listener);
