@@ -7,6 +7,7 @@ import { exoProcessStatusLabel, exoProcessSummary, exoProcessTone } from '../../
 import { exoLostGlance } from './exo-lost-glance';
 import { exoInstances, instanceLifecycle, isServing, lifecycleSummary } from '../../shared/instance-state';
 import { formatSeconds, instanceStatusWords, plural } from '../../shared/status-words';
+import { residencyGlance } from '../../shared/residency-glance';
 
 export const TRAY_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
 export type TrayState = (typeof TRAY_STATES)[number];
@@ -68,6 +69,8 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
     }
     // Failed, loading, restarting and stopping instances are named with their runner's words.
     if (instanceLifecycle(instance) !== 'serving') lines.push(`${instance.modelName}: ${instanceStatusWords(instance)}`);
+    // Whether a serving local model stays loaded: "loaded · unloads in 4 min", "pinned".
+    else if (instance.source === 'local') lines.push(`${instance.modelName}: ${residencyGlance(instance, snapshot.at)}`);
   }
   if (snapshot.launch?.state === 'failed') lines.push(`Launch failed: ${snapshot.launch.error ?? snapshot.launch.step}`);
   if (exo) {

@@ -61,6 +61,8 @@ export interface ExobarActions {
   stopInstance(instanceId: string): Promise<void>;
   /** Starts a new runner for an instance that failed or needs attention. */
   retryInstance(instanceId: string): Promise<void>;
+  /** Loads a catalog model now (a ring instance, through a launch's gates; busy key `load:<model>`); a refusal becomes the notice. */
+  loadModel(model: string): Promise<void>;
   /** Unloads an idle model now. */
   unloadInstance(instanceId: string): Promise<void>;
   /** Pins or unpins a model (a pinned one never unloads by itself). */
@@ -230,6 +232,10 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         return stop({ kind: 'instance', id, name }, false);
       },
       retryInstance: (id) => run(`retry:${id}`, () => bridge.retryInstance(id)),
+      loadModel: (model) =>
+        run(`load:${model}`, async () => {
+          await bridge.createInstance({ model, instanceType: 'ring' });
+        }),
       unloadInstance: (id) => run(`unload:${id}`, () => bridge.unloadInstance(id)),
       setPinned: (id, pinned) => run(`pin:${id}`, () => bridge.setResidency(id, { pin: pinned })),
       stopAll: () => stop({ kind: 'all' }, false),
