@@ -128,11 +128,22 @@ export interface ApiErrorBody {
   error: { message: string; type: string; code: string | null; param?: string | null };
 }
 
+/** The menu bar title's choices (settings `menuBarTitle`). */
+export const MenuBarTitleSchema = z.enum(['ttft', 'tokens_per_second', 'nothing']);
+export type MenuBarTitle = z.infer<typeof MenuBarTitleSchema>;
+
 /** Settings persisted by the app (and by `exobar serve` in its data directory). */
 export const SettingsSchema = z.object({
   apiPort: z.number().int().min(0).max(65535).default(EXOBAR_API_PORT),
   defaultFastSynch: FastSynchOverrideSchema.default('auto'),
   startAtLogin: z.boolean().default(false),
+  /**
+   * What the menu bar title beside the icon shows after the number of models serving:
+   * `ttft` the latest time to first token ("2 · 0.38s"), `tokens_per_second` the tokens
+   * per second the models generate now ("2 · 41 tok/s"), `nothing` no title at all. Set
+   * from the menu's "Menu bar title" entry.
+   */
+  menuBarTitle: MenuBarTitleSchema.default('ttft'),
   safePair: z.object({ small: z.string().min(1), medium: z.string().min(1) }).default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
   /** Path of a python with mlx-lm; null finds one automatically. */
   mlxPython: z.string().nullable().default(null),

@@ -231,6 +231,11 @@ export function createAppActions(options: AppActionsOptions): AppActions {
         options.applyStartAtLogin(enabled);
         options.refresh();
       })(),
+    setMenuBarTitle: (mode) =>
+      fromMenu('Menu bar title', async () => {
+        await options.updateSettings({ menuBarTitle: mode });
+        options.refresh();
+      })(),
     quit: () => app.quit(),
   };
 

@@ -191,7 +191,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
       dialogParent: () => popover?.dialogParent() ?? null,
     },
     notify: (title, body) => notifier.notify(title, body),
-    refresh: () => lastSnapshot && tray?.update(lastSnapshot, { startAtLogin: login.enabled() }),
+    refresh: () => lastSnapshot && tray?.update(lastSnapshot, { startAtLogin: login.enabled(), menuBarTitle: settings.get().menuBarTitle }),
     log,
     records: { requestLog: core.requestLog, history: core.history },
     checks: core.checks,
@@ -241,7 +241,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
 
   const show = (snapshot: Snapshot) => {
     lastSnapshot = snapshot;
-    tray?.update(snapshot, { startAtLogin: login.enabled() });
+    tray?.update(snapshot, { startAtLogin: login.enabled(), menuBarTitle: settings.get().menuBarTitle });
     popover?.send(IpcChannel.snapshot, snapshot);
     notifier.observe(snapshot);
   };

@@ -12,6 +12,7 @@ function actions(): TrayMenuActions & Record<string, ReturnType<typeof vi.fn>> {
     openWindow: vi.fn(),
     copyApiUrl: vi.fn(),
     setStartAtLogin: vi.fn(),
+    setMenuBarTitle: vi.fn(),
     quit: vi.fn(),
   };
 }
@@ -45,6 +46,7 @@ describe('tray menu', () => {
       MENU_LABELS.open,
       MENU_LABELS.copyApiUrl,
       '—',
+      'Menu bar title',
       MENU_LABELS.startAtLogin,
       '—',
       MENU_LABELS.quit,

@@ -4,7 +4,8 @@
  * actions; main owns the state, the menu only reflects it (as in Kap).
  */
 import type { MenuItemConstructorOptions } from 'electron';
-import type { Settings } from '../../shared/api';
+import type { MenuBarTitle, Settings } from '../../shared/api';
+import { menuBarTitleMenu } from './tray-title';
 import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
 import { instanceStatusWords } from '../../shared/status-words';
 import { isLocal } from '../../shared/instance-state';
@@ -17,6 +18,8 @@ export interface TrayMenuActions {
   openWindow(): void;
   copyApiUrl(): void;
   setStartAtLogin(enabled: boolean): void;
+  /** Saves the `menuBarTitle` setting; the title changes at once. */
+  setMenuBarTitle(mode: MenuBarTitle): void;
   quit(): void;
 }
 
@@ -49,7 +52,11 @@ export function launchingLabel(launch: Pick<LaunchProgress, 'models' | 'current'
 }
 
 /** Builds the menu template: models, then the actions, then the app entries. */
-export function buildTrayMenu(snapshot: Snapshot, settings: Pick<Settings, 'startAtLogin'>, actions: TrayMenuActions): MenuItemConstructorOptions[] {
+export function buildTrayMenu(
+  snapshot: Snapshot,
+  settings: Pick<Settings, 'startAtLogin'> & Partial<Pick<Settings, 'menuBarTitle'>>,
+  actions: TrayMenuActions,
+): MenuItemConstructorOptions[] {
   const models: MenuItemConstructorOptions[] =
     snapshot.instances.length === 0
       ? [{ id: 'no-models', label: 'No models running', enabled: false }]
@@ -84,6 +91,7 @@ export function buildTrayMenu(snapshot: Snapshot, settings: Pick<Settings, 'star
       click: () => actions.copyApiUrl(),
     },
     { type: 'separator' },
+    menuBarTitleMenu(settings.menuBarTitle ?? 'ttft', (mode) => actions.setMenuBarTitle(mode)),
     {
       id: START_AT_LOGIN_ID,
       label: MENU_LABELS.startAtLogin,
