@@ -38,6 +38,8 @@ export interface FairSharingOptions {
   python?: string;
   tuning?: Partial<PacingTuning>;
   progress?: (line: string) => void;
+  /** Real MLX: B is the tiny llama (default) or the wider one, whose decode steps take milliseconds on a CPU. */
+  mlxB?: typeof MLX_TINY_LLAMA | typeof MLX_TINY_LLAMA_WIDE;
 }
 
 export interface FairSharingResult {
@@ -74,11 +76,13 @@ const MLX_A = 'mlx/tiny-mamba2';
 /** The tiny random-weight llama (real MLX), as the benches name it. */
 export const MLX_TINY_LLAMA = 'mlx/tiny-llama';
 const MLX_B = MLX_TINY_LLAMA;
+/** The wider tiny llama (real MLX): its inter-token gaps measure compute, not how often the node reads the pipe. */
+export const MLX_TINY_LLAMA_WIDE = 'mlx/tiny-llama-wide';
 const TOOLS = join(packageRoot(), 'electron', 'runners', 'mlx', 'tools', 'tiny_models.py');
 
 /** The tiny models' directories (made or reused by tiny_models.py). */
 export function tinyModels(python: string): CatalogModel[] {
-  const out = execFileSync(python, [TOOLS, '--family', 'mamba2', '--family', 'llama'], { encoding: 'utf8', timeout: 300_000 });
+  const out = execFileSync(python, [TOOLS, '--family', 'mamba2', '--family', 'llama', '--family', 'llama-wide'], { encoding: 'utf8', timeout: 300_000 });
   const dirs = new Map(
     out
       .trim()
@@ -94,7 +98,11 @@ export function tinyModels(python: string): CatalogModel[] {
     sizeClass: 'small',
     path: dirs.get(family)!,
   });
-  return [model(MLX_A, 'mamba2', 'tiny mamba2 (random weights)'), model(MLX_B, 'llama', 'tiny llama (random weights)')];
+  return [
+    model(MLX_A, 'mamba2', 'tiny mamba2 (random weights)'),
+    model(MLX_B, 'llama', 'tiny llama (random weights)'),
+    model(MLX_TINY_LLAMA_WIDE, 'llama-wide', 'tiny wide llama (random weights)'),
+  ];
 }
 
 export interface Rig {
@@ -132,7 +140,7 @@ export async function createRig(options: FairSharingOptions): Promise<Rig> {
     await node.waitForReady(instance.id, 180_000);
     return model;
   };
-  const [a, b] = await Promise.all([launch(mlx ? MLX_A : SIM_A), launch(mlx ? MLX_B : SIM_B)]);
+  const [a, b] = await Promise.all([launch(mlx ? MLX_A : SIM_A), launch(mlx ? (options.mlxB ?? MLX_B) : SIM_B)]);
   return {
     node,
     a,

@@ -23,6 +23,7 @@ export function fakeRequestRecords(count: number, instances: number, startAt = D
       cachedTokens: null,
       outputTokens: outcome === 'failed' ? 0 : 32,
       ttftMs: outcome === 'failed' ? null : ttftMs,
+      loadMs: null,
       waitMs: outcome === 'failed' ? null : 5,
       prefillMs: outcome === 'failed' ? null : ttftMs - 25,
       firstTokenMs: outcome === 'failed' ? null : 20,

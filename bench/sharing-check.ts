@@ -11,14 +11,15 @@
  */
 import { SharingCheckRequestSchema } from '../shared/sharing-check';
 import { runSharingCheck } from '../electron/core/checks/sharing-check';
-import { createRig, FAIR_MLX_PROMPT_TOKENS, FAIR_SIM_PROMPT_TOKENS } from './fair-sharing';
+import { createRig, FAIR_MLX_PROMPT_TOKENS, FAIR_SIM_PROMPT_TOKENS, MLX_TINY_LLAMA_WIDE } from './fair-sharing';
 
 export async function measureSharingCheck(timeScale: number, log: (line: string) => void): Promise<{ json: Record<string, unknown>; rows: string[][] }> {
   const python = process.env.EXOBAR_MLX_PYTHON;
   const engine = python ? 'mlx' : 'sim';
   const promptTokens = python ? FAIR_MLX_PROMPT_TOKENS : FAIR_SIM_PROMPT_TOKENS;
   log(`sharing check, decode under prefill on ${python ? 'real MLX (CPU)' : 'the sim (simulated)'}: A prefills ${promptTokens} tokens while B streams`);
-  const rig = await createRig({ engine, python, timeScale, trials: 1, promptTokens });
+  // On real MLX B is the wider tiny llama, as in the check's own real-MLX test: its gaps are compute, not pipe reads.
+  const rig = await createRig({ engine, python, timeScale, trials: 1, promptTokens, mlxB: MLX_TINY_LLAMA_WIDE });
   try {
     const result = await runSharingCheck({
       id: 'bench',

@@ -9,6 +9,7 @@ import type { Snapshot } from '../shared/snapshot';
 import { registerIpcHandlers, type IpcBackend } from './main/ipc-handlers';
 import { createIpcBridge } from './preload';
 import { APP_ORIGIN } from './main/security';
+import { runningCheck } from '../test/support/checks/check-status';
 
 const fakeRenderer = ipcRenderer as unknown as import('node:events').EventEmitter & { invoke: ReturnType<typeof vi.fn> };
 
@@ -25,15 +26,21 @@ describe('preload', () => {
     expect(Object.keys(calls[0]![1] as object).sort()).toEqual(
       [
         'attachExo',
+        'cancelCheck',
         'cancelRequest',
+        'checkModelFits',
         'controlExoProcess',
         'createInstance',
         'detachExo',
         'dismissLostModel',
         'exportDiagnostics',
+        'followLog',
+        'getCheck',
         'getHistory',
         'getSafePairPlan',
         'launchSafePair',
+        'listChecks',
+        'listLogSources',
         'listModels',
         'listRequests',
         'placeLostModelAgain',
@@ -42,10 +49,12 @@ describe('preload', () => {
         'retryInstance',
         'setResidency',
         'setupMlxRuntime',
+        'startSharingCheck',
         'stopAll',
         'stopInstance',
         'subscribeAlerts',
         'subscribeConnection',
+        'subscribeOpenLog',
         'subscribeSnapshots',
         'unloadInstance',
         'updateInstance',
@@ -132,6 +141,7 @@ describe('preload', () => {
       setupMlxRuntime: vi.fn(async () => undefined),
       refreshMlxRuntime: vi.fn(async () => undefined),
       listModels: async () => [...SIM_MODELS],
+      checkModelFits: async () => [],
       probeExo: vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 })),
       attachExo: vi.fn(async () => undefined),
       detachExo: vi.fn(async () => undefined),
@@ -140,6 +150,13 @@ describe('preload', () => {
       controlExoProcess: vi.fn(async () => undefined),
       listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
       getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
+      startSharingCheck: vi.fn(async () => runningCheck()),
+      getCheck: vi.fn(async () => runningCheck()),
+      cancelCheck: vi.fn(async () => undefined),
+      listChecks: vi.fn(async () => ({ checks: [], running: null })),
+      listLogSources: vi.fn(async () => ({ sources: [] })),
+      followLog: vi.fn(async () => ({ streamId: 1, title: 't', lines: [] })),
+      unfollowLog: vi.fn(async () => undefined),
     };
     registerIpcHandlers({
       ipcMain: fake.ipcMain,

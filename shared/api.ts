@@ -103,12 +103,24 @@ export interface SafePairPlan {
    * fit, and `acknowledgeMemory: true` launches anyway. Absent where no check was made.
    */
   fit?: FitCheck | null;
+  /**
+   * On an attached exo (electron/core/exo/launch/exo-safe-pair.ts adds its placements):
+   * `fastSynchRisk` when both ring models would share a Mac's GPU with fast synch on or
+   * assumed on; a launch that creates an instance then needs `acknowledgeRisk: true`.
+   */
+  exo?: { url: string; fastSynchRisk: { message: string; assumed: boolean } | null };
 }
 
 /** POST /api/launch/safe-pair's optional body. */
 export const LaunchSafePairRequestSchema = z.strictObject({
-  /** Launch even though the fit check says the pair does not fit in the memory free now. */
+  /** Launch even though the fit check says the pair does not fit in the memory free now (on exo: on a Mac it lands on). */
   acknowledgeMemory: z.boolean().default(false),
+  /**
+   * On an attached exo: launch even though both ring models would share a Mac's GPU with
+   * fast synch on (or assumed on). The local pair runs its ring models with fast synch
+   * off, so it has no such gate and ignores this.
+   */
+  acknowledgeRisk: z.boolean().default(false),
 });
 
 /** OpenAI's error shape; every error answer of the API uses it. */
@@ -116,11 +128,22 @@ export interface ApiErrorBody {
   error: { message: string; type: string; code: string | null; param?: string | null };
 }
 
+/** The menu bar title's choices (settings `menuBarTitle`). */
+export const MenuBarTitleSchema = z.enum(['ttft', 'tokens_per_second', 'nothing']);
+export type MenuBarTitle = z.infer<typeof MenuBarTitleSchema>;
+
 /** Settings persisted by the app (and by `exobar serve` in its data directory). */
 export const SettingsSchema = z.object({
   apiPort: z.number().int().min(0).max(65535).default(EXOBAR_API_PORT),
   defaultFastSynch: FastSynchOverrideSchema.default('auto'),
   startAtLogin: z.boolean().default(false),
+  /**
+   * What the menu bar title beside the icon shows after the number of models serving:
+   * `ttft` the latest time to first token ("2 · 0.38s"), `tokens_per_second` the tokens
+   * per second the models generate now ("2 · 41 tok/s"), `nothing` no title at all. Set
+   * from the menu's "Menu bar title" entry.
+   */
+  menuBarTitle: MenuBarTitleSchema.default('ttft'),
   safePair: z.object({ small: z.string().min(1), medium: z.string().min(1) }).default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
   /** Path of a python with mlx-lm; null finds one automatically. */
   mlxPython: z.string().nullable().default(null),

@@ -11,10 +11,13 @@
  */
 import type { CreateInstanceRequest, ExoProbeAnswer, ResidencyRequest, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';
+import type { ModelFit } from './model-fit';
 import type { PlaceAgainOptions, PlaceAgainResult } from './exo-cluster-events';
 import type { ExoProcessControl } from './exo-process-control';
 import type { HistoryAnswer, HistoryRange } from './history';
+import type { LogSourceList } from './logs';
 import type { RequestList, RequestOutcome, RequestSource } from './request-record';
+import type { CheckList, CheckStatus, SharingCheckRequest } from './sharing-check';
 
 /** The Requests view's filters (`GET /api/requests`'s query). */
 export interface RequestFilter {
@@ -39,15 +42,20 @@ export interface StopOptions {
   confirm: boolean;
 }
 
-/** How a safe pair launch is asked for: `acknowledgeMemory` launches past a failed fit check. */
+/**
+ * How a safe pair launch is asked for: `acknowledgeMemory` launches past a failed fit
+ * check (this Mac's, or on exo each Mac's); `acknowledgeRisk` past exo's fast-synch gate
+ * (two ring models on one Mac's GPU with fast synch on or assumed on).
+ */
 export interface LaunchSafePairOptions {
-  acknowledgeMemory: boolean;
+  acknowledgeMemory?: boolean;
+  acknowledgeRisk?: boolean;
 }
 
 /** The actions' signatures, as the page calls them. */
 export interface BridgeActions {
   getSafePairPlan(): Promise<SafePairPlan>;
-  /** With `{ acknowledgeMemory: true }`, launches even though the fit check says it does not fit. */
+  /** With `{ acknowledgeMemory: true }`, launches even though the fit check says it does not fit; `acknowledgeRisk` passes exo's fast-synch gate. */
   launchSafePair(options?: LaunchSafePairOptions): Promise<void>;
   createInstance(request: CreateInstanceRequest): Promise<{ id: string }>;
   updateInstance(id: string, request: UpdateInstanceRequest): Promise<void>;
@@ -73,6 +81,8 @@ export interface BridgeActions {
   refreshMlxRuntime(): Promise<void>;
   /** The node's model catalog: the sim models and, where the MLX runtime is found, the local MLX models. */
   listModels(): Promise<CatalogModel[]>;
+  /** Each catalog model's fit on this Mac now (fits, tight, does not fit, with the figures). */
+  checkModelFits(): Promise<ModelFit[]>;
   /** Tests an exo address (does exo answer `GET /node_id` there?) without attaching. */
   probeExo(url: string): Promise<ExoProbeAnswer>;
   /** Tests the address, then attaches to that exo and saves `exo.url`; rejects with why when nothing exo-like answers. */
@@ -97,6 +107,16 @@ export interface BridgeActions {
   listRequests(filter?: RequestFilter): Promise<RequestList>;
   /** Every model's history over the range, and its slower_than_usual warning. */
   getHistory(range: HistoryRange): Promise<HistoryAnswer>;
+  /** Starts "Check GPU sharing" (one at a time: rejects with `check_running` while one runs); its progress is `getCheck`'s. */
+  startSharingCheck(request: SharingCheckRequest): Promise<CheckStatus>;
+  /** A check's progress while it runs, then its result and markdown report. */
+  getCheck(id: string): Promise<CheckStatus>;
+  /** Cancels a running check; resolves once the instances are back as they were. */
+  cancelCheck(id: string): Promise<void>;
+  /** The kept check reports, newest first, and the check running now. */
+  listChecks(): Promise<CheckList>;
+  /** The logs the page can follow (`GET /api/logs`): each model's runner, exobar's own, exo's. */
+  listLogSources(): Promise<LogSourceList>;
 }
 
 export type BridgeActionName = keyof BridgeActions;
@@ -118,11 +138,20 @@ const segment = encodeURIComponent;
 /** A stop's body: `{"confirm": true}` when confirmed, none otherwise. */
 const confirmBody = (options: StopOptions | undefined): { confirm: true } | undefined => (options?.confirm ? { confirm: true } : undefined);
 
+/** A safe launch's body: only the acknowledgements given, none at all for a plain launch. */
+function launchBody(options: LaunchSafePairOptions | undefined): LaunchSafePairOptions | undefined {
+  const body: LaunchSafePairOptions = {
+    ...(options?.acknowledgeMemory ? { acknowledgeMemory: true } : {}),
+    ...(options?.acknowledgeRisk ? { acknowledgeRisk: true } : {}),
+  };
+  return Object.keys(body).length > 0 ? body : undefined;
+}
+
 const TABLE = {
   getSafePairPlan: { channel: 'exobar:get-safe-pair-plan', http: { method: 'GET', path: () => '/api/launch/safe-pair' } },
   launchSafePair: {
     channel: 'exobar:launch-safe-pair',
-    http: { method: 'POST', path: () => '/api/launch/safe-pair', body: (options) => (options?.acknowledgeMemory ? { acknowledgeMemory: true } : undefined) },
+    http: { method: 'POST', path: () => '/api/launch/safe-pair', body: (options) => launchBody(options) },
   },
   createInstance: { channel: 'exobar:create-instance', http: { method: 'POST', path: () => '/api/instances', body: (request) => request } },
   updateInstance: {
@@ -148,6 +177,7 @@ const TABLE = {
   setupMlxRuntime: { channel: 'exobar:setup-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/setup' } },
   refreshMlxRuntime: { channel: 'exobar:refresh-mlx-runtime', http: { method: 'POST', path: () => '/api/mlx/refresh' } },
   listModels: { channel: 'exobar:list-models', http: { method: 'GET', path: () => '/api/models' } },
+  checkModelFits: { channel: 'exobar:check-model-fits', http: { method: 'GET', path: () => '/api/models/fit' } },
   probeExo: { channel: 'exobar:probe-exo', http: { method: 'GET', path: (url) => `/api/exo/probe?url=${segment(url)}` } },
   attachExo: { channel: 'exobar:attach-exo', http: { method: 'POST', path: () => '/api/exo/attach', body: (url) => ({ url }) } },
   detachExo: { channel: 'exobar:detach-exo', http: { method: 'POST', path: () => '/api/exo/detach' } },
@@ -182,6 +212,12 @@ const TABLE = {
     },
   },
   getHistory: { channel: 'exobar:get-history', http: { method: 'GET', path: (range) => `/api/history?range=${segment(range)}` } },
+  // 202: the check runs on in the server; its progress is GET /api/checks/{id}'s.
+  startSharingCheck: { channel: 'exobar:start-sharing-check', http: { method: 'POST', path: () => '/api/checks/sharing', body: (request) => request } },
+  getCheck: { channel: 'exobar:get-check', http: { method: 'GET', path: (id) => `/api/checks/${segment(id)}` } },
+  cancelCheck: { channel: 'exobar:cancel-check', http: { method: 'DELETE', path: (id) => `/api/checks/${segment(id)}` } },
+  listChecks: { channel: 'exobar:list-checks', http: { method: 'GET', path: () => '/api/checks' } },
+  listLogSources: { channel: 'exobar:list-log-sources', http: { method: 'GET', path: () => '/api/logs' } },
 } as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
 
 /**

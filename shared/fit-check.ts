@@ -27,8 +27,8 @@ export const FitModelEstimateSchema = z.object({
   contextTokens: z.number().int().positive(),
   /** Weights plus KV cache. */
   neededBytes: z.number().nonnegative(),
-  /** Where the weights figure came from. */
-  weightsSource: z.enum(['disk', 'catalog']),
+  /** Where the weights figure came from: the files on disk, the catalog (sim), or exo's model size (a cluster's Mac). */
+  weightsSource: z.enum(['disk', 'catalog', 'exo']),
 });
 export type FitModelEstimate = z.infer<typeof FitModelEstimateSchema>;
 

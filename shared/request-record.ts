@@ -44,6 +44,8 @@ export const RequestRecordSchema = z.object({
   outputTokens: z.number().int().nonnegative(),
   /** Time to first token and its parts (they add up to it); null without a first token. */
   ttftMs: ms.nullable(),
+  /** Arrival until its model was loaded, for a request that waited for a load (on request, or a placement on exo); null otherwise (older rows: null). */
+  loadMs: ms.nullable().default(null),
   waitMs: ms.nullable(),
   prefillMs: ms.nullable(),
   firstTokenMs: ms.nullable(),

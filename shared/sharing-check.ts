@@ -183,3 +183,21 @@ export const EXO_PUBLISHED = {
   nonBlockingQueuedS: '0.34-0.42',
   collapseRequestsPerMinute: '2.2 and 7.2',
 } as const;
+
+/** One kept report in `GET /api/checks`: enough for the page's list. */
+export const CheckSummarySchema = z.object({
+  id: z.string(),
+  startedAt: z.number(),
+  models: z.array(z.string()),
+  simulated: z.boolean(),
+  /** B's decode tokens/s during A's prefill over solo (experiment 2), null when it did not run. */
+  decodeRatio: z.number().nullable(),
+});
+export type CheckSummary = z.infer<typeof CheckSummarySchema>;
+
+/** `GET /api/checks`: the kept reports, newest first, and the check running now (if any). */
+export const CheckListSchema = z.object({
+  checks: z.array(CheckSummarySchema),
+  running: CheckStatusSchema.nullable().default(null),
+});
+export type CheckList = z.infer<typeof CheckListSchema>;

@@ -310,7 +310,10 @@ export const MlxRuntimeSnapshotSchema = z.object({
   /** True where MLX can run at all (macOS on Apple silicon): the setup is offered there. */
   supported: z.boolean(),
   python: z.string().nullable(),
+  /** mlx-lm's version. */
   version: z.string().nullable(),
+  /** MLX's own version (mlx.core.__version__), when found. */
+  mlxVersion: z.string().nullable().optional(),
   /** Why it is (un)available, in words. */
   reason: z.string(),
   /** MLX models found on disk (they are in the catalog when the runtime is available). */

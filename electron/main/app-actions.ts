@@ -2,9 +2,11 @@
  * What the renderer (over IPC) and the tray menu can ask the app to do, in one place,
  * so both do exactly the same thing. Main owns the state; these are named calls on it.
  */
+import type { CheckManager } from '../core/checks/check-manager';
 import type { History } from '../core/history/history';
 import type { RequestLog } from '../core/request-log/request-log';
 import { RequestQuerySchema } from '../../shared/request-record';
+import { SharingCheckRequestSchema } from '../../shared/sharing-check';
 import { join } from 'node:path';
 import { app, clipboard, dialog, type BrowserWindow, type MessageBoxOptions, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
@@ -14,6 +16,7 @@ import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
 import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-events/lost-model-actions';
 import { launchInstance } from '../core/instance-launch';
+import { checkModelFits } from '../core/fit/model-fits';
 import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
 import { NodeError, type ExobarNode } from '../core/node/node-types';
 import { localInstances } from '../../shared/instance-state';
@@ -22,7 +25,9 @@ import { stopAllInstances } from '../core/node/stop-all';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
+import type { LogFollowBackend } from './log-follow-backend';
 import type { TrayMenuActions } from './tray-menu';
+import { launchSafePairFromMenu } from './menu-launch';
 
 export interface AppActionsOptions {
   node: ExobarNode;
@@ -47,6 +52,10 @@ export interface AppActionsOptions {
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** The request log and the history (the core's), for the page's Requests view and history charts. */
   records: { requestLog: Pick<RequestLog, 'query'>; history: Pick<History, 'query'> };
+  /** The core's checks on demand ("Check GPU sharing"). */
+  checks: Pick<CheckManager, 'start' | 'get' | 'cancel' | 'list' | 'running'>;
+  /** The page's log view (log-follow-backend.ts), and the tray's way to open it at one source. */
+  logs: Pick<LogFollowBackend, 'listLogSources' | 'followLog' | 'unfollowLog'> & { open(source: string): void };
 }
 
 export interface AppActions {
@@ -176,6 +185,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     setupMlxRuntime: async () => services.startMlxSetup(),
     refreshMlxRuntime: () => services.refreshMlxRuntime(),
     listModels: async () => node.models(),
+    checkModelFits: () => checkModelFits(node),
     probeExo: (url) => options.exo.probe(url),
     async attachExo(url) {
       await options.exo.attach(url);
@@ -185,22 +195,55 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     dismissLostModel: (model) => dismissLostModel(options.exo, model),
     listRequests: async (filter) => options.records.requestLog.query(RequestQuerySchema.parse({ ...filter, limit: filter?.limit })),
     getHistory: async (range) => options.records.history.query(range),
+    startSharingCheck: async (request) => options.checks.start(SharingCheckRequestSchema.parse(request)),
+    async getCheck(id) {
+      const status = options.checks.get(id);
+      if (!status) throw Object.assign(new Error(`No check "${id}"`), { code: 'check_not_found' });
+      return status;
+    },
+    async cancelCheck(id) {
+      await options.checks.cancel(id);
+    },
+    listChecks: async () => ({ checks: options.checks.list(), running: options.checks.running() }),
     controlExoProcess: (request) => services.controlExoProcess(request),
+    listLogSources: () => options.logs.listLogSources(),
+    followLog: (source, lines) => options.logs.followLog(source, lines),
+    unfollowLog: (streamId) => options.logs.unfollowLog(streamId),
   };
 
   const menu: TrayMenuActions = {
-    launchSafePair: fromMenu('Launch safe pair', () => services.launchSafePair()),
+    // A gate the operator may pass (memory, exo's fast synch) is asked about first, as the popover does.
+    launchSafePair: fromMenu('Launch safe pair', () =>
+      launchSafePairFromMenu({
+        plan: () => services.planSafePair(),
+        launch: (launchOptions) => services.launchSafePair(launchOptions),
+        ask: (question) =>
+          popover.pinWhile(async () => {
+            const parent = dialogParent();
+            return (await (parent ? dialog.showMessageBox(parent, question) : dialog.showMessageBox(question))).response;
+          }),
+      }),
+    ),
     stopAll: fromMenu('Stop all models', confirmAndStopAll),
     exportDiagnostics: fromMenu('Export diagnostic bundle', async () => {
       const result = await exportDiagnostics();
       if (result.saved) notify('Diagnostic bundle saved', result.location ?? '');
     }),
     openWindow: () => popover.show(),
+    openLog: (source) => {
+      popover.show();
+      options.logs.open(source);
+    },
     copyApiUrl: () => clipboard.writeText(node.snapshot().apiBaseUrl ?? options.apiBaseUrl),
     setStartAtLogin: (enabled) =>
       fromMenu('Start at login', async () => {
         await options.updateSettings({ startAtLogin: enabled });
         options.applyStartAtLogin(enabled);
+        options.refresh();
+      })(),
+    setMenuBarTitle: (mode) =>
+      fromMenu('Menu bar title', async () => {
+        await options.updateSettings({ menuBarTitle: mode });
         options.refresh();
       })(),
     quit: () => app.quit(),

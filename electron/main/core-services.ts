@@ -19,7 +19,7 @@ import type { LaunchSafePairOptions } from '../../shared/bridge-actions';
 export interface CoreServices {
   planSafePair(): Promise<SafePairPlan>;
   /** Plans, then launches; rejects with the plan's blockers when it cannot run. */
-  /** `acknowledgeMemory`: launch past a failed fit check (the local pair; exo plans its own memory). */
+  /** `acknowledgeMemory`: launch past a failed fit check (this Mac's, or each Mac's on exo); `acknowledgeRisk`: past exo's fast-synch gate. */
   launchSafePair(options?: LaunchSafePairOptions): Promise<void>;
   /** Writes the zip to `file`; resolves once it is complete on disk. */
   writeDiagnosticBundle(file: string): Promise<void>;
@@ -71,7 +71,12 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
     async launchSafePair(launchOptions) {
       // Attached: on the cluster, the same launch as POST /api/launch/safe-pair (the fast-synch gate included).
       const exo = onExo();
-      if (exo) await launchExoSafePair(exo, { onProgress: (progress) => node.setLaunchProgress(progress) });
+      if (exo)
+        await launchExoSafePair(exo, {
+          acknowledgeRisk: launchOptions?.acknowledgeRisk === true,
+          acknowledgeMemory: launchOptions?.acknowledgeMemory === true,
+          onProgress: (progress) => node.setLaunchProgress(progress),
+        });
       else {
         const plan = await planSafePairForNode(node, options.settings());
         await launchSafePair(node, launchOptions?.acknowledgeMemory ? acknowledgingMemory(plan) : plan);

@@ -9,6 +9,7 @@ import { NodeError } from '../core/node/node-types';
 import { registerIpcHandlers, type IpcBackend } from './ipc-handlers';
 import { IPC_PAYLOADS } from './ipc-payloads';
 import { APP_ORIGIN } from './security';
+import { runningCheck } from '../../test/support/checks/check-status';
 
 function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
   return {
@@ -27,6 +28,7 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     setupMlxRuntime: vi.fn(async () => undefined),
     refreshMlxRuntime: vi.fn(async () => undefined),
     listModels: vi.fn(async () => [...SIM_MODELS]),
+    checkModelFits: vi.fn(async () => []),
     probeExo: vi.fn(async (url: string) => ({ ok: false as const, url, error: 'refused' })),
     attachExo: vi.fn(async () => undefined),
     detachExo: vi.fn(async () => undefined),
@@ -35,6 +37,13 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     controlExoProcess: vi.fn(async () => undefined),
     listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
     getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
+    startSharingCheck: vi.fn(async () => runningCheck()),
+    getCheck: vi.fn(async () => runningCheck()),
+    cancelCheck: vi.fn(async () => undefined),
+    listChecks: vi.fn(async () => ({ checks: [], running: null })),
+    listLogSources: vi.fn(async () => ({ sources: [] })),
+    followLog: vi.fn(async () => ({ streamId: 1, title: 't', lines: [] })),
+    unfollowLog: vi.fn(async () => undefined),
   };
 }
 

@@ -10,12 +10,15 @@ import { CreateInstanceRequestSchema, ExoAttachRequestSchema, ResidencyRequestSc
 import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
 import { ExoProcessControlSchema } from '../../shared/exo-process-control';
 import { HistoryRangeSchema } from '../../shared/history';
+import { LOG_LINES_MAX, LogSourceIdSchema } from '../../shared/logs';
 import { RequestOutcomeSchema, RequestSourceSchema } from '../../shared/request-record';
 import { IpcChannel } from '../../shared/ipc-channels';
+import { SharingCheckRequestSchema } from '../../shared/sharing-check';
 
 const InstanceId = z.string().min(1).max(200);
 const RequestId = z.string().min(1).max(200);
 const ExoUrl = ExoAttachRequestSchema.shape.url;
+const CheckId = z.string().min(1).max(200);
 const LostModel = z.string().min(1).max(512);
 const StopOptions = z.strictObject({ confirm: z.boolean() });
 const RequestFilter = z.strictObject({
@@ -31,7 +34,7 @@ export type InvokeChannelKey = Exclude<keyof typeof IpcChannel, 'snapshot'>;
 export const IPC_PAYLOADS = {
   getSnapshot: z.tuple([]),
   getSafePairPlan: z.tuple([]),
-  launchSafePair: z.tuple([z.strictObject({ acknowledgeMemory: z.boolean() }).optional()]),
+  launchSafePair: z.tuple([z.strictObject({ acknowledgeMemory: z.boolean().optional(), acknowledgeRisk: z.boolean().optional() }).optional()]),
   createInstance: z.tuple([CreateInstanceRequestSchema]),
   updateInstance: z.tuple([InstanceId, UpdateInstanceRequestSchema]),
   stopInstance: z.tuple([InstanceId, StopOptions.optional()]),
@@ -44,6 +47,7 @@ export const IPC_PAYLOADS = {
   setupMlxRuntime: z.tuple([]),
   refreshMlxRuntime: z.tuple([]),
   listModels: z.tuple([]),
+  checkModelFits: z.tuple([]),
   controlExoProcess: z.tuple([ExoProcessControlSchema]),
   probeExo: z.tuple([ExoUrl]),
   attachExo: z.tuple([ExoUrl]),
@@ -52,6 +56,13 @@ export const IPC_PAYLOADS = {
   dismissLostModel: z.tuple([LostModel]),
   listRequests: z.tuple([RequestFilter.optional()]),
   getHistory: z.tuple([HistoryRangeSchema]),
+  startSharingCheck: z.tuple([SharingCheckRequestSchema]),
+  getCheck: z.tuple([CheckId]),
+  cancelCheck: z.tuple([CheckId]),
+  listChecks: z.tuple([]),
+  listLogSources: z.tuple([]),
+  followLog: z.tuple([LogSourceIdSchema, z.number().int().min(0).max(LOG_LINES_MAX)]),
+  unfollowLog: z.tuple([z.number().int().min(0)]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

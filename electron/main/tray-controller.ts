@@ -38,6 +38,13 @@ export function trayTitle(viewTitle: string, unseenAlerts: number, imageMissing:
   return unseenAlerts > 0 ? `${base} ⚠ ${unseenAlerts}`.trim() : base;
 }
 
+/** What a menu reads as (its submenus' checked items included): equal signatures need no rebuild. */
+export function menuSignature(template: Electron.MenuItemConstructorOptions[]): string {
+  const rows = (items: Electron.MenuItemConstructorOptions[]): unknown[] =>
+    items.map(({ id, label, enabled, checked, type, submenu }) => [id, label, enabled, checked, type, Array.isArray(submenu) ? rows(submenu) : null]);
+  return JSON.stringify(rows(template));
+}
+
 export class TrayController {
   private readonly tray: Tray;
   private readonly images = new Map<TrayState, NativeImage>();
@@ -69,15 +76,15 @@ export class TrayController {
   }
 
   /** Shows what the snapshot says; Electron is called only for what changed. */
-  update(snapshot: Snapshot, settings: Pick<Settings, 'startAtLogin'>): void {
-    const view = trayViewOf(snapshot);
+  update(snapshot: Snapshot, settings: Pick<Settings, 'startAtLogin' | 'menuBarTitle'>): void {
+    const view = trayViewOf(snapshot, settings.menuBarTitle);
     if (view.state !== this.shown.state) this.tray.setImage(this.images.get(view.state)!);
     this.viewTitle = view.title;
     this.setTitle();
     if (view.tooltip !== this.shown.tooltip) this.tray.setToolTip(view.tooltip);
     const template = buildTrayMenu(snapshot, settings, this.actions);
     // Snapshots come up to ten times a second; rebuild the native menu only when it reads differently.
-    const signature = JSON.stringify(template.map(({ id, label, enabled, checked, type }) => [id, label, enabled, checked, type]));
+    const signature = menuSignature(template);
     this.shown = { ...this.shown, state: view.state, tooltip: view.tooltip };
     if (signature === this.shown.menu) {
       this.pending = null;

@@ -30,6 +30,20 @@ describe('tray state', () => {
     expect(view.tooltip).toContain('Latest time to first token 0.38s');
   });
 
+  it("says whether each local model stays loaded, in the Models panel's words", () => {
+    const at = 1_000_000;
+    const base = instance('a').residency;
+    const idle = instance('a', { residency: { ...base, idleSince: at - 60_000, unloadsAt: at + 4 * 60_000 } });
+    const pinned = instance('b', { residency: { ...base, pinned: true, unloadsAt: null } });
+    const busy = instance('c', { residency: { ...base, idleSince: null, unloadsAt: null } });
+    const loading = instance('d', { status: { kind: 'RunnerLoading', layersLoaded: 3, totalLayers: 16 } });
+    const lines = trayViewOf(snapshot({ at, instances: [idle, pinned, busy, loading] })).tooltip.split('\n');
+    expect(lines).toContain('Model a: loaded · unloads in 4 min');
+    expect(lines).toContain('Model b: pinned');
+    expect(lines).toContain('Model c: loaded · in use');
+    expect(lines).toContain('Model d: Loading 3 of 16 layers');
+  });
+
   it('titles just the count before any TTFT sample', () => {
     expect(trayViewOf(snapshot({ instances: [instance('a')] })).title).toBe('1');
   });

@@ -2,30 +2,23 @@
  * What the menu-bar icon shows, as a pure function of the snapshot: which glyph,
  * the short title beside it and the tooltip in words. Tested without Electron.
  */
-import type { Snapshot, TtftSample } from '../../shared/snapshot';
-import { exoProcessStatusLabel, exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
+import type { MenuBarTitle } from '../../shared/api';
+import type { Snapshot } from '../../shared/snapshot';
+import { exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
+import { latestTtft, menuBarTitleText } from './tray-title';
 import { exoLostGlance } from './exo-lost-glance';
 import { exoInstances, instanceLifecycle, isServing, lifecycleSummary } from '../../shared/instance-state';
 import { formatSeconds, instanceStatusWords, plural } from '../../shared/status-words';
+import { residencyGlance } from '../../shared/residency-glance';
 
 export const TRAY_STATES = ['idle', 'serving', 'prefilling', 'warning', 'failed'] as const;
 export type TrayState = (typeof TRAY_STATES)[number];
 
 export interface TrayView {
   state: TrayState;
-  /** Beside the icon on macOS: "2 · 0.38s" (models serving · latest TTFT), then "exo running" while exobar runs this Mac's exo; empty when nothing runs. */
+  /** Beside the icon on macOS, by the `menuBarTitle` setting (tray-title.ts): "2 · 0.38s", "2 · 41 tok/s" or nothing; empty when nothing runs. */
   title: string;
   tooltip: string;
-}
-
-/** The most recent TTFT sample across all instances. */
-export function latestTtft(snapshot: Snapshot): TtftSample | null {
-  let latest: TtftSample | null = null;
-  for (const instance of snapshot.instances) {
-    const sample = instance.ttft.latest;
-    if (sample && (!latest || sample.at > latest.at)) latest = sample;
-  }
-  return latest;
 }
 
 /**
@@ -44,17 +37,11 @@ export function trayStateOf(snapshot: Snapshot): TrayState {
 }
 
 /** Everything the tray shows for this snapshot. */
-export function trayViewOf(snapshot: Snapshot): TrayView {
+export function trayViewOf(snapshot: Snapshot, titleMode: MenuBarTitle = 'ttft'): TrayView {
   const state = trayStateOf(snapshot);
-  const serving = snapshot.instances.filter((i) => instanceLifecycle(i) === 'serving').length;
   const ttft = latestTtft(snapshot);
-
-  let title = '';
-  if (snapshot.instances.length > 0) title = ttft ? `${serving} · ${formatSeconds(ttft.totalMs)}` : `${serving}`;
-  // This Mac's exo at a glance, while exobar runs it (a stop on purpose needs no glance;
-  // idle, never started, is not in a core's snapshot).
+  const title = menuBarTitleText(snapshot, titleMode);
   const exo = snapshot.exoProcess?.status === 'idle' ? null : (snapshot.exoProcess ?? null);
-  if (exo && exo.status !== 'stopped') title = [title, `exo ${exoProcessStatusLabel(exo.status)}`].filter(Boolean).join(' · ');
 
   const lines: string[] = [];
   if (snapshot.instances.length === 0) lines.push('exobar: no models running');
@@ -68,6 +55,8 @@ export function trayViewOf(snapshot: Snapshot): TrayView {
     }
     // Failed, loading, restarting and stopping instances are named with their runner's words.
     if (instanceLifecycle(instance) !== 'serving') lines.push(`${instance.modelName}: ${instanceStatusWords(instance)}`);
+    // Whether a serving local model stays loaded: "loaded · unloads in 4 min", "pinned".
+    else if (instance.source === 'local') lines.push(`${instance.modelName}: ${residencyGlance(instance, snapshot.at)}`);
   }
   if (snapshot.launch?.state === 'failed') lines.push(`Launch failed: ${snapshot.launch.error ?? snapshot.launch.step}`);
   if (exo) {

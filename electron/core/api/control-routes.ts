@@ -9,6 +9,7 @@ import { CreateInstanceRequestSchema, UpdateInstanceRequestSchema } from '../../
 import type { InstanceSnapshot, Snapshot } from '../../../shared/snapshot';
 import { instanceLifecycle } from '../../../shared/instance-state';
 import type { FitChecker } from '../fit/fit-gate';
+import { checkModelFits } from '../fit/model-fits';
 import { launchInstance } from '../instance-launch';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../../shared/stop-confirmation';
 import { ApiError, rejected } from './api-error';
@@ -177,6 +178,13 @@ export function controlRoutes(options: ControlRoutesOptions = {}): ApiRoute[] {
     { method: 'GET', path: '/api/state', auth: true, handle: (ctx) => ctx.json(200, ctx.node.snapshot()) },
     { method: 'GET', path: '/api/events', auth: true, handle: events },
     { method: 'GET', path: '/api/models', auth: true, handle: (ctx) => ctx.json(200, { models: ctx.node.models() }) },
+    // Each model's fit on this Mac now, for the Models panel (a fresh reading of the machine per call).
+    {
+      method: 'GET',
+      path: '/api/models/fit',
+      auth: true,
+      handle: async (ctx) => ctx.json(200, { models: await checkModelFits(ctx.node, options.fitChecker) }),
+    },
     { method: 'POST', path: '/api/instances', auth: true, handle: (ctx) => createInstance(ctx, options) },
     { method: 'DELETE', path: '/api/instances', auth: true, handle: deleteAllInstances },
     { method: 'PATCH', path: '/api/instances/:id', auth: true, handle: updateInstance },

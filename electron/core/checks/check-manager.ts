@@ -1,14 +1,13 @@
 /**
  * Checks on demand: starts a sharing check (one at a time), reports its progress,
- * cancels it, and keeps every finished report in `<dataDir>/checks/` (`<id>.json`
- * with the result, `<id>.md` with the markdown report), read back after a restart.
+ * cancels it, and keeps every finished report in `<dataDir>/checks/` (check-store.ts),
+ * read back after a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { SharingCheckResultSchema, type CheckStatus, type SharingCheckOptions, type SharingCheckResult } from '../../../shared/sharing-check';
+import type { CheckStatus, CheckSummary, SharingCheckOptions } from '../../../shared/sharing-check';
 import type { ExobarNode } from '../node/node-types';
 import { CheckCancelled } from './check-context';
+import { CheckStore, checksDir } from './check-store';
 import type { DecodeExperimentOptions } from './decode-experiment';
 import { runSharingCheck } from './sharing-check';
 import { sharingReportMarkdown } from './sharing-report';
@@ -29,16 +28,21 @@ interface Running {
 
 export class CheckBusyError extends Error {
   override name = 'CheckBusyError';
+  /** The API's and the page's code for it. */
+  readonly code = 'check_running';
 }
 
 export class CheckManager {
   private readonly checks = new Map<string, Running>();
   private current: Running | null = null;
+  private readonly store: CheckStore;
 
-  constructor(private readonly options: CheckManagerOptions) {}
+  constructor(private readonly options: CheckManagerOptions) {
+    this.store = new CheckStore(checksDir(options.dataDir));
+  }
 
   get dir(): string {
-    return join(this.options.dataDir, 'checks');
+    return this.store.dir;
   }
 
   /** Starts a check; throws CheckBusyError while one runs. */
@@ -73,7 +77,7 @@ export class CheckManager {
       .then(
         (result) => {
           const markdown = sharingReportMarkdown(result);
-          this.save(result, markdown);
+          this.store.save(result, markdown);
           Object.assign(status, { state: 'done', step: 'Done', progress: 1, result, markdown });
         },
         (error: unknown) => {
@@ -97,7 +101,7 @@ export class CheckManager {
   get(id: string): CheckStatus | null {
     const live = this.checks.get(id);
     if (live) return { ...live.status };
-    const kept = this.read(id);
+    const kept = this.store.read(id);
     if (!kept) return null;
     return {
       id,
@@ -127,65 +131,13 @@ export class CheckManager {
     return this.get(id);
   }
 
-  /** Kept reports, newest first: id, when, models, simulated, the headline ratio. */
-  list(): Array<{ id: string; startedAt: number; models: string[]; simulated: boolean; decodeRatio: number | null }> {
-    return this.ids()
-      .map((id) => this.read(id)?.result)
-      .filter((r): r is SharingCheckResult => !!r)
-      .sort((x, y) => y.startedAt - x.startedAt)
-      .map((r) => ({
-        id: r.id,
-        startedAt: r.startedAt,
-        models: r.models.map((m) => m.id),
-        simulated: r.simulated,
-        decodeRatio: r.decode.ran ? r.decode.decodeRatio : null,
-      }));
+  /** Kept reports, newest first. */
+  list(): CheckSummary[] {
+    return this.store.list();
   }
 
-  /** The newest `n` reports' markdown files, for the diagnostic bundle. */
-  latestReports(n = 3): Array<{ name: string; data: string }> {
-    return this.list()
-      .slice(0, n)
-      .flatMap((r) => {
-        const kept = this.read(r.id);
-        return kept
-          ? [
-              { name: `${r.id}.md`, data: kept.markdown },
-              { name: `${r.id}.json`, data: JSON.stringify(kept.result, null, 2) },
-            ]
-          : [];
-      });
-  }
-
-  private ids(): string[] {
-    try {
-      return readdirSync(this.dir)
-        .filter((f) => f.endsWith('.json'))
-        .map((f) => f.slice(0, -5));
-    } catch {
-      return [];
-    }
-  }
-
-  private read(id: string): { result: SharingCheckResult; markdown: string } | null {
-    if (!/^sharing-[\w-]+$/.test(id)) return null;
-    try {
-      const result = SharingCheckResultSchema.parse(JSON.parse(readFileSync(join(this.dir, `${id}.json`), 'utf8')));
-      let markdown: string;
-      try {
-        markdown = readFileSync(join(this.dir, `${id}.md`), 'utf8');
-      } catch {
-        markdown = sharingReportMarkdown(result);
-      }
-      return { result, markdown };
-    } catch {
-      return null;
-    }
-  }
-
-  private save(result: SharingCheckResult, markdown: string): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(this.dir, `${result.id}.json`), `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(join(this.dir, `${result.id}.md`), markdown);
+  /** The check running now, or null. */
+  running(): CheckStatus | null {
+    return this.current ? { ...this.current.status } : null;
   }
 }

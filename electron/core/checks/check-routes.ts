@@ -2,7 +2,7 @@
  * The checks' control endpoints (bearer token):
  * - `POST /api/checks/sharing`: body SharingCheckRequestSchema; `202 {id, status}`;
  *   `409 check_running` while one runs.
- * - `GET /api/checks`: the kept reports, newest first.
+ * - `GET /api/checks`: the kept reports, newest first, and the check running now (CheckListSchema).
  * - `GET /api/checks/{id}`: progress while it runs, then the result and the markdown.
  * - `DELETE /api/checks/{id}`: cancels; answers once the instances are back as before.
  */
@@ -28,7 +28,7 @@ export function checkRoutes(checks: CheckManager): ApiRoute[] {
         }
       },
     },
-    { method: 'GET', path: '/api/checks', auth: true, handle: (ctx) => ctx.json(200, { checks: checks.list() }) },
+    { method: 'GET', path: '/api/checks', auth: true, handle: (ctx) => ctx.json(200, { checks: checks.list(), running: checks.running() }) },
     {
       method: 'GET',
       path: '/api/checks/:id',

@@ -63,8 +63,9 @@ function machineFacts(node: ExobarNode, appleSilicon: boolean): SharingCheckResu
     os: `${type()} ${release()}`,
     arch: process.arch,
     appleSilicon,
-    mlxVersion: mlx?.version ?? null,
-    mlxLmVersion: null,
+    // The runtime's `version` is mlx-lm's; MLX's own is beside it.
+    mlxVersion: mlx?.mlxVersion ?? null,
+    mlxLmVersion: mlx?.version ?? null,
   };
 }
 

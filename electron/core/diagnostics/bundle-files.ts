@@ -11,6 +11,7 @@ import { exoLogDir, type ExoLogBundleFile } from '../exo-process/exo-logs';
 import type { NodeEvent, RequestTimeline } from '../node/node-types';
 import { instanceIdOf, isEventOf } from '../node/node-event';
 import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
+import { checkBundleFiles } from './check-bundle-files';
 import { diagnose, type Diagnosis, type Finding } from './diagnosis';
 import { exoBundleFiles } from './exo-bundle-files';
 import { diagnoseExo } from './exo-diagnosis';
@@ -203,6 +204,8 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
   // Per model and minute (hours past a day), 30 days: counts and percentiles, no request content.
   const history = ctx.history?.();
   if (history) files.push({ name: 'history.json', data: json(r.value(history)) });
+  // The latest GPU sharing checks (markdown and JSON): figures and the machine's facts, redacted like the rest.
+  if (ctx.dataDir) files.push(...checkBundleFiles(ctx.dataDir, r));
   files.push({ name: 'system.json', data: json(r.value(await systemInfo)) });
   files.push({
     name: 'settings.json',

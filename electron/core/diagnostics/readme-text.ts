@@ -27,6 +27,8 @@ const FILE_NOTES: Array<[RegExp, string]> = [
   [/^policy\.json$/, 'per runner: fast-synch decision, reason, value the runner reported, warnings'],
   [/^system\.json$/, 'CPU, memory, OS release (and on macOS the hardware model and OS build)'],
   [/^settings\.json$/, 'the settings, secrets removed'],
+  [/^checks\/.+\.md$/, 'one of the latest GPU sharing checks, as its markdown report (exobar check sharing)'],
+  [/^checks\/.+\.json$/, 'the same check\u2019s result: every figure, the models and the machine\u2019s facts'],
   [/\/stdout\.log$/, 'the runner\u2019s stdout tail (protocol lines; text fields removed)'],
   [/\/stderr\.log$/, 'the runner\u2019s stderr tail'],
   [/\/exit\.json$/, 'the runner\u2019s status, exits (code or signal) and watchdog decisions'],

@@ -26,6 +26,7 @@ function record(model: string, ttftMs: number, outcome: RequestRecord['outcome']
     cachedTokens: null,
     outputTokens: 5,
     ttftMs,
+    loadMs: null,
     waitMs: 0,
     prefillMs: ttftMs,
     firstTokenMs: 0,

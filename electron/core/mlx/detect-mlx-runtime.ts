@@ -33,6 +33,8 @@ export interface MlxRuntimeStatus {
   python: string | null;
   /** mlx-lm's version, when found. */
   version: string | null;
+  /** MLX's own version, when found. */
+  mlxVersion?: string | null;
   /** Where MLX computes here (null when unavailable): Metal on a Mac, the CPU on Linux. */
   device?: MlxDevice | null;
   /** Why it is (un)available, in words for the UI. */
@@ -91,7 +93,7 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-type Probe = { ok: true; python: string; version: string } | { ok: false; problem: string };
+type Probe = { ok: true; python: string; version: string; mlxVersion: string | null } | { ok: false; problem: string };
 
 async function probe(python: string, run: RunCommand, timeoutMs: number, env?: NodeJS.ProcessEnv): Promise<Probe> {
   const result = await run(python, ['-c', PROBE], { timeoutMs, env });
@@ -124,7 +126,7 @@ async function probe(python: string, run: RunCommand, timeoutMs: number, env?: N
       problem: `mlx-lm ${version} is newer than the runner supports (below ${MAX_MLX_LM_VERSION_EXCLUSIVE}); run Set up MLX runtime to install the supported release`,
     };
   }
-  return { ok: true, python: p.python, version };
+  return { ok: true, python: p.python, version, mlxVersion: p.mlx ?? null };
 }
 
 /** The venv first (it exists once "Set up MLX runtime" ran), then what find-python.ts finds. */
@@ -162,6 +164,7 @@ export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promis
         available: true,
         python: result.python,
         version: result.version,
+        mlxVersion: result.mlxVersion,
         device: where.device,
         reason: `mlx-lm ${result.version} found in ${result.python}${via}, chosen as ${why} (${where.device === 'metal' ? 'Metal' : 'CPU'})`,
         candidates: tried,

@@ -95,6 +95,7 @@ export class MlxRuntimeService {
       supported: this.supported,
       python: this.status?.python ?? null,
       version: this.status?.version ?? null,
+      mlxVersion: this.status?.mlxVersion ?? null,
       reason: this.status?.reason ?? 'not checked yet',
       localModels: this.models.length,
       setup: this.setupState,

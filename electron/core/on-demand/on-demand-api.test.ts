@@ -13,7 +13,7 @@ import { localInstances } from '../../../shared/instance-state';
 import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { fitForLaunch } from '../fit/fit-for-launch';
 import type { NodeEvent } from '../node/node-types';
-import type { ModelEventRecord } from '../../../shared/request-record';
+import type { ModelEventRecord, RequestRecord } from '../../../shared/request-record';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';
@@ -153,8 +153,9 @@ describe('unload when idle; pin what must stay', () => {
     expect(events(r, 'instance_unloaded').at(-1)).toMatchObject({ instanceId: idle.id, data: { model: SMALL, reason: 'idle' } });
     expect((events(r, 'instance_unloaded').at(-1) as Extract<NodeEvent, { kind: 'instance_unloaded' }>).data.idleMs).toBeGreaterThanOrEqual(900);
     // The load and the unload are rows of the request log beside the request, newest first.
-    const log = (await r.control('GET', `/api/requests?model=${encodeURIComponent(SMALL)}`)).body as { events: ModelEventRecord[]; requests: unknown[] };
+    const log = (await r.control('GET', `/api/requests?model=${encodeURIComponent(SMALL)}`)).body as { events: ModelEventRecord[]; requests: RequestRecord[] };
     expect(log.requests).toHaveLength(1);
+    expect(log.requests[0]!.loadMs).toBeGreaterThan(300);
     expect(log.events.map((e) => [e.event, e.instance, e.reason])).toEqual([
       ['unload', idle.id, expect.stringMatching(/^idle \d+ s$/)],
       ['load', idle.id, 'on demand for a request'],

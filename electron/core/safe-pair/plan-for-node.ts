@@ -49,7 +49,7 @@ export function withFit(plan: SafePairPlan, fit: FitCheck): SafePairPlan {
 }
 
 /** The plan as launched anyway: the fit check's problems no longer block it. */
-export function acknowledgingMemory(plan: SafePairPlan): SafePairPlan {
+export function acknowledgingMemory<P extends SafePairPlan>(plan: P): P {
   const problems = new Set(plan.fit?.problems ?? []);
   const blockers = plan.blockers.filter((b) => !problems.has(b));
   return { ...plan, blockers, canRun: blockers.length === 0 };

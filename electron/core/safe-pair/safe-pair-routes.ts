@@ -32,6 +32,7 @@ export interface SafePairRoutesOptions {
 async function launchBody(ctx: RouteContext): Promise<{ acknowledgeMemory: boolean }> {
   const length = Number(ctx.req.headers['content-length'] ?? 0);
   if (!(length > 0) && ctx.req.headers['transfer-encoding'] === undefined) return { acknowledgeMemory: false };
+  // The same body as the attached exo's launch; `acknowledgeRisk` concerns only exo's fast-synch gate.
   return ctx.body(LaunchSafePairRequestSchema);
 }
 

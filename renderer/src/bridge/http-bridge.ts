@@ -9,14 +9,18 @@ import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { ConnectionProblem, DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
 import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
 import type { CatalogModel } from '../../../shared/catalog';
+import { ModelFitsAnswerSchema } from '../../../shared/model-fit';
 import type { PlaceAgainResult } from '../../../shared/exo-cluster-events';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { HistoryAnswerSchema } from '../../../shared/history';
+import { LogSourceListSchema } from '../../../shared/logs';
 import { RequestListSchema } from '../../../shared/request-record';
+import { CheckListSchema, CheckStatusSchema } from '../../../shared/sharing-check';
 import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
 import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
 
+import { followLogOverHttp } from './http-log-follow';
 import { SseParser } from './sse-parser';
 
 export interface HttpBridgeOptions {
@@ -269,6 +273,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     setupMlxRuntime: () => send('setupMlxRuntime').then(nothing),
     refreshMlxRuntime: () => send('refreshMlxRuntime').then(nothing),
     listModels: async (): Promise<CatalogModel[]> => parseCatalogAnswer(await send('listModels').then(bodyOf<unknown>)),
+    checkModelFits: async () => ModelFitsAnswerSchema.parse(await send('checkModelFits').then(bodyOf<unknown>)).models,
     probeExo: (url) => send('probeExo', url).then(bodyOf<ExoProbeAnswer>),
     attachExo: (url) => send('attachExo', url).then(nothing),
     detachExo: () => send('detachExo').then(nothing),
@@ -277,5 +282,18 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
     listRequests: async (filter) => RequestListSchema.parse(await send('listRequests', filter).then(bodyOf<unknown>)),
     getHistory: async (range) => HistoryAnswerSchema.parse(await send('getHistory', range).then(bodyOf<unknown>)),
+    startSharingCheck: async (checkRequest) =>
+      CheckStatusSchema.parse((await send('startSharingCheck', checkRequest).then(bodyOf<{ status?: unknown }>)).status),
+    getCheck: async (id) => CheckStatusSchema.parse(await send('getCheck', id).then(bodyOf<unknown>)),
+    cancelCheck: (id) => send('cancelCheck', id).then(nothing),
+    listChecks: async () => CheckListSchema.parse(await send('listChecks').then(bodyOf<unknown>)),
+    listLogSources: async () => LogSourceListSchema.parse(await send('listLogSources').then(bodyOf<unknown>)),
+    followLog: (source, lines, listener) => {
+      if (!token) {
+        listener({ kind: 'ended', message: noTokenMessage(origin, undefined) });
+        return nothing;
+      }
+      return followLogOverHttp({ fetch: doFetch, url, headers, failure: (response) => describeFailure(response, origin) }, source, lines, listener);
+    },
   };
 }

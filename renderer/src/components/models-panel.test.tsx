@@ -64,6 +64,46 @@ describe('models panel', () => {
     ]);
   });
 
+  it("says each model's residency in the tray's words, with Load, Pin and Unload", async () => {
+    const { bridge, push } = renderApp();
+    const base = instance();
+    const at = base.residency.lastUsedAt + 60_000;
+    push(snapshot({ at, instances: [{ ...base, residency: { ...base.residency, idleSince: at - 60_000, unloadsAt: at + 4 * 60_000 } }] }));
+    fireEvent.click(toggle());
+    await waitFor(() => expect(screen.getAllByTestId('model-row')).toHaveLength(2));
+    const words = () => screen.getAllByTestId('model-residency-words').map((w) => w.textContent);
+    expect(words()).toEqual(['loaded · unloads in 4 min', 'unloaded']);
+    const [loaded, unloaded] = screen.getAllByTestId('model-row');
+    fireEvent.click(within(unloaded!).getByRole('button', { name: 'Load Llama 3.2 3B (simulated)' }));
+    await waitFor(() => expect(bridge.createInstance).toHaveBeenCalledWith({ model: 'sim/llama-3.2-3b', instanceType: 'ring' }));
+    fireEvent.click(within(loaded!).getByRole('checkbox', { name: 'Pin Llama 3.2 1B (simulated)' }));
+    await waitFor(() => expect(bridge.setResidency).toHaveBeenCalledWith(base.id, { pin: true }));
+    fireEvent.click(within(loaded!).getByRole('button', { name: 'Unload Llama 3.2 1B (simulated)' }));
+    await waitFor(() => expect(bridge.unloadInstance).toHaveBeenCalledWith(base.id));
+    // Pinned, then busy: Unload waits while requests are queued or in flight.
+    push(snapshot({ at, instances: [{ ...base, residency: { ...base.residency, pinned: true, unloadsAt: null } }] }));
+    expect(words()[0]).toBe('pinned');
+    push(
+      snapshot({
+        at,
+        instances: [
+          {
+            ...base,
+            queue: {
+              ...base.queue,
+              requests: [
+                { id: 'r', phase: 'decoding', ageMs: 5, promptTokens: 3, completionTokens: 1, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null },
+              ],
+            },
+            residency: { ...base.residency, idleSince: null, unloadsAt: null },
+          },
+        ],
+      }),
+    );
+    expect(words()[0]).toBe('loaded · in use');
+    expect((within(screen.getAllByTestId('model-row')[0]!).getByRole('button', { name: /^Unload/ }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
   it('MLX available: the python, the mlx-lm version and the number of local models; no setup button', async () => {
     await openPanel(snapshot({ mlx: mlxAvailable(2) }));
     expect(engine().dataset.state).toBe('available');

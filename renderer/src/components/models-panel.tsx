@@ -1,6 +1,9 @@
 import { useEffect, useId, useState } from 'react';
 import type { CatalogModel } from '../../../shared/catalog';
-import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
+import type { FitVerdict, ModelFit } from '../../../shared/model-fit';
+import type { LocalInstanceSnapshot, MlxRuntimeSnapshot } from '../../../shared/snapshot';
+import { isLocal } from '../../../shared/instance-state';
+import { ModelResidency } from './model-residency';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { MlxEngineStatus } from './mlx-engine-status';
@@ -8,7 +11,23 @@ import { PanelToggle } from './panel-toggle';
 
 const ENGINE_LABEL: Record<string, string> = { sim: 'sim', mlx: 'MLX' };
 
-function ModelRow({ model, running }: { model: CatalogModel; running: boolean }) {
+/** The badge tone of each verdict. */
+const VERDICT_TONE: Record<FitVerdict, string> = { fits: 'ok', tight: 'warn', does_not_fit: 'bad' };
+const VERDICT_LABEL: Record<FitVerdict, string> = { fits: 'fits', tight: 'tight', does_not_fit: 'does not fit' };
+
+/** "fits: needs 1.6 GB, 18.0 GB free": the fit check's verdict and figures for a model not running. */
+function FitLine({ fit }: { fit: ModelFit }) {
+  if (fit.running || !fit.verdict) return null;
+  return (
+    <div className="row small" data-testid="model-fit" data-verdict={fit.verdict}>
+      <span className={`badge ${VERDICT_TONE[fit.verdict]}`}>{VERDICT_LABEL[fit.verdict]}</span>
+      <span className="muted selectable">{fit.words.slice(fit.words.indexOf(':') + 1).trim()}</span>
+    </div>
+  );
+}
+
+function ModelRow({ model, instance, fit }: { model: CatalogModel; instance: LocalInstanceSnapshot | undefined; fit: ModelFit | undefined }) {
+  const running = instance !== undefined;
   return (
     <li className="model-row" data-testid="model-row" data-model={model.id}>
       <div className="row">
@@ -25,6 +44,8 @@ function ModelRow({ model, running }: { model: CatalogModel; running: boolean })
           {formatBytes(model.memoryBytes)}
         </span>
       </div>
+      <ModelResidency model={model.id} name={model.name} instance={instance} />
+      {fit && !running && <FitLine fit={fit} />}
     </li>
   );
 }
@@ -40,7 +61,8 @@ function mlxSummary(mlx: MlxRuntimeSnapshot | null): string {
 
 /**
  * The model catalog (sim models, and the MLX models found on disk once the MLX runtime
- * is there) with engine and memory, and the MLX engine's state with its setup.
+ * is there) with engine and memory, each model's residency with Load, Pin and Unload
+ * (model-residency.tsx), and the MLX engine's state with its setup.
  * Collapsed by default: the popover's room belongs to the running models.
  */
 export function ModelsPanel() {
@@ -51,14 +73,15 @@ export function ModelsPanel() {
   const mlx = useExobar((s) => s.snapshot.mlx ?? null);
   const received = useExobar((s) => s.received);
   const runningKey = useExobar((s) => s.snapshot.instances.map((i) => i.model).join('\n'));
+  const local = useExobar((s) => s.snapshot.instances).filter(isLocal);
   // The catalog changes when the runtime appears or the scan finds other models: reload then.
   const catalogKey = `${mlx?.available ?? false}:${mlx?.localModels ?? 0}`;
 
+  // ...and when the running models change: what is free, and so each model's fit, changes with them.
   useEffect(() => {
     if (received) void loadModels();
-  }, [received, catalogKey, loadModels]);
+  }, [received, catalogKey, runningKey, loadModels]);
 
-  const running = new Set(runningKey ? runningKey.split('\n') : []);
   const count = models.models.length;
   const summary = `${count > 0 ? `${count === 1 ? '1 model' : `${count} models`} · ` : ''}${mlxSummary(mlx)}`;
   return (
@@ -82,7 +105,7 @@ export function ModelsPanel() {
         {count > 0 && (
           <ul className="model-list" aria-label="Model catalog">
             {models.models.map((m) => (
-              <ModelRow key={m.id} model={m} running={running.has(m.id)} />
+              <ModelRow key={m.id} model={m} instance={local.find((i) => i.model === m.id)} fit={models.fits[m.id]} />
             ))}
           </ul>
         )}

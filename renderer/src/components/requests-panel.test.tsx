@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RequestRecord } from '../../../shared/request-record';
+import type { ModelEventRecord, RequestRecord } from '../../../shared/request-record';
 import { renderApp } from '../../../test/support/renderer/render-app';
 import { RequestsPanel, requestsMarkdown } from './requests-panel';
 
@@ -19,6 +19,7 @@ const base: RequestRecord = {
   cachedTokens: null,
   outputTokens: 20,
   ttftMs: 300,
+  loadMs: null,
   waitMs: 50,
   prefillMs: 200,
   firstTokenMs: 50,
@@ -35,9 +36,39 @@ const rows: RequestRecord[] = [
   { ...base, id: 'chatcmpl-c', ttftMs: 100, outcome: 'cancelled', cancelledBy: 'client_disconnect', at: base.at + 2000, itlP95Ms: null },
 ];
 
+const events: ModelEventRecord[] = [
+  {
+    kind: 'model_event',
+    at: base.at + 30_000,
+    model: 'sim/llama-3.2-1b',
+    instance: 'llama-3.2-1b-1',
+    event: 'unload',
+    reason: 'idle 30 min',
+    durationMs: null,
+  },
+  {
+    kind: 'model_event',
+    at: base.at - 1000,
+    model: 'exo:llama',
+    instance: 'e-1',
+    event: 'load',
+    reason: 'placed on exo on demand for a request',
+    durationMs: 4200,
+  },
+  {
+    kind: 'model_event',
+    at: base.at - 2000,
+    model: 'sim/llama-3.2-1b',
+    instance: 'llama-3.2-1b-1',
+    event: 'load',
+    reason: 'on demand for a request',
+    durationMs: 520,
+  },
+];
+
 async function open() {
   const rendered = renderApp(undefined, {}, <RequestsPanel />);
-  rendered.bridge.requests = { requests: rows, events: [], total: 3, diskBytes: 2048, diskCapBytes: 16 * 1024 * 1024, problem: null };
+  rendered.bridge.requests = { requests: rows, events, total: 3, diskBytes: 2048, diskCapBytes: 16 * 1024 * 1024, problem: null };
   fireEvent.click(within(screen.getByRole('region', { name: 'Requests' })).getByRole('button', { name: /^Requests/ }));
   await waitFor(() => expect(screen.getAllByTestId('request-row')).toHaveLength(3));
   return rendered;
@@ -67,6 +98,31 @@ describe('Requests view', () => {
     expect(timeline.textContent).toContain('prefill 200 ms (100 tokens)');
     expect(timeline.textContent).toContain('client curl/8');
     expect(screen.getByTestId('requests-disk').textContent).toContain('of 16.0 MiB on disk');
+  });
+
+  it("shows the models' loads and unloads beside the requests, of the model chosen, and a request's load part", async () => {
+    await open();
+    const lines = () => screen.getAllByTestId('model-event').map((e) => e.textContent);
+    expect(lines()).toHaveLength(3);
+    expect(lines()[0]).toMatch(/sim\/llama-3.2-1b unloaded · idle 30 min$/);
+    expect(lines()[1]).toMatch(/exo:llama loaded in 4.20 s · placed on exo on demand for a request$/);
+    expect(lines()[2]).toMatch(/sim\/llama-3.2-1b loaded in 520 ms · on demand for a request$/);
+    fireEvent.change(screen.getByRole('combobox', { name: 'Model' }), { target: { value: 'exo:llama' } });
+    expect(lines()).toHaveLength(1);
+    cleanup();
+    const rendered = renderApp(undefined, {}, <RequestsPanel />);
+    rendered.bridge.requests = {
+      requests: [{ ...base, ttftMs: 820, loadMs: 520, waitMs: 50 }],
+      events: [],
+      total: 1,
+      diskBytes: 0,
+      diskCapBytes: 1,
+      problem: null,
+    };
+    fireEvent.click(within(screen.getByRole('region', { name: 'Requests' })).getByRole('button', { name: /^Requests/ }));
+    fireEvent.click(await screen.findByTestId('request-row'));
+    expect(screen.getByTestId('request-timeline').textContent).toContain('model load 520 ms · wait 50 ms');
+    expect(screen.queryByTestId('model-events')).toBeNull();
   });
 
   it('exports a markdown table of the rows shown', () => {

@@ -2,13 +2,15 @@
  * The Requests view: the request log (local and through exobar to exo), newest first,
  * filterable by model, source and outcome, sortable by any column; a row opens that
  * request's timeline (its TTFT parts); export as CSV or as a markdown table. Read from
- * `/api/requests` (or IPC) while open, every 5 s. Collapsed by default.
+ * `/api/requests` (or IPC) while open, every 5 s. Below it, the models' loads and
+ * unloads the log keeps beside the requests. Collapsed by default.
  */
 import { stringify } from 'csv-stringify/browser/esm/sync';
 import { useEffect, useId, useMemo, useState } from 'react';
 import { REQUEST_RECORD_COLUMNS, type RequestList, type RequestRecord } from '../../../shared/request-record';
 import { useActions } from '../store/store-context';
 import { PanelToggle } from './panel-toggle';
+import { ModelEventsList } from './model-events-list';
 
 type SortKey = 'at' | 'model' | 'source' | 'outcome' | 'ttftMs' | 'prefillTokensPerSecond' | 'decodeTokensPerSecond' | 'itlP95Ms' | 'outputTokens';
 const COLUMNS: Array<{ key: SortKey; label: string }> = [
@@ -85,6 +87,7 @@ function download(text: string, fileName: string, type: string): void {
 function RequestTimeline({ r }: { r: RequestRecord }) {
   const total = Math.max(1, (r.endedAt ?? r.at) - r.at);
   const parts = [
+    { label: 'load', v: r.loadMs, cls: 'load' },
     { label: 'wait', v: r.waitMs, cls: 'wait' },
     { label: 'prefill', v: r.prefillMs, cls: 'prefill' },
     { label: 'first token', v: r.firstTokenMs, cls: 'first' },
@@ -100,7 +103,8 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {r.id} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
       </p>
       <p className="small">
-        arrived {new Date(r.at).toLocaleString()} · wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} ({r.promptTokens} tokens
+        arrived {new Date(r.at).toLocaleString()} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
+        {r.promptTokens} tokens
         {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
         {r.outputTokens} tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
       </p>
@@ -212,6 +216,7 @@ export function RequestsPanel() {
           </table>
           {list && rows.length === 0 && <p className="muted small">No requests {all.length > 0 ? 'match these filters' : 'logged yet'}.</p>}
         </div>
+        {list && <ModelEventsList events={list.events} model={model} />}
         {list && (
           <p className="muted small" data-testid="requests-disk">
             {list.total} requests kept (the last 10,000) · {mib(list.diskBytes)} of {mib(list.diskCapBytes)} on disk

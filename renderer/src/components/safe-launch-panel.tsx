@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import type { SafePairPlan } from '../../../shared/api';
 import { instanceLifecycle, type InstanceLifecycle } from '../../../shared/instance-state';
+import { acknowledging, launchAnywayOffers, type LaunchAnywayOffer } from '../../../shared/launch-anyway';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { ProgressBar } from './progress-bar';
@@ -43,11 +44,30 @@ function PlanTable({ plan }: { plan: SafePairPlan }) {
   );
 }
 
-/** True when the fit check is all that blocks the plan: "launch anyway" can then run it. */
-function onlyMemoryBlocks(plan: SafePairPlan): boolean {
-  if (!plan.fit || plan.fit.fits || plan.blockers.length === 0) return false;
-  const problems = new Set(plan.fit.problems);
-  return plan.blockers.every((b) => problems.has(b));
+/**
+ * "Launch anyway" past the gates the operator may pass (the fit check, here or per Mac
+ * on exo; exo's fast-synch gate), each said with its risk; one button acknowledges them
+ * all, as the tray menu's dialog does (shared/launch-anyway.ts).
+ */
+function LaunchAnyway({ offers, disabled, onLaunch }: { offers: LaunchAnywayOffer[]; disabled: boolean; onLaunch: () => void }) {
+  return (
+    <div className="launch-anyway" data-testid="launch-anyway">
+      {offers.map((o) => (
+        <p key={o.kind} className="small warn-text" data-testid={`launch-anyway-${o.kind}`}>
+          <strong>{o.title}.</strong> {o.kind === 'memory' ? riskOf(o.detail) : o.detail}
+        </p>
+      ))}
+      <button type="button" className="button wide" disabled={disabled} onClick={onLaunch}>
+        Launch anyway
+      </button>
+    </div>
+  );
+}
+
+/** The memory offer's detail repeats the blockers listed above it; the risk alone is new. */
+function riskOf(detail: string): string {
+  const at = detail.indexOf('Launching anyway');
+  return at >= 0 ? detail.slice(at) : detail;
 }
 
 /** The launch in progress (or its failure), from snapshot.launch. */
@@ -102,6 +122,7 @@ export function SafeLaunchPanel() {
   }, [instanceKey, macsKey, mlxKey, received, loadPlan]);
 
   const p = plan.plan;
+  const offers = p ? launchAnywayOffers(p) : null;
   const allRunning = p !== null && p.models.length > 0 && p.models.every((m) => m.alreadyRunning);
   const allServing = allRunning && p.models.every((m) => (m.state ?? 'serving') === 'serving');
   return (
@@ -139,16 +160,16 @@ export function SafeLaunchPanel() {
         </>
       )}
       <LaunchStatus />
-      <button type="button" className="button primary wide" disabled={launching || !p || !p.canRun || allRunning} onClick={() => void launchSafePair()}>
+      <button
+        type="button"
+        className="button primary wide"
+        disabled={launching || !p || !p.canRun || allRunning || (offers?.length ?? 0) > 0}
+        onClick={() => void launchSafePair()}
+      >
         {launching ? 'Launching…' : allServing ? 'Safe pair running' : allRunning ? 'Safe pair loading…' : 'Launch safe pair'}
       </button>
-      {p && onlyMemoryBlocks(p) && (
-        <div className="launch-anyway" data-testid="launch-anyway">
-          <p className="small warn-text">{p.fit?.risk}</p>
-          <button type="button" className="button wide" disabled={launching} onClick={() => void launchSafePair({ acknowledgeMemory: true })}>
-            Launch anyway
-          </button>
-        </div>
+      {offers && offers.length > 0 && !allRunning && (
+        <LaunchAnyway offers={offers} disabled={launching} onLaunch={() => void launchSafePair(acknowledging(offers))} />
       )}
     </section>
   );

@@ -180,7 +180,7 @@ describe('exobar store: actions call the bridge', () => {
   it('loads the catalog into the store, and keeps the last list with the error in words when a reload fails', async () => {
     const bridge = new FakeBridge();
     const store = createExobarStore(bridge);
-    expect(store.getState().models).toEqual({ status: 'idle', models: [], error: null });
+    expect(store.getState().models).toEqual({ status: 'idle', models: [], error: null, fits: {} });
     const pending = store.getState().actions.loadModels();
     expect(store.getState().models.status).toBe('loading');
     await pending;
@@ -189,6 +189,11 @@ describe('exobar store: actions call the bridge', () => {
     bridge.listModels.mockRejectedValueOnce(new Error('The server answered 500'));
     await store.getState().actions.loadModels();
     expect(store.getState().models).toMatchObject({ status: 'error', error: 'The server answered 500' });
+    expect(store.getState().models.models).toHaveLength(2);
+    // The fit words are an extra: their failure leaves the list as it is, without fits.
+    bridge.checkModelFits.mockRejectedValueOnce(new Error('The server answered 404'));
+    await store.getState().actions.loadModels();
+    expect(store.getState().models).toMatchObject({ status: 'ready', error: null, fits: {} });
     expect(store.getState().models.models).toHaveLength(2);
   });
 

@@ -7,6 +7,8 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
 import type { CatalogModel } from '../../../shared/catalog';
+import type { LaunchSafePairOptions } from '../../../shared/bridge-actions';
+import type { ModelFit } from '../../../shared/model-fit';
 import type { ExoProcessControl } from '../../../shared/exo-process-control';
 import { localInstances } from '../../../shared/instance-state';
 import { requestsEndingOnStop } from '../../../shared/stop-confirmation';
@@ -37,6 +39,8 @@ export interface ModelsState {
   /** The node's catalog: sim models, and local MLX models where the runtime is found. */
   models: CatalogModel[];
   error: string | null;
+  /** Each model's fit on this Mac when the list was last loaded, by model id; a model missing here was not checked. */
+  fits: Record<string, ModelFit>;
 }
 
 /**
@@ -52,11 +56,13 @@ export interface ExobarActions {
   /** Fetches the safe pair's plan preview. */
   loadPlan(): Promise<void>;
   /** `acknowledgeMemory`: the operator's "launch anyway" past a failed fit check. */
-  launchSafePair(options?: { acknowledgeMemory: boolean }): Promise<void>;
+  launchSafePair(options?: LaunchSafePairOptions): Promise<void>;
   /** Stops one model; with requests in flight it asks first (`stopConfirmation`) instead. */
   stopInstance(instanceId: string): Promise<void>;
   /** Starts a new runner for an instance that failed or needs attention. */
   retryInstance(instanceId: string): Promise<void>;
+  /** Loads a catalog model now (a ring instance, through a launch's gates; busy key `load:<model>`); a refusal becomes the notice. */
+  loadModel(model: string): Promise<void>;
   /** Unloads an idle model now. */
   unloadInstance(instanceId: string): Promise<void>;
   /** Pins or unpins a model (a pinned one never unloads by itself). */
@@ -96,6 +102,23 @@ export interface ExobarActions {
   listRequests: ExobarBridge['listRequests'];
   /** The history per model over a range (the history charts). */
   getHistory: ExobarBridge['getHistory'];
+  /** "Check GPU sharing": start, follow, cancel, and the kept reports (the panel handles the errors). */
+  startSharingCheck: ExobarBridge['startSharingCheck'];
+  getCheck: ExobarBridge['getCheck'];
+  cancelCheck: ExobarBridge['cancelCheck'];
+  listChecks: ExobarBridge['listChecks'];
+  /** The logs the log view offers. */
+  listLogSources: ExobarBridge['listLogSources'];
+  /** Follows one log (the log view, while open). */
+  followLog: ExobarBridge['followLog'];
+  /** Opens the log view at this source (a card's Log button, the tray's Open log). */
+  openLog(source: string): void;
+}
+
+/** What the log view is asked to show: `request` grows with each ask, so asking twice for one source still opens it. */
+export interface LogViewRequest {
+  source: string | null;
+  request: number;
 }
 
 export interface ExobarState {
@@ -117,6 +140,7 @@ export interface ExobarState {
   stopConfirmation: StopConfirmation | null;
   /** Alerts the Mac app could not show as notifications, not yet dismissed here. */
   alerts: AppAlert[];
+  logView: LogViewRequest;
   /** How many snapshots were applied to the page (each apply is at most one render). */
   applied: number;
   /** Date.now() when the current snapshot was applied: live ages count on from here. */
@@ -221,6 +245,10 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         return stop({ kind: 'instance', id, name }, false);
       },
       retryInstance: (id) => run(`retry:${id}`, () => bridge.retryInstance(id)),
+      loadModel: (model) =>
+        run(`load:${model}`, async () => {
+          await bridge.createInstance({ model, instanceType: 'ring' });
+        }),
       unloadInstance: (id) => run(`unload:${id}`, () => bridge.unloadInstance(id)),
       setPinned: (id, pinned) => run(`pin:${id}`, () => bridge.setResidency(id, { pin: pinned })),
       stopAll: () => stop({ kind: 'all' }, false),
@@ -263,10 +291,15 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
         set((s) => ({ models: { ...s.models, status: 'loading', error: null } }));
         try {
           const models = await bridge.listModels();
-          set({ models: { status: 'ready', models, error: null } });
+          // The fit words are an extra: a server without them (or a failed reading) still lists the models.
+          const fits = await bridge.checkModelFits().then(
+            (list) => Object.fromEntries(list.map((f) => [f.model, f])),
+            () => ({}),
+          );
+          set({ models: { status: 'ready', models, error: null, fits } });
         } catch (error) {
           // Keep the last list: a failed reload should not empty the panel.
-          set((s) => ({ models: { status: 'error', models: s.models.models, error: errorMessage(error) } }));
+          set((s) => ({ models: { status: 'error', models: s.models.models, error: errorMessage(error), fits: s.models.fits } }));
         }
       },
       // The outcome (running, failed with pip's output, done) is shown from the snapshot,
@@ -286,6 +319,13 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       },
       listRequests: (filter) => bridge.listRequests(filter),
       getHistory: (range) => bridge.getHistory(range),
+      startSharingCheck: (request) => bridge.startSharingCheck(request),
+      getCheck: (id) => bridge.getCheck(id),
+      cancelCheck: (id) => bridge.cancelCheck(id),
+      listChecks: () => bridge.listChecks(),
+      listLogSources: () => bridge.listLogSources(),
+      followLog: (source, lines, listener) => bridge.followLog(source, lines, listener),
+      openLog: (source) => set((s) => ({ logView: { source, request: s.logView.request + 1 } })),
       async probeExo(url) {
         try {
           return await bridge.probeExo(url);
@@ -316,11 +356,12 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       connectionProblem: null,
       ttftHistory: {},
       plan: { status: 'idle', plan: null, error: null },
-      models: { status: 'idle', models: [], error: null },
+      models: { status: 'idle', models: [], error: null, fits: {} },
       busy: {},
       notice: null,
       stopConfirmation: null,
       alerts: [],
+      logView: { source: null, request: 0 },
       applied: 0,
       receivedAt: 0,
       actions,
@@ -360,11 +401,15 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
   const unsubscribeAlerts =
     bridge.subscribeAlerts?.((alerts) => store.setState({ alerts: alerts.filter((a) => !dismissedAlerts.has(a.id)) })) ?? (() => undefined);
 
+  // The tray's "Open log" on a model's line (the Mac app).
+  const unsubscribeOpenLog = bridge.subscribeOpenLog?.((source) => store.getState().actions.openLog(source)) ?? (() => undefined);
+
   return Object.assign(store, {
     dispose() {
       unsubscribeSnapshots();
       unsubscribeConnection();
       unsubscribeAlerts();
+      unsubscribeOpenLog();
     },
   });
 }

@@ -7,7 +7,10 @@ import type { RequestList } from '../../../shared/request-record';
 import { vi } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
+import type { LogSourceInfo, LogSourceList, LogStreamEvent } from '../../../shared/logs';
+import type { ModelFit } from '../../../shared/model-fit';
 import type { Snapshot } from '../../../shared/snapshot';
+import type { CheckList, CheckStatus, SharingCheckRequest } from '../../../shared/sharing-check';
 import { catalog, safePairPlan } from './fixtures';
 
 export class FakeBridge implements ExobarBridge {
@@ -29,6 +32,9 @@ export class FakeBridge implements ExobarBridge {
   setupMlxRuntime = vi.fn(async () => {});
   refreshMlxRuntime = vi.fn(async () => {});
   listModels = vi.fn(async () => catalog());
+  /** What checkModelFits answers: set it from the real check (electron/core/fit/model-fits.ts). */
+  modelFits: ModelFit[] = [];
+  checkModelFits = vi.fn(async (): Promise<ModelFit[]> => this.modelFits);
   requests: RequestList = { requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 16 * 1024 * 1024, problem: null };
   listRequests = vi.fn(async (): Promise<RequestList> => this.requests);
   history: HistoryAnswer['models'] = [];
@@ -44,6 +50,47 @@ export class FakeBridge implements ExobarBridge {
   }));
   dismissLostModel = vi.fn(async (_model: string) => {});
   controlExoProcess = vi.fn(async () => {});
+  logSources: LogSourceInfo[] = [];
+  listLogSources = vi.fn(async (): Promise<LogSourceList> => ({ sources: this.logSources }));
+  /** Each followed log: its source, how many lines first, and its listener (push events through `log`). */
+  followed: { source: string; lines: number; listener: (event: LogStreamEvent) => void; active: boolean }[] = [];
+  private openLogListeners = new Set<(source: string) => void>();
+
+  followLog(source: string, lines: number, listener: (event: LogStreamEvent) => void) {
+    const entry = { source, lines, listener, active: true };
+    this.followed.push(entry);
+    return () => {
+      entry.active = false;
+    };
+  }
+
+  /** Sends an event to every active follower of `source`. */
+  log(source: string, event: LogStreamEvent): void {
+    for (const f of this.followed) if (f.active && f.source === source) f.listener(event);
+  }
+
+  subscribeOpenLog(listener: (source: string) => void) {
+    this.openLogListeners.add(listener);
+    return () => this.openLogListeners.delete(listener);
+  }
+
+  /** The tray's "Open log". */
+  openLog(source: string): void {
+    for (const l of this.openLogListeners) l(source);
+  }
+  /** The checks the page sees: set `checks` and `checkStatus` to drive the sharing-check panel. */
+  checks: CheckList = { checks: [], running: null };
+  checkStatus: CheckStatus | null = null;
+  listChecks = vi.fn(async (): Promise<CheckList> => this.checks);
+  startSharingCheck = vi.fn(async (_request: SharingCheckRequest): Promise<CheckStatus> => {
+    if (!this.checkStatus) throw new Error('no check status set');
+    return this.checkStatus;
+  });
+  getCheck = vi.fn(async (_id: string): Promise<CheckStatus> => {
+    if (!this.checkStatus) throw new Error('no check status set');
+    return this.checkStatus;
+  });
+  cancelCheck = vi.fn(async (_id: string) => {});
 
   subscribeSnapshots(listener: (s: Snapshot) => void) {
     this.snapshotListeners.add(listener);

@@ -15,7 +15,7 @@
 import OpenAI, { APIError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../../shared/api';
-import type { ModelEventRecord } from '../../../../shared/request-record';
+import type { ModelEventRecord, RequestRecord } from '../../../../shared/request-record';
 import type { EventLog } from '../../node/event-log';
 import { eventually, startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
 import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
@@ -122,6 +122,16 @@ describe('exo.placeOnDemand on', () => {
       expect(s.loadMs).toBeGreaterThan(0);
       expect(s.loadMs! + s.waitMs + s.prefillMs + s.firstTokenMs).toBeCloseTo(s.totalMs, 0);
     }
+    // The request log keeps each request's load part.
+    const logged = await eventually(
+      async () => {
+        const list = (await rig.control('GET', `/api/requests?model=${encodeURIComponent(LLAMA_3B)}`)).body as { requests: RequestRecord[] };
+        return list.requests.length === 5 ? list.requests : null;
+      },
+      10_000,
+      'five requests in the log',
+    );
+    for (const r of logged) expect(r).toMatchObject({ source: 'exo', outcome: 'done', loadMs: expect.any(Number) });
     const load = (await modelEvents(rig)).find((e) => e.event === 'load' && e.model === LLAMA_3B);
     expect(load).toMatchObject({ instance: exoInstanceId, reason: 'placed on exo on demand for a request' });
     expect(load!.durationMs).toBeGreaterThan(0);

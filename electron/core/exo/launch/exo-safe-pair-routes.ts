@@ -2,11 +2,11 @@
  * `GET/POST /api/launch/safe-pair` while exo is attached, with the local version's
  * answer shapes (electron/core/safe-pair/safe-pair-routes.ts): GET answers the plan,
  * POST answers `{instances, launch, plan}` once both models are ready on exo. POST
- * takes an optional JSON body `{"acknowledgeRisk": true}`. When no exo is attached the
+ * takes an optional JSON body `{"acknowledgeRisk": true, "acknowledgeMemory": true}`
+ * (past the fast-synch gate, past the per-Mac fit check). When no exo is attached the
  * local routes answer.
  */
-import { z } from 'zod';
-import type { Settings } from '../../../../shared/api';
+import { LaunchSafePairRequestSchema, type Settings } from '../../../../shared/api';
 import type { LaunchProgress } from '../../../../shared/snapshot';
 import { RouteTable, type ApiRoute, type RouteContext } from '../../api/route-types';
 import { launchExoSafePair, planExoSafePair, type ExoSafePairOptions, type FastSynchOf } from './exo-safe-pair';
@@ -24,7 +24,8 @@ export interface ExoSafePairRoutesOptions {
   localRoutes: ApiRoute[];
 }
 
-const LaunchBodySchema = z.strictObject({ acknowledgeRisk: z.boolean().default(false) });
+/** The local launch's body: the fast-synch gate's acknowledgement, and the per-Mac fit check's. */
+const LaunchBodySchema = LaunchSafePairRequestSchema;
 
 /** The safe launch routes for attach mode; register before the local ones. */
 export function exoSafePairRoutes(options: ExoSafePairRoutesOptions): ApiRoute[] {
@@ -57,6 +58,7 @@ export function exoSafePairRoutes(options: ExoSafePairRoutesOptions): ApiRoute[]
     while (running) await running.catch(() => undefined);
     const launch = launchExoSafePair(base(url), {
       acknowledgeRisk: body.acknowledgeRisk,
+      acknowledgeMemory: body.acknowledgeMemory,
       readyTimeoutMs: options.readyTimeoutMs,
       onProgress: options.onProgress,
     });

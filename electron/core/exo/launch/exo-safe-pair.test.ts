@@ -97,11 +97,31 @@ describe('safe launch on exo', () => {
     expect(exo.cluster.instances.size).toBe(0);
   });
 
-  it('refuses when both fit alone but not together on one Mac', async () => {
-    const { rig } = await start({ ramGb: 5 });
+  it('refuses with the per-Mac figures when both fit alone but not together on one Mac, and launches anyway with acknowledgeMemory', async () => {
+    const { exo, rig } = await start({ ramGb: 5 });
     const plan = (await rig.control('GET', '/api/launch/safe-pair')).body as ExoSafePairPlan;
     expect(plan.exo.placements.every((p) => p.error === null)).toBe(true);
-    expect(plan.blockers).toEqual([expect.stringMatching(/^studio-a has 4\.0 GiB available; the pair needs 2\.\d GiB there plus 2\.0 GiB headroom\.$/)]);
+    const problem = /^Not enough memory on studio-a: needs 2\.\d GB, 4\.0 GB free \(2\.0 GB kept as headroom\)\.$/;
+    expect(plan.blockers).toEqual([expect.stringMatching(problem)]);
+    expect(plan.fit).toMatchObject({ fits: false, problems: plan.blockers, gpuLimitBytes: null, risk: expect.stringMatching(/swapping/) });
+    expect(plan.fit!.summary).toMatch(/^studio-a needs 2\.\d GB, 4\.0 GB free \(KV cache unknown: exo's model sizes, weights only\)$/);
+    expect(plan.fit!.models.map((m) => [m.model, m.weightsSource, m.kvCacheBytes])).toEqual([
+      [LLAMA_1B, 'exo', null],
+      [LLAMA_3B, 'exo', null],
+    ]);
+
+    const refused = await rig.control('POST', '/api/launch/safe-pair');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('insufficient_memory');
+    expect(refused.body.error.message).toMatch(/Not enough memory on studio-a: needs 2\.\d GB/);
+    expect(refused.body.error.fit.fits).toBe(false);
+    expect(exo.cluster.instances.size).toBe(0);
+
+    const anyway = await rig.control('POST', '/api/launch/safe-pair', { acknowledgeMemory: true });
+    expect(anyway.status).toBe(200);
+    expect(exo.cluster.instances.size).toBe(2);
+    const bad = await rig.control('POST', '/api/launch/safe-pair', { acknowledgeMemory: 'yes' });
+    expect(bad.status).toBe(400);
   });
 
   it('answers 409 fast_synch_shared_gpu for two ring instances on one Mac with fast synch assumed on, unless acknowledged', async () => {

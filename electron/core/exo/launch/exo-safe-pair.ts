@@ -22,6 +22,9 @@ import { defaultSettings } from '../../../../shared/api';
 import type { LaunchProgress } from '../../../../shared/snapshot';
 import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
 import { NodeError } from '../../node/node-types';
+import { fitRefusal } from '../../fit/fit-gate';
+import { acknowledgingMemory } from '../../safe-pair/plan-for-node';
+import { exoPairFit } from './exo-pair-fit';
 import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import { downloadedModels, exoCall, placeRing, readCluster, type ExoCluster, type ExoModelEntry } from './exo-cluster-api';
 import { isServingStatus, runnersLifecycle } from '../../../../shared/instance-state';
@@ -93,16 +96,9 @@ export async function planExoSafePair(options: ExoSafePairOptions): Promise<ExoS
   for (const model of pair ? [...new Set(pair)] : []) placements.push(await preview(options.url, cluster, model, sizeOf(downloaded, model)));
   for (const p of placements) if (p.error) blockers.push(`exo cannot place ${p.model}: ${p.error}`);
   // Placement reserves nothing: new models landing on one Mac must fit there together.
-  const needed = new Map<string, number>();
-  for (const p of placements.filter((x) => !x.reused)) for (const n of p.nodes) needed.set(n.nodeId, (needed.get(n.nodeId) ?? 0) + n.memoryNeededBytes);
-  for (const [nodeId, bytes] of needed) {
-    const facts = cluster.nodes.get(nodeId);
-    const free = Math.max(0, (facts?.memoryAvailableBytes ?? 0) - headroom);
-    if (bytes > free)
-      blockers.push(
-        `${facts?.name ?? nodeId} has ${formatGiB(facts?.memoryAvailableBytes ?? 0)} available; the pair needs ${formatGiB(bytes)} there plus ${formatGiB(headroom)} headroom.`,
-      );
-  }
+  // The check's problems block the plan unless the launch acknowledges them (acknowledgeMemory).
+  const fit = exoPairFit(placements, cluster, headroom);
+  if (fit && !fit.fits) blockers.push(...fit.problems);
   const risk = fastSynchRisk(placements, cluster, fastSynchOf);
   const models: SafePairPlanEntry[] = placements.map((p) => {
     const fs = p.nodes.map((n) => fastSynchOf(n.nodeId));
@@ -129,6 +125,7 @@ export async function planExoSafePair(options: ExoSafePairOptions): Promise<ExoS
     memory: { requiredBytes, freeBytes: byMac.reduce((sum, m) => sum + m.freeBytes, 0), headroomBytes: headroom, byMac },
     blockers,
     canRun: blockers.length === 0,
+    fit,
     exo: { url: options.url, placements, fastSynchRisk: risk },
   };
 }
@@ -182,6 +179,8 @@ function fastSynchRisk(placements: ExoPlacementPreview[], cluster: ExoCluster, f
 
 export interface ExoLaunchOptions {
   acknowledgeRisk?: boolean;
+  /** Launch past the per-Mac fit check (its problems no longer block, nor the re-check before each model). */
+  acknowledgeMemory?: boolean;
   /** Deadline for each instance's runners to be RunnerReady (default 10 min). */
   readyTimeoutMs?: number;
   pollMs?: number;
@@ -200,8 +199,14 @@ export interface ExoLaunchResult {
  * this launch created and rejects with launch_failed, the reason in words.
  */
 export async function launchExoSafePair(options: ExoSafePairOptions, launch: ExoLaunchOptions = {}): Promise<ExoLaunchResult> {
-  const plan = await planExoSafePair(options);
-  if (!plan.canRun) throw new NodeError('launch_failed', `The safe pair cannot run on exo: ${plan.blockers.join(' ')}`, 409);
+  const planned = await planExoSafePair(options);
+  const plan = launch.acknowledgeMemory ? acknowledgingMemory(planned) : planned;
+  if (!plan.canRun) {
+    const memoryOnly = planned.fit && !planned.fit.fits && acknowledgingMemory(planned).canRun;
+    // Only the fit check blocks: the same refusal as this Mac's launch (409 insufficient_memory, the figures in `fit`).
+    if (memoryOnly) throw fitRefusal(planned.fit!, 'The safe pair on exo');
+    throw new NodeError('launch_failed', `The safe pair cannot run on exo: ${plan.blockers.join(' ')}`, 409);
+  }
   // Only a launch that creates an instance can create the hazard; reusing both changes nothing.
   const creates = plan.exo.placements.some((p) => !p.reused);
   if (plan.exo.fastSynchRisk && creates && !launch.acknowledgeRisk) throw new NodeError('fast_synch_shared_gpu', plan.exo.fastSynchRisk.message, 409);
@@ -228,7 +233,8 @@ export async function launchExoSafePair(options: ExoSafePairOptions, launch: Exo
         for (const shard of placed.instance.shards) {
           const facts = shard.nodeId ? cluster.nodes.get(shard.nodeId) : undefined;
           const free = (facts?.memoryAvailableBytes ?? 0) - (options.headroomBytes ?? DEFAULT_HEADROOM_BYTES);
-          if (need > free)
+          // Launched anyway: the operator took the memory risk, the re-check does not take it back.
+          if (need > free && !launch.acknowledgeMemory)
             throw new Error(
               `${facts?.name ?? shard.nodeId} now has ${formatGiB(facts?.memoryAvailableBytes ?? 0)} available, too little for ${model} (${formatGiB(need)} plus headroom)`,
             );

@@ -27,6 +27,7 @@ import { RouteTable, type ApiRoute, type HttpMethod, type RouteContext } from '.
 import { ExoChatRequestSchema, RoutableSchema, type ExoChatRequest } from './exo-chat-schema';
 import { HeldCancelled, type ExoHold } from './exo-hold';
 import { isActive, type ExoStateSource, type ExoTraffic, type ProxiedRequest } from './exo-traffic';
+import { toExoChatBody } from './exo-declared-fields';
 import { callExo, HOP_BY_HOP, readAll, type UpstreamCall } from './exo-upstream';
 import { cancelledStreamEnding } from './cancelled-ending';
 import { refuseDownloadedNotPlaced } from './exo-not-placed';
@@ -237,7 +238,10 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
       abortUpstream();
     }, idleMs);
     idle.unref();
-    upstream = callExo(record.upstreamUrl, 'POST', '/v1/chat/completions', JSON.stringify(body));
+    // Only the fields exo declares go to exo; the client is told which were left out.
+    const sent = toExoChatBody(body);
+    if (sent.dropped.length > 0 && !ctx.res.headersSent) ctx.res.setHeader('x-exobar-dropped-fields', sent.dropped.join(', ').slice(0, 2_000));
+    upstream = callExo(record.upstreamUrl, 'POST', '/v1/chat/completions', JSON.stringify(sent.body));
     let res: IncomingMessage;
     try {
       res = await upstream.response;

@@ -24,7 +24,7 @@ const ProgressSchema = z.looseObject({
 interface DataLine {
   id?: unknown;
   error?: { message?: unknown } | null;
-  choices?: Array<{ delta?: { content?: unknown; reasoning_content?: unknown } } | undefined>;
+  choices?: Array<{ delta?: { content?: unknown; reasoning_content?: unknown; tool_calls?: unknown } } | undefined>;
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
 }
 
@@ -77,7 +77,11 @@ export class SseTap {
       if (json.error && typeof json.error === 'object')
         return this.events.error(typeof json.error.message === 'string' ? json.error.message : 'exo sent an error without a message');
       const delta = Array.isArray(json.choices) ? json.choices[0]?.delta : undefined;
-      const hasContent = Boolean(delta && (typeof delta.content === 'string' ? delta.content : delta.reasoning_content));
+      // A tool call is output too: exo sends it whole in one chunk, the answer's first (and its TTFT).
+      const hasContent = Boolean(
+        delta &&
+        ((typeof delta.content === 'string' ? delta.content : delta.reasoning_content) || (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)),
+      );
       this.events.token(typeof json.id === 'string' ? json.id : null, hasContent);
       const usage = json.usage;
       if (usage && typeof usage === 'object') this.events.usage(num(usage.prompt_tokens), num(usage.completion_tokens));

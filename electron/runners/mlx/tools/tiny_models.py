@@ -7,6 +7,8 @@ tokenizer is built with the `tokenizers` package.
 
 The families are the cache classes the runner must handle:
 - ``llama``: plain KVCache.
+- ``llama-wide``: the same, wider and deeper, so a decode step takes milliseconds on a
+  CPU (the GPU sharing check's measured model, B).
 - ``gemma3``: Gemma 3 text with a sliding window of WINDOW tokens (RotatingKVCache on
   the sliding layers), shorter than the test prompts.
 - ``lfm2``: LFM2, a hybrid of short convolutions (ArraysCache) and attention.
@@ -62,6 +64,22 @@ FAMILIES: Dict[str, dict] = {
         "intermediate_size": 128,
         "rms_norm_eps": 1e-5,
         "head_dim": 16,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": False,
+        "max_position_embeddings": 65536,
+    },
+    # Still random and tiny on disk (~30 MB), but wide enough that one decode step takes
+    # milliseconds on a CPU core: its inter-token gaps measure compute, not how often the
+    # node reads the pipe, so a neighbour's prefill shows in them (the sharing check's B).
+    "llama-wide": {
+        "model_type": "llama",
+        "hidden_size": 256,
+        "num_hidden_layers": 8,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "intermediate_size": 768,
+        "rms_norm_eps": 1e-5,
+        "head_dim": 32,
         "rope_theta": 10000.0,
         "tie_word_embeddings": False,
         "max_position_embeddings": 65536,

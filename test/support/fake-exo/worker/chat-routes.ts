@@ -23,10 +23,24 @@ export type StreamFault =
   /** The socket is destroyed (the node went away). */
   | 'drop';
 
+/** A call the model makes, as exo's tool parser hands it over (ToolCallItem: id, name, arguments as JSON text). */
+export interface FakeToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 export interface ChatRoutes {
   handler: FakeExoHandler;
   /** Applies `fault` to the next stream that starts. */
   injectStreamFault(fault: StreamFault): void;
+  /**
+   * The next stream's model answers with these tool calls: its tokens are the call
+   * (exo's parser keeps them), and the stream ends as exo's does (chat_completions.py,
+   * ToolCallChunk): one `data:` chunk with the calls, `finish_reason: "tool_calls"` and
+   * usage, then `: generation_stats`, then `data: [DONE]`.
+   */
+  answerWithToolCalls(calls: FakeToolCall[]): void;
 }
 
 const KEEPALIVE_MS = 10_000;
@@ -47,20 +61,22 @@ function parseBody(body: Buffer): ParsedBody | null {
   } catch {
     return null;
   }
-  const b = json as { model?: unknown; messages?: unknown; stream?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown };
+  // exo declares max_tokens only (ChatCompletionRequest): OpenAI's max_completion_tokens is not read.
+  const b = json as { model?: unknown; messages?: unknown; stream?: unknown; max_tokens?: unknown };
   if (typeof b?.model !== 'string' || !Array.isArray(b.messages)) return null;
   const messages = b.messages.map((m: { role?: unknown; content?: unknown }) => ({
     role: String(m?.role ?? 'user') as 'user',
     content:
       typeof m?.content === 'string' ? m.content : Array.isArray(m?.content) ? m.content.map((p: { text?: unknown }) => String(p?.text ?? '')).join('\n') : '',
   }));
-  const max = typeof b.max_completion_tokens === 'number' ? b.max_completion_tokens : typeof b.max_tokens === 'number' ? b.max_tokens : DEFAULT_MAX_TOKENS;
+  const max = typeof b.max_tokens === 'number' ? b.max_tokens : DEFAULT_MAX_TOKENS;
   return { model: b.model, stream: b.stream === true, maxTokens: Math.max(1, Math.floor(max)), promptTokens: countPromptTokens(messages) };
 }
 
 /** The chat routes of one exo node's API (`apiNodeId()`: that node's current id). */
 export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = () => worker.cluster.nodeId): ChatRoutes {
   const faults: StreamFault[] = [];
+  const toolAnswers: FakeToolCall[][] = [];
 
   const chat = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
     const parsed = parseBody(body);
@@ -68,7 +84,7 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
     const created = Math.floor(Date.now() / 1000);
     const node = apiNodeId();
     let commandId = '';
-    const chunk = (delta: Record<string, unknown>, finish: FinishReason | null, usage: unknown) => ({
+    const chunk = (delta: Record<string, unknown>, finish: FinishReason | 'tool_calls' | null, usage: unknown) => ({
       id: commandId,
       object: 'chat.completion',
       created,
@@ -123,6 +139,7 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
     }
 
     const fault = faults.shift() ?? null;
+    const toolCalls = toolAnswers.shift() ?? null;
     let dead = false;
     let generated = 0;
     let keepAlive: NodeJS.Timeout | null = null;
@@ -149,13 +166,24 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
         write(`: prefill_progress ${JSON.stringify({ PrefillProgressChunk: { model: parsed.model, processed_tokens: processed, total_tokens: total } })}\n\n`),
       token: (_i, text, finish) => {
         generated++;
-        write(`data: ${JSON.stringify(chunk({ content: text }, finish, finish ? usage(generated) : null))}\n\n`);
+        // A tool call's tokens stay with exo's parser until the call is whole.
+        if (!toolCalls) write(`data: ${JSON.stringify(chunk({ content: text }, finish, finish ? usage(generated) : null))}\n\n`);
         if (generated === 1) afterFirstToken();
       },
       finished: (reason, s) => {
         // A cancelled command's stream just closes: no finish reason, no generation_stats,
         // no [DONE], and before the cancel is answered (test/fixtures/exo/real/stream-cancelled.sse.txt).
         if (reason === 'cancelled') return close();
+        if (toolCalls) {
+          // ToolCall(id, index, function=ToolCallItem): the function carries the call's id too.
+          const deltas = toolCalls.map((call, index) => ({
+            id: call.id,
+            index,
+            type: 'function',
+            function: { id: call.id, name: call.name, arguments: call.arguments },
+          }));
+          write(`data: ${JSON.stringify(chunk({ tool_calls: deltas }, 'tool_calls', usage(generated)))}\n\n`);
+        }
         write(`: generation_stats ${JSON.stringify(stats(s, generated))}\n\n`);
         write('data: [DONE]\n\n');
         close();
@@ -189,6 +217,7 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
 
   return {
     injectStreamFault: (fault) => faults.push(fault),
+    answerWithToolCalls: (calls) => toolAnswers.push(calls),
     handler(req, res, url, body) {
       if (req.method !== 'POST') return false;
       if (url.pathname === '/v1/chat/completions') {
