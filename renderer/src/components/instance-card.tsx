@@ -1,5 +1,6 @@
 import type { InstanceSnapshot } from '../../../shared/snapshot';
 import { isDownForGood } from '../../../shared/instance-state';
+import { runnerLogSource } from '../../../shared/logs';
 import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
@@ -20,9 +21,8 @@ import { TtftPanel } from './ttft-panel';
  * instance shows the parts every instance has (its own view comes with the exo views).
  */
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
-  const { retryInstance } = useActions();
+  const { retryInstance, openLog } = useActions();
   const retrying = useExobar((s) => s.busy[`retry:${instance.id}`] === true);
-  const snapshotAt = useExobar((s) => s.snapshot.at);
   const local = instance.source === 'local' ? instance : null;
   const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
   // Down for good: only the operator brings it back (runner.state, never the wording).
@@ -54,11 +54,22 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
             {retrying ? 'Retrying…' : 'Retry'}
           </button>
         )}
+        {local && (
+          <button
+            type="button"
+            className="button small"
+            aria-label={`Log of ${instance.modelName}`}
+            title="Follow this model's runner log live"
+            onClick={() => openLog(runnerLogSource(instance.id))}
+          >
+            Log
+          </button>
+        )}
         <StopButton instanceId={instance.id} modelName={instance.modelName} shuttingDown={shuttingDown} />
       </header>
       {local && <RunnerStatusRow instance={local} />}
       {local && <FastSynchRow instance={local} />}
-      {local && <ResidencyRow instance={local} now={snapshotAt} />}
+      {local && <ResidencyRow instance={local} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {local?.pacing && <PacingRow pacing={local.pacing} />}
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />
