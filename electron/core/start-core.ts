@@ -185,6 +185,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // What exobar places on exo for a request unloads after the same idle time as a local model.
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
     onPlacement: (event) => node.eventLog.record(placementEvent(event)),
+    // exo's log is where exo keeps it with the environment exobar would start it with (an EXO_HOME in exo.env moves it).
+    exoEnv: () => ({ ...process.env, ...getSettings().exo.env }),
     // A request for a model exo does not serve is exobar's: it loads on request there too.
     localRoutes: openAiRoutes({ loader: modelLoader }),
     ...options.exo,

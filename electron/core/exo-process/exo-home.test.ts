@@ -3,7 +3,7 @@
  * EXO_HOME first (relative to HOME), ~/.exo off Linux, the XDG cache folder on Linux.
  */
 import { describe, expect, it } from 'vitest';
-import { exoHomeDir, exoLogDir, exoLogPath, exoPidfilePath } from './exo-home';
+import { exoDataDir, exoHomeDir, exoLogDir, exoLogPath, exoModelsDir, exoPidfilePath } from './exo-home';
 import { defaultExoLogDir } from '../exo/exo-attachment';
 import { defaultExoLogPath } from '../exo/exo-log-fast-synch';
 
@@ -36,5 +36,15 @@ describe('exoHomeDir', () => {
     expect(defaultExoLogDir(env)).toBe(exoLogDir(env));
     expect(defaultExoLogPath(env)).toBe(exoLogPath(env));
     expect(defaultExoLogPath(env)).toBe('/home/ops/exo-b/exo_log/exo.log');
+  });
+});
+
+describe('exoDataDir and exoModelsDir', () => {
+  it("is exo's data folder: ~/.exo off Linux, the XDG data folder on Linux, EXO_HOME first; models below it unless EXO_DEFAULT_MODELS_DIR says", () => {
+    expect(exoDataDir({ HOME }, 'darwin')).toBe('/home/ops/.exo');
+    expect(exoDataDir({ HOME }, 'linux')).toBe('/home/ops/.local/share/exo');
+    expect(exoDataDir({ HOME, XDG_DATA_HOME: '/srv/data' }, 'linux')).toBe('/srv/data/exo');
+    expect(exoModelsDir({ HOME, EXO_HOME: 'exo-b' }, 'linux')).toBe('/home/ops/exo-b/models');
+    expect(exoModelsDir({ HOME, EXO_DEFAULT_MODELS_DIR: '/models' }, 'darwin')).toBe('/models');
   });
 });

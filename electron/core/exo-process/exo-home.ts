@@ -16,11 +16,32 @@ import { join, resolve } from 'node:path';
  * exo's own (the child's), not necessarily exobar's.
  */
 export function exoHomeDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  return exoXdgDir(env, platform, 'XDG_CACHE_HOME', '.cache');
+}
+
+/**
+ * exo's data folder (EXO_DATA_HOME), by the same rules with the XDG data folder on
+ * Linux (`$XDG_DATA_HOME/exo`, default `~/.local/share/exo`): its models live there.
+ */
+export function exoDataDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  return exoXdgDir(env, platform, 'XDG_DATA_HOME', '.local/share');
+}
+
+/** Where exo downloads models: `EXO_DEFAULT_MODELS_DIR` (a leading `~` is the home folder), else `models/` in its data folder. */
+export function exoModelsDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string {
+  const set = env.EXO_DEFAULT_MODELS_DIR;
+  if (set) return resolve(set === '~' || set.startsWith('~/') ? join(env.HOME || homedir(), set.slice(1)) : set);
+  return join(exoDataDir(env, platform), 'models');
+}
+
+/** exo's `_get_xdg_dir`: EXO_HOME (relative to HOME) first, `~/.exo` off Linux, else the XDG folder. */
+function exoXdgDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, xdgVariable: 'XDG_CACHE_HOME' | 'XDG_DATA_HOME', fallback: string): string {
   const home = env.HOME || homedir();
   if (env.EXO_HOME) return resolve(home, env.EXO_HOME);
   if (platform !== 'linux') return join(home, '.exo');
   // An empty XDG variable counts as unset (the XDG spec says so; exo would make a relative folder of it).
-  return join(env.XDG_CACHE_HOME ? resolve(env.XDG_CACHE_HOME) : join(home, '.cache'), 'exo');
+  const xdg = env[xdgVariable];
+  return join(xdg ? resolve(xdg) : join(home, fallback), 'exo');
 }
 
 /** exo's log folder: exo.log and runner_log/{stdout,stderr}.log. */

@@ -30,8 +30,13 @@ export interface ExoAttachmentOptions {
   node: Pick<ExobarNode, 'setExoView'>;
   /** Persists the attached address (`exo.url` in settings); null on detach. */
   saveUrl(url: string | null): Promise<void>;
-  /** exo's log folder when exo runs on this Mac (default: where exo keeps it, exoLogDir); null never reads it. */
+  /** exo's log folder when exo runs on this Mac (default: where exo keeps it for `exoEnv`, exoLogDir); null never reads it. */
   exoLogDir?: string | null;
+  /**
+   * The environment exo runs with on this Mac: exobar's own plus `exo.env` from the
+   * settings (an EXO_HOME there moves exo's log). Read at each attach. Default: exobar's own.
+   */
+  exoEnv?: () => NodeJS.ProcessEnv;
   /** Where to look for an exo to offer at start (default 127.0.0.1:52415); null never looks. */
   offerUrl?: string | null;
   /** Polling options for the monitor (intervals, timeouts, clock). */
@@ -82,7 +87,6 @@ export class ExoAttachment {
   private monitor: ExoMonitor | null = null;
   private offer: ExoOffer | null = null;
   private readonly now: () => number;
-  private readonly logDir: string | null;
   /** Attach and detach run one after another: two at once must not leave a second monitor polling. */
   private queue: Promise<unknown> = Promise.resolve();
   /** Serving through exobar: the proxy routes, the traffic records and the hold, over whichever exo is attached. */
@@ -95,7 +99,6 @@ export class ExoAttachment {
 
   constructor(private readonly options: ExoAttachmentOptions) {
     this.now = options.now ?? Date.now;
-    this.logDir = options.exoLogDir === undefined ? defaultExoLogDir() : options.exoLogDir;
     this.holdEnabled = options.holdEnabled ?? (() => true);
     this.holdWas = this.holdEnabled();
     this.placer = new ExoPlacer({
@@ -203,6 +206,12 @@ export class ExoAttachment {
     const run = this.queue.then(work);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** exo's log folder on this Mac as of now (the settings' exo.env may have moved it), or null when never read. */
+  private get logDir(): string | null {
+    if (this.options.exoLogDir !== undefined) return this.options.exoLogDir;
+    return defaultExoLogDir(this.options.exoEnv?.() ?? process.env);
   }
 
   /** The material of the bundle's exo/ folder; null when nothing is attached. */

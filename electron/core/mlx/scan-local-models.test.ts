@@ -94,14 +94,21 @@ describe('scanLocalModels', () => {
   });
 
   it('looks where huggingface_hub and exo look', () => {
-    expect(defaultModelDirs({}, '/Users/me')).toEqual({
+    expect(defaultModelDirs({}, '/Users/me', 'darwin')).toEqual({
       hubCacheDirs: ['/Users/me/.cache/huggingface/hub'],
       exoModelsDir: '/Users/me/.exo/models',
     });
-    expect(defaultModelDirs({ HF_HOME: '/hf', HF_HUB_CACHE: '/cache', EXO_HOME: '/exo' }, '/Users/me')).toEqual({
+    expect(defaultModelDirs({ HF_HOME: '/hf', HF_HUB_CACHE: '/cache', EXO_HOME: '/exo' }, '/Users/me', 'darwin')).toEqual({
       hubCacheDirs: ['/cache', '/hf/hub', '/Users/me/.cache/huggingface/hub'],
       exoModelsDir: '/exo/models',
     });
+  });
+
+  it("finds exo's models by exo's rules: EXO_HOME relative to HOME, the XDG data folder on Linux, EXO_DEFAULT_MODELS_DIR first", () => {
+    expect(defaultModelDirs({ EXO_HOME: 'exo-b' }, '/Users/me', 'darwin').exoModelsDir).toBe('/Users/me/exo-b/models');
+    expect(defaultModelDirs({}, '/home/me', 'linux').exoModelsDir).toBe('/home/me/.local/share/exo/models');
+    expect(defaultModelDirs({ XDG_DATA_HOME: '/data' }, '/home/me', 'linux').exoModelsDir).toBe('/data/exo/models');
+    expect(defaultModelDirs({ EXO_DEFAULT_MODELS_DIR: '~/m', EXO_HOME: 'exo-b' }, '/home/me', 'linux').exoModelsDir).toBe('/home/me/m');
   });
 
   it('classes sizes', () => {

@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { CatalogModel } from '../../../shared/catalog';
+import { exoModelsDir } from '../exo-process/exo-home';
 
 const GiB = 1024 ** 3;
 /** Weights plus KV cache and activations: memory needed ≈ size on disk × 1.2. */
@@ -35,14 +36,14 @@ export interface ModelDirs {
 }
 
 /** Where to look, with the same precedence as huggingface_hub and exo. */
-export function defaultModelDirs(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): ModelDirs {
+export function defaultModelDirs(env: NodeJS.ProcessEnv = process.env, home: string = homedir(), platform: NodeJS.Platform = process.platform): ModelDirs {
   const hub: string[] = [];
   if (env.HF_HUB_CACHE) hub.push(env.HF_HUB_CACHE);
   if (env.HUGGINGFACE_HUB_CACHE) hub.push(env.HUGGINGFACE_HUB_CACHE);
   if (env.HF_HOME) hub.push(join(env.HF_HOME, 'hub'));
   hub.push(join(env.XDG_CACHE_HOME || join(home, '.cache'), 'huggingface', 'hub'));
-  const exoHome = env.EXO_HOME || join(home, '.exo');
-  return { hubCacheDirs: [...new Set(hub)], exoModelsDir: join(exoHome, 'models') };
+  // exo's own rules (EXO_DEFAULT_MODELS_DIR, EXO_HOME relative to HOME, the XDG data folder on Linux), as the process code reads them.
+  return { hubCacheDirs: [...new Set(hub)], exoModelsDir: exoModelsDir({ ...env, HOME: env.HOME || home }, platform) };
 }
 
 /** Size class of a model by its size on disk. */

@@ -1,0 +1,46 @@
+/**
+ * Attach mode reads exo's log where the exo exobar runs keeps it: an EXO_HOME in the
+ * settings' `exo.env` moves it, and attach mode follows (read at each attach).
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ExoSnapshotPart } from '../node/node-types';
+import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
+import { demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { ExoAttachment } from './exo-attachment';
+
+let fake: FakeExo | null = null;
+let attachment: ExoAttachment | null = null;
+let home: string | null = null;
+afterEach(async () => {
+  await attachment?.stop();
+  await fake?.close();
+  if (home) await rm(home, { recursive: true, force: true });
+  attachment = fake = home = null;
+});
+
+describe("exo's log in attach mode", () => {
+  it("follows EXO_HOME from exo.env: the fast-synch line is read there, and the bundle's log folder is that one", async () => {
+    home = await mkdtemp(join(tmpdir(), 'exobar-exo-home-'));
+    const logDir = join(home, 'exo-b', 'exo_log');
+    await mkdir(logDir, { recursive: true });
+    await writeFile(join(logDir, 'exo.log'), 'Starting EXO\nFAST_SYNCH forced OFF\n');
+    fake = await startFakeExo({ cluster: demoCluster() });
+    const settingsEnv: Record<string, string> = {};
+    let part: ExoSnapshotPart | null = null;
+    attachment = new ExoAttachment({
+      node: { setExoView: (view) => (part = view) },
+      saveUrl: async () => undefined,
+      offerUrl: null,
+      // exobar's environment has no EXO_HOME; the settings' exo.env gets one before the attach.
+      exoEnv: () => ({ HOME: home!, ...settingsEnv }),
+    });
+    settingsEnv.EXO_HOME = 'exo-b';
+    await attachment.attach(fake.url);
+    const attached = () => (part as ExoSnapshotPart | null)?.exo?.nodes.find((n) => n.nodeId === fake!.cluster.nodeId);
+    await expect.poll(() => attached()?.fastSynch, { timeout: 15_000 }).toEqual({ enabled: false, source: 'exo_log' });
+    expect(attachment.bundleSource()?.logDir).toBe(logDir);
+  });
+});
