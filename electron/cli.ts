@@ -18,6 +18,7 @@ import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-pr
 import { startCore, type RunningCore } from './core/start-core';
 import { normalizeExoUrl } from './core/exo/exo-probe';
 import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './core/terminal-log';
+import { ownLogPath } from './core/logs/own-log';
 import type { Logger } from 'pino';
 
 export { EXIT_USAGE, flagValue, parseFlags, UsageError, type CliCommand, type CliIo } from './cli-command';
@@ -86,18 +87,19 @@ export const serveCommand: CliCommand = {
       io.out(SERVE_USAGE);
       return 0;
     }
-    let logger: Logger;
-    try {
-      const format = resolveLogFormat({ flag: flags['log-format'], env: io.env, isTTY: process.stderr.isTTY === true });
-      logger = createTerminalLogger({ format, level: resolveLogLevel(io.env) });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
     const port = flags.port === undefined ? undefined : flagValue('port', PortSchema, flags.port);
     const host = flags.host === undefined ? DEFAULT_API_HOST : flagValue('host', HostSchema, flags.host);
     const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', TimeScaleSchema, flags['sim-time-scale']);
     const exoUrl = flags.exo === undefined ? undefined : flagValue('exo', ExoUrlSchema, flags.exo);
     const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
+    let logger: Logger;
+    try {
+      const format = resolveLogFormat({ flag: flags['log-format'], env: io.env, isTTY: process.stderr.isTTY === true });
+      // Also into <dataDir>/exobar.log: the page's log view follows it as the source "exobar".
+      logger = createTerminalLogger({ format, level: resolveLogLevel(io.env), ownLog: ownLogPath(dataDir) });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
     // --exo-start starts this Mac's exo (else the setting exo.start decides); progress goes to stderr.
     const exoRequest = exoServeRequest(flags, (message) => new UsageError(message));
 

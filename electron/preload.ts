@@ -9,7 +9,7 @@
 import { contextBridge, ipcRenderer, type IpcRenderer, type IpcRendererEvent } from 'electron';
 import type { AppAlert, ExobarBridge } from '../shared/bridge';
 import { BRIDGE_ACTION_NAMES, BRIDGE_ACTIONS, type BridgeActionName, type BridgeActions } from '../shared/bridge-actions';
-import { ALERTS_CHANNEL, IpcChannel } from '../shared/ipc-channels';
+import { ALERTS_CHANNEL, IpcChannel, LOG_LINES_CHANNEL, OPEN_LOG_CHANNEL, type LogFollowStart } from '../shared/ipc-channels';
 import type { Snapshot } from '../shared/snapshot';
 import { unwrapIpcResult, type IpcResult } from './main/ipc-result';
 
@@ -70,6 +70,50 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
       alertListeners.add(listener);
       listener(alerts);
       return () => alertListeners.delete(listener);
+    },
+    followLog(source, lines, listener) {
+      // Lines pushed before main answered with the stream's id wait for it, in order.
+      let streamId: number | null = null;
+      let active = true;
+      const early: { streamId: number; lines: string[] }[] = [];
+      const onLines = (_event: IpcRendererEvent, pushed: { streamId: number; lines: string[] }) => {
+        if (!active || !pushed || !Array.isArray(pushed.lines)) return;
+        if (streamId === null) early.push(pushed);
+        else if (pushed.streamId === streamId) listener({ kind: 'lines', lines: pushed.lines });
+      };
+      ipc.on(LOG_LINES_CHANNEL, onLines);
+      const stop = () => {
+        active = false;
+        ipc.removeListener(LOG_LINES_CHANNEL, onLines);
+      };
+      call<LogFollowStart>(IpcChannel.followLog, source, lines).then(
+        (start) => {
+          if (!active) {
+            void call(IpcChannel.unfollowLog, start.streamId).catch(() => undefined);
+            return;
+          }
+          streamId = start.streamId;
+          listener({ kind: 'source', id: source, title: start.title });
+          if (start.lines.length > 0) listener({ kind: 'lines', lines: start.lines });
+          for (const pushed of early.splice(0)) if (pushed.streamId === streamId) listener({ kind: 'lines', lines: pushed.lines });
+        },
+        (error: unknown) => {
+          stop();
+          listener({ kind: 'ended', message: error instanceof Error ? error.message : String(error) });
+        },
+      );
+      return () => {
+        if (!active) return;
+        stop();
+        if (streamId !== null) void call(IpcChannel.unfollowLog, streamId).catch(() => undefined);
+      };
+    },
+    subscribeOpenLog(listener) {
+      const onOpen = (_event: IpcRendererEvent, source: unknown) => {
+        if (typeof source === 'string') listener(source);
+      };
+      ipc.on(OPEN_LOG_CHANNEL, onOpen);
+      return () => ipc.removeListener(OPEN_LOG_CHANNEL, onOpen);
     },
     ...actionsOverIpc(call),
   };

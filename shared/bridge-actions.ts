@@ -15,6 +15,7 @@ import type { ModelFit } from './model-fit';
 import type { PlaceAgainOptions, PlaceAgainResult } from './exo-cluster-events';
 import type { ExoProcessControl } from './exo-process-control';
 import type { HistoryAnswer, HistoryRange } from './history';
+import type { LogSourceList } from './logs';
 import type { RequestList, RequestOutcome, RequestSource } from './request-record';
 import type { CheckList, CheckStatus, SharingCheckRequest } from './sharing-check';
 
@@ -114,6 +115,8 @@ export interface BridgeActions {
   cancelCheck(id: string): Promise<void>;
   /** The kept check reports, newest first, and the check running now. */
   listChecks(): Promise<CheckList>;
+  /** The logs the page can follow (`GET /api/logs`): each model's runner, exobar's own, exo's. */
+  listLogSources(): Promise<LogSourceList>;
 }
 
 export type BridgeActionName = keyof BridgeActions;
@@ -214,6 +217,7 @@ const TABLE = {
   getCheck: { channel: 'exobar:get-check', http: { method: 'GET', path: (id) => `/api/checks/${segment(id)}` } },
   cancelCheck: { channel: 'exobar:cancel-check', http: { method: 'DELETE', path: (id) => `/api/checks/${segment(id)}` } },
   listChecks: { channel: 'exobar:list-checks', http: { method: 'GET', path: () => '/api/checks' } },
+  listLogSources: { channel: 'exobar:list-log-sources', http: { method: 'GET', path: () => '/api/logs' } },
 } as const satisfies { [K in BridgeActionName]: BridgeActionRoute<BridgeActionArgs<K>> };
 
 /**

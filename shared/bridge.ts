@@ -5,6 +5,7 @@
  * actions are declared once, in shared/bridge-actions.ts.
  */
 import type { BridgeActions } from './bridge-actions';
+import type { LogStreamEvent } from './logs';
 import type { Snapshot } from './snapshot';
 
 export type { DiagnosticsResult } from './bridge-actions';
@@ -40,4 +41,12 @@ export interface ExobarBridge extends BridgeActions {
    * them (a browser has no notifications from exobar to lose).
    */
   subscribeAlerts?(listener: (alerts: AppAlert[]) => void): Unsubscribe;
+  /**
+   * Follows one log (`GET /api/logs/{source}?follow=1&lines=N`, or the app's IPC): its
+   * source, its last `lines` lines, then every new line as written; `ended` when the
+   * stream stops (the source is gone, the server went away). Unsubscribe stops it.
+   */
+  followLog(source: string, lines: number, listener: (event: LogStreamEvent) => void): Unsubscribe;
+  /** The tray asked to show a log (a model's line, "Open log"); only the Mac app has a tray. */
+  subscribeOpenLog?(listener: (source: string) => void): Unsubscribe;
 }

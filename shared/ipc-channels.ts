@@ -15,6 +15,10 @@ export const IpcChannel = {
   snapshot: 'exobar:snapshot',
   /** renderer -> main: ask for the latest snapshot (pushes sent before load are not lost). */
   getSnapshot: 'exobar:get-snapshot',
+  /** renderer -> main: follow a log (source, lines); answers `{ streamId, title, lines }`, then pushes LOG_LINES_CHANNEL. */
+  followLog: 'exobar:follow-log',
+  /** renderer -> main: stop following (streamId). */
+  unfollowLog: 'exobar:unfollow-log',
   ...actionChannels,
 } as const;
 
@@ -25,3 +29,16 @@ export const IpcChannel = {
 export const ALERTS_CHANNEL = 'exobar:alerts';
 
 export type IpcChannelName = (typeof IpcChannel)[keyof typeof IpcChannel];
+
+/** main -> renderer, push only: `{ streamId, lines }`, new lines of a followed log. */
+export const LOG_LINES_CHANNEL = 'exobar:log-lines';
+
+/** main -> renderer, push only: the tray asked to show this log source. */
+export const OPEN_LOG_CHANNEL = 'exobar:open-log';
+
+/** What main answers `followLog` with. */
+export interface LogFollowStart {
+  streamId: number;
+  title: string;
+  lines: string[];
+}

@@ -4,6 +4,7 @@
  * `exobar serve` both start the core through this one function.
  */
 import { logRoutes } from './logs/log-routes';
+import { ownLogPath } from './logs/own-log';
 import type { FitChecker } from './fit/fit-gate';
 import type { Logger } from 'pino';
 import type { Settings } from '../../shared/api';
@@ -77,6 +78,12 @@ export interface StartCoreOptions {
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
   logger?: Logger;
+  /**
+   * exobar's own log file, listed as the log source `exobar`: the one the given logger
+   * also writes (createTerminalLogger's `ownLog`). Default `<dataDir>/exobar.log`, which
+   * the core's own default logger writes.
+   */
+  ownLog?: string;
   /** Attach to this exo for this run instead of the `exo.url` setting (`exobar serve --exo URL`); null attaches to nothing. */
   exoUrl?: string | null;
   /** Attach mode's paths and polling (exo's log folder, where to look for an exo to offer); tests point them elsewhere. */
@@ -140,10 +147,15 @@ export interface RunningCore {
  * If the server cannot listen (port taken), the node is shut down before rejecting.
  */
 export async function startCore(options: StartCoreOptions): Promise<RunningCore> {
+  const dataDir = await ensureDataDir(options.dataDir);
+  const ownLog = options.ownLog ?? ownLogPath(dataDir);
   const logger =
     options.logger ??
-    createTerminalLogger({ format: resolveLogFormat({ env: process.env, isTTY: process.stderr.isTTY === true }), level: resolveLogLevel(process.env) });
-  const dataDir = await ensureDataDir(options.dataDir);
+    createTerminalLogger({
+      format: resolveLogFormat({ env: process.env, isTTY: process.stderr.isTTY === true }),
+      level: resolveLogLevel(process.env),
+      ownLog,
+    });
   const { token, source: tokenSource, path: tokenPath } = await loadOrCreateToken(dataDir);
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;
   const getSettings = options.getSettings ?? (() => settings);
@@ -245,7 +257,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
-    ...logRoutes({ dataDir }),
+    ...logRoutes({ dataDir, ownLog }),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),

@@ -25,6 +25,7 @@ import { stopAllInstances } from '../core/node/stop-all';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 import type { CoreServices } from './core-services';
 import type { IpcBackend } from './ipc-handlers';
+import type { LogFollowBackend } from './log-follow-backend';
 import type { TrayMenuActions } from './tray-menu';
 import { launchSafePairFromMenu } from './menu-launch';
 
@@ -53,6 +54,8 @@ export interface AppActionsOptions {
   records: { requestLog: Pick<RequestLog, 'query'>; history: Pick<History, 'query'> };
   /** The core's checks on demand ("Check GPU sharing"). */
   checks: Pick<CheckManager, 'start' | 'get' | 'cancel' | 'list' | 'running'>;
+  /** The page's log view (log-follow-backend.ts), and the tray's way to open it at one source. */
+  logs: Pick<LogFollowBackend, 'listLogSources' | 'followLog' | 'unfollowLog'> & { open(source: string): void };
 }
 
 export interface AppActions {
@@ -203,6 +206,9 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     },
     listChecks: async () => ({ checks: options.checks.list(), running: options.checks.running() }),
     controlExoProcess: (request) => services.controlExoProcess(request),
+    listLogSources: () => options.logs.listLogSources(),
+    followLog: (source, lines) => options.logs.followLog(source, lines),
+    unfollowLog: (streamId) => options.logs.unfollowLog(streamId),
   };
 
   const menu: TrayMenuActions = {
@@ -224,6 +230,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
       if (result.saved) notify('Diagnostic bundle saved', result.location ?? '');
     }),
     openWindow: () => popover.show(),
+    openLog: (source) => {
+      popover.show();
+      options.logs.open(source);
+    },
     copyApiUrl: () => clipboard.writeText(node.snapshot().apiBaseUrl ?? options.apiBaseUrl),
     setStartAtLogin: (enabled) =>
       fromMenu('Start at login', async () => {

@@ -6,8 +6,9 @@
 import { join } from 'node:path';
 import { app, dialog, ipcMain, Menu, protocol, session, shell } from 'electron';
 import pino, { type Logger } from 'pino';
+import { ownLogPath, withOwnLog } from '../core/logs/own-log';
 import type { Settings } from '../../shared/api';
-import { ALERTS_CHANNEL, IpcChannel } from '../../shared/ipc-channels';
+import { ALERTS_CHANNEL, IpcChannel, LOG_LINES_CHANNEL, OPEN_LOG_CHANNEL } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticsRoutes } from '../core/diagnostics/diagnostics-routes';
 import { SettingsStore } from '../core/settings/settings-store';
@@ -21,6 +22,7 @@ import { killRunnerGroups } from '../core/supervisor/kill-runner-groups';
 import { installCleanQuit, STOP_DEADLINE_MS, type QuitState } from './clean-quit';
 import { createCoreServices, type CoreServices } from './core-services';
 import { registerIpcHandlers } from './ipc-handlers';
+import { createLogFollowBackend } from './log-follow-backend';
 import { loginItem } from './login-item';
 import { PopoverWindow } from './popover-window';
 import { APP_ORIGIN, APP_START_URL, hardenSession, hardenWebContents } from './security';
@@ -53,10 +55,12 @@ export interface ExobarApp {
   quitState(): QuitState;
 }
 
-function defaultLogger(packaged: boolean): Logger {
+function defaultLogger(packaged: boolean, ownLog: string): Logger {
   // A packaged app has no terminal: its log goes to a file in the user data folder.
   const destination = packaged ? pino.destination({ dest: join(app.getPath('logs'), 'main.log'), mkdir: true, sync: false }) : pino.destination(2);
-  return pino({ name: 'exobar-app', level: process.env.EXOBAR_LOG_LEVEL ?? 'info' }, destination);
+  const level = process.env.EXOBAR_LOG_LEVEL ?? 'info';
+  // And into exobar's own log, which the page's log view follows (the source "exobar").
+  return pino({ name: 'exobar-app', level }, withOwnLog(destination, level, ownLog));
 }
 
 function isAddressInUse(error: unknown): boolean {
@@ -78,7 +82,8 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   app.on('window-all-closed', () => undefined);
 
   await app.whenReady();
-  const log = options.logger ?? defaultLogger(app.isPackaged);
+  const ownLog = ownLogPath(app.getPath('userData'));
+  const log = options.logger ?? defaultLogger(app.isPackaged, ownLog);
   // No dock icon (LSUIElement does the same for the packaged app, from its first frame).
   app.dock?.hide();
   // Not Electron's default menu, whose Close Window (Cmd+W) would destroy the popover.
@@ -125,6 +130,8 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     // Attaching to exo saves exo.url in the app's settings.
     updateSettings: (patch) => settings.update(patch),
     logger: log.child({ component: 'core' }),
+    // Only the default logger writes it; a logger given (tests) leaves the source unlisted unless a file is there.
+    ownLog,
   };
   let core: RunningCore;
   try {
@@ -177,6 +184,13 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     exoCluster: core.exo,
     log,
   });
+  // The popover's log view: the API's sources and reading, its lines pushed to the window.
+  const logs = createLogFollowBackend({
+    dataDir: core.dataDir,
+    ownLog,
+    snapshot: () => core.node.snapshot(),
+    push: (payload) => popover?.send(LOG_LINES_CHANNEL, payload),
+  });
   const actions = createAppActions({
     node: core.node,
     services,
@@ -195,6 +209,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     log,
     records: { requestLog: core.requestLog, history: core.history },
     checks: core.checks,
+    logs: { ...logs, open: (source) => popover?.send(OPEN_LOG_CHANNEL, source) },
   });
 
   tray = new TrayController(paths.trayImagesDir, actions.menu, {
@@ -226,6 +241,9 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   notifier.onChange(showAlerts);
   popover.window.on('show', () => notifier.markSeen());
   popover.window.webContents.on('did-finish-load', showAlerts);
+  // A reloaded page has no streams any more: stop reading their files.
+  popover.window.webContents.on('did-start-navigation', () => logs.stopAll());
+  app.on('will-quit', () => logs.stopAll());
   showAlerts();
 
   registerIpcHandlers({

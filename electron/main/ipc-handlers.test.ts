@@ -41,6 +41,9 @@ function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
     getCheck: vi.fn(async () => runningCheck()),
     cancelCheck: vi.fn(async () => undefined),
     listChecks: vi.fn(async () => ({ checks: [], running: null })),
+    listLogSources: vi.fn(async () => ({ sources: [] })),
+    followLog: vi.fn(async () => ({ streamId: 1, title: 't', lines: [] })),
+    unfollowLog: vi.fn(async () => undefined),
   };
 }
 

@@ -7,7 +7,7 @@
  */
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
 import type { BridgeActionName, BridgeActionResult } from '../../shared/bridge-actions';
-import { IpcChannel } from '../../shared/ipc-channels';
+import { IpcChannel, type LogFollowStart } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
 import { IPC_PAYLOADS, parseIpcArgs, type InvokeChannelKey, type IpcArgs } from './ipc-payloads';
 import type { IpcResult } from './ipc-result';
@@ -20,6 +20,9 @@ import type { IpcResult } from './ipc-result';
  */
 export type IpcBackend = { [K in BridgeActionName]: (...args: IpcArgs<K>) => Promise<BridgeActionResult<K>> } & {
   getSnapshot(): Snapshot;
+  /** Starts following a log; its new lines are pushed on LOG_LINES_CHANNEL with the stream's id. */
+  followLog(source: string, lines: number): Promise<LogFollowStart>;
+  unfollowLog(streamId: number): Promise<void>;
 };
 
 export interface IpcSenderPolicy {

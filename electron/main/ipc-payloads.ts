@@ -10,6 +10,7 @@ import { CreateInstanceRequestSchema, ExoAttachRequestSchema, ResidencyRequestSc
 import type { BridgeActionArgs, BridgeActionName } from '../../shared/bridge-actions';
 import { ExoProcessControlSchema } from '../../shared/exo-process-control';
 import { HistoryRangeSchema } from '../../shared/history';
+import { LOG_LINES_MAX, LogSourceIdSchema } from '../../shared/logs';
 import { RequestOutcomeSchema, RequestSourceSchema } from '../../shared/request-record';
 import { IpcChannel } from '../../shared/ipc-channels';
 import { SharingCheckRequestSchema } from '../../shared/sharing-check';
@@ -59,6 +60,9 @@ export const IPC_PAYLOADS = {
   getCheck: z.tuple([CheckId]),
   cancelCheck: z.tuple([CheckId]),
   listChecks: z.tuple([]),
+  listLogSources: z.tuple([]),
+  followLog: z.tuple([LogSourceIdSchema, z.number().int().min(0).max(LOG_LINES_MAX)]),
+  unfollowLog: z.tuple([z.number().int().min(0)]),
 } as const satisfies Record<InvokeChannelKey, z.ZodTuple> & { [K in BridgeActionName]: z.ZodType<unknown, BridgeActionArgs<K>> };
 
 export type IpcArgs<K extends InvokeChannelKey> = z.output<(typeof IPC_PAYLOADS)[K]>;

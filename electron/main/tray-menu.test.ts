@@ -10,6 +10,7 @@ function actions(): TrayMenuActions & Record<string, ReturnType<typeof vi.fn>> {
     stopAll: vi.fn(),
     exportDiagnostics: vi.fn(),
     openWindow: vi.fn(),
+    openLog: vi.fn(),
     copyApiUrl: vi.fn(),
     setStartAtLogin: vi.fn(),
     setMenuBarTitle: vi.fn(),
@@ -89,13 +90,29 @@ describe('tray menu', () => {
     click(byId(menu, 'open'));
     click(byId(menu, 'copy-api-url'));
     click(byId(menu, 'quit'));
-    click(byId(menu, 'instance:a'));
+    const model = byId(menu, 'instance:a').submenu as MenuItemConstructorOptions[];
+    click(byId(model, 'show:a'));
+    click(byId(model, 'log:a'));
+    expect(act.openLog).toHaveBeenCalledExactlyOnceWith('a');
     expect(act.launchSafePair).toHaveBeenCalledOnce();
     expect(act.stopAll).toHaveBeenCalledOnce();
     expect(act.exportDiagnostics).toHaveBeenCalledOnce();
     expect(act.openWindow).toHaveBeenCalledTimes(2);
     expect(act.copyApiUrl).toHaveBeenCalledOnce();
     expect(act.quit).toHaveBeenCalledOnce();
+  });
+
+  it("a local model's line offers its details and its runner's log; an exo model's opens the popover", async () => {
+    const act = actions();
+    const exo = await mappedExoSnapshot();
+    const menu = buildTrayMenu({ ...exo, instances: [instance('a'), exo.instances[0]!] }, { startAtLogin: false }, act);
+    const local = byId(menu, 'instance:a');
+    expect((local.submenu as MenuItemConstructorOptions[]).map((m) => m.label)).toEqual([MENU_LABELS.showModel, MENU_LABELS.openLog]);
+    const remote = byId(menu, `instance:${exo.instances[0]!.id}`);
+    expect(remote.submenu).toBeUndefined();
+    click(remote);
+    expect(act.openWindow).toHaveBeenCalledOnce();
+    expect(act.openLog).not.toHaveBeenCalled();
   });
 
   it('Start at login is a checkbox reflecting the login item; a click passes the new state', () => {

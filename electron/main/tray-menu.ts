@@ -9,6 +9,7 @@ import { menuBarTitleMenu } from './tray-title';
 import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
 import { instanceStatusWords } from '../../shared/status-words';
 import { isLocal } from '../../shared/instance-state';
+import { runnerLogSource } from '../../shared/logs';
 
 /** What the menu's entries do. */
 export interface TrayMenuActions {
@@ -16,6 +17,8 @@ export interface TrayMenuActions {
   stopAll(): void;
   exportDiagnostics(): void;
   openWindow(): void;
+  /** Opens the popover's log view at this source (a model's runner log). */
+  openLog(source: string): void;
   copyApiUrl(): void;
   setStartAtLogin(enabled: boolean): void;
   /** Saves the `menuBarTitle` setting; the title changes at once. */
@@ -31,6 +34,8 @@ export const MENU_LABELS = {
   copyApiUrl: 'Copy API URL',
   startAtLogin: 'Start at login',
   quit: 'Quit exobar',
+  showModel: 'Show in exobar',
+  openLog: 'Open log',
 } as const;
 
 /** The start-at-login checkbox's id (its state is refreshed in place when the menu opens). */
@@ -60,12 +65,24 @@ export function buildTrayMenu(
   const models: MenuItemConstructorOptions[] =
     snapshot.instances.length === 0
       ? [{ id: 'no-models', label: 'No models running', enabled: false }]
-      : snapshot.instances.map((instance) => ({
-          id: `instance:${instance.id}`,
-          label: instanceMenuLabel(instance),
-          // The popover shows the details (queue, prefill, TTFT) of the model clicked.
-          click: () => actions.openWindow(),
-        }));
+      : snapshot.instances.map((instance) =>
+          isLocal(instance)
+            ? {
+                id: `instance:${instance.id}`,
+                label: instanceMenuLabel(instance),
+                // Its details in the popover, or its runner's log followed live there.
+                submenu: [
+                  { id: `show:${instance.id}`, label: MENU_LABELS.showModel, click: () => actions.openWindow() },
+                  { id: `log:${instance.id}`, label: MENU_LABELS.openLog, click: () => actions.openLog(runnerLogSource(instance.id)) },
+                ],
+              }
+            : {
+                id: `instance:${instance.id}`,
+                label: instanceMenuLabel(instance),
+                // exo's runners log into exo's own log, not one of exobar's: the popover shows the instance.
+                click: () => actions.openWindow(),
+              },
+        );
 
   const launching = snapshot.launch?.state === 'running';
   return [

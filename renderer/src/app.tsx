@@ -2,7 +2,8 @@
  * The popover's page. Which parts show depends on the connection and the snapshot:
  * connecting → a spinner; unreachable before any snapshot → the error and what to do;
  * nothing running → the empty state and the safe launch; otherwise one card per model.
- * The model catalog and the MLX engine's setup sit below, collapsed. An attached exo
+ * The model catalog and the MLX engine's setup sit below, collapsed, with the requests,
+ * the history and the logs. An attached exo
  * cluster shows as a source header and one card per exo instance beside the local ones.
  */
 import { AppAlerts } from './components/app-alerts';
@@ -15,6 +16,7 @@ import { ExoSourceHeader } from './components/exo-source-header';
 import { ExoProcessStatus } from './components/exo-process-status';
 import { InstanceCard } from './components/instance-card';
 import { HistoryPanel } from './components/history-panel';
+import { LogsPanel } from './components/logs-panel';
 import { ModelsPanel } from './components/models-panel';
 import { RequestsPanel } from './components/requests-panel';
 import { NoticeBar } from './components/notice-bar';
@@ -69,6 +71,12 @@ function Body() {
   );
 }
 
+/** The log view, outside Body's two layouts: it stays open (and following) when the first model starts or the last one stops. */
+function Logs() {
+  const received = useExobar((s) => s.received);
+  return received ? <LogsPanel /> : null;
+}
+
 export function App() {
   const seq = useExobar((s) => s.snapshot.seq);
   const applied = useExobar((s) => s.applied);
@@ -83,6 +91,7 @@ export function App() {
         <WarningBanners />
         <ExoProcessStatus />
         <Body />
+        <Logs />
       </main>
       <AppFooter />
       <StopConfirmDialog />

@@ -1,27 +1,20 @@
 /**
  * The logs an operator can follow: each runner's (its stderr, where the runner logs, and
- * its stdout, the protocol lines) and exo's when exobar runs it, all from the files the
- * supervisor and the exo process manager write in the data directory
- * (`<dataDir>/logs/<instance>/{stderr,stdout}.log`, `<dataDir>/exo/exo-{stderr,stdout}.log`).
+ * its stdout, the protocol lines), exobar's own (its core's log, logs/own-log.ts) and exo's
+ * when exobar runs it, all from the files the supervisor, the logger and the exo process
+ * manager write in the data directory (`<dataDir>/logs/<instance>/{stderr,stdout}.log`,
+ * `<dataDir>/exobar.log`, `<dataDir>/exo/exo-{stderr,stdout}.log`).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { LogSourceInfo } from '../../../shared/logs';
 import type { Snapshot } from '../../../shared/snapshot';
 import { runnerLogDir } from '../diagnostics/log-tails';
 import { exoLogDir } from '../exo-process/exo-logs';
+import { ownLogPath } from './own-log';
 
-export interface LogSource {
-  /** What `GET /api/logs/{source}` takes: `<instance>` (its stderr), `<instance>:stdout`, `exo`, `exo:stdout`. */
-  id: string;
-  /** In words: "Llama 3.2 1B (simulated): runner log". */
-  title: string;
-  kind: 'runner' | 'exo';
-  /** The instance a runner log belongs to; null for exo. */
-  instanceId: string | null;
-  /** Bytes in the file now. */
-  bytes: number;
-  path: string;
-}
+/** A source as listed (shared/logs.ts), with the file it is read from. */
+export type LogSource = LogSourceInfo & { path: string };
 
 const SAFE_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 
@@ -34,8 +27,13 @@ async function size(path: string): Promise<number | null> {
   }
 }
 
+export interface LogSourceOptions {
+  /** exobar's own log file; default `<dataDir>/exobar.log` (ownLogPath). */
+  ownLog?: string;
+}
+
 /** The sources with a file on disk now; runners named by the snapshot when it has them. */
-export async function listLogSources(dataDir: string, snapshot: Snapshot): Promise<LogSource[]> {
+export async function listLogSources(dataDir: string, snapshot: Snapshot, options: LogSourceOptions = {}): Promise<LogSource[]> {
   const sources: LogSource[] = [];
   let instanceDirs: string[] = [];
   try {
@@ -54,6 +52,9 @@ export async function listLogSources(dataDir: string, snapshot: Snapshot): Promi
       if (bytes !== null) sources.push({ id: `${id}${suffix}`, title: `${name}: ${words}`, kind: 'runner', instanceId: id, bytes, path });
     }
   }
+  const ownLog = options.ownLog ?? ownLogPath(dataDir);
+  const ownBytes = await size(ownLog);
+  if (ownBytes !== null) sources.push({ id: 'exobar', title: 'exobar: its own log', kind: 'exobar', instanceId: null, bytes: ownBytes, path: ownLog });
   for (const [stream, id] of [
     ['stderr', 'exo'],
     ['stdout', 'exo:stdout'],

@@ -13,12 +13,14 @@ import { ModelFitsAnswerSchema } from '../../../shared/model-fit';
 import type { PlaceAgainResult } from '../../../shared/exo-cluster-events';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
 import { HistoryAnswerSchema } from '../../../shared/history';
+import { LogSourceListSchema } from '../../../shared/logs';
 import { RequestListSchema } from '../../../shared/request-record';
 import { CheckListSchema, CheckStatusSchema } from '../../../shared/sharing-check';
 import { BridgeError } from './bridge-error';
 import { parseCatalogAnswer } from './catalog-schema';
 import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
 
+import { followLogOverHttp } from './http-log-follow';
 import { SseParser } from './sse-parser';
 
 export interface HttpBridgeOptions {
@@ -285,5 +287,13 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     getCheck: async (id) => CheckStatusSchema.parse(await send('getCheck', id).then(bodyOf<unknown>)),
     cancelCheck: (id) => send('cancelCheck', id).then(nothing),
     listChecks: async () => CheckListSchema.parse(await send('listChecks').then(bodyOf<unknown>)),
+    listLogSources: async () => LogSourceListSchema.parse(await send('listLogSources').then(bodyOf<unknown>)),
+    followLog: (source, lines, listener) => {
+      if (!token) {
+        listener({ kind: 'ended', message: noTokenMessage(origin, undefined) });
+        return nothing;
+      }
+      return followLogOverHttp({ fetch: doFetch, url, headers, failure: (response) => describeFailure(response, origin) }, source, lines, listener);
+    },
   };
 }

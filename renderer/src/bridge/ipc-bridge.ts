@@ -69,6 +69,13 @@ export function createIpcBridge(api: ExobarBridge | undefined = window.exobar): 
       };
     },
     subscribeAlerts: (listener) => api.subscribeAlerts?.(listener) ?? (() => undefined),
+    // Lines are checked to be strings: the page renders nothing a bridge did not promise.
+    followLog: (source, lines, listener) =>
+      api.followLog(source, lines, (event) => {
+        if (event.kind === 'lines') listener({ kind: 'lines', lines: event.lines.filter((l): l is string => typeof l === 'string') });
+        else listener(event);
+      }),
+    subscribeOpenLog: (listener) => api.subscribeOpenLog?.(listener) ?? (() => undefined),
     ...cleanedActions(api),
   };
 }

@@ -1,5 +1,6 @@
 import type { InstanceSnapshot } from '../../../shared/snapshot';
 import { isDownForGood } from '../../../shared/instance-state';
+import { runnerLogSource } from '../../../shared/logs';
 import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
@@ -20,7 +21,7 @@ import { TtftPanel } from './ttft-panel';
  * instance shows the parts every instance has (its own view comes with the exo views).
  */
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
-  const { retryInstance } = useActions();
+  const { retryInstance, openLog } = useActions();
   const retrying = useExobar((s) => s.busy[`retry:${instance.id}`] === true);
   const snapshotAt = useExobar((s) => s.snapshot.at);
   const local = instance.source === 'local' ? instance : null;
@@ -52,6 +53,17 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
             onClick={() => void retryInstance(instance.id)}
           >
             {retrying ? 'Retrying…' : 'Retry'}
+          </button>
+        )}
+        {local && (
+          <button
+            type="button"
+            className="button small"
+            aria-label={`Log of ${instance.modelName}`}
+            title="Follow this model's runner log live"
+            onClick={() => openLog(runnerLogSource(instance.id))}
+          >
+            Log
           </button>
         )}
         <StopButton instanceId={instance.id} modelName={instance.modelName} shuttingDown={shuttingDown} />

@@ -107,6 +107,18 @@ export interface ExobarActions {
   getCheck: ExobarBridge['getCheck'];
   cancelCheck: ExobarBridge['cancelCheck'];
   listChecks: ExobarBridge['listChecks'];
+  /** The logs the log view offers. */
+  listLogSources: ExobarBridge['listLogSources'];
+  /** Follows one log (the log view, while open). */
+  followLog: ExobarBridge['followLog'];
+  /** Opens the log view at this source (a card's Log button, the tray's Open log). */
+  openLog(source: string): void;
+}
+
+/** What the log view is asked to show: `request` grows with each ask, so asking twice for one source still opens it. */
+export interface LogViewRequest {
+  source: string | null;
+  request: number;
 }
 
 export interface ExobarState {
@@ -128,6 +140,7 @@ export interface ExobarState {
   stopConfirmation: StopConfirmation | null;
   /** Alerts the Mac app could not show as notifications, not yet dismissed here. */
   alerts: AppAlert[];
+  logView: LogViewRequest;
   /** How many snapshots were applied to the page (each apply is at most one render). */
   applied: number;
   /** Date.now() when the current snapshot was applied: live ages count on from here. */
@@ -310,6 +323,9 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       getCheck: (id) => bridge.getCheck(id),
       cancelCheck: (id) => bridge.cancelCheck(id),
       listChecks: () => bridge.listChecks(),
+      listLogSources: () => bridge.listLogSources(),
+      followLog: (source, lines, listener) => bridge.followLog(source, lines, listener),
+      openLog: (source) => set((s) => ({ logView: { source, request: s.logView.request + 1 } })),
       async probeExo(url) {
         try {
           return await bridge.probeExo(url);
@@ -345,6 +361,7 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
       notice: null,
       stopConfirmation: null,
       alerts: [],
+      logView: { source: null, request: 0 },
       applied: 0,
       receivedAt: 0,
       actions,
@@ -384,11 +401,15 @@ export function createExobarStore(bridge: ExobarBridge, options: ExobarStoreOpti
   const unsubscribeAlerts =
     bridge.subscribeAlerts?.((alerts) => store.setState({ alerts: alerts.filter((a) => !dismissedAlerts.has(a.id)) })) ?? (() => undefined);
 
+  // The tray's "Open log" on a model's line (the Mac app).
+  const unsubscribeOpenLog = bridge.subscribeOpenLog?.((source) => store.getState().actions.openLog(source)) ?? (() => undefined);
+
   return Object.assign(store, {
     dispose() {
       unsubscribeSnapshots();
       unsubscribeConnection();
       unsubscribeAlerts();
+      unsubscribeOpenLog();
     },
   });
 }

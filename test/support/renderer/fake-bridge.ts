@@ -7,6 +7,7 @@ import type { RequestList } from '../../../shared/request-record';
 import { vi } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { AppAlert, ConnectionProblem, ExobarBridge } from '../../../shared/bridge';
+import type { LogSourceInfo, LogSourceList, LogStreamEvent } from '../../../shared/logs';
 import type { ModelFit } from '../../../shared/model-fit';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { CheckList, CheckStatus, SharingCheckRequest } from '../../../shared/sharing-check';
@@ -49,6 +50,34 @@ export class FakeBridge implements ExobarBridge {
   }));
   dismissLostModel = vi.fn(async (_model: string) => {});
   controlExoProcess = vi.fn(async () => {});
+  logSources: LogSourceInfo[] = [];
+  listLogSources = vi.fn(async (): Promise<LogSourceList> => ({ sources: this.logSources }));
+  /** Each followed log: its source, how many lines first, and its listener (push events through `log`). */
+  followed: { source: string; lines: number; listener: (event: LogStreamEvent) => void; active: boolean }[] = [];
+  private openLogListeners = new Set<(source: string) => void>();
+
+  followLog(source: string, lines: number, listener: (event: LogStreamEvent) => void) {
+    const entry = { source, lines, listener, active: true };
+    this.followed.push(entry);
+    return () => {
+      entry.active = false;
+    };
+  }
+
+  /** Sends an event to every active follower of `source`. */
+  log(source: string, event: LogStreamEvent): void {
+    for (const f of this.followed) if (f.active && f.source === source) f.listener(event);
+  }
+
+  subscribeOpenLog(listener: (source: string) => void) {
+    this.openLogListeners.add(listener);
+    return () => this.openLogListeners.delete(listener);
+  }
+
+  /** The tray's "Open log". */
+  openLog(source: string): void {
+    for (const l of this.openLogListeners) l(source);
+  }
   /** The checks the page sees: set `checks` and `checkStatus` to drive the sharing-check panel. */
   checks: CheckList = { checks: [], running: null };
   checkStatus: CheckStatus | null = null;
