@@ -3,6 +3,10 @@
  * runners killed at random points, in both dispatch modes: every request gets exactly
  * one terminal event, no cancellation is lost, and nothing is left pending. A seeded
  * generator keeps a failing schedule reproducible.
+ *
+ * A share of the cancels is asked the moment the request is written to its runner
+ * (in the microtask after its dispatch, before any reply can be read), so the held
+ * cancel is exercised by construction, not by how fast the machine happens to be.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localInstances } from '../../../shared/instance-state';
@@ -36,6 +40,8 @@ interface Trial {
   /** The phase the request was in when the cancel was asked. */
   phaseAtCancel: string | null;
   tokensAtCancel: number;
+  /** Cancelled the moment it was written to its runner. */
+  cancelAtDispatch: boolean;
 }
 
 describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('randomized schedule of submits, cancels and runner kills (%s)', (mode) => {
@@ -51,6 +57,15 @@ describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('randomized sc
     const random = seededRandom(SEED);
     const trials: Trial[] = [];
     const cancels: Promise<void>[] = [];
+    /** Requests to cancel as soon as they are dispatched, by request id. */
+    const atDispatch = new Map<string, () => void>();
+    const unsubscribe = node.eventLog.subscribe((event) => {
+      if (event.kind !== 'request_dispatched') return;
+      const cancelNow = atDispatch.get(event.requestId);
+      atDispatch.delete(event.requestId);
+      // A microtask runs before any I/O callback: the runner's ack cannot have been read yet.
+      if (cancelNow) queueMicrotask(cancelNow);
+    });
     let kills = 0;
 
     for (let i = 0; i < TRIALS; i++) {
@@ -58,7 +73,7 @@ describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('randomized sc
       const promptTokens = random() < 0.15 ? 4000 + Math.floor(random() * 12_000) : 10 + Math.floor(random() * 400);
       const willCancel = random() < 0.5;
       const maxTokens = willCancel ? MAX_TOKENS_WHEN_CANCELLED : 5 + Math.floor(random() * 150);
-      const trial: Trial = { id: '', events: [], tokens: 0, cancelAsked: false, phaseAtCancel: null, tokensAtCancel: 0 };
+      const trial: Trial = { id: '', events: [], tokens: 0, cancelAsked: false, phaseAtCancel: null, tokensAtCancel: 0, cancelAtDispatch: false };
       const handle = node.submit({ model, messages: makePrompt(promptTokens, `r${i}`), maxTokens }, (event) => {
         trial.events.push(event);
         if (event.type === 'token') trial.tokens += 1;
@@ -66,19 +81,31 @@ describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('randomized sc
       trial.id = handle.id;
       trials.push(trial);
       if (willCancel) {
-        const delay = random() < 0.3 ? 0 : random() * 80;
-        cancels.push(
-          sleep(delay).then(() => {
-            const phase =
-              node
-                .snapshot()
-                .instances.flatMap((inst) => inst.queue.requests)
-                .find((r) => r.id === trial.id)?.phase ?? null;
-            trial.phaseAtCancel = phase;
-            trial.tokensAtCancel = trial.tokens;
-            trial.cancelAsked = node.cancel(trial.id);
-          }),
-        );
+        const cancelTrial = () => {
+          const phase =
+            node
+              .snapshot()
+              .instances.flatMap((inst) => inst.queue.requests)
+              .find((r) => r.id === trial.id)?.phase ?? null;
+          trial.phaseAtCancel = phase;
+          trial.tokensAtCancel = trial.tokens;
+          trial.cancelAsked = node.cancel(trial.id);
+        };
+        if (random() < 0.3) {
+          trial.cancelAtDispatch = true;
+          // Settles when cancelled at dispatch, or when the request ended first (a killed runner).
+          cancels.push(
+            new Promise<void>((resolve) => {
+              atDispatch.set(trial.id, () => {
+                cancelTrial();
+                resolve();
+              });
+              void handle.done.then(() => resolve());
+            }),
+          );
+        } else {
+          cancels.push(sleep(random() * 80).then(cancelTrial));
+        }
       }
       if (random() < KILL_CHANCE) {
         const victims = localInstances(node.snapshot()).filter((inst) => inst.runner.pid !== null);
@@ -91,6 +118,7 @@ describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('randomized sc
       if (random() < 0.7) await sleep(random() * 15);
     }
     await Promise.all(cancels);
+    unsubscribe();
     await eventually(() => trials.every((t) => t.events.some(isTerminal)), 90_000, 'every request to end');
 
     for (const trial of trials) {
@@ -118,8 +146,12 @@ describe.each<DispatchMode>(['nonblocking', 'blocking-baseline'])('randomized sc
     // The baseline holds tasks in its dispatcher (phase queued) rather than in the runner's stdin.
     const heldPhases = mode === 'nonblocking' ? ['awaiting_ack'] : ['awaiting_ack', 'queued'];
     const heldAndHonoured = trials.filter((t) => heldPhases.includes(t.phaseAtCancel ?? '')).length;
+    // Cancelled at dispatch, a request is always in the runner's hands without an ack yet.
+    const atDispatchCancels = trials.filter((t) => t.cancelAtDispatch && t.cancelAsked);
+    for (const trial of atDispatchCancels) expect(trial.phaseAtCancel, `request ${trial.id} cancelled at dispatch`).toBe('awaiting_ack');
     // The schedule must actually exercise held cancels, or this test proves nothing.
-    expect(heldAndHonoured).toBeGreaterThan(10);
+    expect(atDispatchCancels.length).toBeGreaterThan(10);
+    expect(heldAndHonoured).toBeGreaterThanOrEqual(atDispatchCancels.length);
     expect(cancelled).toBeGreaterThan(TRIALS / 5);
     expect(kills, 'runners killed during the schedule').toBeGreaterThan(0);
     // Killed runners came back: both models still answer.

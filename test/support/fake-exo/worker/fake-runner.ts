@@ -38,6 +38,11 @@ export interface RunnerEnv {
   othersBusy(): boolean;
   /** The batch went from empty to busy (true) or back (false). */
   onBusy(busy: boolean): void;
+  /**
+   * Settles when the next prefill chunk may run: a test holds a prefill open for as long
+   * as it needs (a prompt as long as it likes) instead of racing a fixed duration.
+   */
+  prefillGate(): Promise<void>;
 }
 
 interface Active {
@@ -136,6 +141,8 @@ export class FakeRunner {
     active.task.sink.progress(0, total);
     let done = 0;
     while (done < total && !active.cancelled && !this.failure) {
+      if (done > 0) await this.env.prefillGate();
+      if (active.cancelled || this.failure) break;
       const chunk = Math.min(PREFILL_CHUNK_TOKENS, total - done);
       const fixed = done === 0 ? this.timing.prefillFixedS : 0;
       await this.compute(fixed + chunk / this.timing.prefillTokensPerS);

@@ -65,6 +65,8 @@ export class FakeExoWorker {
   private readonly planQueues = new Map<string, Dispatch[]>();
   private readonly planning = new Set<string>();
   private readonly commands = new Map<string, OpenCommand>();
+  /** Models whose prefills wait at their next chunk boundary, until released. */
+  private readonly prefillHolds = new Map<string, { promise: Promise<void>; release: () => void }>();
 
   constructor(
     readonly cluster: FakeExoCluster,
@@ -183,6 +185,27 @@ export class FakeExoWorker {
     this.runners.get(runnerId)?.fail(message);
   }
 
+  /**
+   * Holds every prefill of `model` after its first chunk until the returned release is
+   * called: a prefill as long as the test needs, so it can look at what happens during
+   * one without racing the clock.
+   */
+  holdPrefills(model: string): () => void {
+    const existing = this.prefillHolds.get(model);
+    if (existing) return existing.release;
+    let release!: () => void;
+    const promise = new Promise<void>((resolve) => (release = resolve));
+    const hold = {
+      promise,
+      release: () => {
+        if (this.prefillHolds.get(model) === hold) this.prefillHolds.delete(model);
+        release();
+      },
+    };
+    this.prefillHolds.set(model, hold);
+    return hold.release;
+  }
+
   /** Commands whose stream is open, with the node whose API opened each. */
   openCommands(): Array<{ commandId: string; apiNodeId: string }> {
     return [...this.commands.entries()].filter(([, c]) => !c.ended).map(([commandId, c]) => ({ commandId, apiNodeId: c.apiNodeId }));
@@ -211,6 +234,7 @@ export class FakeExoWorker {
         timeScale: this.timeScale,
         othersBusy: () => [...this.runners.values()].some((r) => r !== runner && r.nodeId === shard.nodeId && r.computing),
         onBusy: () => undefined,
+        prefillGate: () => this.prefillHolds.get(instance.modelId)?.promise ?? Promise.resolve(),
       });
       this.runners.set(shard.runnerId, runner);
     }
