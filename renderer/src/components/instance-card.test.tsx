@@ -134,6 +134,14 @@ describe('instance card', () => {
     expect(screen.queryByText('Pending cancellations')).toBeNull();
   });
 
+  it("puts the model's load first in the latest TTFT's split when the request waited for it", () => {
+    const base = instanceWithTtft(1);
+    const latest = { ...base.ttft.latest!, loadMs: 4190, totalMs: base.ttft.latest!.totalMs + 4190 };
+    renderApp(snapshot({ instances: [{ ...base, ttft: { ...base.ttft, latest, samples: [latest] } }] }));
+    const breakdown = within(card('Llama 3.2 1B (simulated)')).getByTestId('ttft-breakdown').textContent ?? '';
+    expect(breakdown).toMatch(/^model load 4\.19 s.*wait/);
+  });
+
   it('shows TTFT samples on the chart with p50/p95 and the latest split into wait, prefill and first token', () => {
     const { container } = renderApp(snapshot({ instances: [instanceWithTtft(5)] }));
     const c = card('Llama 3.2 1B (simulated)');
@@ -145,6 +153,7 @@ describe('instance card', () => {
     expect(breakdown).toContain('wait 24 ms');
     expect(breakdown).toContain('prefill 190 ms');
     expect(breakdown).toContain('first token 60 ms');
+    expect(breakdown).not.toContain('model load');
     const chart = within(c).getByTestId('ttft-chart');
     expect(chart.getAttribute('data-samples')).toBe('5');
     expect(container.querySelector('.recharts-wrapper svg')).not.toBeNull();

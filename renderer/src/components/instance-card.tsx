@@ -23,7 +23,6 @@ import { TtftPanel } from './ttft-panel';
 export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
   const { retryInstance, openLog } = useActions();
   const retrying = useExobar((s) => s.busy[`retry:${instance.id}`] === true);
-  const snapshotAt = useExobar((s) => s.snapshot.at);
   const local = instance.source === 'local' ? instance : null;
   const shuttingDown = local?.runner.status.kind === 'RunnerShuttingDown';
   // Down for good: only the operator brings it back (runner.state, never the wording).
@@ -70,7 +69,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       </header>
       {local && <RunnerStatusRow instance={local} />}
       {local && <FastSynchRow instance={local} />}
-      {local && <ResidencyRow instance={local} now={snapshotAt} />}
+      {local && <ResidencyRow instance={local} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {local?.pacing && <PacingRow pacing={local.pacing} />}
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />

@@ -9,10 +9,11 @@ import { residencyGlance } from '../../../shared/residency-glance';
 import { instanceLifecycle } from '../../../shared/instance-state';
 import { useActions, useExobar } from '../store/store-context';
 import { ResidencyControls } from './residency-controls';
+import { useSnapshotNow } from '../lib/use-snapshot-now';
 
 export function ModelResidency({ model, name, instance }: { model: string; name: string; instance: LocalInstanceSnapshot | undefined }) {
   const { loadModel } = useActions();
-  const now = useExobar((s) => s.snapshot.at);
+  const now = useSnapshotNow();
   const busy = useExobar((s) => s.busy[`load:${model}`] === true);
   const words = residencyGlance(instance, now);
   const serving = instance !== undefined && instanceLifecycle(instance) === 'serving';

@@ -1,13 +1,16 @@
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { residencyWords } from '../../../shared/residency';
 import { ResidencyControls } from './residency-controls';
+import { useSnapshotNow } from '../lib/use-snapshot-now';
 
 /**
  * Whether a local model stays loaded: "pinned", "in use", "idle, unloads in 12 min"
- * (the same words as the tray), a Pin toggle and Unload now. The countdown is as of the
- * snapshot's time; the node renews the snapshot at least every 30 s while one runs.
+ * (the same words as the tray), a Pin toggle and Unload now. The countdown runs from the
+ * snapshot's time, once a second (`now` fixes it, for tests).
  */
-export function ResidencyRow({ instance, now }: { instance: LocalInstanceSnapshot; now: number }) {
+export function ResidencyRow({ instance, now: fixedNow }: { instance: LocalInstanceSnapshot; now?: number }) {
+  const liveNow = useSnapshotNow();
+  const now = fixedNow ?? liveNow;
   const { residency } = instance;
   return (
     <div className="row small residency" data-testid="residency-row">

@@ -17,10 +17,12 @@ const POPOVER_CHART_WIDTH = 356;
  */
 function TtftBreakdown({ latest }: { latest: TtftSample | null }) {
   const parts = [
+    // A request that waited for its model's load (on request, or a placement on exo): the load comes first.
+    ...(latest?.loadMs === undefined ? [] : [{ key: 'load', label: 'model load', ms: latest.loadMs }]),
     { key: 'wait', label: 'wait', ms: latest?.waitMs ?? null },
     { key: 'prefill', label: 'prefill', ms: latest?.prefillMs ?? null },
     { key: 'first', label: 'first token', ms: latest?.firstTokenMs ?? null },
-  ] as const;
+  ];
   const total = latest?.totalMs ?? 0;
   return (
     <div className="ttft-breakdown" data-testid="ttft-breakdown">
