@@ -6,6 +6,8 @@ import type { ExoInstanceSnapshot, InstanceSnapshot, LocalInstanceSnapshot, Runn
 export const SERVING_STATUSES: ReadonlySet<string> = new Set(['RunnerReady', 'RunnerRunning']);
 /** A runner shutting down or shut down. */
 export const STOPPING_STATUSES: ReadonlySet<string> = new Set(['RunnerShuttingDown', 'RunnerShutdown']);
+/** Runners that no longer hold the GPU: failed, shutting down or shut down. */
+export const GONE_STATUSES: ReadonlySet<string> = new Set(['RunnerFailed', ...STOPPING_STATUSES]);
 const SERVING = SERVING_STATUSES;
 const STOPPING = STOPPING_STATUSES;
 

@@ -16,7 +16,7 @@ function sources(dir: string): string[] {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) {
       if (name !== 'node_modules' && name !== 'out') out.push(...sources(path));
-    } else if (/\.(ts|tsx)$/.test(name) && !/\.test\.tsx?$|\.test-support\.ts$/.test(name)) out.push(path);
+    } else if (/\.(ts|tsx)$/.test(name) && !/\.test\.tsx?$/.test(name)) out.push(path);
   }
   return out;
 }
@@ -46,6 +46,23 @@ const FACTS: Array<{ fact: string; pattern: RegExp; home: string }> = [
   // As a number in code; an example address in a help text ("http://127.0.0.1:52415") is words.
   { fact: "exo's API port", pattern: /(?<![\w:])52415(?![\w])/, home: 'shared/addresses.ts' },
   { fact: "exobar's API port", pattern: /(?<![\w:])52416(?![\w])/, home: 'shared/addresses.ts' },
+  {
+    fact: 'the stopping rule (RunnerShuttingDown or RunnerShutdown)',
+    pattern: /RunnerShuttingDown['"].{0,80}RunnerShutdown['"]|RunnerShutdown['"].{0,80}RunnerShuttingDown['"]/,
+    home: 'shared/instance-state.ts',
+  },
+  { fact: 'percentile and median', pattern: /\b(?:function|const|let)\s+(?:percentile|median)\b/, home: 'shared/stats.ts' },
+  { fact: 'the TTFT window', pattern: /\bTTFT_\w*\s*=\s*\d|\bnew TtftStats\(\s*\d/, home: 'shared/stats.ts' },
+  { fact: "the page's Content-Security-Policy", pattern: /default-src/, home: 'shared/page-serving.ts' },
+  { fact: 'the content types by file extension', pattern: /['"]text\/(?:javascript|css)/, home: 'shared/page-serving.ts' },
+  { fact: "the catalog model's schema", pattern: /sizeClass:\s*z\./, home: 'shared/catalog.ts' },
+  { fact: 'the words of a loading runner', pattern: /Loading \$\{[^}]*\} of \$\{/, home: 'shared/status-words.ts' },
+  {
+    fact: 'the tone of a runner status',
+    pattern: /['"]RunnerReady['"]\)?\s*(?:return|:)\s*['"]ok['"]|function\s+\w*[rR]unnerTone\b|function\s+statusTone\b/,
+    home: 'shared/status-words.ts',
+  },
+  { fact: 'exponential backoff', pattern: /\*\s*2\s*\*\*|\bMath\.pow\(\s*2\b|\b2\s*\*\*\s*\(?\w/, home: 'shared/backoff.ts' },
 ];
 
 describe('facts written once', () => {

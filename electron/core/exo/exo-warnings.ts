@@ -4,11 +4,12 @@
  * not answering. Each says what can happen and what to do.
  */
 import type { ExoNodeSnapshot, ExoSection } from '../../../shared/exo-snapshot';
+import { GONE_STATUSES } from '../../../shared/instance-state';
 import type { ExoTracker } from './exo-tracker';
 import { LOADING_STATUSES, type ExoInstanceView, type ExoWarning, type ExoWarningOptions } from './exo-view';
 
-/** Runner statuses that hold the GPU (a failed or shutting-down runner no longer does). */
-const GONE = new Set(['RunnerFailed', 'RunnerShuttingDown', 'RunnerShutdown', 'missing']);
+/** Runners left out of the GPU count: the ones that no longer hold it, and one missing from exo's runner list. */
+const GONE = new Set([...GONE_STATUSES, 'missing']);
 
 // The label adds a short node id when two Macs share a name.
 const nameOf = (node: Pick<ExoNodeSnapshot, 'label'> | undefined, nodeId: string) => node?.label ?? `node ${nodeId.slice(0, 8)}`;

@@ -6,6 +6,7 @@
  * not decide alone); "interfered" turns on at `engageItlRatio` × solo and off at
  * `releaseItlRatio` × solo, so a ratio between the two keeps the last decision.
  */
+import { median } from '../../../shared/stats';
 import type { PacingTuning } from './pacing-plan';
 import type { ItlFigure } from './pacing-release';
 
@@ -15,12 +16,6 @@ export type { ItlFigure };
 export interface SoloItl {
   gaps: number;
   itlP50Ms: number | null;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -55,7 +50,8 @@ export class LiveItl {
     if (this.recent.length < this.tuning.itlWindowGaps) return false;
     // Unknown solo ITL: interference cannot be told, and what cannot be told is not paced.
     if (solo.gaps < this.tuning.minSoloGaps || solo.itlP50Ms === null || solo.itlP50Ms <= 0) return false;
-    const itlMs = median(this.recent);
+    // The window is full here (itlWindowGaps gaps), so the median exists.
+    const itlMs = median(this.recent)!;
     const ratio = itlMs / solo.itlP50Ms;
     this.last = { neighbour: this.neighbour, itlMs: round(itlMs, 1), soloItlMs: round(solo.itlP50Ms, 1), ratio: round(ratio, 3) };
     if (!this.above && ratio >= this.tuning.engageItlRatio) return (this.above = true);

@@ -1,7 +1,7 @@
 import type { ExoInstanceDetail, ExoRunnerSnapshot, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
 import type { ExoInstanceSnapshot, RequestSnapshot } from '../../../shared/snapshot';
 import { isServing } from '../../../shared/instance-state';
-import { exoRunnerTone, exoRunnerWords } from '../lib/exo-words';
+import { exoRunnerTone, exoRunnerWords } from '../../../shared/status-words';
 import { shortId } from '../lib/format';
 import { PHASE_LABEL } from '../lib/runner-status';
 import { useExobar } from '../store/store-context';

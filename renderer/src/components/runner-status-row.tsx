@@ -1,19 +1,18 @@
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
-import { plainRunnerStatus } from '../../../shared/runner-status-words';
-import { runnerTone } from '../lib/runner-status';
+import { localRunnerTone, localRunnerWords } from '../../../shared/status-words';
 import { ProgressBar } from './progress-bar';
 
-/** The runner's status in plain words (exo's name in the tooltip), its loading progress, and (from its typed state) why it is down. */
+/** The runner's state in plain words (from its one state first; exo's status name in the tooltip), its loading progress, and why it is down. */
 export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot }) {
   const { state, status, restarts, restartAt, lastExit, attention, pid } = instance.runner;
   const downForGood = state === 'failed' || state === 'needs_attention';
-  const tone = runnerTone(status);
+  const tone = localRunnerTone(state, status);
   return (
     <div className="runner-status">
       <div className="row">
         <span className={`dot tone-${tone}`} aria-hidden="true" />
         <span className="status-name ellipsis" data-testid="runner-status" data-kind={status.kind} title={`exo status: ${status.kind}`}>
-          {plainRunnerStatus(status)}
+          {localRunnerWords(state, status)}
         </span>
         <span className="spacer" />
         {pid !== null && <span className="muted small">pid {pid}</span>}

@@ -19,6 +19,7 @@ import type { FastSynchOf } from '../launch/exo-safe-pair';
 import { parseInstances } from '../parse-exo-state';
 import type { LostModel } from './lost-models';
 import { nodeLabels, labelOf } from './node-labels';
+import { GONE_STATUSES } from '../../../../shared/instance-state';
 
 export interface PlaceAgainOptions {
   url: string;
@@ -29,9 +30,6 @@ export interface PlaceAgainOptions {
 }
 
 export type { PlaceAgainResult };
-
-/** Runners that no longer hold the GPU. */
-const GONE = new Set(['RunnerFailed', 'RunnerShuttingDown', 'RunnerShutdown']);
 
 export async function placeAgain(options: PlaceAgainOptions): Promise<PlaceAgainResult> {
   const { url, lost } = options;
@@ -77,7 +75,7 @@ export async function placeAgain(options: PlaceAgainOptions): Promise<PlaceAgain
       const fast = options.fastSynchOf(id);
       if (!fast.enabled) continue;
       const rings = [...cluster.instances.values()].filter(
-        (i) => i.instanceType === 'ring' && i.shards.some((s) => s.nodeId === id && !GONE.has(cluster.runners.get(s.runnerId)?.tag ?? '')),
+        (i) => i.instanceType === 'ring' && i.shards.some((s) => s.nodeId === id && !GONE_STATUSES.has(cluster.runners.get(s.runnerId)?.tag ?? '')),
       );
       if (rings.length === 0) continue;
       throw new NodeError(
