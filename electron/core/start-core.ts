@@ -262,7 +262,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
-    ...logRoutes({ dataDir, ownLog }),
+    ...logRoutes({ dataDir, ownLog, exoOwnLog: () => exo.localLogFile() }),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
     ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
