@@ -22,6 +22,7 @@ import { createNode } from '../electron/core/node/node';
 import { packageRoot } from '../electron/core/package-root';
 import { percentile } from '../shared/stats';
 import type { ExobarNode } from '../electron/core/node/node-types';
+import type { NodeEvent } from '../electron/core/node/node-event';
 import type { PacingTuning } from '../electron/core/pacing/pacing-plan';
 import type { SpawnSpec } from '../electron/core/supervisor/spawn-spec';
 import { median } from './stall-scenario';
@@ -58,6 +59,14 @@ export interface FairSharingResult {
   pacings: Array<{ chunkTokens: number | null; pauseMs: number }>;
   /** Why each paced prefill went back to full speed, with its estimated added time. */
   releases: Array<{ reason: string; pacedMs: number; addedPct: number }>;
+  /**
+   * Per `decode_first` trial, what the adaptive policy decided on: the live ITL ratios (B's
+   * live ITL beside A's prefill over its solo ITL) that engaged it, why it released, and
+   * for a prefill left at full speed the highest ratio it saw (null: B's solo ITL unknown).
+   */
+  decisions: Array<{ trial: number; engaged_at_ratio: number[]; releases: string[]; not_paced_peak_ratio: number | null | undefined }>;
+  /** decode_first trials in which A was paced at all. */
+  paced_trials: number;
   note: string;
 }
 
@@ -206,6 +215,17 @@ async function sharedTrial(rig: Rig, promptTokens: number, salt: string): Promis
   return { itlP95Ms: itl, ttftMs: a.firstTokenAt - a.submittedAt };
 }
 
+/** What the policy decided in one trial, from the node's events. */
+function decisionsOf(trial: number, events: readonly NodeEvent[]): FairSharingResult['decisions'][number] {
+  const notNeeded = events.find((e) => e.kind === 'pacing_not_needed');
+  return {
+    trial,
+    engaged_at_ratio: events.flatMap((e) => (e.kind === 'pacing_engaged' && e.data.trigger ? [e.data.trigger.ratio] : [])),
+    releases: events.flatMap((e) => (e.kind === 'pacing_released' ? [e.data.reason] : [])),
+    not_paced_peak_ratio: notNeeded?.kind === 'pacing_not_needed' ? (notNeeded.data.peak?.ratio ?? null) : undefined,
+  };
+}
+
 /** Runs the measurement: per trial, both policies (solo and shared each), alternating. */
 export async function measureFairSharing(options: FairSharingOptions): Promise<FairSharingResult> {
   const log = options.progress ?? (() => undefined);
@@ -216,12 +236,16 @@ export async function measureFairSharing(options: FairSharingOptions): Promise<F
       off: { solo: [], shared: [], ttft: [], ratios: [] },
       decode_first: { solo: [], shared: [], ttft: [], ratios: [] },
     };
+    const decisions: FairSharingResult['decisions'] = [];
     // Warm both paths (first-request compile work is not what is measured).
     await sharedTrial(rig, Math.min(options.promptTokens, 4500), 'warm');
     for (let trial = 0; trial < options.trials; trial++) {
       for (const policy of trial % 2 === 0 ? policies : [...policies].reverse()) {
         rig.setPolicy(policy);
-        const shared = await sharedTrial(rig, options.promptTokens, `t${trial}-${policy}`);
+        const seen: NodeEvent[] = [];
+        const unsubscribe = rig.node.eventLog.subscribe((e) => void seen.push(e));
+        const shared = await sharedTrial(rig, options.promptTokens, `t${trial}-${policy}`).finally(unsubscribe);
+        if (policy === 'decode_first') decisions.push(decisionsOf(trial + 1, seen));
         const solo = await soloTrial(rig, Math.min(3000, Math.max(800, shared.ttftMs / 2)), `s${trial}-${policy}`);
         const s = samples[policy];
         s.solo.push(solo);
@@ -264,6 +288,8 @@ export async function measureFairSharing(options: FairSharingOptions): Promise<F
       pacing_events: pacingEvents,
       pacings,
       releases,
+      decisions,
+      paced_trials: decisions.filter((d) => d.engaged_at_ratio.length > 0).length,
       note: simulated
         ? 'simulated: the sim slows decode under sharing by its time-slicing assumption (calibrated on TTFT only); not evidence'
         : 'real MLX on this machine’s CPU: two runner processes share its cores',
@@ -285,7 +311,16 @@ export function fairSharingRows(result: FairSharingResult): string[][] {
       '<= 1.5',
     ],
     [`fair_prefill_cost_ratio${label}`, `${result.fair_prefill_cost_ratio} (A TTFT ${d.decode_first.a_ttft_ms} / ${d.off.a_ttft_ms} ms)`, '<= 1.15'],
+    [`decode_first trials paced${label}`, pacedWords(result), 'only where B is slowed'],
   ];
+}
+
+/** "3 of 3 (14 engagements at B's ITL 1.2-1.51× solo, median 1.28×; 0 left at full speed)". */
+function pacedWords(result: FairSharingResult): string {
+  const ratios = result.decisions.flatMap((d) => d.engaged_at_ratio).sort((x, y) => x - y);
+  const left = result.decisions.filter((d) => d.not_paced_peak_ratio !== undefined).length;
+  const at = ratios.length > 0 ? ` at B's ITL ${ratios[0]}-${ratios.at(-1)}× solo, median ${r3(median(ratios))}×` : '';
+  return `${result.paced_trials} of ${result.trials} (${ratios.length} engagements${at}; ${left} left at full speed)`;
 }
 
 const r1 = (x: number) => Math.round(x * 10) / 10;

@@ -94,8 +94,9 @@ async function main(): Promise<void> {
   }
   if (args.only === 'fair') {
     const fair = await measureFairSection(args.timeScale, args.trials, log);
+    // With --json the table goes to stderr, so stdout stays one JSON document.
+    printTable(['measure', 'value', 'target'], fair.rows, args.json ? process.stderr : process.stdout);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...fair.json }, null, 2)}\n`);
-    else printTable(['measure', 'value', 'target'], fair.rows);
     return;
   }
   log('runtime: sim runner start and memory, exobar serve at rest (built, and tsx for contrast)');
@@ -223,11 +224,11 @@ async function measureMetricsSection(args: BenchArgs, log: (line: string) => voi
   return { json: { metrics_scrape_ms: scrape.metrics_scrape_ms, metrics_scrape: scrape.metrics_scrape, ...cost }, rows };
 }
 
-function printTable(header: string[], rows: string[][]): void {
+function printTable(header: string[], rows: string[][], out: NodeJS.WritableStream = process.stdout): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  process.stdout.write(`${line(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n`);
-  for (const row of rows) process.stdout.write(`${line(row)}\n`);
+  out.write(`${line(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n`);
+  for (const row of rows) out.write(`${line(row)}\n`);
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;

@@ -269,6 +269,7 @@ export const WarningCodeSchema = z.enum([
   'exo_runner_silent',
   'exo_fast_synch_mismatch',
   'exo_model_lost',
+  'slower_than_usual',
 ]);
 export type WarningCode = z.infer<typeof WarningCodeSchema>;
 

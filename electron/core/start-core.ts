@@ -36,6 +36,7 @@ import { RequestFeed } from './request-log/request-feed';
 import { RequestLog } from './request-log/request-log';
 import { History } from './history/history';
 import { historyRoutes } from './history/history-routes';
+import { watchSlowerThanUsual } from './history/slower-warnings';
 import { requestLogRoutes } from './request-log/request-log-routes';
 import type { ExobarNode } from './node/node-types';
 import { packageVersion } from './package-root';
@@ -60,6 +61,8 @@ export interface StartCoreOptions {
    * cost is measured (the benchmark); the metrics and history count them either way.
    */
   logRequests?: boolean;
+  /** How often the history's `slower_than_usual` verdicts are read again into the warnings (default each minute). */
+  slowerCheckMs?: number;
   /** Settings to use; default: `<dataDir>/settings.json` (defaults when missing). */
   settings?: Settings;
   /** The settings now, for endpoints that read them per request (the app's settings can change while it runs). Default: `settings`. */
@@ -214,7 +217,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   // Every ended request, local or through exobar to exo, as one record: the metrics count from it.
   const requestFeed = new RequestFeed(node, exo.serving.traffic);
   const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: requestFeed.mac });
-  requestFeed.onRecord((record) => metrics.observeRequest(record));
+  requestFeed.onRecord((record, detail) => metrics.observeRequest(record, detail.itlGapsMs));
   // The last 10,000 requests, across restarts; a corrupt file is set aside and said here.
   const requestLog = new RequestLog({ dataDir });
   if (requestLog.status().problem) logger.warn({ component: 'request-log' }, requestLog.status().problem!);
@@ -238,6 +241,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }
     for (const [model, n] of waiting) history.queue(model, n);
   }, 1_000);
+  // slower_than_usual as an active warning, read from the history each minute.
+  const stopSlowerWarnings = watchSlowerThanUsual(history, node, options.slowerCheckMs);
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
@@ -341,6 +346,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       requestLog.close();
       stopHistoryEvents();
       stopQueueSamples();
+      stopSlowerWarnings();
       history.close();
     })();
     return stopping;

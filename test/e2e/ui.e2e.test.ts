@@ -231,6 +231,7 @@ describe('the page against exobar serve', () => {
     await serve.stop();
     await page.getByTestId('connection-error').waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('connection-error').innerText()).toMatch(/Lost connection to exobar at /);
-    expect(await page.getByTestId('app-header').innerText()).toContain('Disconnected');
+    expect(await page.getByTestId('app-header').innerText()).toContain('Reconnecting…');
+    expect(await page.getByTestId('api-url').innerText()).toBe('Local API not answering: reconnecting…');
   });
 });

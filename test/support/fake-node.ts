@@ -130,6 +130,10 @@ export class FakeNode implements ExobarNode {
     this.changed();
   }
 
+  setHistoryWarnings(): void {
+    this.changed();
+  }
+
   setExtraModels(): void {
     this.changed();
   }

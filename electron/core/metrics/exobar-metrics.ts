@@ -40,6 +40,7 @@ export class ExobarMetrics {
   private readonly ttftPrefill: Histogram<string>;
   private readonly ttftFirstToken: Histogram<string>;
   private readonly itl: Histogram<string>;
+  private readonly itlGaps: Histogram<string>;
   private readonly prefillRate: Histogram<string>;
   private readonly requests: Counter<string>;
   private readonly generatedTokens: Counter<string>;
@@ -63,6 +64,11 @@ export class ExobarMetrics {
     this.itl = histogram(
       'exobar_request_itl_p95_seconds',
       "Inter-token latency (the time between two tokens of one request): each request's 95th percentile, observed at its end.",
+      ITL_BUCKETS,
+    );
+    this.itlGaps = histogram(
+      'exobar_itl_seconds',
+      'Inter-token latency: every gap between two consecutive tokens of one request, observed when the request ends.',
       ITL_BUCKETS,
     );
     this.prefillRate = histogram('exobar_prefill_tokens_per_second', 'Prefill speed per request: prompt tokens per second of prefill.', PREFILL_RATE_BUCKETS);
@@ -94,8 +100,8 @@ export class ExobarMetrics {
     this.snapshotMetrics();
   }
 
-  /** One ended request (from the request feed). */
-  observeRequest(record: RequestRecord): void {
+  /** One ended request (from the request feed), with its inter-token gaps in ms where they are known. */
+  observeRequest(record: RequestRecord, itlGapsMs: readonly number[] = []): void {
     const labels: InstanceLabels = { model: record.model, instance: record.instance ?? 'unknown', source: record.source, node: record.node ?? 'unknown' };
     this.requests.inc({ ...labels, outcome: record.outcome, code: record.errorCode ?? '' });
     if (record.outputTokens > 0) this.generatedTokens.inc(labels, record.outputTokens);
@@ -105,6 +111,10 @@ export class ExobarMetrics {
     if (record.prefillMs != null) this.ttftPrefill.observe(labels, record.prefillMs / 1000);
     if (record.firstTokenMs != null) this.ttftFirstToken.observe(labels, record.firstTokenMs / 1000);
     if (record.itlP95Ms != null) this.itl.observe(labels, record.itlP95Ms / 1000);
+    if (itlGapsMs.length > 0) {
+      const series = this.itlGaps.labels(labels);
+      for (const gap of itlGapsMs) series.observe(gap / 1000);
+    }
     if (record.prefillTokensPerSecond != null) this.prefillRate.observe(labels, record.prefillTokensPerSecond);
   }
 

@@ -68,6 +68,9 @@ describe('GET /metrics', () => {
     // Every request with two tokens or more has its ITL p95 (the node's per-request figure).
     expect(sample(text, 'exobar_request_itl_p95_seconds_count', labels)).toBe(4);
     expect(sample(text, 'exobar_generated_tokens_total', labels)).toBeGreaterThanOrEqual(12);
+    // And every gap between two tokens is one ITL sample: a request of n tokens gives n - 1.
+    expect(sample(text, 'exobar_itl_seconds_count', labels)).toBe(sample(text, 'exobar_generated_tokens_total', labels)! - 4);
+    expect(sample(text, 'exobar_itl_seconds_sum', labels)).toBeGreaterThan(0);
     expect(sample(text, 'exobar_instance_state', { ...labels, state: 'serving' })).toBe(1);
     expect(sample(text, 'exobar_instance_state', { ...labels, state: 'failed' })).toBe(0);
     expect(sample(text, 'exobar_fast_synch', labels)).toBe(Number(instance.fastSynch.enabled));

@@ -137,6 +137,8 @@ export interface EndedRequest {
   errorCode: NodeErrorCode | null;
   /** The runner's generation stats at the end, when it sent them (prompt and generation tokens/s). */
   stats: GenerationStats | null;
+  /** Its inter-token gaps, ms, in order (electron/core/sharing/decode-timing.ts): the ITL histogram's samples. */
+  itlGapsMs: readonly number[];
 }
 
 /** What an attached exo adds to the snapshot; all empty when nothing is attached or offered. */
@@ -198,6 +200,8 @@ export interface ExobarNode {
   setExoView(view: ExoSnapshotPart): void;
   /** This Mac's exo as exobar runs it (electron/core/exo-process/), for the snapshot's `exoProcess`; null while exobar has not started it. */
   setExoProcess(state: ExoProcessState | null): void;
+  /** The warnings read from the history (`slower_than_usual`), active beside the node's own (electron/core/history/slower-warnings.ts). */
+  setHistoryWarnings(warnings: Warning[]): void;
   /** Replaces the models beyond the sim catalog (local MLX models found after a scan). */
   setExtraModels(models: CatalogModel[]): void;
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;

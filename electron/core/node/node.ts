@@ -93,6 +93,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let exoView: ExoSnapshotPart = NO_EXO;
   let exoProcess: ExoProcessState | null = null;
   let warnings: Warning[] = [];
+  let historyWarnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
   const idleTtlSeconds = options.idleTtlSeconds ?? (() => DEFAULT_IDLE_TTL_SECONDS);
@@ -175,6 +176,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     }
     const exoMismatch = exoProcess ? exoFastSynchMismatchWarning(exoProcess) : null;
     if (exoMismatch) next.push(exoMismatch);
+    next.push(...historyWarnings);
     const key = (w: Warning) => `${w.code}:${w.instanceIds.join(',')}`;
     const before = new Set(warnings.map(key));
     const after = new Set(next.map(key));
@@ -220,6 +222,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       cancelledBy: request.outcome === 'cancelled' ? request.cancelledBy : null,
       errorCode: request.errorCode,
       stats: request.stats,
+      itlGapsMs: request.decode.gapsMs(),
     };
     for (const listener of endedListeners) listener(ended);
   }
@@ -475,6 +478,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
     setExoProcess(state) {
       exoProcess = state;
+      changed();
+    },
+
+    setHistoryWarnings(list) {
+      historyWarnings = list;
       changed();
     },
 

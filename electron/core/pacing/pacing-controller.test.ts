@@ -165,7 +165,7 @@ describe('adaptive decode-first pacing', () => {
     expect(kinds()).toEqual(['pacing_engaged', 'pacing_released', 'pacing_engaged', 'pacing_released']);
   });
 
-  it("releases when the stream's ITL comes back near solo (hysteresis: on at 1.2×, off at 1.05×, after a dwell), and paces again if it degrades", () => {
+  it("releases when the stream's ITL comes back near solo (hysteresis: on at 1.2×, off at 1.05×, after a dwell that doubles per engagement), and paces again if it degrades", () => {
     const { a, b } = pacedPair(24);
     expect(a.sent).toHaveLength(1);
     // Back at 1.0× solo at once, but within the 500 ms dwell since it engaged: still paced.
@@ -183,9 +183,16 @@ describe('adaptive decode-first pacing', () => {
     expect(a.sent).toHaveLength(3);
     expect(a.sent.at(-1)!.pauseMs).toBeGreaterThan(0);
     // Paced, B at 1.08× solo, long past the dwell: between the thresholds, the decision holds.
-    gaps(b, 13, 12, 100);
+    const engagedAt = now;
+    gaps(b, 13, 8, 100);
     expect(a.sent).toHaveLength(3);
-    expect(kinds()).toEqual(['pacing_engaged', 'pacing_released', 'pacing_engaged']);
+    // A second engagement of the same prefill dwells twice as long (1000 ms) before a recovery may release it.
+    gaps(b, 12, 6, 10);
+    expect(now - engagedAt).toBe(860);
+    expect(a.sent).toHaveLength(3);
+    gaps(b, 12, 1, 140);
+    expect(a.sent.at(-1)).toEqual(FULL_SPEED_PACING);
+    expect(kinds()).toEqual(['pacing_engaged', 'pacing_released', 'pacing_engaged', 'pacing_released']);
   });
 
   it('does not pace where the prefill does not slow the stream (at rest on idle cores), and says so once, with the figure', () => {

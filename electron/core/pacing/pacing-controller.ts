@@ -162,12 +162,22 @@ export class PacingController {
         if (policy === 'off') this.release(runner, current, 'policy_off');
         else if (!decoding.some((n) => current.engaged!.neighbourIds.includes(n.id))) this.release(runner, current, 'neighbour_stopped');
         // The stream is back near its solo ITL: full speed, after a dwell so one good stretch does not flap it.
-        else if (now - current.engaged.at >= this.tuning.minPacedMs) this.release(runner, current, 'neighbour_recovered', this.figureOf(decoding));
+        else if (now - current.engaged.at >= this.dwellMs(current)) this.release(runner, current, 'neighbour_recovered', this.figureOf(decoding));
       }
     }
     for (const [id, episode] of this.episodes) {
       if (!runners.some((r) => r.id === id)) this.endEpisode(id, null, episode, 'runner_gone');
     }
+  }
+
+  /**
+   * How long a pacing runs before a recovered ITL may release it. A stream that recovers
+   * under pacing often recovered because of it, and releasing is the only way to find
+   * out; each new engagement of the same prefill doubles the dwell (up to 16×), so that
+   * probe happens less and less often instead of flapping once a second.
+   */
+  private dwellMs(episode: Episode): number {
+    return this.tuning.minPacedMs * 2 ** Math.min(4, Math.max(0, episode.engagements - 1));
   }
 
   /** The live figure of the neighbour that weighs most (highest ratio) among `runners`. */

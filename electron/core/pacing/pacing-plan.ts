@@ -29,7 +29,7 @@ export interface PacingTuning {
   itlWindowGaps: number;
   /** Solo gaps (in the sharing window) needed before a solo ITL is trusted; fewer: interference unknown, no pacing. */
   minSoloGaps: number;
-  /** A pacing released for a recovered ITL only after it ran this long (ms), so the decision does not flap. */
+  /** A pacing released for a recovered ITL only after it ran this long (ms; doubled at each new engagement of the same prefill), so the decision does not flap. */
   minPacedMs: number;
 }
 

@@ -120,37 +120,44 @@ export function exoRecord(r: ProxiedRequest, place: { instance: string | null; n
 
 const TERMINAL = new Set(['done', 'failed', 'cancelled']);
 
+/** What a record's listeners may use and the log never keeps: the request's inter-token gaps (the ITL histogram's samples). */
+export interface RecordDetail {
+  itlGapsMs: readonly number[];
+}
+
+const NO_DETAIL: RecordDetail = Object.freeze({ itlGapsMs: [] });
+
 /** Hands every ended request, as a record, to its listeners, once each. */
 export class RequestFeed {
-  private readonly listeners = new Set<(record: RequestRecord) => void>();
+  private readonly listeners = new Set<(record: RequestRecord, detail: RecordDetail) => void>();
   private readonly seen = new WeakSet<ProxiedRequest>();
   private readonly unsubscribe: Array<() => void> = [];
   /** This Mac's name for local records. */
   readonly mac = hostname();
 
   constructor(node: ExobarNode, traffic: ExoTraffic | null) {
-    this.unsubscribe.push(node.onRequestEnded((ended) => this.emit(localRecord(ended, this.mac))));
+    this.unsubscribe.push(node.onRequestEnded((ended) => this.emit(localRecord(ended, this.mac), { itlGapsMs: ended.itlGapsMs })));
     if (traffic) {
       this.unsubscribe.push(
         traffic.onChange((r) => {
           // A record changes once more after its end (decode figures, usage): count the first time only.
           if (!TERMINAL.has(r.phase) || this.seen.has(r)) return;
           this.seen.add(r);
-          this.emit(exoRecord(r, exoPlace(node.snapshot(), traffic.instanceOf(r))));
+          this.emit(exoRecord(r, exoPlace(node.snapshot(), traffic.instanceOf(r))), { itlGapsMs: traffic.gapsOf(r) });
         }),
       );
     }
   }
 
   /** Listens for records; returns the unsubscribe. */
-  onRecord(listener: (record: RequestRecord) => void): () => void {
+  onRecord(listener: (record: RequestRecord, detail: RecordDetail) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
   /** Records a record that came from elsewhere (a test, or a part of exobar with requests of its own). */
-  emit(record: RequestRecord): void {
-    for (const listener of this.listeners) listener(record);
+  emit(record: RequestRecord, detail: RecordDetail = NO_DETAIL): void {
+    for (const listener of this.listeners) listener(record, detail);
   }
 
   close(): void {

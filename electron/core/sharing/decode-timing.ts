@@ -64,6 +64,11 @@ export class DecodeTiming {
     this.tokens += count;
   }
 
+  /** Every gap kept so far, ms, in the order they came (at most the first 16,384): the ITL histogram observes each. */
+  gapsMs(): readonly number[] {
+    return this.gaps;
+  }
+
   /** Tokens recorded so far. */
   get count(): number {
     return this.tokens;

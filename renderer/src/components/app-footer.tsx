@@ -1,4 +1,5 @@
 import { isLocal } from '../../../shared/instance-state';
+import { CONNECTION_WORDS, pageConnection } from '../lib/connection-view';
 import { useActions, useExobar } from '../store/store-context';
 
 /** The bottom toolbar: copy the local API's address, export diagnostics, stop everything. */
@@ -11,6 +12,9 @@ export function AppFooter() {
   const exporting = useExobar((s) => s.busy.diagnostics === true);
   const stopping = useExobar((s) => s.busy['stop-all'] === true);
   const connected = useExobar((s) => s.connection === 'connected');
+  // The API line says what the header and the access message say about the connection.
+  const state = useExobar((s) => pageConnection(s.connection, s.connectionProblem, s.received));
+  const apiLine = CONNECTION_WORDS[state].footer ?? apiBaseUrl ?? 'Local API not running';
   return (
     <footer className="app-footer">
       <div className="row toolbar">
@@ -32,8 +36,8 @@ export function AppFooter() {
         </button>
       </div>
       <div className="row small muted">
-        <span className="api-url" data-testid="api-url">
-          {apiBaseUrl ?? 'Local API not running'}
+        <span className="api-url" data-testid="api-url" data-connection={state}>
+          {apiLine}
         </span>
         <span className="spacer" />
         <span>v{version}</span>

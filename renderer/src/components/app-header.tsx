@@ -1,4 +1,5 @@
 import { useShallow } from 'zustand/react/shallow';
+import { pageConnection } from '../lib/connection-view';
 import { overallState } from '../lib/overall-state';
 import { useExobar } from '../store/store-context';
 
@@ -7,8 +8,9 @@ const plural = (n: number, one: string, many: string): string => `${n} ${n === 1
 /** The popover's top line: overall state, models running, warnings. */
 export function AppHeader() {
   const state = useExobar(useShallow((s) => overallState(s.snapshot, s.connection, s.received, s.connectionProblem)));
+  const connection = useExobar((s) => pageConnection(s.connection, s.connectionProblem, s.received));
   return (
-    <header className={`app-header level-${state.level}`} data-testid="app-header" data-level={state.level}>
+    <header className={`app-header level-${state.level}`} data-testid="app-header" data-level={state.level} data-connection={connection}>
       <span className={`dot big level-${state.level}`} aria-hidden="true" />
       <h1>{state.headline}</h1>
       <span className="spacer" />

@@ -1,4 +1,4 @@
-import { connectionHeadline } from '../lib/overall-state';
+import { CONNECTION_WORDS, pageConnection } from '../lib/connection-view';
 import { useExobar } from '../store/store-context';
 
 /** Before the first snapshot: a quiet "connecting" line instead of an empty page. */
@@ -21,9 +21,10 @@ export function ConnectionError() {
   const problem = useExobar((s) => s.connectionProblem);
   const received = useExobar((s) => s.received);
   if (!error) return null;
-  const title = problem === 'unreachable' && received ? 'Connection lost — showing the last known state' : connectionHeadline(problem, received);
+  const state = pageConnection('error', problem, received);
+  const title = CONNECTION_WORDS[state].message ?? '';
   return (
-    <section className="banner error" role="alert" data-testid="connection-error" data-problem={problem ?? 'unreachable'}>
+    <section className="banner error" role="alert" data-testid="connection-error" data-problem={problem ?? 'unreachable'} data-connection={state}>
       <h2>{title}</h2>
       <p className="selectable">{error}</p>
     </section>

@@ -65,7 +65,9 @@ function LogStream({ source, level, search, onFollowAgain }: { source: string; l
   const [received, setReceived] = useState(0);
   const [ended, setEnded] = useState<string | null>(null);
   const [paused, setPaused] = useState(false);
-  const [copied, setCopied] = useState<string | null>(null);
+  // Said only while the filter it was copied under holds.
+  const [copied, setCopied] = useState<{ words: string; under: string } | null>(null);
+  const filterKey = `${level}|${search}`;
 
   useEffect(() => {
     const kept = buffer.current;
@@ -111,9 +113,9 @@ function LogStream({ source, level, search, onFollowAgain }: { source: string; l
     const text = matching.map((l) => l.raw).join('\n');
     try {
       await copyText(`${text}\n`);
-      setCopied(`Copied ${matching.length} ${matching.length === 1 ? 'line' : 'lines'}`);
+      setCopied({ words: `Copied ${matching.length} ${matching.length === 1 ? 'line' : 'lines'}`, under: filterKey });
     } catch (e) {
-      setCopied(e instanceof Error ? e.message : String(e));
+      setCopied({ words: e instanceof Error ? e.message : String(e), under: filterKey });
     }
   };
 
@@ -130,7 +132,7 @@ function LogStream({ source, level, search, onFollowAgain }: { source: string; l
           )}
           {matching.length > shown.length && ` · showing the newest ${shown.length} of ${matching.length} matching lines`}
           {(level !== 'all' || search.trim()) && matching.length <= shown.length && ` · ${matching.length} of ${lines.length} lines match`}
-          {copied && ` · ${copied}`}
+          {copied?.under === filterKey && ` · ${copied.words}`}
         </p>
         <span className="spacer" />
         {ended && (

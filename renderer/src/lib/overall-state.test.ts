@@ -44,6 +44,6 @@ describe('overallState', () => {
   });
 
   it('says disconnected before anything else', () => {
-    expect(overallState(snap({ instances: [loading] }), 'error', true)).toMatchObject({ level: 'failed', headline: 'Disconnected' });
+    expect(overallState(snap({ instances: [loading] }), 'error', true)).toMatchObject({ level: 'failed', headline: 'Reconnecting…' });
   });
 });

@@ -7,6 +7,7 @@
 import type { ConnectionProblem } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
+import { CONNECTION_WORDS, pageConnection } from './connection-view';
 import { fastSynchMismatch, instanceLifecycle, lifecycleCounts } from '../../../shared/instance-state';
 
 export interface OverallState {
@@ -47,9 +48,7 @@ export function overallState(snapshot: Snapshot, connection: ConnectionState, re
   return { level: 'ok', headline: 'All good', ...base };
 }
 
-/** The header's words for connection trouble: the server runs but refused the token, or nothing answers. */
+/** The header's words for connection trouble, the same the footer and the access message say (connection-view.ts). */
 export function connectionHeadline(problem: ConnectionProblem | null, received: boolean): string {
-  if (problem === 'token_refused') return 'Token refused';
-  if (problem === 'no_token') return 'No access token';
-  return received ? 'Disconnected' : 'Cannot reach exobar';
+  return CONNECTION_WORDS[pageConnection('error', problem, received)].header ?? 'Connecting…';
 }

@@ -8,7 +8,7 @@
  * `totalBytes`), which exo's own macOS app still reads.
  */
 import type { FakeExoCluster } from './fake-cluster';
-import { modelCard, type Json } from './fixture-data';
+import { modelCard, wholeModelShard, type Json } from './fixture-data';
 
 export interface FakeDownload {
   /** Bytes so far: the next poll shows them (exo's own speed figure follows). */
@@ -36,18 +36,7 @@ export function startFakeDownload(
   const card = modelCard(model, 16);
   const base = () => ({
     nodeId: node.id,
-    shardMetadata: {
-      PipelineShardMetadata: {
-        modelCard: card,
-        deviceRank: 0,
-        worldSize: 1,
-        immediateException: false,
-        shouldTimeout: null,
-        startLayer: 0,
-        endLayer: card.nLayers,
-        nLayers: card.nLayers,
-      },
-    },
+    shardMetadata: wholeModelShard(card),
     modelDirectory: `/Users/ops/.exo/models/${model.replace('/', '--')}`,
   });
   const perNode = entries.get(cluster) ?? new Map<string, Map<string, Json>>();

@@ -68,6 +68,26 @@ export function modelCard(modelId: string, nLayers?: number): Json {
   return { ...template, modelId, baseModel: name, nLayers: nLayers ?? template.nLayers };
 }
 
+/**
+ * exo's shard metadata for a whole model on one Mac (rank 0 of 1, every layer), as its
+ * download entries carry it.
+ */
+export function wholeModelShard(card: Json): Json {
+  const nLayers = card.nLayers as number;
+  return {
+    PipelineShardMetadata: {
+      modelCard: card,
+      deviceRank: 0,
+      worldSize: 1,
+      immediateException: false,
+      shouldTimeout: null,
+      startLayer: 0,
+      endLayer: nLayers,
+      nLayers,
+    },
+  };
+}
+
 /** The RunnerFailed diagnostics of the 2-node fixture (ring socket error, ring transport error). */
 export function ringFailureDiagnostics(): unknown[] {
   const runners = asJson(readFixture('state-2node-failed-runner.json').runners);

@@ -5,7 +5,7 @@
  */
 import type { FakeExoCluster, FakeInstance, FakeNode } from './fake-cluster';
 import { fakeDownloadEntries } from './fake-downloads';
-import { modelCard, type Json } from './fixture-data';
+import { modelCard, wholeModelShard, type Json } from './fixture-data';
 
 export interface RenderOptions {
   /**
@@ -56,18 +56,7 @@ function downloadsOf(cluster: FakeExoCluster, node: FakeNode): Json[] {
     entries.push({
       DownloadPending: {
         nodeId: node.id,
-        shardMetadata: {
-          PipelineShardMetadata: {
-            modelCard: card,
-            deviceRank: 0,
-            worldSize: 1,
-            immediateException: false,
-            shouldTimeout: null,
-            startLayer: 0,
-            endLayer: card.nLayers,
-            nLayers: card.nLayers,
-          },
-        },
+        shardMetadata: wholeModelShard(card),
         modelDirectory: `/Users/ops/.exo/models/${String(card.modelId).replace('/', '--')}`,
         downloaded: { inBytes: 0 },
         total: card.storageSize,

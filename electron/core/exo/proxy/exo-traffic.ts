@@ -126,6 +126,11 @@ export class ExoTraffic {
     return () => this.gapListeners.delete(listener);
   }
 
+  /** A record's inter-token gaps, ms, in order, as exobar measured them on the stream it relayed. */
+  gapsOf(record: ProxiedRequest): readonly number[] {
+    return this.decode.get(record)?.gapsMs() ?? [];
+  }
+
   /** A record's decode figures as of its latest token. */
   decodeStats(record: ProxiedRequest): DecodeStats {
     return this.decode.get(record)?.stats() ?? NO_DECODE;
