@@ -144,6 +144,21 @@ export const SettingsSchema = z.object({
    * from the menu's "Menu bar title" entry.
    */
   menuBarTitle: MenuBarTitleSchema.default('ttft'),
+  /**
+   * The fit check (docs/fit-check.md). `headroomBytes`: memory kept free beside the
+   * models on this Mac (2 GiB by default): raise it to keep room for other apps, and a
+   * launch that would eat into it is refused with the figures ("launch anyway" passes it).
+   */
+  fit: z
+    .strictObject({
+      headroomBytes: z
+        .number()
+        .int()
+        .min(0)
+        .max(1024 ** 4)
+        .default(2 * 1024 ** 3),
+    })
+    .default({ headroomBytes: 2 * 1024 ** 3 }),
   safePair: z.object({ small: z.string().min(1), medium: z.string().min(1) }).default({ small: 'sim/llama-3.2-1b', medium: 'sim/llama-3.2-3b' }),
   /** Path of a python with mlx-lm; null finds one automatically. */
   mlxPython: z.string().nullable().default(null),

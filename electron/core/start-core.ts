@@ -3,6 +3,7 @@
  * snapshot) and the local API server on top of it. The Electron app and
  * `exobar serve` both start the core through this one function.
  */
+import { fitForLaunch } from './fit/fit-for-launch';
 import { logRoutes } from './logs/log-routes';
 import { ownLogPath } from './logs/own-log';
 import type { FitChecker } from './fit/fit-gate';
@@ -162,6 +163,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const { token, source: tokenSource, path: tokenPath } = await loadOrCreateToken(dataDir);
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;
   const getSettings = options.getSettings ?? (() => settings);
+  // Every launch's fit check keeps the settings' headroom free (tests replace the machine's readings).
+  const fitChecker: FitChecker = options.fitChecker ?? ((input) => fitForLaunch({ ...input, headroomBytes: getSettings().fit.headroomBytes }));
   const mlx = new MlxRuntimeService({ dataDir, getSettings });
   // The operator's sharing policy, which the sharing check overrides for its runs only.
   const sharingPolicy = createPolicyOverride(() => getSettings().sharing.policy);
@@ -178,7 +181,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
   });
   // Load on request and unload when idle (docs/on-demand.md).
-  const modelLoader = new ModelLoader({ node, settings: getSettings, fitChecker: options.fitChecker, ...options.onDemand });
+  const modelLoader = new ModelLoader({ node, settings: getSettings, fitChecker, ...options.onDemand });
   modelLoader.start();
   mlx.attach(node);
   const exoCommand = options.exoProcess?.command;
@@ -246,7 +249,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const localSafePair = safePairRoutes({ getSettings, fitChecker: options.fitChecker });
+  const localSafePair = safePairRoutes({ getSettings, fitChecker });
   // Checks on demand (GPU sharing), through this node's supervisor; reports kept in <dataDir>/checks.
   // Experiment 2 runs under each policy in turn; the operator's is back after it.
   const checks = new CheckManager({ node, dataDir, decode: { policies: CHECK_POLICIES, applyPolicy: sharingPolicy.apply } });
@@ -262,10 +265,10 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     }),
     ...localSafePair,
     ...mlxRoutes(mlx),
-    ...logRoutes({ dataDir, ownLog }),
+    ...logRoutes({ dataDir, ownLog, exoOwnLog: () => exo.localLogFile() }),
     ...diagnosticsRoutes({ dataDir, getSettings, exo: () => exo.bundleSource(), exoProcess, history: () => history.aggregates() }),
     // "Stop" on an exo instance deletes it on exo; a local one falls through to the node.
-    ...exoRoutes(exo, controlRoutes({ fitChecker: options.fitChecker })),
+    ...exoRoutes(exo, controlRoutes({ fitChecker })),
     // Place again or dismiss a model exo took away (exo_model_lost).
     ...lostModelRoutes(exo),
     ...exoProcessRoutes({ manager: exoProcess, getSettings }),
@@ -297,7 +300,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     ],
     extraOrigins: options.extraOrigins,
     logger: logger.child({ component: 'api' }),
-    fitChecker: options.fitChecker,
+    fitChecker,
   });
   let listening: { url: string; host: string; port: number };
   try {

@@ -16,7 +16,7 @@ import { diagnosticBundleFileName } from '../core/diagnostics';
 import type { ExoAttachment } from '../core/exo/exo-attachment';
 import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-events/lost-model-actions';
 import { launchInstance } from '../core/instance-launch';
-import { checkModelFits } from '../core/fit/model-fits';
+import { checkModelFits, machineReadOnce } from '../core/fit/model-fits';
 import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
 import { NodeError, type ExobarNode } from '../core/node/node-types';
 import { localInstances } from '../../shared/instance-state';
@@ -185,7 +185,7 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     setupMlxRuntime: async () => services.startMlxSetup(),
     refreshMlxRuntime: () => services.refreshMlxRuntime(),
     listModels: async () => node.models(),
-    checkModelFits: () => checkModelFits(node),
+    checkModelFits: () => checkModelFits(node, machineReadOnce(options.settings().fit.headroomBytes)),
     probeExo: (url) => options.exo.probe(url),
     async attachExo(url) {
       await options.exo.attach(url);

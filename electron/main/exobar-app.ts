@@ -189,6 +189,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     dataDir: core.dataDir,
     ownLog,
     snapshot: () => core.node.snapshot(),
+    exoOwnLog: () => core.exo.localLogFile(),
     push: (payload) => popover?.send(LOG_LINES_CHANNEL, payload),
   });
   const actions = createAppActions({

@@ -15,6 +15,8 @@ export interface LogFollowBackendOptions {
   /** exobar's own log file (the source `exobar`). */
   ownLog: string;
   snapshot(): Snapshot;
+  /** exo's own log on this Mac (the source `exo:log`), when exobar can read it. */
+  exoOwnLog?: () => string | null;
   /** Pushes `{ streamId, lines }` to the popover. */
   push(payload: { streamId: number; lines: string[] }): void;
 }
@@ -32,7 +34,7 @@ export interface LogFollowBackend {
 export function createLogFollowBackend(options: LogFollowBackendOptions): LogFollowBackend {
   const streams = new Map<number, () => void>();
   let nextId = 1;
-  const sources = () => listLogSources(options.dataDir, options.snapshot(), { ownLog: options.ownLog });
+  const sources = () => listLogSources(options.dataDir, options.snapshot(), { ownLog: options.ownLog, exoOwnLog: options.exoOwnLog });
   return {
     async listLogSources() {
       return { sources: (await sources()).map(({ path: _path, ...s }) => s) };

@@ -214,6 +214,12 @@ export class ExoAttachment {
     return defaultExoLogDir(this.options.exoEnv?.() ?? process.env);
   }
 
+  /** exo's own log on this Mac (`<log folder>/exo.log`), for the log view; null when exobar never reads exo's log folder. */
+  localLogFile(): string | null {
+    const dir = this.logDir;
+    return dir ? join(dir, 'exo.log') : null;
+  }
+
   /** The material of the bundle's exo/ folder; null when nothing is attached. */
   bundleSource(): ExoBundleSource | null {
     if (!this.monitor) return null;

@@ -13,12 +13,13 @@ import { runningModels, type FitChecker } from './fit-gate';
 import { readGpuWiredLimit } from './gpu-wired-limit';
 
 /** A checker that reads this machine's memory and GPU limit once, whatever the number of checks. */
-export function machineReadOnce(): FitChecker {
+export function machineReadOnce(headroomBytes?: number): FitChecker {
   let memory: Promise<SystemMemory> | null = null;
   let gpu: Promise<number | null> | null = null;
   return (input) =>
     fitForLaunch({
       ...input,
+      headroomBytes,
       readMemory: () => (memory ??= readSystemMemory()),
       readGpuLimit: (total) => (gpu ??= readGpuWiredLimit(total)),
     });

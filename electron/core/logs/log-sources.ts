@@ -30,6 +30,8 @@ async function size(path: string): Promise<number | null> {
 export interface LogSourceOptions {
   /** exobar's own log file; default `<dataDir>/exobar.log` (ownLogPath). */
   ownLog?: string;
+  /** exo's own log where exo keeps it on this Mac (attach mode reads it too); none when absent. */
+  exoOwnLog?: () => string | null;
 }
 
 /** The sources with a file on disk now; runners named by the snapshot when it has them. */
@@ -63,5 +65,10 @@ export async function listLogSources(dataDir: string, snapshot: Snapshot, option
     const bytes = await size(path);
     if (bytes !== null) sources.push({ id, title: `exo: ${stream}`, kind: 'exo', instanceId: null, bytes, path });
   }
+  // exo's own log, when exo runs on this Mac (started by exobar or not) and exobar can read it.
+  const exoOwn = options.exoOwnLog?.() ?? null;
+  const exoOwnBytes = exoOwn ? await size(exoOwn) : null;
+  if (exoOwn && exoOwnBytes !== null)
+    sources.push({ id: 'exo:log', title: 'exo: its log on this Mac', kind: 'exo', instanceId: null, bytes: exoOwnBytes, path: exoOwn });
   return sources;
 }

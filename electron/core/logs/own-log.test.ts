@@ -3,7 +3,7 @@
  * terminal, `GET /api/logs` lists it as `exobar`, and following it shows a request's line
  * as the API logs it; the file rotates at its cap.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,22 @@ describe("exobar's own log", () => {
       text += decoder.decode(value, { stream: true });
     }
     abort.abort();
+  });
+
+  it("lists exo's own log where exo keeps it on this Mac, and reads it", async () => {
+    const exoLogDir = mkdtempSync(join(tmpdir(), 'exobar-exo-log-'));
+    const withExo = await startCoreRig({ exo: { offerUrl: null, exoLogDir } });
+    try {
+      expect((await withExo.control('GET', '/api/logs')).body.sources).not.toContainEqual(expect.objectContaining({ id: 'exo:log' }));
+      writeFileSync(join(exoLogDir, 'exo.log'), '[ 10:00:00.000 | INFO ] Starting EXO | pid=4242\n[ 10:00:00.010 | INFO ] FAST_SYNCH forced OFF\n');
+      expect((await withExo.control('GET', '/api/logs')).body.sources).toContainEqual(
+        expect.objectContaining({ id: 'exo:log', kind: 'exo', title: 'exo: its log on this Mac' }),
+      );
+      expect((await withExo.control('GET', '/api/logs/exo:log?lines=1')).body.lines).toEqual(['[ 10:00:00.010 | INFO ] FAST_SYNCH forced OFF']);
+    } finally {
+      await withExo.close();
+      rmSync(exoLogDir, { recursive: true, force: true });
+    }
   });
 
   it('rotates at its cap, so it takes at most twice that on disk', async () => {
