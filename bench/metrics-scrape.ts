@@ -46,7 +46,13 @@ export async function measureMetricsScrape(scrapes = 20, progress: (line: string
   );
   const state = snapshot({ instances });
   const metrics = new ExobarMetrics({ snapshot: () => state, mac: 'local' });
-  for (const record of fakeRequestRecords(SCRAPE_REQUESTS, SCRAPE_INSTANCES)) metrics.observeRequest(record);
+  // Each request's inter-token gaps too, so every instance has its ITL histogram series.
+  for (const record of fakeRequestRecords(SCRAPE_REQUESTS, SCRAPE_INSTANCES)) {
+    metrics.observeRequest(
+      record,
+      Array.from({ length: Math.max(0, record.outputTokens - 1) }, (_, i) => 5 + (i % 7) * 5),
+    );
+  }
   const node = new FakeNode();
   const token = 'bench-token';
   const server = createApiServer({
