@@ -7,6 +7,7 @@ import { ModelResidency } from './model-residency';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { MlxEngineStatus } from './mlx-engine-status';
+import { ExoModelDownloads } from './exo-model-downloads';
 import { PanelToggle } from './panel-toggle';
 
 const ENGINE_LABEL: Record<string, string> = { sim: 'sim', mlx: 'MLX' };
@@ -62,7 +63,8 @@ function mlxSummary(mlx: MlxRuntimeSnapshot | null): string {
 /**
  * The model catalog (sim models, and the MLX models found on disk once the MLX runtime
  * is there) with engine and memory, each model's residency with Load, Pin and Unload
- * (model-residency.tsx), and the MLX engine's state with its setup.
+ * (model-residency.tsx), the MLX engine's state with its setup, and with exo attached
+ * the downloads exo runs and the models it has downloaded (exo-model-downloads.tsx).
  * Collapsed by default: the popover's room belongs to the running models.
  */
 export function ModelsPanel() {
@@ -96,6 +98,7 @@ export function ModelsPanel() {
       {/* hidden, not unmounted: aria-controls always names an element. */}
       <div id={bodyId} className="panel-body" hidden={!open}>
         <MlxEngineStatus />
+        <ExoModelDownloads />
         {models.status === 'error' && (
           <p className="failure small" role="alert">
             Could not get the model list: {models.error}

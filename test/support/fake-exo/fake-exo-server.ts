@@ -10,6 +10,7 @@ import { answerWithFault, type Fault, type FaultKind } from './faults';
 import { renderState, snakeCaseKeys, type RenderOptions } from './render-state';
 import { randomUUID } from 'node:crypto';
 import { modelCard, type Json } from './fixture-data';
+import { fakeDownloadEntries } from './fake-downloads';
 
 /**
  * A further route of the fake exo (chat completions, placement): answers and returns
@@ -195,9 +196,17 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
 /** GET /models: ModelListModel entries (snake_case, api/types/api.py:32-56). */
 function modelList(cluster: FakeExoCluster, status: string | null): Json {
   const placed = new Set([...cluster.instances.values()].map((i) => i.modelId));
+  // exo's "downloaded": a model with a DownloadCompleted on some Mac (a placed model's, or a download that finished).
+  const completed = new Set(placed);
+  for (const node of cluster.nodes)
+    for (const entry of fakeDownloadEntries(cluster, node.id)) {
+      const done = (entry as { DownloadCompleted?: { shardMetadata?: Record<string, { modelCard?: { modelId?: string } }> } }).DownloadCompleted;
+      const model = done && Object.values(done.shardMetadata ?? {})[0]?.modelCard?.modelId;
+      if (model) completed.add(model);
+    }
   const ids =
     status === 'downloaded'
-      ? [...placed]
+      ? [...completed]
       : [...new Set([...placed, 'mlx-community/Llama-3.2-1B-Instruct-4bit', 'mlx-community/Qwen3-30B-A3B-4bit', 'mlx-community/Llama-3.2-3B-Instruct-4bit'])];
   return {
     object: 'list',
