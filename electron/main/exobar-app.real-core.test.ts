@@ -1,7 +1,8 @@
 /**
  * The app glue with the real core (startCore, the node, real sim runner processes)
- * and a fake Electron: a model launched from the popover is served, and quitting
- * leaves no runner process and no listening API behind.
+ * and a fake Electron: a model launched from the popover is served, a GPU sharing check
+ * started over IPC is cancelled and leaves the models as they were, and quitting leaves
+ * no runner process and no listening API behind.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -14,6 +15,7 @@ import { fake } from '../../test/support/electron/fake-electron';
 import { defaultSettings } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';
 import { mlxPlatform } from '../core/mlx/mlx-platform';
+import type { CheckStatus } from '../../shared/sharing-check';
 import type { Snapshot } from '../../shared/snapshot';
 import { startExobarApp } from './exobar-app';
 import { processAlive } from '../../test/support/process-alive';
@@ -79,6 +81,34 @@ describe('app with the real core', () => {
     expect(processAlive(pid)).toBe(true);
     // The tray follows: one model serving.
     await vi.waitFor(() => expect(fake.trays[0]!.title).toBe('1'));
+
+    // "Check GPU sharing" over IPC: started, a second start refused while it runs, listed as
+    // running, cancelled once it has launched the 3B beside the 1B; the models are as before.
+    const started = (await fake.ipcMain.invoke(IpcChannel.startSharingCheck, page, {
+      experiments: ['decode'],
+      promptTokens: 12_000,
+      decodeTokens: 10_000,
+    })) as {
+      ok: boolean;
+      value: CheckStatus;
+    };
+    expect(started).toMatchObject({ ok: true, value: { state: 'running' } });
+    expect(await fake.ipcMain.invoke(IpcChannel.startSharingCheck, page, {})).toMatchObject({ ok: false, error: { code: 'check_running' } });
+    expect(await fake.ipcMain.invoke(IpcChannel.listChecks, page)).toMatchObject({ ok: true, value: { checks: [], running: { id: started.value.id } } });
+    await vi.waitFor(
+      () =>
+        expect(
+          localInstances(core.node.snapshot())
+            .map((i) => i.model)
+            .sort(),
+        ).toEqual(['sim/llama-3.2-1b', 'sim/llama-3.2-3b']),
+      {
+        timeout: 30_000,
+      },
+    );
+    expect(await fake.ipcMain.invoke(IpcChannel.cancelCheck, page, started.value.id)).toEqual({ ok: true, value: null });
+    expect(await fake.ipcMain.invoke(IpcChannel.getCheck, page, started.value.id)).toMatchObject({ ok: true, value: { state: 'cancelled' } });
+    expect(localInstances(core.node.snapshot()).map((i) => i.id)).toEqual([created.value.id]);
 
     fake.app.quit();
     await vi.waitFor(() => expect(fake.app.exit).toHaveBeenCalledWith(0), { timeout: 20_000 });
