@@ -4,9 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exoCoreRig } from '../../test/support/fake-exo-exe/core-fixture';
-import { EXO_START_MS, waitUntil } from '../../test/support/fake-exo-exe/harness';
+import { EXO_START_MS } from '../../test/support/fake-exo-exe/harness';
 import { processAlive } from '../../test/support/process-alive';
 import { createCoreServices } from './core-services';
+import { eventually } from '../../test/support/eventually';
 
 describe("core services: this Mac's exo", () => {
   it('returns once the action is under way, refuses a restart without consent with its code, and stops exo', async () => {
@@ -24,7 +25,7 @@ describe("core services: this Mac's exo", () => {
     // Under way, not done: exo's API cannot answer within one turn of the event loop.
     expect(exo.state().status).toBe('starting');
     // exo's start-up time under load is not what this tests: a generous deadline.
-    await waitUntil(() => exo.state().status === 'running', 'exo running', EXO_START_MS);
+    await eventually(() => exo.state().status === 'running', EXO_START_MS, 'exo running');
     const pid = exo.state().pid!;
 
     await expect(services.controlExoProcess({ action: 'restart', consent: false })).rejects.toMatchObject({
@@ -35,7 +36,7 @@ describe("core services: this Mac's exo", () => {
 
     const pids = await tree();
     await services.controlExoProcess({ action: 'stop' });
-    await waitUntil(() => exo.state().status === 'stopped', 'exo stopped');
+    await eventually(() => exo.state().status === 'stopped', 20_000, 'exo stopped');
     for (const p of pids) expect(processAlive(p), `pid ${p}`).toBe(false);
   });
 

@@ -6,8 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_PROMPTS } from '../../shared/runner-protocol';
 import type { Snapshot } from '../../shared/snapshot';
-import { createNodeFixture, eventually, type NodeFixture } from '../../test/support/node-fixture';
+import { createNodeFixture, type NodeFixture } from '../../test/support/node-fixture';
 import { operatorAlerts, type OperatorAlert } from './operator-alerts';
+import { eventually } from '../../test/support/eventually';
 
 describe('operator alerts from a real node', () => {
   let fixture: NodeFixture;

@@ -22,6 +22,8 @@ const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 // 0.25: the 3B prefills a 60k-token prompt in ~9.5 s, one 4096-token chunk every ~0.65 s:
 // long enough to watch, short enough for CI.
 const SIM_TIME_SCALE = 0.25;
+/** The long 3B prompt: about 9.5 s of prefill at this time scale (1,590 tokens/s at scale 1). */
+const LONG_PROMPT = 60_000;
 
 let serve: ServeProcess;
 let browser: Browser;
@@ -123,22 +125,28 @@ describe('the page against exobar serve', () => {
     expect(await card1b().getByTestId('ttft-p50').innerText()).not.toBe('n/a');
   });
 
-  // One retry: in 1 of 5 clean CI runs the waiting 3B row was not seen within 10 s (a timing race
-  // not yet explained); the assertions are unchanged.
-  it('shows the queue, the prefill advancing, and a held cancellation after cancelling from the UI', { retry: 1 }, async () => {
+  // The waiting 3B request can be seen only while the long prefill runs (the runner reads
+  // new tasks between steps, and this step is the whole prefill). So the queued request
+  // goes in as soon as the server says the long one prefills (not when a loaded page first
+  // shows it, which left too little of the prefill to see the wait), and the test waits on
+  // the server's own phases before it looks at the page.
+  it('shows the queue, the prefill advancing, and a held cancellation after cancelling from the UI', async () => {
+    const control = controlClient(serve.url, serve.token);
+    const phases3b = async () => (await control.state()).instances.find((i) => i.model === MEDIUM)?.queue.requests.map((r) => r.phase) ?? [];
     // A long unique prompt on the 3B, then one more 3B request queued behind it, then a short 1B request.
-    const long = streamChat(serve.url, MEDIUM, 60_000, 16);
+    const long = streamChat(serve.url, MEDIUM, LONG_PROMPT, 16);
     chats.push(long);
-    await card3b().getByTestId('queue-row').filter({ hasText: 'Prefilling' }).waitFor({ timeout: 15_000 });
+    await expect.poll(phases3b, { timeout: 60_000 }).toContain('prefilling');
     const queued = streamChat(serve.url, MEDIUM, 200, 16);
     chats.push(queued);
+    await expect.poll(phases3b, { timeout: 60_000 }).toEqual(expect.arrayContaining(['prefilling', expect.stringMatching(/^(awaiting_ack|queued)$/)]));
+    await card3b().getByTestId('queue-row').filter({ hasText: 'Prefilling' }).waitFor({ timeout: 30_000 });
     const short = streamChat(serve.url, SMALL, 60, 200);
     chats.push(short);
 
-    // The queued request waits for the runner's acknowledgement (the runner reads new
-    // tasks only between steps, and this step is the whole prefill).
+    // The queued request waits for the runner's acknowledgement.
     const waiting = card3b().locator('[data-testid=queue-row][data-phase=awaiting_ack], [data-testid=queue-row][data-phase=queued]');
-    await waiting.first().waitFor({ timeout: 10_000 });
+    await waiting.first().waitFor({ timeout: 30_000 });
 
     const bar = card3b().getByTestId('prefill').getByRole('progressbar');
     await bar.waitFor();

@@ -119,15 +119,5 @@ export async function readRawSse(response: Response): Promise<string[]> {
   return text.split('\n').filter((line) => line !== '');
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `condition` until true or the deadline passes. */
-export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+/** The one poll helper lives in ./eventually.ts; re-exported for the tests that import it from here. */
+export { eventually, sleep } from './eventually';

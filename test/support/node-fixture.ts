@@ -68,13 +68,5 @@ export function ttftMs(tracked: TrackedRequest): number {
   return tracked.firstTokenAt - tracked.submittedAt;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `condition` until true or the deadline passes. */
-export async function eventually(condition: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+/** The one poll helper lives in ./eventually.ts; re-exported for the tests that import it from here. */
+export { eventually, sleep } from './eventually';

@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
 import type { ApiErrorBody } from '../../../shared/api';
 import { makePrompt } from '../../../shared/token-count';
-import { eventually, readRawSse, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+import { readRawSse, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { localInstances } from '../../../shared/instance-state';
+import { eventually } from '../../../test/support/eventually';
 
 const SMALL = 'sim/llama-3.2-1b';
 

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { localInstances } from '../../../shared/instance-state';
 import { startServerRig, type ApiRig } from '../../../test/support/api-harness';
-import { createNodeFixture, sleep, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
+import { sleep } from '../../../test/support/eventually';
 
 const FAKE_RUNNER = fileURLToPath(new URL('../../../test/support/fake-runner.mjs', import.meta.url));
 const MODEL = 'sim/llama-3.2-1b';

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
 import { mappedExoSnapshot } from '../../../test/support/fake-exo/mapped-snapshot';
 import { LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
@@ -19,6 +19,7 @@ import { streamChatText } from '../../../test/support/fake-exo/stream-chat';
 import { FakeExoCluster } from '../../../test/support/fake-exo/fake-cluster';
 import { diagnoseExo } from './exo-diagnosis';
 import { readZip } from '../../../test/support/diagnostics/read-zip';
+import { eventually } from '../../../test/support/eventually';
 
 const PLANTED = 'planted-prompt-about-the-acquisition-of-zebra-corp';
 const PLANTED_SYSTEM = 'planted-system-instructions-xyzzy';

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExoProcessStateSchema } from '../../../shared/exo-process';
 import { exoCoreRig } from '../../../test/support/fake-exo-exe/core-fixture';
-import { waitUntil } from '../../../test/support/fake-exo-exe/harness';
 import { ExoProcessManager } from '../exo-process';
 import { collectBundle } from './bundle-files';
+import { eventually } from '../../../test/support/eventually';
 
 describe('the diagnostic bundle with exo run by exobar', () => {
   it("holds exo's redacted output tails and its state in the snapshot", async () => {
@@ -22,7 +22,7 @@ describe('the diagnostic bundle with exo run by exobar', () => {
     expect(preview.body.files.map((f: { name: string }) => f.name)).not.toContain('exo/exo-stderr.log');
 
     expect((await rig.control('POST', '/api/exo/process/start?wait=done')).body.status).toBe('running');
-    await waitUntil(async () => (await state()).lastLines.some((l) => l.includes('Spawned runner 0')), "exo's runner line");
+    await eventually(async () => (await state()).lastLines.some((l) => l.includes('Spawned runner 0')), 20_000, "exo's runner line");
     // Through the API: the route's bundle has exo's files.
     const listed = (await rig.control('GET', '/api/diagnostics/preview')).body.files.map((f: { name: string }) => f.name);
     expect(listed).toEqual(expect.arrayContaining(['exo/exo-stdout.log', 'exo/exo-stderr.log']));

@@ -8,12 +8,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_PROMPTS } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
-import { createNodeFixture, eventually, sleep, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
 import { simSpawnSpec } from '../node/sim-spawn-spec';
 import type { DiagnosticContext } from './bundle-context';
 import { writeDiagnosticBundle } from './bundle-writer';
 import type { Finding } from './diagnosis';
 import { parseBundle, readZip } from '../../../test/support/diagnostics/read-zip';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';

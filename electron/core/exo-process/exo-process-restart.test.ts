@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ExoFastSynchPlan, ExoPlannedInstance } from '../../../shared/exo-fast-synch';
 import { processAlive } from '../../../test/support/process-alive';
-import { processesWithHome, fakeExoHome, receivedEnv, spawnSleeper, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { processesWithHome, fakeExoHome, receivedEnv, spawnSleeper } from '../../../test/support/fake-exo-exe/harness';
 import { FAST_TIMING, fakeExoManager } from '../../../test/support/fake-exo-exe/manager-fixture';
 import { backoffDelayMs } from '../../../shared/backoff';
+import { eventually } from '../../../test/support/eventually';
 
 const ring = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'ring', nodeCount: 1 });
 const jaccl = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'jaccl', nodeCount: 2 });
@@ -74,7 +75,7 @@ describe('ExoProcessManager: restarts', () => {
     const policy = { baseDelayMs: 300, maxDelayMs: 700, maxRestarts: 3, stableAfterMs: 60_000 };
     const { manager, dirs, states } = await fakeExoManager({ FAKE_EXO_EXIT_AFTER_MS: '300', FAKE_EXO_EXIT_CODE: '7' }, { crashPolicy: policy });
     await manager.start();
-    await waitUntil(() => /gave up/.test(manager.state().reason ?? ''), 'the restarts to give up', 40_000);
+    await eventually(() => /gave up/.test(manager.state().reason ?? ''), 40_000, 'the restarts to give up');
 
     const final = manager.state();
     expect(final).toMatchObject({ status: 'crashed', failure: 'crashed', exit: { code: 7, signal: null }, restarts: { count: 3, max: 3, nextAt: null } });
@@ -97,7 +98,7 @@ describe('ExoProcessManager: restarts', () => {
   it('a runner that ignores SIGTERM ends a stop in needs_attention, with the reason', async () => {
     const { manager, dirs } = await fakeExoManager({ FAKE_EXO_STUBBORN_CHILD: '1', FAKE_EXO_RUNNERS: '2' });
     await manager.start();
-    await waitUntil(() => runnersUp(dirs.home) === 2, 'both runners up (their signal handlers set)');
+    await eventually(() => runnersUp(dirs.home) === 2, 20_000, 'both runners up (their signal handlers set)');
     const state = await manager.stop();
     expect(state).toMatchObject({ status: 'needs_attention', failure: 'runners_left', ownsProcess: false });
     expect(state.reason).toMatch(/^exo stopped \(SIGINT\) and the GPU may be wedged: exo left runner pid \d+ ignored SIGTERM and had to be killed \(SIGKILL\)/);
@@ -111,7 +112,7 @@ describe('ExoProcessManager: restarts', () => {
       { crashPolicy: { baseDelayMs: 200 }, timing: { ...FAST_TIMING, childScanIntervalMs: 60_000 } },
     );
     await manager.start();
-    await waitUntil(() => manager.state().status === 'needs_attention', 'needs_attention', 20_000);
+    await eventually(() => manager.state().status === 'needs_attention', 20_000, 'needs_attention');
     expect(manager.state().reason).toMatch(
       /^exo exited on its own \(exit code 1\) and the GPU may be wedged: .*ignored SIGTERM.*exobar will not restart exo on its own\.$/,
     );

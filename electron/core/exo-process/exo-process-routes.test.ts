@@ -6,8 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { ExoProcessStateSchema } from '../../../shared/exo-process';
 import { exoCoreRig as exoRig, forgetRig } from '../../../test/support/fake-exo-exe/core-fixture';
-import { EXO_START_MS, processesWithHome, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { EXO_START_MS, processesWithHome } from '../../../test/support/fake-exo-exe/harness';
 import { processAlive } from '../../../test/support/process-alive';
+import { eventually } from '../../../test/support/eventually';
 
 describe('/api/exo/process', () => {
   it('start, status, restart refused without consent, restart with consent, stop leaves no process', async () => {
@@ -19,10 +20,10 @@ describe('/api/exo/process', () => {
     const started = await rig.control('POST', '/api/exo/process/start');
     expect(started.status).toBe(202);
     expect(ExoProcessStateSchema.parse(started.body).status).toBe('starting');
-    await waitUntil(async () => (await state()).status === 'running', 'exo running', EXO_START_MS);
+    await eventually(async () => (await state()).status === 'running', EXO_START_MS, 'exo running');
     const running = await state();
     expect(running).toMatchObject({ ownsProcess: true, fastSynch: { enabled: false, observed: false, mismatch: false } });
-    await waitUntil(async () => (await tree()).length >= 2, 'exo and its runner');
+    await eventually(async () => (await tree()).length >= 2, 20_000, 'exo and its runner');
     const first = await tree();
     const shown = await snapshot();
     expect(shown.exoProcess).toMatchObject({ status: 'running', pid: running.pid, nodeId: running.nodeId });
@@ -42,7 +43,7 @@ describe('/api/exo/process', () => {
     expect(after.pid).not.toBe(running.pid);
     expect(after.nodeId).not.toBe(running.nodeId);
     for (const pid of first) expect(processAlive(pid), `pid ${pid} of the exo before the restart`).toBe(false);
-    await waitUntil(async () => (await tree()).length >= 2, 'the new exo and its runner');
+    await eventually(async () => (await tree()).length >= 2, 20_000, 'the new exo and its runner');
     const second = await tree();
 
     const stopped = await rig.control('POST', '/api/exo/process/stop?wait=done');
@@ -73,14 +74,14 @@ describe('/api/exo/process', () => {
   it('with exo.start in settings the core starts exo, shows a mismatch warning when exo logs the other value, and its stop leaves no process', async () => {
     // The fake logs "FAST_SYNCH forced ON" whatever exobar asked: a wrapper overriding the value.
     const { rig, tree, snapshot, dirs } = await exoRig({ start: true, env: { FAKE_EXO_LOG_FAST_SYNCH: 'on' } });
-    await waitUntil(async () => (await snapshot()).exoProcess?.status === 'running', 'exo started by the core', EXO_START_MS);
-    await waitUntil(async () => (await snapshot()).warnings.some((w) => w.code === 'exo_fast_synch_mismatch'), 'the mismatch warning');
+    await eventually(async () => (await snapshot()).exoProcess?.status === 'running', EXO_START_MS, 'exo started by the core');
+    await eventually(async () => (await snapshot()).warnings.some((w) => w.code === 'exo_fast_synch_mismatch'), 20_000, 'the mismatch warning');
     const shown = await snapshot();
     expect(shown.exoProcess?.fastSynch).toMatchObject({ enabled: false, observed: true, mismatch: true });
     expect(shown.warnings.find((w) => w.code === 'exo_fast_synch_mismatch')?.title).toBe(
       'exo runs with fast synch on, but exobar started it with fast synch off',
     );
-    await waitUntil(async () => (await tree()).length >= 2, 'exo and its runner');
+    await eventually(async () => (await tree()).length >= 2, 20_000, 'exo and its runner');
     const pids = await tree();
     forgetRig(rig);
     // Quitting exobar stops the exo it started.

@@ -9,8 +9,9 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { ExoFastSynchPlan, ExoPlannedInstance } from '../../../shared/exo-fast-synch';
 import { processAlive } from '../../../test/support/process-alive';
-import { FAKE_EXO_COMMAND, killAll, fakeExoHome, receivedEnv, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { FAKE_EXO_COMMAND, killAll, fakeExoHome, receivedEnv } from '../../../test/support/fake-exo-exe/harness';
 import { fakeExoManager } from '../../../test/support/fake-exo-exe/manager-fixture';
+import { eventually } from '../../../test/support/eventually';
 
 const ring = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'ring', nodeCount: 1 });
 const jaccl = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'jaccl', nodeCount: 2 });
@@ -34,12 +35,13 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
       const exoPid = state.pid!;
       expect(receivedEnv(exoPid, dirs.home).EXO_FAST_SYNCH).toBe(c.value);
       // Two runners, and possibly tsx's esbuild service (the fake is TypeScript): every child inherits the value.
-      await waitUntil(async () => (await tree()).length >= 3, 'exo and its two runners');
+      await eventually(async () => (await tree()).length >= 3, 20_000, 'exo and its two runners');
       const pids = await tree();
       for (const child of pids.slice(1)) expect(receivedEnv(child, dirs.home).EXO_FAST_SYNCH).toBe(c.value);
       // What exo's runner bootstrap made of it, in exo's own log.
-      await waitUntil(
+      await eventually(
         () => (readFileSync(join(fakeExoHome(dirs.home), 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: \d/g) ?? []).length === 2,
+        20_000,
         'runner log lines',
       );
       const flags = readFileSync(join(fakeExoHome(dirs.home), 'exo_log', 'exo.log'), 'utf8').match(/Fast synch flag: (\d)/g);
@@ -67,7 +69,7 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
   it('a stop while exo is starting calls the start off and stops exo', async () => {
     const { manager, states } = await fakeExoManager({ FAKE_EXO_BIND_DELAY_MS: '3000' });
     const started = manager.start();
-    await waitUntil(() => states.some((s) => s.pid !== null), 'exo spawned');
+    await eventually(() => states.some((s) => s.pid !== null), 20_000, 'exo spawned');
     const pid = manager.state().pid!;
     const stopped = await manager.stop();
     await started;
@@ -101,7 +103,7 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
     const { manager, port, states } = await fakeExoManager({ FAKE_EXO_BIND_DELAY_MS: '2000' });
     const blocker: Server = createServer();
     const started = manager.start();
-    await waitUntil(() => states.some((s) => s.pid !== null), 'exo spawned');
+    await eventually(() => states.some((s) => s.pid !== null), 20_000, 'exo spawned');
     await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
     try {
       const state = await started;
@@ -119,13 +121,17 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
       stdio: 'ignore',
     });
     try {
-      await waitUntil(() => {
-        try {
-          return readFileSync(join(fakeExoHome(dirs.home), 'exo.pid'), 'utf8').trim() === String(other.pid);
-        } catch {
-          return false;
-        }
-      }, 'the other exo to hold its pidfile');
+      await eventually(
+        () => {
+          try {
+            return readFileSync(join(fakeExoHome(dirs.home), 'exo.pid'), 'utf8').trim() === String(other.pid);
+          } catch {
+            return false;
+          }
+        },
+        20_000,
+        'the other exo to hold its pidfile',
+      );
       const state = await manager.start();
       expect(state).toMatchObject({ status: 'crashed', failure: 'pidfile_held', ownsProcess: false });
       expect(state.reason).toContain(`pid ${other.pid}`);
@@ -152,7 +158,7 @@ describe('ExoProcessManager: start, fast synch, stop', () => {
   it('escalates to SIGTERM when exo ignores SIGINT', async () => {
     const { manager, tree } = await fakeExoManager({ FAKE_EXO_IGNORE_SIGINT: '1' }, { timing: { sigintGraceMs: 700, childScanIntervalMs: 200 } });
     await manager.start();
-    await waitUntil(async () => (await tree()).length >= 2, 'the runner');
+    await eventually(async () => (await tree()).length >= 2, 20_000, 'the runner');
     const pids = await tree();
     const state = await manager.stop();
     expect(state).toMatchObject({ status: 'stopped' });

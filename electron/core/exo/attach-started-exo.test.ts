@@ -5,14 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exoCoreRig } from '../../../test/support/fake-exo-exe/core-fixture';
-import { EXO_START_MS, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { EXO_START_MS } from '../../../test/support/fake-exo-exe/harness';
 import { loadSettings } from '../settings/settings-store';
+import { eventually } from '../../../test/support/eventually';
 
 describe('the exo exobar starts', () => {
   it('is attached once its API answers, without an exo address, and the address is not saved', async () => {
     const { rig, apiPort, snapshot } = await exoCoreRig({ start: true });
     expect(rig.core.settings.exo.url).toBeNull();
-    await waitUntil(async () => (await snapshot()).exo?.connected === true, 'the cluster in the snapshot', EXO_START_MS);
+    await eventually(async () => (await snapshot()).exo?.connected === true, EXO_START_MS, 'the cluster in the snapshot');
     const shown = await snapshot();
     const nodeId = rig.core.exoProcess.state().nodeId;
     expect(shown.exoProcess).toMatchObject({ status: 'running', ownsProcess: true });

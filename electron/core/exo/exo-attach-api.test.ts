@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SnapshotSchema, type Snapshot } from '../../../shared/snapshot';
 import { startServe, type ServeProcess } from '../../../test/support/e2e/serve-process';
-import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
 import { LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { eventually } from '../../../test/support/eventually';
 
 async function call(serve: { url: string; token: string }, method: string, path: string, body?: unknown, token = serve.token) {
   const response = await fetch(`${serve.url}${path}`, {

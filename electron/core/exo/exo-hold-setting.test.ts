@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../shared/api';
 import { streamChatText } from '../../../test/support/fake-exo/stream-chat';
-import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../test/support/fake-exo/scenarios';
 import { startServingExo, type ServingExo } from '../../../test/support/fake-exo/worker/serving-exo';
+import { eventually } from '../../../test/support/eventually';
 
 let exo: ServingExo;
 let rig: CoreRig;

@@ -5,9 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../shared/token-count';
-import { createNodeFixture, eventually, sleep, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
 import { requestIdOf } from './node-event';
 import { localInstances } from '../../../shared/instance-state';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 const TIME_SCALE = 0.1;
 const LONG = 'sim/llama-3.2-3b';

@@ -14,7 +14,8 @@ import type { RequestEvent } from './node-types';
 import type { DispatchMode } from './dispatcher';
 import { seededRandom } from '../../../shared/seeded-random';
 import { makePrompt } from '../../../shared/token-count';
-import { createNodeFixture, eventually, sleep, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 const TRIALS = 300;
 const SEED = Number(process.env.EXOBAR_SCHEDULE_SEED ?? 20261129);

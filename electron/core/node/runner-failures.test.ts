@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_PROMPTS } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
-import { createNodeFixture, eventually, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
 import { simSpawnSpec } from './sim-spawn-spec';
 import { localInstances } from '../../../shared/instance-state';
+import { eventually } from '../../../test/support/eventually';
 
 const TIME_SCALE = 0.1;
 const MODEL = 'sim/llama-3.2-1b';

@@ -7,8 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { localInstances } from '../../../shared/instance-state';
 import { makePrompt } from '../../../shared/token-count';
-import { createNodeFixture, eventually, sleep, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
 import type { DispatchMode } from './dispatcher';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 const SMALL = 'sim/llama-3.2-1b';
 const LONG = 'sim/llama-3.2-3b';

@@ -10,10 +10,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
 import { defaultSettings, type Settings } from '../../../shared/api';
 import { localInstances } from '../../../shared/instance-state';
-import { eventually, startCoreRig, type CoreRig } from '../../../test/support/api-harness';
+import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { fitForLaunch } from '../fit/fit-for-launch';
 import type { NodeEvent } from '../node/node-types';
 import type { ModelEventRecord, RequestRecord } from '../../../shared/request-record';
+import { eventually } from '../../../test/support/eventually';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';

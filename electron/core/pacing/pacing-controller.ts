@@ -26,6 +26,7 @@ export type { SharingPolicy };
 
 export type { PacingReleaseReason, ItlFigure } from './pacing-release';
 import type { PacingReleaseReason } from './pacing-release';
+import { backoffDelayMs } from '../../../shared/backoff';
 
 /** What the controller needs of one local instance (Instance provides it). */
 export interface PacedRunner {
@@ -177,7 +178,8 @@ export class PacingController {
    * probe happens less and less often instead of flapping once a second.
    */
   private dwellMs(episode: Episode): number {
-    return this.tuning.minPacedMs * 2 ** Math.min(4, Math.max(0, episode.engagements - 1));
+    const base = this.tuning.minPacedMs;
+    return backoffDelayMs(episode.engagements, { baseDelayMs: base, maxDelayMs: base * 16 });
   }
 
   /** The live figure of the neighbour that weighs most (highest ratio) among `runners`. */

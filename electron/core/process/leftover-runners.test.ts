@@ -2,9 +2,10 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../../test/support/process-alive';
-import { killAll, waitUntil } from '../../../test/support/fake-exo-exe/harness';
+import { killAll } from '../../../test/support/fake-exo-exe/harness';
 import { stopLeftovers, wedgedReason } from './leftover-runners';
 import { descendants, parseProcStat, parsePsTable, processStartTime } from './process-identity';
+import { eventually } from '../../../test/support/eventually';
 
 const spawned: number[] = [];
 afterEach(() => killAll(spawned.splice(0)));
@@ -82,7 +83,7 @@ describe('process identity', () => {
       { stdio: 'ignore' },
     );
     spawned.push(parent.pid!);
-    await waitUntil(async () => (await descendants(parent.pid!)).length === 1, 'the grandchild', 10_000);
+    await eventually(async () => (await descendants(parent.pid!)).length === 1, 10_000, 'the grandchild');
     const found = await descendants(parent.pid!);
     // Seen from the test process, the grandchild is a descendant too.
     expect((await descendants(process.pid)).map((d) => d.pid)).toEqual(expect.arrayContaining([parent.pid, found[0]!.pid]));

@@ -4,9 +4,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { localInstances } from '../../../shared/instance-state';
-import { createNodeFixture, eventually, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 import { processAlive } from '../../../test/support/process-alive';
 import { killRunnerGroups } from './kill-runner-groups';
+import { eventually } from '../../../test/support/eventually';
 
 let fixture: NodeFixture | null = null;
 afterEach(async () => {

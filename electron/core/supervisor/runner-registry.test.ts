@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processStartTime } from '../process/process-identity';
-import { createNodeFixture, eventually, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 import { RUNNER_REGISTRY_FILE } from './runner-registry';
+import { eventually } from '../../../test/support/eventually';
 
 const alive = (pid: number) => {
   try {

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../shared/token-count';
-import { createNodeFixture, eventually, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { eventually } from '../../../test/support/eventually';
 
 const MODEL = 'sim/llama-3.2-1b';
 

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, waitUntil, type FakeExoDirs } from './harness';
+import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
+import { eventually } from '../eventually';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -42,10 +43,10 @@ describe('fake exo', () => {
     const d = dirs();
     const port = await freePort();
     const exo = run(['--api-port', String(port)], { HOME: d.home, EXO_HOME: 'exo-data', FAKE_EXO_SHUTDOWN_MS: '5000', FAKE_EXO_RUNNERS: '0' });
-    await waitUntil(() => exo.output().includes('Running on'), 'the API');
+    await eventually(() => exo.output().includes('Running on'), 20_000, 'the API');
     expect(existsSync(join(d.home, 'exo-data', 'exo.pid'))).toBe(true);
     exo.child.kill('SIGINT');
-    await waitUntil(() => exo.output().includes('shutting down'), 'the shutdown');
+    await eventually(() => exo.output().includes('shutting down'), 20_000, 'the shutdown');
     exo.child.kill('SIGTERM');
     expect(await exo.exit).toBe(1);
     expect(exo.output()).toMatch(/Received SIGTERM again: exiting now/);
@@ -62,7 +63,7 @@ describe('fake exo', () => {
     const port = await freePort();
     const exo = run(['--api-port', String(port)], { HOME: d.home, FAKE_EXO_API_MODULE: module, FAKE_EXO_RUNNERS: '0' });
     cleanups.push(() => killAll([exo.child.pid!]));
-    await waitUntil(() => exo.output().includes('Running on'), 'the API');
+    await eventually(() => exo.output().includes('Running on'), 20_000, 'the API');
     const body = (await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { path: string; nodeId: string; port: number };
     expect(body).toMatchObject({ path: '/v1/models', port });
     expect(body.nodeId).toMatch(/^[0-9a-f]{32}$/);

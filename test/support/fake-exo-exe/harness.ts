@@ -91,15 +91,6 @@ export function spawnSleeper(): { pid: number; kill(): void } {
  */
 export const EXO_START_MS = 30_000;
 
-/** Waits until `check` holds, polling; throws with `what` after `timeoutMs`. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** SIGKILLs every pid still alive (test cleanup: nothing outlives a test). */
 export function killAll(pids: Iterable<number>): void {
   for (const pid of pids) {

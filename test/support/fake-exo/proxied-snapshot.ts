@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { startCore } from '../../../electron/core/start-core';
 import type { Snapshot } from '../../../shared/snapshot';
-import { eventually } from '../api-harness';
 import { LLAMA_3B } from './scenarios';
 import { streamChatText } from './stream-chat';
 import { startServingExo } from './worker/serving-exo';
+import { eventually } from '../eventually';
 
 const stream = (url: string, tokens: number, salt: string) => streamChatText(url, LLAMA_3B, tokens, salt);
 

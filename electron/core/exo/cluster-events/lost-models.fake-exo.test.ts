@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../../../shared/snapshot';
-import { eventually, startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
+import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
 import { readZip } from '../../../../test/support/diagnostics/read-zip';
 import { STOPPED_NODE_REMOVAL_MS } from '../../../../test/support/fake-exo/fake-cluster';
 import { TINY, TINY_B, twoNodeCluster } from '../../../../test/support/fake-exo/two-node-scenario';
 import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { eventually } from '../../../../test/support/eventually';
 
 const lostWarnings = (s: Snapshot) => s.warnings.filter((w) => w.code === 'exo_model_lost');
 const kinds = (s: Snapshot) => (s.exo?.events ?? []).map((e) => `${e.kind}${e.model ? ` ${e.model}` : ''}${e.cause ? ` (${e.cause})` : ''}`);

@@ -17,12 +17,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../../shared/api';
 import type { ModelEventRecord, RequestRecord } from '../../../../shared/request-record';
 import type { EventLog } from '../../node/event-log';
-import { eventually, startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
+import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
 import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
 import { startFakeDownload } from '../../../../test/support/fake-exo/fake-downloads';
 import { modelCard } from '../../../../test/support/fake-exo/fixture-data';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
 import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { eventually } from '../../../../test/support/eventually';
 
 const GB = 1024 ** 3;
 const hi = [{ role: 'user' as const, content: 'hi' }];

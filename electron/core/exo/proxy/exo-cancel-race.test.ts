@@ -9,11 +9,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { makePrompt } from '../../../../shared/token-count';
-import { eventually } from '../../../../test/support/api-harness';
 import { startHeldAnswerProxy, type HeldAnswerProxy } from '../../../../test/support/fake-exo/held-answer-proxy';
 import { LLAMA_1B } from '../../../../test/support/fake-exo/scenarios';
 import { readTimedLines } from '../../../../test/support/fake-exo/worker/sse-lines';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
+import { eventually } from '../../../../test/support/eventually';
 
 const HOLD_MS = 300;
 const TRIES = 20;

@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIError } from 'openai';
 import { makePrompt } from '../../../../shared/token-count';
-import { eventually } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
 import { exoStallWarnings } from '../stall/exo-stall-warnings';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
+import { eventually } from '../../../../test/support/eventually';
 
 let p: ProxyRig;
 beforeAll(async () => {

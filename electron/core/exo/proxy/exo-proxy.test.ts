@@ -8,10 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIError } from 'openai';
 import { makePrompt } from '../../../../shared/token-count';
-import { eventually, readRawSse } from '../../../../test/support/api-harness';
+import { readRawSse } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { ExoTraffic } from './exo-traffic';
+import { eventually } from '../../../../test/support/eventually';
 
 let p: ProxyRig;
 beforeAll(async () => {

@@ -9,11 +9,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../../shared/token-count';
 import type { Warning } from '../../../../shared/snapshot';
-import { eventually } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
 import { firstTokenMs, readTimedLines } from '../../../../test/support/fake-exo/worker/sse-lines';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { exoStallWarnings } from './exo-stall-warnings';
+import { eventually } from '../../../../test/support/eventually';
 
 let p: ProxyRig | null = null;
 afterEach(async () => {
