@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../test/support/free-port';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,16 +30,6 @@ function status(args: string[], stopAfterMs?: number): Promise<{ code: number | 
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   if (stopAfterMs !== undefined) setTimeout(() => child.kill('SIGINT'), stopAfterMs);
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
-
-/** A port nothing listens on (just freed). */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/e2e/browser';
 import { fullPageShot, POPOVER_VIEWPORT } from './full-page-shot';
-import { createServer } from 'node:net';
+import { freePort } from '../support/free-port';
 import { startFakeExoProcess, type FakeExoProcess } from '../support/fake-exo/fake-exo-process';
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 
@@ -21,18 +21,6 @@ const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
 const QWEN = 'exo:mlx-community/Qwen3-30B-A3B-4bit';
 const LLAMA_1B = 'exo:mlx-community/Llama-3.2-1B-Instruct-4bit';
 const LLAMA_3B = 'exo:mlx-community/Llama-3.2-3B-Instruct-4bit';
-
-/** A port free right now on 127.0.0.1: the fake exo comes back on the same one. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let port: number;
 let exo: FakeExoProcess;
