@@ -14,7 +14,6 @@
  *
  * Standalone: `node --import tsx bench/exo-proxy.ts [--json] [--time-scale X] [--trials N]`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,9 +21,9 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { ExoClient } from '../electron/core/exo/exo-client';
 import { createExoServing, type ExoServing } from '../electron/core/exo/proxy/exo-serving';
-import { packageRoot } from '../electron/core/package-root';
 import { startCore } from '../electron/core/start-core';
 import { makePrompt } from '../shared/token-count';
+import { startServingExoProcess } from '../test/support/fake-exo/fake-exo-process';
 import { LLAMA_1B, LLAMA_3B } from '../test/support/fake-exo/scenarios';
 import { firstTokenMs, readTimedLines, type TimedLine } from '../test/support/fake-exo/worker/sse-lines';
 
@@ -37,27 +36,9 @@ interface BenchRig {
   close(): Promise<void>;
 }
 
-// From the package root, not this module: in the built bench (out/node/bench.mjs) import.meta.url is the bundle's.
-const SERVING_CLI = join(packageRoot(), 'test/support/fake-exo/worker/serving-cli.ts');
-
-async function startFakeExoProcess(mode: 'blocking' | 'fixed', timeScale: number): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVING_CLI, '--port', '0', '--mode', mode, '--time-scale', String(timeScale)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the fake exo exited with ${code}`)));
-  });
-  return { child, url };
-}
-
 async function startBenchRig(mode: 'blocking' | 'fixed', timeScale: number): Promise<BenchRig> {
-  const { child, url } = await startFakeExoProcess(mode, timeScale);
+  const fake = await startServingExoProcess(mode, timeScale);
+  const url = fake.url;
   const hold = { enabled: true };
   let serving: ExoServing | null = null;
   const client = new ExoClient({ url, fastIntervalMs: 100, onUpdate: () => serving?.traffic.reconcile() });
@@ -75,11 +56,7 @@ async function startBenchRig(mode: 'blocking' | 'fixed', timeScale: number): Pro
     async close() {
       await core.stop();
       await client.stop();
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((done) => child.once('exit', done));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await fake.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

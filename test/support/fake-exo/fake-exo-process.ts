@@ -21,8 +21,17 @@ export interface FakeExoProcess {
  * it listens. A test that loses and regains the exo node starts it again on the same port.
  */
 export function startFakeExoProcess(scenario: 'demo' | 'bench', tickMs = 1_000, port = 0): Promise<FakeExoProcess> {
+  return spawnFakeExoCli(['--port', String(port), '--scenario', scenario, '--tick-ms', String(tickMs)]);
+}
+
+/** Starts `cli.ts --scenario serving` (chat completions from a `mode` worker) on a free port. */
+export function startServingExoProcess(mode: 'blocking' | 'fixed', timeScale = 1): Promise<FakeExoProcess> {
+  return spawnFakeExoCli(['--port', '0', '--scenario', 'serving', '--mode', mode, '--time-scale', String(timeScale)]);
+}
+
+function spawnFakeExoCli(args: string[]): Promise<FakeExoProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', String(port), '--scenario', scenario, '--tick-ms', String(tickMs)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
