@@ -26,7 +26,8 @@ function sources(dir: string): string[] {
 export function comments(text: string): Array<{ line: number; text: string }> {
   const found: Array<{ line: number; text: string }> = [];
   const lineOf = (index: number): number => text.slice(0, index).split('\n').length;
-  for (const m of text.matchAll(/\/\*[\s\S]*?\*\/|(?:^[ \t]*\/\/.*\n?)+/gm)) found.push({ line: lineOf(m.index), text: m[0] });
+  // Block comments, runs of whole-line comments, and a comment after code on its line.
+  for (const m of text.matchAll(/\/\*[\s\S]*?\*\/|(?:^[ \t]*\/\/.*\n?)+|(?<=\S[ \t]+)\/\/ .*$/gm)) found.push({ line: lineOf(m.index), text: m[0] });
   return found;
 }
 
@@ -54,7 +55,7 @@ describe('comments stay true', () => {
     expect(commentFaults(here, '/** (src/exo/api/main.py) */')).toEqual([`cites exo's source without "${EXO_VERSION}"`]);
     expect(commentFaults(here, '/** (exo 0.3.70, src/exo/api/main.py:1940-1942) */')).toEqual(['cites exo source line ranges (they are kept in docs/exo.md)']);
     expect(commentFaults(here, '/** (exo 0.3.70, src/exo/api/main.py; docs/exo.md) */')).toEqual([]);
-    expect(comments('a();\n// one\n// two\nb(); /* three */\n').map((c) => c.line)).toEqual([2, 4]);
+    expect(comments('a();\n// one\n// two\nb(); /* three */\nc(); // four\n').map((c) => c.line)).toEqual([2, 4, 5]);
   });
 
   it('no comment in the tree cites what a clone cannot open, or exo source without its version', () => {
@@ -66,6 +67,15 @@ describe('comments stay true', () => {
         comments(readFileSync(file, 'utf8')).flatMap((c) => commentFaults(file, c.text).map((fault) => `${relative(ROOT, file)}:${c.line}: ${fault}`)),
       );
     expect(faults).toEqual([]);
+  });
+
+  it('every doc that cites exo source names the exo version', () => {
+    const docs = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => `docs/${name}`)].filter((file) => file.endsWith('.md'));
+    const unversioned = docs.filter((file) => {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      return text.includes('src/exo/') && !text.includes(EXO_VERSION);
+    });
+    expect(unversioned).toEqual([]);
   });
 
   it('docs/exo.md keeps the exo source this code follows, with its version', () => {
