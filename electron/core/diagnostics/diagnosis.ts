@@ -20,7 +20,7 @@ import type { RunnerStatusKind } from '../../../shared/runner-protocol';
 import type { NodeEvent, RequestTimeline } from '../node/node-types';
 import { isEventOf } from '../node/node-event';
 import { diagnoseDecode, type DecodeFinding } from './decode-diagnosis';
-import { busyIntervalOf, overlapMs, ttftParts as measureTtftParts, type TtftParts } from '../node/request-metrics';
+import { busyIntervalOf, measureTtftParts, overlapMs, type TtftParts } from '../node/request-metrics';
 import { isServingStatus } from '../../../shared/instance-state';
 import { median } from '../../../shared/stats';
 
