@@ -7,8 +7,7 @@
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fake, FakeWebContents } from '../../test/support/electron/fake-electron';
 import { instance, snapshot } from '../../test/support/electron/snapshot-fixtures';
 import type { ExobarBridge } from '../../shared/bridge';
