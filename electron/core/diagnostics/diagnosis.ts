@@ -20,7 +20,7 @@
 import { pacingDecisions } from '../pacing/pacing-diagnosis';
 import type { NodeEvent, RequestTimeline } from '../node/node-types';
 import { diagnoseDecode } from './decode-diagnosis';
-import { ttftParts as measureTtftParts } from '../node/request-metrics';
+import { measureTtftParts } from '../node/request-metrics';
 import { median } from '../../../shared/stats';
 import { diagnosisContext, processed, type Cause, type DiagnosisContext, type ExaminedRequest, type FallbackCause } from './diagnosis-context';
 import {
