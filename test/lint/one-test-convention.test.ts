@@ -1,7 +1,9 @@
 /**
- * One of each test helper: Electron is mocked once, in the node project's setup file,
- * so no test file mocks it again with a fake of its own (two fakes drift, and a test
- * that passes against one says nothing about the other).
+ * One of each test helper, imported from its own file: Electron is mocked once, in the
+ * node project's setup file, so no test file mocks it again with a fake of its own (two
+ * fakes drift, and a test that passes against one says nothing about the other); the
+ * poll helper and the free port are defined once and re-exported by no other module, so
+ * a second copy has nowhere to hide behind a familiar import.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -29,5 +31,13 @@ const matching = (pattern: RegExp) =>
 describe('one test convention', () => {
   it('mocks electron in one place, the setup file of the node project', () => {
     expect(matching(/vi\.(do)?[mM]ock\(\s*['"]electron['"]/)).toEqual(['test/support/electron/mock-electron.setup.ts']);
+  });
+
+  it.each([
+    ['eventually', 'test/support/eventually.ts'],
+    ['freePort', 'test/support/free-port.ts'],
+  ])('defines %s once, in %s, and no module re-exports it', (name, home) => {
+    expect(matching(new RegExp(`(function|const|let)\\s+${name}\\b`))).toEqual([home]);
+    expect(matching(new RegExp(`export\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from`))).toEqual([]);
   });
 });
