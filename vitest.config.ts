@@ -12,6 +12,8 @@ export default defineConfig({
           exclude: ['test/e2e/**', 'node_modules/**'],
           // Runners, `exobar serve` and the bench run built JavaScript: build out/ once, if stale.
           globalSetup: ['test/build-node-setup.ts'],
+          // One Electron mock for every file that imports electron (the binary is absent on CI).
+          setupFiles: ['test/support/electron/mock-electron.setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

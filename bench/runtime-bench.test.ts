@@ -5,7 +5,7 @@
  * targets (runner hello < 150 ms median, < 60 MB; serve idle < 120 MB, < 0.5 % CPU).
  */
 import { describe, expect, it } from 'vitest';
-import { parsePsTime } from './process-stats';
+import { cpuTimeMs, parsePsTime } from './process-stats';
 import { measureRunnerStart } from './runner-start';
 import { measureServeIdle } from './serve-idle';
 
@@ -28,8 +28,25 @@ describe('runtime benchmarks', () => {
     expect(result.window_s).toBeGreaterThanOrEqual(2);
     expect(result.rss_mb).toBeGreaterThan(20);
     expect(result.rss_mb).toBeLessThan(200);
+    // The reading itself is proven below; at rest a 2 s window can hold no clock tick (10 ms) at all.
+    expect(Number.isFinite(result.cpu_percent)).toBe(true);
     expect(result.cpu_percent).toBeGreaterThanOrEqual(0);
     expect(result.cpu_percent).toBeLessThan(10);
+  });
+
+  it('reads a process CPU time as the process itself counts it', () => {
+    // This process burns 300 ms of CPU; the reader the idle figure comes from must see it, in ms.
+    const before = cpuTimeMs(process.pid)!;
+    const start = process.cpuUsage();
+    let spent = 0;
+    while (spent < 300) {
+      const used = process.cpuUsage(start);
+      spent = (used.user + used.system) / 1000;
+    }
+    const read = cpuTimeMs(process.pid)! - before;
+    // Within the reader's clock tick (10 ms on Linux and in ps) and other threads' share.
+    expect(read).toBeGreaterThan(spent - 30);
+    expect(read).toBeLessThan(spent * 1.5 + 30);
   });
 
   it('reads ps CPU times as macOS and Linux print them', () => {

@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../test/support/electron/fake-electron'));
 import { contextBridge, ipcRenderer } from 'electron';
 import { fake, FakeWebContents } from '../test/support/electron/fake-electron';
 import { snapshot } from '../test/support/electron/snapshot-fixtures';
@@ -7,7 +6,7 @@ import { SIM_MODELS } from '../shared/catalog';
 import { ALERTS_CHANNEL, IpcChannel } from '../shared/ipc-channels';
 import type { Snapshot } from '../shared/snapshot';
 import { registerIpcHandlers, type IpcBackend } from './main/ipc-handlers';
-import { createIpcBridge } from './preload';
+import { createPreloadBridge } from './preload';
 import { APP_ORIGIN } from './main/security';
 import { runningCheck } from '../test/support/checks/check-status';
 
@@ -65,7 +64,7 @@ describe('preload', () => {
   it('a subscriber gets the latest snapshot on subscribe, then pushes, never an older one', async () => {
     let answer!: (value: unknown) => void;
     fakeRenderer.invoke.mockImplementation(() => new Promise((resolve) => (answer = resolve)));
-    const bridge = createIpcBridge(ipcRenderer);
+    const bridge = createPreloadBridge(ipcRenderer);
     const seen: number[] = [];
     const unsubscribe = bridge.subscribeSnapshots((s) => seen.push(s.seq));
     expect(fakeRenderer.invoke).toHaveBeenCalledWith(IpcChannel.getSnapshot);
@@ -85,7 +84,7 @@ describe('preload', () => {
 
   it('snapshots pushed before the page subscribed are not lost: getSnapshot delivers the latest', async () => {
     fakeRenderer.invoke.mockResolvedValue({ ok: true, value: snapshot({ seq: 42 }) });
-    const bridge = createIpcBridge(ipcRenderer);
+    const bridge = createPreloadBridge(ipcRenderer);
     const seen: Snapshot[] = [];
     bridge.subscribeSnapshots((s) => seen.push(s));
     await new Promise((r) => setTimeout(r, 0));
@@ -97,7 +96,7 @@ describe('preload', () => {
       ok: false,
       error: { code: 'invalid_payload', message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small' },
     });
-    const bridge = createIpcBridge(ipcRenderer);
+    const bridge = createPreloadBridge(ipcRenderer);
     await expect(bridge.stopInstance('')).rejects.toMatchObject({
       message: 'Invalid arguments for exobar:stop-instance: argument 1: Too small',
       code: 'invalid_payload',
@@ -105,7 +104,7 @@ describe('preload', () => {
   });
 
   it('alerts main pushed before the page subscribed are delivered on subscribe, then each new list', () => {
-    const bridge = createIpcBridge(ipcRenderer);
+    const bridge = createPreloadBridge(ipcRenderer);
     const failed = { id: 1, title: 'A failed', body: 'boom', at: 1 };
     fakeRenderer.emit(ALERTS_CHANNEL, {}, [failed]);
     const seen: unknown[] = [];
@@ -118,7 +117,7 @@ describe('preload', () => {
 
   it('reports no connection trouble (main is in the same app)', () => {
     const listener = vi.fn();
-    createIpcBridge(ipcRenderer).subscribeConnection(listener);
+    createPreloadBridge(ipcRenderer).subscribeConnection(listener);
     expect(listener).toHaveBeenCalledWith(null);
   });
 
@@ -164,7 +163,7 @@ describe('preload', () => {
       policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN },
       onRefused: () => undefined,
     });
-    const bridge = createIpcBridge({
+    const bridge = createPreloadBridge({
       invoke: (channel: string, ...args: unknown[]) => fake.ipcMain.invoke(channel, page, ...args),
       on: () => undefined,
       removeListener: () => undefined,
@@ -225,7 +224,7 @@ describe('preload', () => {
 
   it('a refused MLX setup rejects with the code and message from main', async () => {
     fakeRenderer.invoke.mockResolvedValue({ ok: false, error: { code: 'mlx_unsupported', message: 'MLX runs only on macOS on Apple silicon' } });
-    await expect(createIpcBridge(ipcRenderer).setupMlxRuntime()).rejects.toMatchObject({
+    await expect(createPreloadBridge(ipcRenderer).setupMlxRuntime()).rejects.toMatchObject({
       code: 'mlx_unsupported',
       message: 'MLX runs only on macOS on Apple silicon',
     });

@@ -30,8 +30,12 @@ function actionsOverIpc(call: <T>(channel: string, ...args: unknown[]) => Promis
   return actions as BridgeActions;
 }
 
-/** Builds the bridge over an ipcRenderer (a fake one in tests). */
-export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
+/**
+ * Builds the bridge the preload exposes as `window.exobar`, over an ipcRenderer (a fake
+ * one in tests). The page reaches it through renderer/src/bridge/ipc-bridge.ts
+ * (`createIpcBridge`), which validates what it delivers.
+ */
+export function createPreloadBridge(ipc: RendererIpc): ExobarBridge {
   const call = async <T>(channel: string, ...args: unknown[]): Promise<T> => unwrapIpcResult((await ipc.invoke(channel, ...args)) as IpcResult<T>);
   // Main pushes the undelivered alerts when the page has loaded and on every change; the
   // latest is kept from the start, so a subscriber that comes later still gets it.
@@ -120,4 +124,4 @@ export function createIpcBridge(ipc: RendererIpc): ExobarBridge {
 }
 
 // contextBridge copies the object into the page's world: only these functions cross.
-if (contextBridge) contextBridge.exposeInMainWorld('exobar', createIpcBridge(ipcRenderer));
+if (contextBridge) contextBridge.exposeInMainWorld('exobar', createPreloadBridge(ipcRenderer));

@@ -5,8 +5,8 @@
  * stdout (runner -> supervisor): one {@link RunnerOutput} per line; the first line is a Hello.
  * stderr: the runner's free-form log.
  *
- * The vocabulary is exo's (src/exo/shared/types: tasks, events, runner statuses), so a
- * reader of exo's code finds the same names here. Prose and examples: docs/runner-protocol.md.
+ * The vocabulary is exo's (exo 0.3.70, src/exo/shared/types: tasks, events, runner
+ * statuses), so a reader of exo's code finds the same names here. Prose and examples: docs/runner-protocol.md.
  */
 import { z } from 'zod';
 import { MAX_STOP_SEQUENCES } from './stop-sequences';

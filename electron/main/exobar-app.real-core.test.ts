@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
 import { fake } from '../../test/support/electron/fake-electron';
 import { defaultSettings } from '../../shared/api';
 import { IpcChannel } from '../../shared/ipc-channels';

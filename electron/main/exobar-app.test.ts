@@ -2,7 +2,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
 import { clipboard, dialog, fake, FakeWebContents, Notification, protocol, session } from '../../test/support/electron/fake-electron';
 import { fakeStartCore, type FakeExoAttachment } from '../../test/support/electron/fake-core';
 import { flush, menuItem, recordingServices, silent, startApp } from '../../test/support/electron/app-harness';

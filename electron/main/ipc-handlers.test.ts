@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
 import { ipcMain } from 'electron';
 import { fake, FakeWebContents, FakeWebFrame } from '../../test/support/electron/fake-electron';
 import { snapshot } from '../../test/support/electron/snapshot-fixtures';

@@ -7,14 +7,13 @@
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fake, FakeWebContents } from '../../test/support/electron/fake-electron';
 import { instance, snapshot } from '../../test/support/electron/snapshot-fixtures';
 import type { ExobarBridge } from '../../shared/bridge';
 import { LOG_LINES_CHANNEL } from '../../shared/ipc-channels';
 import type { LogStreamEvent } from '../../shared/logs';
-import { createIpcBridge } from '../preload';
+import { createPreloadBridge } from '../preload';
 import { registerIpcHandlers, type IpcBackend } from './ipc-handlers';
 import { createLogFollowBackend, type LogFollowBackend } from './log-follow-backend';
 import { APP_ORIGIN } from './security';
@@ -47,7 +46,7 @@ beforeEach(() => {
     policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN },
     onRefused: (_channel, reason) => refused.push(reason),
   });
-  bridge = createIpcBridge({
+  bridge = createPreloadBridge({
     invoke: (channel: string, ...args: unknown[]) => fake.ipcMain.invoke(channel, page, ...args),
     on: (channel: string, listener: (event: unknown, payload: unknown) => void) => {
       if (!pushListeners.has(channel)) pushListeners.set(channel, new Set());

@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
 import { dialog, fake, Menu, Notification } from '../../test/support/electron/fake-electron';
 import { fakeStartCore } from '../../test/support/electron/fake-core';
 import { flush, menuItem, recordingServices, silent, startApp } from '../../test/support/electron/app-harness';

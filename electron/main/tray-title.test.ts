@@ -15,8 +15,6 @@ import { menuSignature } from './tray-controller';
 import { trayViewOf } from './tray-state';
 import { formatTokensPerSecond, menuBarTitleText, totalTokensPerSecond } from './tray-title';
 
-vi.mock('electron', () => import('../../test/support/electron/fake-electron'));
-
 describe('menu bar title', () => {
   it('from a running node: TTFT, tokens/s or nothing, each from the snapshot the tray gets', async () => {
     const rig = await startCoreRig();

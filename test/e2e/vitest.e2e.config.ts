@@ -25,7 +25,7 @@ export default defineConfig({
     passWithNoTests: skipBrowserTests,
     // The page is built once into out/renderer, which `exobar serve` serves at `/`.
     globalSetup: skipBrowserTests ? [] : ['test/e2e/global-setup.ts'],
-    // One server and one browser at a time: the machine has 2 cores.
+    // One test file at a time: each test starts an exobar server and a Chromium, and several at once would starve each other.
     fileParallelism: false,
     testTimeout: 180_000,
     hookTimeout: 120_000,

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localInstances } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
-import { freePort } from '../support/fake-exo-exe/harness';
+import { freePort } from '../support/free-port';
 
 const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 const missing = !existsSync(PROMETHEUS);

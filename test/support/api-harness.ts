@@ -118,6 +118,3 @@ export async function readRawSse(response: Response): Promise<string[]> {
   const text = await response.text();
   return text.split('\n').filter((line) => line !== '');
 }
-
-/** The one poll helper lives in ./eventually.ts; re-exported for the tests that import it from here. */
-export { eventually, sleep } from './eventually';

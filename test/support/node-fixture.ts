@@ -67,6 +67,3 @@ export function ttftMs(tracked: TrackedRequest): number {
   if (tracked.firstTokenAt === null) throw new Error(`request ${tracked.handle.id} produced no token`);
   return tracked.firstTokenAt - tracked.submittedAt;
 }
-
-/** The one poll helper lives in ./eventually.ts; re-exported for the tests that import it from here. */
-export { eventually, sleep } from './eventually';

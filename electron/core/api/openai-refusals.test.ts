@@ -19,6 +19,17 @@ const SMALL = 'sim/llama-3.2-1b';
 const CONTEXT_LENGTH = 131_072;
 const hi = [{ role: 'user' as const, content: 'hi' }];
 
+/** A local MLX model as the model scan lists it (scan-local-models.ts); its runtime need not exist. */
+const MLX_MODEL: CatalogModel = {
+  id: 'mlx/mlx-community/Llama-3.2-1B-Instruct-4bit',
+  name: 'Llama-3.2-1B-Instruct-4bit',
+  engine: 'mlx',
+  simulated: false,
+  memoryBytes: 1e9,
+  sizeClass: 'small',
+  path: '/nonexistent',
+};
+
 const rig = useCoreRig([SMALL], { simTimeScale: 0.2 });
 
 const rejectedHttp = () => rig().node.snapshot().rejectedInputs.http ?? 0;
@@ -133,16 +144,7 @@ describe('OpenAI parameters exobar cannot honour are refused by name', () => {
   });
 
   it('refuses stop for an MLX model, whose runner does not apply it, before anything is launched', async () => {
-    // A local MLX model as the model scan lists it (scan-local-models.ts).
-    const mlx: CatalogModel = {
-      id: 'mlx/mlx-community/Llama-3.2-1B-Instruct-4bit',
-      name: 'Llama-3.2-1B-Instruct-4bit',
-      engine: 'mlx',
-      simulated: false,
-      memoryBytes: 1e9,
-      sizeClass: 'small',
-      path: '/nonexistent',
-    };
+    const mlx = MLX_MODEL;
     rig().node.setExtraModels([mlx]);
     try {
       const error = await refusedCounted(() => rig().client.chat.completions.create({ model: mlx.id, messages: hi, stop: ['\n'] }));
@@ -153,6 +155,22 @@ describe('OpenAI parameters exobar cannot honour are refused by name', () => {
         .client.chat.completions.create({ model: mlx.id, messages: hi })
         .catch((e: unknown) => e);
       expect(notRunning).toBeInstanceOf(OpenAI.NotFoundError);
+    } finally {
+      rig().node.setExtraModels([]);
+    }
+  });
+
+  it('refuses a jaccl instance of an MLX model: the single-process runner never joins a JACCL group', async () => {
+    const mlx: CatalogModel = { ...MLX_MODEL, id: 'mlx/mlx-community/jaccl-refusal-4bit' };
+    rig().node.setExtraModels([mlx]);
+    try {
+      const before = rig().node.snapshot().instances.length;
+      const res = await rig().control('POST', '/api/instances', { model: mlx.id, instanceType: 'jaccl' });
+      expect(res.status).toBe(400);
+      const body = res.body as ApiErrorBody;
+      expect(body.error.code).toBe('invalid_request');
+      expect(body.error.message).toMatch(/never joins a JACCL group.*create it as a ring instance/);
+      expect(rig().node.snapshot().instances).toHaveLength(before);
     } finally {
       rig().node.setExtraModels([]);
     }

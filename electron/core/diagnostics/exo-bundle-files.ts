@@ -1,7 +1,7 @@
 /**
  * The bundle's exo/ folder in attach mode: the last state exo sent (prompt text
  * redacted), every runner and task status change exobar saw, the failed polls, the
- * exo causes, the requests exobar proxied (requests.jsonl: no prompt text), and the tails of exo's own logs when exo runs on this Mac. Everything
+ * exo causes, the requests exobar proxied (requests.jsonl: no prompt text), the changes their state machines refused, and the tails of exo's own logs when exo runs on this Mac. Everything
  * passes through the bundle's one Redactor.
  */
 import { join } from 'node:path';
@@ -49,6 +49,8 @@ export async function exoBundleFiles(source: ExoBundleSource, causes: ExoCause[]
     { name: 'exo/diagnosis.json', data: json(r.value({ causes })) },
     // One line per request exobar proxied to exo: phases, timings, token counts, exo's generation_stats; exobar never keeps prompt text.
     { name: 'exo/requests.jsonl', data: jsonl(source.requests, r) },
+    // A change a proxied request's state machine refused is a proxy bug: kept here so a bundle shows it.
+    { name: 'exo/proxy-refused-transitions.json', data: json(r.value(source.proxyRefusals)) },
   ];
   const truncated: ExoBundlePart['truncated'] = [];
   if (source.logDir === null) return { files, truncated };

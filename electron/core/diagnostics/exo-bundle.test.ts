@@ -175,6 +175,8 @@ describe('the bundle with traffic through exobar', () => {
         [LLAMA_1B, 'sent'],
       ]);
       expect(requests[0]!.totalTokens).toBe(60_000);
+      // Held, dispatched, prefilling and aborted: every change the proxy made was one its table allows.
+      expect(JSON.parse(zipped.get('exo/proxy-refused-transitions.json')!.toString())).toEqual({ count: 0, latest: [] });
       const manifest = JSON.parse(zipped.get('manifest.json')!.toString()) as {
         exoDiagnosis: Array<{ cause: string; instanceIds: string[]; explanation: string }>;
       };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FAKE_EXO_COMMAND, freePort, makeFakeExoDirs } from '../../../test/support/fake-exo-exe/harness';
+import { FAKE_EXO_COMMAND, makeFakeExoDirs } from '../../../test/support/fake-exo-exe/harness';
 import { processAlive } from '../../../test/support/process-alive';
 import { exoServeSettings, startServeExo } from './cli-options';
+import { freePort } from '../../../test/support/free-port';
 
 const processSettings = { command: 'exo', args: ['-v'], env: { EXO_OFFLINE: 'true' } };
 const settings = { ...processSettings, url: null, hold: true };

@@ -1,5 +1,5 @@
 /**
- * Where exo keeps its files, by exo's own rules (src/exo/shared/constants.py):
+ * Where exo keeps its files, by exo's own rules (exo 0.3.70, src/exo/shared/constants.py):
  * EXO_HOME first (relative to HOME), ~/.exo off Linux, the XDG cache folder on Linux.
  */
 import { describe, expect, it } from 'vitest';

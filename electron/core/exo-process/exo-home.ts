@@ -1,6 +1,6 @@
 /**
  * exo's files on this machine: the folder holding its log and its pidfile, by exo's
- * own rules (src/exo/shared/constants.py), its pidfile and its log. exo holds `exo.pid` with flock for as long as it lives, so
+ * own rules (exo 0.3.70, src/exo/shared/constants.py), its pidfile and its log. exo holds `exo.pid` with flock for as long as it lives, so
  * the lock is free once the pid written in it is no longer a live process (the kernel
  * drops a flock when its holder dies, even by SIGKILL).
  */

@@ -1,11 +1,11 @@
 /**
  * What exobar reads in exo's own output lines: the start failures exo only reports in
- * words, and the fast-synch line (src/exo/main.py logs "FAST_SYNCH forced ON|OFF"
+ * words, and the fast-synch line (exo 0.3.70's src/exo/main.py logs "FAST_SYNCH forced ON|OFF"
  * when started with --fast-synch / --no-fast-synch).
  */
 
 export type ExoOutputSignal =
-  /** "Failed to acquire EXO pidfile at <path>: ..." (src/exo/main.py, before anything else). */
+  /** "Failed to acquire EXO pidfile at <path>: ..." (exo 0.3.70's src/exo/main.py, before anything else). */
   | { kind: 'pidfile_held' }
   /** Hypercorn's "[Errno 48|98] error while attempting to bind on address (...): address already in use". */
   | { kind: 'port_taken' }

@@ -79,6 +79,8 @@ export interface ExoBundleSource extends ExoBundleMaterial {
   url: string;
   /** The requests exobar proxied to exo (in flight and the last ended ones); no prompt text. */
   requests: ProxiedRequest[];
+  /** Changes the proxied requests' state machines refused (the latest 20) and how many in all: a proxy bug whenever not empty. */
+  proxyRefusals: { count: number; latest: ReadonlyArray<{ id: string; from: string; to: string; reason: string; at: number }> };
   /** exo's log folder when exo runs on this Mac; null when exo is elsewhere (its logs cannot be read). */
   logDir: string | null;
 }
@@ -228,6 +230,7 @@ export class ExoAttachment {
       url,
       logDir: this.logDir !== null && isLoopbackUrl(url) ? this.logDir : null,
       requests: this.serving.traffic.records(),
+      proxyRefusals: { count: this.serving.traffic.refusedTransitions, latest: this.serving.traffic.refusals },
       ...this.monitor.bundleMaterial(),
     };
   }

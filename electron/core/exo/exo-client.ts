@@ -1,7 +1,7 @@
 /**
  * The exo client: polls one exo node's HTTP API and keeps the last good picture and
- * the connection's health. `/state/instances`, `/state/runners` and `/state/tasks`
- * twice a second; `/node_id` and the node sections (identities, memory, system,
+ * the connection's health. `/state/runners` and `/state/tasks` twice a second, with
+ * `/state/instances` in the same round whenever they changed (and every 5 s); `/node_id` and the node sections (identities, memory, system,
  * topology, last seen) every 5 s. Never `downloads` at that rate (~123 model cards per
  * node) and never `/events` (the whole history). At most one request in flight per
  * path, a timeout per request, a body cap, and backoff while the node is unreachable.
@@ -176,7 +176,7 @@ export class ExoClient {
       const ok = await this.pollNodeId();
       if (!ok) return this.roundFailed();
     }
-    const [fastOk, slowOk] = await Promise.all([this.pollFast(), slowDue ? this.pollSlow() : Promise.resolve(true)]);
+    const [fastOk, slowOk] = await Promise.all([this.pollFast(slowDue), slowDue ? this.pollSlow() : Promise.resolve(true)]);
     if (slowDue && slowOk) this.lastSlowAt = this.now();
     if (!fastOk || !slowOk) return this.roundFailed();
     const now = this.now();
@@ -252,11 +252,22 @@ export class ExoClient {
     return true;
   }
 
-  private async pollFast(): Promise<boolean> {
-    const [instances, runners, tasks] = await Promise.all(FAST_PATHS.map((p) => this.fetch(p)));
-    if (!instances?.ok || !runners?.ok || !tasks?.ok) return false;
+  /**
+   * The fast sections. `/state/runners` and `/state/tasks` every round; `/state/instances`
+   * right after them, in the same round, when either changed (exo never places or deletes
+   * an instance without touching them: a placement adds runners and worker tasks, a
+   * delete cancels tasks and shuts runners down), on every slow round, and until it was
+   * first read. At rest a round is then two requests instead of three: each request
+   * costs the poller far more than reading an unchanged body.
+   */
+  private async pollFast(instancesDue: boolean): Promise<boolean> {
+    const [runners, tasks] = await Promise.all([this.fetch('/state/runners'), this.fetch('/state/tasks')]);
+    if (!runners?.ok || !tasks?.ok) return false;
+    const readInstances = instancesDue || this.reading.instances === null || !runners.unchanged || !tasks.unchanged;
+    const instances = readInstances ? await this.fetch('/state/instances') : null;
+    if (readInstances && !instances?.ok) return false;
     // An unchanged section keeps its map (the same object): the monitor skips what did not change.
-    if (!instances.unchanged) {
+    if (instances?.ok && !instances.unchanged) {
       this.raw.instances = instances.value;
       this.reading.instances = this.accept('/state/instances', parseInstances(instances.value)) ?? this.reading.instances;
     }

@@ -1,8 +1,8 @@
 /**
  * This Mac's effective fast-synch value, read from exo's own log: exo does not publish
  * it in its State. exo logs "FAST_SYNCH forced ON|OFF" at start when a flag forces it
- * (src/exo/main.py:359-365) and "Fast synch flag: 0|1" for every runner it spawns
- * (src/exo/worker/runner/bootstrap.py:59). The most recent start wins: lines before
+ * (exo 0.3.70, src/exo/main.py) and "Fast synch flag: 0|1" for every runner it spawns
+ * (src/exo/worker/runner/bootstrap.py; docs/exo.md "exo source this code follows"). The most recent start wins: lines before
  * the last "Starting EXO" belong to an earlier run; within a run the last line wins.
  */
 import { exoLogPath } from '../exo-process/exo-home';

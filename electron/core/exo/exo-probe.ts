@@ -8,7 +8,7 @@ import type { ExoOffer } from '../../../shared/exo-snapshot';
 import { DEFAULT_EXO_HTTP, exoAgent, getExoJson, type ExoFetchError } from './exo-http';
 import { LOCAL_EXO_URL } from '../../../shared/addresses';
 
-/** exo's default API address on this Mac (src/exo/api/main.py:1940-1942). */
+/** exo's default API address on this Mac (exo 0.3.70, src/exo/api/main.py; docs/exo.md "exo source this code follows"). */
 export { LOCAL_EXO_URL };
 
 /** exo's node id: 32 hex characters today; any short token is accepted. */

@@ -3,7 +3,7 @@
  * camelCase and snake_case for the same field, extra fields kept out of the way.
  * Casing rules: exo's FrozenModel/TaggedModel fields are camelCase, plain BaseModels
  * and everything written with model_dump_json() are snake_case
- * (src/exo/utils/pydantic_ext.py:11-33); exobar accepts either everywhere.
+ * (exo 0.3.70, src/exo/utils/pydantic_ext.py); exobar accepts either everywhere.
  */
 import { z } from 'zod';
 

@@ -2,9 +2,9 @@
  * zod schemas for the parts of exo's State that exobar reads (exo 0.3.70): the body
  * of each tagged instance, shard, runner status, diagnostic and task, and the node
  * facts. Only what exobar uses is declared; every other field passes through
- * untouched (prompt text in `taskParams` is never read). Sources:
- * src/exo/shared/types/worker/instances.py:20-39, runners.py:20-94, shards.py:15-84,
- * tasks.py:24-103, profiling.py:13-111, src/exo/worker/runner/diagnostics.py:29-56.
+ * untouched (prompt text in `taskParams` is never read). Sources, in exo 0.3.70:
+ * src/exo/shared/types/worker/instances.py, runners.py, shards.py, tasks.py,
+ * profiling.py, src/exo/worker/runner/diagnostics.py (docs/exo.md "exo source this code follows").
  */
 import { z } from 'zod';
 import { BytesSchema, exoObject, maybe } from './exo-schema-helpers';

@@ -66,7 +66,7 @@ export const DEFAULT_EXO_WARNING_OPTIONS: ExoWarningOptions = {
   staleInstancesMs: 30_000,
 };
 
-/** Runner statuses on the way to Ready: exo's list up to RunnerWarmingUp (src/exo/shared/types/worker/runners.py:20-94). */
+/** Runner statuses on the way to Ready: exo's list up to RunnerWarmingUp (exo 0.3.70, src/exo/shared/types/worker/runners.py). */
 export const LOADING_STATUSES: ReadonlySet<string> = new Set(EXO_RUNNER_STATUSES.slice(0, EXO_RUNNER_STATUSES.indexOf('RunnerReady')));
 
 /** Runner statuses that take requests. */

@@ -3,7 +3,7 @@
  * shapes: one instance per exo instance with its per-node runner rows, queue and
  * pending cancellations, and the cluster's nodes. Runners are always read through
  * `instances[*].shardAssignments` (stale RunnerFailed entries outlive their instance
- * in `runners`, src/exo/shared/apply.py:221-271).
+ * in `runners`, exo 0.3.70's src/exo/shared/apply.py).
  */
 import type { ExoClusterEvent } from '../../../shared/exo-cluster-events';
 import type { ExoFastSynch, ExoNodeSnapshot, ExoPendingCancel, ExoRunnerSnapshot, ExoSection, ExoTaskSnapshot } from '../../../shared/exo-snapshot';

@@ -1,7 +1,7 @@
 /**
  * User text out of exo's state before it goes into a diagnostic bundle. In exo's
  * State, user text lives in each task's `taskParams` (TextGenerationTaskParams,
- * src/exo/shared/types/text_generation.py:102-135): `input`, `instructions`,
+ * exo 0.3.70's src/exo/shared/types/text_generation.py): `input`, `instructions`,
  * `chat_template_messages`, `images`, `tools`, `stop`, and whatever exo adds later.
  * So `taskParams` keeps only the settings named below (numbers, flags, the model id)
  * and every other field is replaced, whichever casing exo used. The bundle's own

@@ -60,8 +60,9 @@ export const MlxRunnerCommandOptionsSchema = z.object({
   timeScale: z.number().positive().max(1000).optional(),
   testTimings: MlxTestEngineTimingsSchema.optional(),
   /**
-   * The policy's decision (decideFastSynch). `null` leaves both variables unset, which
-   * only tests should do: a real launch always decides.
+   * The policy's decision (decideFastSynch), or `null` to leave both variables unset.
+   * The app's runtime service passes null: the node sets the policy's variables over
+   * the spawn spec (fastSynchEnv) when it spawns, so every launch still decides.
    */
   fastSynch: z.boolean().nullable(),
   /** The environment to start from; defaults to this process's. */

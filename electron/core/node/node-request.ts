@@ -9,7 +9,7 @@ import type { CancelledBy } from '../../../shared/request-record';
 import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from './node-types';
 import { DecodeTiming, type TokenGap } from '../sharing/decode-timing';
 import { RequestSharing } from '../sharing/request-sharing';
-import { ttftParts } from './request-metrics';
+import { measureTtftParts } from './request-metrics';
 
 type TerminalEvent = Extract<RequestEvent, { type: 'finished' | 'cancelled' | 'failed' }>;
 
@@ -157,7 +157,7 @@ export class NodeRequest {
 
   /** The sample at the first token: the parts of request-metrics, the node's waits (dispatch and ack) as one. */
   private buildTtftSample(now: number): TtftSample {
-    const parts = ttftParts(this, now);
+    const parts = measureTtftParts(this, now);
     return {
       requestId: this.id,
       at: Date.now(),

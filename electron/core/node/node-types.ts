@@ -233,7 +233,11 @@ export interface ExobarNode {
   snapshot(): Snapshot;
   /** Snapshots on change, at most one per `throttleMs` (default 100 ms); returns an unsubscribe. */
   onSnapshot(listener: (snapshot: Snapshot) => void, throttleMs?: number): () => void;
-  /** Counts an input refused at a boundary ("http", "ipc", "runner"); shown in the snapshot's rejectedInputs. */
+  /**
+   * Counts an input refused at a boundary ("http" or "ipc"); shown in the snapshot's
+   * rejectedInputs. A runner's malformed output line is counted per runner instead, in
+   * its runner.malformedLines.
+   */
   countRejectedInput(boundary: string): void;
   /** The in-memory tails of an instance's runner output; null for an unknown instance. */
   runnerLogs(instanceId: string): { stdout: string; stderr: string } | null;

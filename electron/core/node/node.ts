@@ -36,6 +36,7 @@ import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from '../supervisor/watc
 import { DEFAULT_IDLE_TTL_SECONDS } from '../on-demand/on-demand-settings';
 import { ResidencyState } from '../on-demand/residency-state';
 import { unloadRefusal } from '../on-demand/unload-refusal';
+import { mlxInstanceTypeProblem } from '../mlx/mlx-instance-type';
 import type { TokenGap } from '../sharing/decode-timing';
 import type { BusyNeighbour } from '../sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../../shared/sharing-policy';
@@ -308,6 +309,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     async createInstance(create: CreateInstanceOptions) {
       if (shuttingDown) throw new NodeError('node_shutdown', 'the node is shutting down', 503);
       const model = findModel(create.model);
+      const typeProblem = model.engine === 'mlx' ? mlxInstanceTypeProblem(create.instanceType) : null;
+      if (typeProblem) throw new NodeError('invalid_request', typeProblem, 400);
       const decision = decideFastSynch(create.instanceType, create.fastSynch, defaultFastSynch);
       const candidate = { id: 'new', model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled };
       if (!create.acknowledgeRisk && wouldCreateRingFastSynchRisk(placedExcept(), candidate)) throw riskError(model.id);

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { BusyIntervals, busyIntervalOf, overlapMs, ttftParts } from './request-metrics';
+import { BusyIntervals, busyIntervalOf, overlapMs, measureTtftParts } from './request-metrics';
 
 describe('request metrics', () => {
   it('splits a time to first token into four parts that add up to it', () => {
     const t = { arrivedAt: 0, dispatchedAt: 2, acknowledgedAt: 1500, prefillEndAt: 1900, firstTokenAt: 1950 };
-    const parts = ttftParts(t, 1950);
+    const parts = measureTtftParts(t, 1950);
     expect(parts).toEqual({ loadMs: null, dispatchMs: 2, ackWaitMs: 1498, prefillMs: 400, firstTokenMs: 50 });
     expect(parts.dispatchMs! + parts.ackWaitMs! + parts.prefillMs! + parts.firstTokenMs!).toBe(1950);
   });
 
   it('measures a request still waiting up to `until`, later parts null', () => {
-    expect(ttftParts({ arrivedAt: 0, dispatchedAt: 5, acknowledgedAt: null, prefillEndAt: null, firstTokenAt: null }, 300)).toEqual({
+    expect(measureTtftParts({ arrivedAt: 0, dispatchedAt: 5, acknowledgedAt: null, prefillEndAt: null, firstTokenAt: null }, 300)).toEqual({
       loadMs: null,
       dispatchMs: 5,
       ackWaitMs: 295,
@@ -21,11 +21,11 @@ describe('request metrics', () => {
 
   it('puts the wait for a model load first, the other parts from the end of the load', () => {
     const t = { arrivedAt: 0, loadedAt: 2000, dispatchedAt: 2001, acknowledgedAt: 2010, prefillEndAt: 2200, firstTokenAt: 2250 };
-    const parts = ttftParts(t, 2250);
+    const parts = measureTtftParts(t, 2250);
     expect(parts).toEqual({ loadMs: 2000, dispatchMs: 1, ackWaitMs: 9, prefillMs: 190, firstTokenMs: 50 });
     expect(Object.values(parts).reduce((a, b) => a! + b!, 0)).toBe(2250);
     // Still loading: only the load has begun.
-    expect(ttftParts({ ...t, loadedAt: null, dispatchedAt: null, acknowledgedAt: null, prefillEndAt: null, firstTokenAt: null }, 700)).toEqual({
+    expect(measureTtftParts({ ...t, loadedAt: null, dispatchedAt: null, acknowledgedAt: null, prefillEndAt: null, firstTokenAt: null }, 700)).toEqual({
       loadMs: 700,
       dispatchMs: null,
       ackWaitMs: null,

@@ -41,7 +41,7 @@ export interface TtftParts {
 }
 
 /** The parts of a request's wait so far, measured up to `until` (its first token, its end, or now). */
-export function ttftParts(t: RequestMoments, until: number): TtftParts {
+export function measureTtftParts(t: RequestMoments, until: number): TtftParts {
   const parts: TtftParts = { loadMs: null, dispatchMs: null, ackWaitMs: null, prefillMs: null, firstTokenMs: null };
   let from = t.arrivedAt;
   if (t.loadedAt !== undefined) {

@@ -36,10 +36,7 @@ describe('runner failures', () => {
     const crasher = submitTracked(node, { model: MODEL, messages: faultPrompt(FAULT_PROMPTS.crash), maxTokens: 1000 });
 
     const [a, b] = await Promise.all([crasher.handle.done, bystander.handle.done]);
-    for (const outcome of [a, b]) {
-      expect(outcome.type).toBe('failed');
-      if (outcome.type === 'failed') expect(outcome.error.code).toBe('runner_crashed');
-    }
+    for (const outcome of [a, b]) expect(outcome).toMatchObject({ type: 'failed', error: { code: 'runner_crashed' } });
     const events = node.recentEvents();
     const exitedAt = events.find((e) => e.kind === 'runner_exited')!.t;
     const failedAt = events.filter((e) => e.kind === 'request_failed').map((e) => e.t);

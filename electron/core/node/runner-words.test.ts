@@ -33,8 +33,7 @@ describe("the runner's words", () => {
 
   it('an error chunk followed by the runner going down: the request keeps the runner’s message, the exit its RunnerFailed reason', async () => {
     const outcome = await (await start('error-then-exit')).done;
-    expect(outcome.type).toBe('failed');
-    if (outcome.type === 'failed') expect(outcome.error.message).toContain(WORDS);
+    expect(outcome).toMatchObject({ type: 'failed', error: { message: expect.stringContaining(WORDS) } });
     const runner = localInstances(fixture.node.snapshot())[0]!.runner;
     expect(runner.state).toBe('restarting');
     expect(runner.lastExit).toMatchObject({ cause: 'crash', exitCode: 1, message: expect.stringContaining('Metal: out of memory') });

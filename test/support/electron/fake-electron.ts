@@ -1,9 +1,10 @@
 /**
- * A fake of the parts of Electron the glue uses, for `vi.mock('electron', ...)`:
- * the binary is absent on CI machines, and the glue's behaviour (what it asks of
- * Electron, in which order) is what the tests check. Everything records its calls.
+ * A fake of the parts of Electron the glue uses: the binary is absent on CI machines,
+ * and the glue's behaviour (what it asks of Electron, in which order) is what the tests
+ * check. Everything records its calls. It stands in for `electron` in every node-project
+ * test through one mock, `mock-electron.setup.ts` (a `setupFiles` entry); a test reaches
+ * its state with
  *
- *   vi.mock('electron', () => import('./fake-electron'));
  *   import { fake } from './fake-electron';   // state + reset()
  *
  * It follows real Electron (45, macOS) where the glue's defects would hide: a

@@ -9,8 +9,9 @@ import { ExoProcessStateSchema } from '../../../shared/exo-process';
 import { SnapshotSchema } from '../../../shared/snapshot';
 import { descendants } from '../../../electron/core/process/process-identity';
 import { startCoreRig, type CoreRig } from '../api-harness';
-import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
+import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
 import { FAST_TIMING } from './manager-fixture';
+import { freePort } from '../free-port';
 
 const rigs: Array<{ rig: CoreRig; dirs: FakeExoDirs; pids: Set<number> }> = [];
 

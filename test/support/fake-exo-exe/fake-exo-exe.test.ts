@@ -3,8 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
+import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
 import { eventually } from '../eventually';
+import { freePort } from '../free-port';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

@@ -27,8 +27,6 @@ export function makeFakeExoDirs(): FakeExoDirs {
   return { home: join(root, 'home'), dataDir: join(root, 'data'), remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
-export { freePort } from '../free-port';
-
 /**
  * The environment a process started with, read from the process itself
  * (/proc/<pid>/environ); on systems without procfs, the copy the fake exo writes to

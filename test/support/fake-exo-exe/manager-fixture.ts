@@ -8,7 +8,8 @@ import { afterEach } from 'vitest';
 import { ExoProcessStateSchema, type ExoProcessState } from '../../../shared/exo-process';
 import { ExoProcessManager, type ExoProcessManagerOptions } from '../../../electron/core/exo-process/exo-process-manager';
 import { descendants } from '../../../electron/core/process/process-identity';
-import { FAKE_EXO_COMMAND, freePort, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
+import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
+import { freePort } from '../free-port';
 
 export interface ManagerFixture {
   manager: ExoProcessManager;

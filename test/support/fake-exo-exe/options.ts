@@ -1,6 +1,6 @@
 /**
  * The fake exo's command line and environment: exo's own flags and variables (as
- * exo 0.3.70 reads them, /work/shared/exo/README.md §6) plus the FAKE_EXO_* knobs a
+ * exo 0.3.70 reads them, docs/exo-process.md "exo's command line") plus the FAKE_EXO_* knobs a
  * test sets to make it misbehave.
  */
 import { parseArgs } from 'node:util';

@@ -1,6 +1,6 @@
 /**
  * The fake exo: an HTTP server on 127.0.0.1 answering exo's routes with exo's shapes
- * (src/exo/api/main.py), over a FakeExoCluster the test moves through time, with
+ * (exo 0.3.70, src/exo/api/main.py), over a FakeExoCluster the test moves through time, with
  * faults to inject. Test support only: never part of the app.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -59,7 +59,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** exo's HTTPException body (src/exo/api/main.py:322-332). */
+/** exo's HTTPException body (exo 0.3.70, src/exo/api/main.py). */
 function sendError(res: ServerResponse, status: number, phrase: string, message: string): void {
   sendJson(res, status, { error: { message, type: phrase, param: null, code: status } });
 }

@@ -1,7 +1,7 @@
 /**
  * exo's State document for the fake cluster, built whole on every call as exo's API
  * does (`model_dump()` of the entire State even for `/state/{path}`), with every
- * top-level key in exo's order (src/exo/shared/types/state.py:46-72).
+ * top-level key in exo's order (exo 0.3.70, src/exo/shared/types/state.py).
  */
 import type { FakeExoCluster, FakeInstance, FakeNode } from './fake-cluster';
 import { fakeDownloadEntries } from './fake-downloads';

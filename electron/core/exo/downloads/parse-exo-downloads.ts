@@ -1,6 +1,6 @@
 /**
  * exo's `downloads` section: per node, one entry per model card exo knows
- * (src/exo/shared/types/worker/downloads.py). `DownloadPending` is listed for every
+ * (exo 0.3.70, src/exo/shared/types/worker/downloads.py). `DownloadPending` is listed for every
  * built-in card (123 of 125 entries on a real node) and is never a download anyone
  * started: it is skipped unread. The others are read:
  *

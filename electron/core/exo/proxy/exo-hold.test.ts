@@ -11,7 +11,12 @@ const A = 'mlx-community/Llama-3.2-3B-Instruct-4bit';
 const B = 'mlx-community/Llama-3.2-1B-Instruct-4bit';
 
 function setup() {
-  const traffic = new ExoTraffic(() => null);
+  // A clock the test moves, so the hold's length is a figure to check, not just a sign.
+  const clock = { now: 1_000 };
+  const traffic = new ExoTraffic(
+    () => null,
+    () => clock.now,
+  );
   const setting = { on: true };
   const hold = new ExoHold(traffic, () => setting.on);
   const send = async (model: string): Promise<{ record: ProxiedRequest; admitted: Promise<void> }> => {
@@ -22,7 +27,7 @@ function setup() {
     await Promise.resolve();
     return { record, admitted };
   };
-  return { traffic, hold, setting, send };
+  return { traffic, hold, setting, send, clock };
 }
 
 const settled = async (p: Promise<unknown>) => {
@@ -37,20 +42,26 @@ const settled = async (p: Promise<unknown>) => {
 
 describe('the hold', () => {
   it('holds a second request to a prefilling model until its first token, and never another model', async () => {
-    const { traffic, send } = setup();
+    const { traffic, send, clock } = setup();
     const first = await send(A);
     await first.admitted;
     traffic.progress(first.record, 0, 30_000);
+    clock.now += 500;
     const second = await send(A);
     expect(second.record.phase).toBe('held');
     const other = await send(B);
     expect(await settled(other.admitted)).toBe(true);
+    expect(other.record).toMatchObject({ phase: 'sent', heldMs: 0, sentAt: 1_500 });
+    clock.now += 2_000;
     traffic.progress(first.record, 4096, 30_000);
     expect(await settled(second.admitted)).toBe(false);
+    expect(second.record).toMatchObject({ phase: 'held', sentAt: null });
+    clock.now += 1_000;
     traffic.token(first.record, 'cmd-1');
     expect(await settled(second.admitted)).toBe(true);
-    expect(second.record.phase).toBe('sent');
-    expect(second.record.heldMs).toBeGreaterThanOrEqual(0);
+    // Sent at the first request's first token, having waited from its arrival until then.
+    expect(first.record.firstTokenAt).toBe(4_500);
+    expect(second.record).toMatchObject({ phase: 'sent', arrivedAt: 1_500, sentAt: 4_500, heldMs: 3_000 });
   });
 
   it('cancels a held request at once and releases everything when the setting is turned off', async () => {

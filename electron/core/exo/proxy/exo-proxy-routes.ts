@@ -26,12 +26,18 @@ import { validateJson } from '../../api/read-json-body';
 import { RouteTable, type ApiRoute, type HttpMethod, type RouteContext } from '../../api/route-types';
 import { ExoChatRequestSchema, RoutableSchema, type ExoChatRequest } from './exo-chat-schema';
 import { HeldCancelled, type ExoHold } from './exo-hold';
-import { isActive, type ExoStateSource, type ExoTraffic, type ProxiedRequest } from './exo-traffic';
+import type { ExoStateSource, ExoTraffic, ProxiedRequest } from './exo-traffic';
 import { toExoChatBody } from './exo-declared-fields';
 import { callExo, HOP_BY_HOP, readAll, type UpstreamCall } from './exo-upstream';
 import { cancelledStreamEnding } from './cancelled-ending';
 import { refuseDownloadedNotPlaced } from './exo-not-placed';
 import { SseTap } from './sse-tap';
+import { CANCELLED_BY_POST, ProxiedRequestState, type StreamStop } from './proxied-request-state';
+
+interface ProxiedCall {
+  life: ProxiedRequestState;
+  abort: () => void;
+}
 
 export interface ExoProxyOptions {
   /** The attached exo (null: none attached, everything goes to the local routes). */
@@ -118,10 +124,24 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
   const local = new RouteTable(options.localRoutes ?? openAiRoutes());
   const idleMs = options.idleTimeoutMs ?? DEFAULT_EXO_IDLE_TIMEOUT_MS;
   const exoModels = () => options.exoModels?.() ?? exoModelsOf(options.source());
-  /** How to stop each proxied request's upstream call (client gone, cancel without a command id). */
-  const aborts = new Map<ProxiedRequest, () => void>();
-  /** Requests whose cancel is on its way to exo: their stream's end is the cancel's. */
-  const cancelling = new WeakSet<ProxiedRequest>();
+  /** Each proxied request in flight: its life, and how to stop its upstream call (client gone, cancel without a command id). */
+  const calls = new Map<ProxiedRequest, ProxiedCall>();
+
+  /** A request's life; entering an end records it, a refused change is counted on the traffic. */
+  function lifeOf(record: ProxiedRequest, initial: 'loading' | 'waiting'): ProxiedCall {
+    const call: ProxiedCall = {
+      life: new ProxiedRequestState(initial, {
+        changed: (change) => {
+          if (change.to === 'done') traffic.finish(record, 'done');
+          else if (change.to === 'cancelled' || change.to === 'failed') traffic.finish(record, change.to, change.reason);
+        },
+        refused: (change) => traffic.refusedTransition(record, change),
+      }),
+      abort: () => undefined,
+    };
+    calls.set(record, call);
+    return call;
+  }
 
   /** Hands the request to exobar's own route for the path, with the body already read. */
   async function delegate(ctx: RouteContext, json?: unknown): Promise<void> {
@@ -177,91 +197,107 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     const keepAlive = keepAliveOf(body);
     const record = traffic.begin(body.model, source.url, body.stream === true, epochOf(ctx.arrivedAt), clientOf(ctx));
     traffic.loading(record);
+    const call = lifeOf(record, 'loading');
     const gone = () => {
-      if (isActive(record) && record.phase === 'loading') traffic.finish(record, 'cancelled', 'the client went away while exobar placed the model on exo');
+      if (call.life.state === 'loading') call.life.to('cancelled', 'the client went away while exobar placed the model on exo');
     };
     ctx.res.once('close', gone);
     try {
       await placer.place(body.model, keepAlive);
     } catch (error) {
       const api = toApiError(error);
-      traffic.finish(record, 'failed', api.message);
+      call.life.to('failed', api.message);
+      calls.delete(record);
       throw new ApiError(api.status, api.code, api.message, { ...api.options, headers: { ...api.options.headers, 'x-should-retry': 'false' } });
     } finally {
       ctx.res.off('close', gone);
     }
-    if (!isActive(record) || ctx.res.destroyed) return;
+    if (call.life.ended || ctx.res.destroyed) {
+      calls.delete(record);
+      return;
+    }
     traffic.loaded(record);
+    call.life.to('waiting', 'placed on exo');
     // keep_alive is exobar's (Ollama's) field, taken above: exo's API does not know it.
     const { keep_alive: _taken, ...forward } = body as ExoChatRequest & { keep_alive?: unknown };
     try {
-      await proxyChat(ctx, forward as ExoChatRequest, source, record);
+      await proxyChat(ctx, forward as ExoChatRequest, source, record, call);
     } finally {
       placer.use(body.model);
     }
   }
 
-  async function proxyChat(ctx: RouteContext, body: ExoChatRequest, source: ExoStateSource, begun?: ProxiedRequest): Promise<void> {
+  async function proxyChat(ctx: RouteContext, body: ExoChatRequest, source: ExoStateSource, begun?: ProxiedRequest, begunCall?: ProxiedCall): Promise<void> {
     const stream = body.stream === true;
     const record = begun ?? traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx));
-    let upstream: UpstreamCall | null = null;
-    let settled = false;
-    const abortUpstream = () => upstream?.req.destroy();
-    aborts.set(record, abortUpstream);
+    const call = begunCall ?? lifeOf(record, 'waiting');
+    const { life } = call;
     ctx.res.on('close', () => {
-      aborts.delete(record);
-      if (settled || ctx.res.writableFinished) return;
-      if (record.phase === 'held') {
-        hold.cancel(record, 'the client went away while exobar held the request');
-        return;
+      calls.delete(record);
+      if (ctx.res.writableFinished) return;
+      if (life.state === 'held' && hold.cancel(record, 'the client went away while exobar held the request')) return;
+      if (!life.ended) {
+        // exobar cancels for the client: exo would keep generating for nobody.
+        traffic.reconcile();
+        life.to('cancelled', 'the client went away');
+        void cancelAtExo(record).catch(() => undefined);
       }
-      // exobar cancels for the client: exo would keep generating for nobody.
-      traffic.reconcile();
-      traffic.finish(record, 'cancelled', 'the client went away');
-      abortUpstream();
-      void cancelAtExo(record).catch(() => undefined);
+      call.abort();
     });
 
+    const admitted = hold.admit(record);
+    if (record.phase === 'held') life.to('held', 'the hold keeps it while its model prefills another stream');
     try {
-      await hold.admit(record);
+      await admitted;
     } catch (error) {
       if (!(error instanceof HeldCancelled)) throw error;
-      settled = true;
+      life.to('cancelled', error.message);
+    }
+    if (life.ended) {
       // Cancelled before exo saw it: an empty answer that ends as cancelled.
-      answerCancelled(ctx, record, stream);
+      if (life.state === 'cancelled') answerCancelled(ctx, record, stream);
       return;
     }
-    if (ctx.res.destroyed || !isActive(record)) return;
+    if (ctx.res.destroyed) return;
     if (record.sentAt == null) traffic.sent(record);
+    life.to('dispatched', 'sent to exo');
 
-    let timedOut = false;
+    const idleS = idleMs / 1000;
     const idle = setTimeout(() => {
-      timedOut = true;
-      abortUpstream();
+      // A cancelling request ends as its cancel whatever exo does; any other is hung.
+      if (life.state === 'dispatched') {
+        life.fail(
+          { code: 'exo_timeout', message: `the exo node at ${record.upstreamUrl} did not answer within ${idleS} s; its request was cancelled` },
+          `exo at ${record.upstreamUrl} sent no answer within ${idleS} s`,
+        );
+        void cancelAtExo(record).catch(() => undefined);
+      } else if (life.state === 'answering') {
+        life.fail({ code: 'exo_timeout', message: `the exo node at ${record.upstreamUrl} stopped answering` }, `exo sent nothing for ${idleS} s`);
+      } else if (life.state === 'streaming') {
+        life.fail({ code: 'exo_timeout', message: `exo sent nothing on the stream for ${idleS} s (hung); exobar cancelled the request` });
+        void cancelAtExo(record).catch(() => undefined);
+      }
+      call.abort();
     }, idleMs);
     idle.unref();
     // Only the fields exo declares go to exo; the client is told which were left out.
     const sent = toExoChatBody(body);
     if (sent.dropped.length > 0 && !ctx.res.headersSent) ctx.res.setHeader('x-exobar-dropped-fields', sent.dropped.join(', ').slice(0, 2_000));
-    upstream = callExo(record.upstreamUrl, 'POST', '/v1/chat/completions', JSON.stringify(sent.body));
+    const upstream: UpstreamCall = callExo(record.upstreamUrl, 'POST', '/v1/chat/completions', JSON.stringify(sent.body));
+    call.abort = () => upstream.req.destroy();
     let res: IncomingMessage;
     try {
       res = await upstream.response;
     } catch (error) {
       clearTimeout(idle);
-      settled = true;
-      if (!isActive(record)) {
-        // Cancelled before exo answered (its connection closed as the cancel).
-        if (record.phase === 'cancelled') answerCancelled(ctx, record, stream);
-        return;
-      }
-      if (timedOut) {
-        traffic.finish(record, 'failed', `exo at ${record.upstreamUrl} sent no answer within ${idleMs / 1000} s`);
-        void cancelAtExo(record).catch(() => undefined);
-        throw new ApiError(504, 'exo_timeout', `the exo node at ${record.upstreamUrl} did not answer within ${idleMs / 1000} s; its request was cancelled`);
-      }
+      calls.delete(record);
+      // Cancelled before exo answered: its connection closed as the cancel.
+      if (life.state === 'cancelling') life.to('cancelled', CANCELLED_BY_POST);
+      if (life.state === 'cancelled') return answerCancelled(ctx, record, stream);
+      if (life.failure) throw new ApiError(504, life.failure.code, life.failure.message);
+      if (life.ended) return;
       const cause = error instanceof Error ? error.message : String(error);
-      traffic.finish(record, 'failed', `exo at ${record.upstreamUrl} could not be reached: ${cause}`);
+      life.to('failed', `exo at ${record.upstreamUrl} could not be reached: ${cause}`);
       throw new ApiError(
         502,
         'exo_unreachable',
@@ -270,46 +306,35 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     }
     const status = res.statusCode ?? 502;
     const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+    life.answerBegan(isStream ? 'stream' : 'whole');
     if (!isStream) {
       let whole: Buffer;
       try {
         whole = await readAll(res);
       } catch (error) {
         clearTimeout(idle);
-        settled = true;
-        traffic.finish(
-          record,
-          'failed',
-          timedOut ? `exo sent nothing for ${idleMs / 1000} s` : `the exo node closed the connection mid-answer: ${(error as Error).message}`,
+        calls.delete(record);
+        if (life.state === 'cancelling') life.to('cancelled', CANCELLED_BY_POST);
+        if (life.state === 'cancelled') return answerCancelled(ctx, record, stream);
+        if (life.failure) throw new ApiError(504, life.failure.code, life.failure.message);
+        life.fail(
+          { code: 'exo_connection_lost', message: `the exo node at ${record.upstreamUrl} closed the connection before its answer ended` },
+          `the exo node closed the connection mid-answer: ${(error as Error).message}`,
         );
-        throw new ApiError(
-          timedOut ? 504 : 502,
-          timedOut ? 'exo_timeout' : 'exo_connection_lost',
-          `the exo node at ${record.upstreamUrl} ${timedOut ? 'stopped answering' : 'closed the connection before its answer ended'}`,
-        );
+        throw new ApiError(502, life.failure!.code, life.failure!.message);
       }
       clearTimeout(idle);
-      settled = true;
-      if (status >= 200 && status < 300) recordWhole(record, whole);
-      else traffic.finish(record, 'failed', `exo answered ${status}: ${exoMessage(whole)}`);
+      calls.delete(record);
+      if (status >= 200 && status < 300) recordWhole(record, life, whole);
+      else life.to('failed', `exo answered ${status}: ${exoMessage(whole)}`);
       if (ctx.res.destroyed) return;
       // exo's own status and body: its errors keep their shape.
       ctx.res.writeHead(status, { ...passHeaders(res), 'Content-Length': String(whole.length) });
       ctx.res.end(whole);
       return;
     }
-    pipeStream(
-      ctx,
-      record,
-      res,
-      idle,
-      () => timedOut,
-      () => {
-        settled = true;
-      },
-    );
+    pipeStream(ctx, record, life, res, idle);
   }
-
   /** Answers a request exobar cancelled before exo's answer began, as a cancelled local request ends. */
   function answerCancelled(ctx: RouteContext, record: ProxiedRequest, stream: boolean): void {
     if (ctx.res.destroyed || ctx.res.headersSent) return;
@@ -327,7 +352,8 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     }
   }
 
-  function recordWhole(record: ProxiedRequest, whole: Buffer): void {
+  function recordWhole(record: ProxiedRequest, life: ProxiedRequestState, whole: Buffer): void {
+    if (life.ended) return;
     try {
       const json = JSON.parse(whole.toString('utf8')) as { id?: string; usage?: { prompt_tokens?: number; completion_tokens?: number } };
       traffic.token(record, typeof json.id === 'string' ? json.id : null, 1);
@@ -335,20 +361,10 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
     } catch {
       // exo's body is passed on as it is; only the record misses its figures
     }
-    traffic.finish(record, 'done');
+    life.to('done', "exo's whole answer came");
   }
 
-  function pipeStream(
-    ctx: RouteContext,
-    record: ProxiedRequest,
-    res: IncomingMessage,
-    idle: NodeJS.Timeout,
-    timedOut: () => boolean,
-    settle: () => void,
-  ): void {
-    let sawDone = false;
-    let exoError: string | null = null;
-    let ended = false;
+  function pipeStream(ctx: RouteContext, record: ProxiedRequest, life: ProxiedRequestState, res: IncomingMessage, idle: NodeJS.Timeout): void {
     const tap = new SseTap({
       progress: (p, t) => traffic.progress(record, p, t),
       token: (id, content) => {
@@ -356,36 +372,26 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
         else if (id && !record.commandId) traffic.claim(record, id);
       },
       usage: (p, c) => traffic.usage(record, p, c),
-      error: (message) => {
-        exoError = message;
-      },
+      error: (message) => life.sawStreamError(message),
       stats: (stats) => traffic.generationStats(record, stats),
-      done: () => {
-        sawDone = true;
-      },
+      done: () => life.sawStreamDone(),
     });
     ctx.res.writeHead(200, { 'Content-Type': String(res.headers['content-type']), 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' });
     ctx.res.flushHeaders();
-    // exobar cancelled it (client gone, POST /v1/cancel): however exo's stream ends, and
-    // whether it ends before or after exo answers the cancel, it ends as a cancel.
-    const cancelledByExobar = () => cancelling.has(record) || record.phase === 'cancelled';
-    const end = (failure: { code: string; message: string } | null) => {
-      if (ended) return;
-      ended = true;
+    // The state says how it ends: a request exobar cancelled ends as a cancel, whether
+    // exo's stream closes before or after exo answers the cancel.
+    const stopped = (stop: StreamStop) => {
       clearTimeout(idle);
-      settle();
+      calls.delete(record);
       res.removeAllListeners('data');
-      if (cancelledByExobar() && !exoError) {
-        traffic.finish(record, 'cancelled', 'cancelled by POST /v1/cancel');
-        if (!sawDone && !ctx.res.destroyed && !ctx.res.writableEnded) ctx.res.write(cancelledStreamEnding(record));
-      } else if (failure) {
-        traffic.finish(record, 'failed', failure.message);
-        if (!ctx.res.destroyed && !ctx.res.writableEnded)
-          ctx.res.write(`data: ${JSON.stringify(errorBody(new ApiError(502, failure.code, failure.message)))}\n\n`);
-      } else if (exoError) {
-        traffic.finish(record, 'failed', `exo reported: ${exoError}`);
-      } else {
-        traffic.finish(record, 'done');
+      const last = life.streamStopped(
+        stop,
+        { code: 'exo_stream_incomplete', message: `exo's stream for ${record.model} ended without [DONE]; the answer is incomplete` },
+        { code: 'exo_connection_lost', message: `the exo node at ${record.upstreamUrl} closed the connection mid-stream` },
+      );
+      if (!ctx.res.destroyed && !ctx.res.writableEnded) {
+        if (last.kind === 'cancelled') ctx.res.write(cancelledStreamEnding(record));
+        else if (last.kind === 'error') ctx.res.write(`data: ${JSON.stringify(errorBody(new ApiError(502, last.failure.code, last.failure.message)))}\n\n`);
       }
       if (!ctx.res.writableEnded) ctx.res.end();
     };
@@ -398,53 +404,42 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
       }
       tap.feed(chunk);
     });
-    res.on('end', () => {
-      if (sawDone || !isActive(record)) end(null);
-      else end({ code: 'exo_stream_incomplete', message: `exo's stream for ${record.model} ended without [DONE]; the answer is incomplete` });
-    });
-    res.on('close', () => {
-      if (ended || !isActive(record)) return end(null);
-      if (timedOut()) {
-        void cancelAtExo(record).catch(() => undefined);
-        end({ code: 'exo_timeout', message: `exo sent nothing on the stream for ${idleMs / 1000} s (hung); exobar cancelled the request` });
-      } else {
-        end({ code: 'exo_connection_lost', message: `the exo node at ${record.upstreamUrl} closed the connection mid-stream` });
-      }
-    });
+    res.on('end', () => stopped('end'));
+    res.on('close', () => stopped('close'));
   }
 
   async function cancel(ctx: RouteContext): Promise<void> {
     const { id } = CancelParamsSchema.parse(ctx.params);
     const record = traffic.find(id);
-    if (!record || !isActive(record)) return delegate(ctx);
-    if (record.phase === 'held') {
-      hold.cancel(record, 'cancelled by POST /v1/cancel while held by exobar');
+    const call = record ? calls.get(record) : undefined;
+    if (!record || !call || call.life.ended) return delegate(ctx);
+    const { life } = call;
+    if (life.state === 'held' && hold.cancel(record, 'cancelled by POST /v1/cancel while held by exobar')) {
       ctx.json(200, { id, object: 'chat.completion.cancellation', cancelled: true, held_by_exobar: true, exo: null });
       return;
     }
     traffic.reconcile();
     if (!record.commandId) {
       // exo's command id is not known yet: closing the connection is exo's own cancel.
-      traffic.finish(record, 'cancelled', 'cancelled by POST /v1/cancel (connection to exo closed)');
-      aborts.get(record)?.();
+      life.to('cancelled', `${CANCELLED_BY_POST} (connection to exo closed)`);
+      call.abort();
       ctx.json(200, { id, object: 'chat.completion.cancellation', cancelled: true, held_by_exobar: false, exo: null });
       return;
     }
     let answer: { status: number; body: Buffer } | null;
-    cancelling.add(record);
+    life.to('cancelling', `${CANCELLED_BY_POST}: asking exo`);
     try {
       answer = await cancelAtExo(record);
     } catch (error) {
-      cancelling.delete(record);
+      life.cancelAnswered(false);
       throw new ApiError(502, 'exo_unreachable', `the cancel could not reach the exo node at ${record.upstreamUrl}: ${(error as Error).message}`);
     }
     const exo = answer ? { url: record.upstreamUrl, status: answer.status, body: parseOrText(answer.body) } : null;
+    life.cancelAnswered(answer?.status === 200);
     if (answer?.status === 200) {
-      traffic.finish(record, 'cancelled', 'cancelled by POST /v1/cancel');
       ctx.json(200, { id: record.commandId, object: 'chat.completion.cancellation', cancelled: true, held_by_exobar: false, exo });
       return;
     }
-    cancelling.delete(record);
     ctx.json(answer?.status === 404 ? 404 : 502, {
       ...errorBody(new ApiError(404, 'request_not_found', `exo did not take the cancel: ${answer ? exoMessage(answer.body) : 'no answer'}`, { param: 'id' })),
       exo,

@@ -108,6 +108,8 @@ export class ExoTraffic {
   private readonly listeners = new Set<(record: ProxiedRequest) => void>();
   private readonly decode = new WeakMap<ProxiedRequest, DecodeTiming>();
   private readonly gapListeners = new Set<(record: ProxiedRequest, gap: TokenGap) => void>();
+  private refusedCount = 0;
+  private readonly refusedList: Array<{ id: string; from: string; to: string; reason: string; at: number }> = [];
 
   constructor(
     private readonly source: () => ExoStateSource | null,
@@ -233,6 +235,23 @@ export class ExoTraffic {
     this.ended.push(record);
     if (this.ended.length > KEPT_ENDED) this.ended.splice(0, this.ended.length - KEPT_ENDED);
     this.update(record, { phase, reason, endedAt: this.now(), ...this.decodeStats(record) });
+  }
+
+  /** A change a proxied request's state machine refused: a proxy bug, counted and kept (the latest 20). */
+  refusedTransition(record: ProxiedRequest, change: { from: string; to: string; reason: string; at: number }): void {
+    this.refusedCount += 1;
+    this.refusedList.push({ id: record.id, ...change });
+    if (this.refusedList.length > 20) this.refusedList.shift();
+  }
+
+  /** Changes the proxied requests' state machines refused so far: a proxy bug if ever non-zero. */
+  get refusedTransitions(): number {
+    return this.refusedCount;
+  }
+
+  /** The latest refused changes, oldest first. */
+  get refusals(): ReadonlyArray<{ id: string; from: string; to: string; reason: string; at: number }> {
+    return this.refusedList;
   }
 
   /** Sets exo's command id (from the stream, or from exo's task list while it prefills). */

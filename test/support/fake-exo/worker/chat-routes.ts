@@ -1,6 +1,6 @@
 /**
  * The fake exo's `POST /v1/chat/completions` and `POST /v1/cancel/{id}`, in exo's wire
- * format (src/exo/api/adapters/chat_completions.py, keepalive.py; the transcript in
+ * format (exo 0.3.70, src/exo/api/adapters/chat_completions.py, keepalive.py; the transcript in
  * test/fixtures/exo/chat-completions-stream.sse.txt): `: keep-alive` first and after
  * 10 s idle, `: prefill_progress {...}` per chunk, `data:` chunks whose id is the
  * command id (object "chat.completion"), the final chunk with usage, `: generation_stats

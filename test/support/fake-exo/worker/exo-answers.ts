@@ -1,4 +1,4 @@
-/** The fake exo's JSON answers: a body, and exo's HTTPException shape (src/exo/api/main.py:322-332). */
+/** The fake exo's JSON answers: a body, and exo's HTTPException shape (exo 0.3.70, src/exo/api/main.py). */
 import type { ServerResponse } from 'node:http';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

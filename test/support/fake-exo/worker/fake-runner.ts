@@ -1,6 +1,6 @@
 /**
  * One fake exo runner: a model on one Mac that generates the way exo's runner does
- * (src/exo/worker/runner/runner.py, per docs/exo-proxy.md):
+ * (exo 0.3.70, src/exo/worker/runner/runner.py, per docs/exo-proxy.md):
  *
  * - it reads new tasks only **between** generation steps and admits, and
  *   acknowledges, at most one per step;

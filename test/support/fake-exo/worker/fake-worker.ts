@@ -55,7 +55,8 @@ interface OpenCommand {
   ended: boolean;
 }
 
-const READY_TAGS = new Set(['RunnerReady', 'RunnerRunning']);
+/** The runner statuses exo's worker hands tasks to: exo's serving rule, kept here apart from exobar's own (SERVING_STATUSES). */
+const SERVING_TAGS = new Set(['RunnerReady', 'RunnerRunning']);
 
 export class FakeExoWorker {
   mode: WorkerMode;
@@ -244,7 +245,7 @@ export class FakeExoWorker {
   private setRunnerStatus(instance: FakeInstance, tag: 'RunnerReady' | 'RunnerRunning'): void {
     for (const shard of instance.shards) {
       const status = this.cluster.runners.get(shard.runnerId);
-      if (!status || !READY_TAGS.has(Object.keys(status)[0] ?? '')) continue;
+      if (!status || !SERVING_TAGS.has(Object.keys(status)[0] ?? '')) continue;
       this.cluster.runners.set(shard.runnerId, tag === 'RunnerReady' ? { RunnerReady: { prefillServerPort: null } } : { RunnerRunning: {} });
     }
     this.cluster.event();
@@ -280,7 +281,7 @@ export class FakeExoWorker {
           queue.splice(queue.indexOf(gone), 1);
           gone.fail(`Runner ${gone.runner.runnerId} is gone (failed or its instance deleted)`);
         }
-        const index = queue.findIndex((d) => READY_TAGS.has(Object.keys(this.cluster.runners.get(d.runner.runnerId) ?? {})[0] ?? ''));
+        const index = queue.findIndex((d) => SERVING_TAGS.has(Object.keys(this.cluster.runners.get(d.runner.runnerId) ?? {})[0] ?? ''));
         if (index < 0) {
           await new Promise((resolve) => setTimeout(resolve, 10));
           continue;

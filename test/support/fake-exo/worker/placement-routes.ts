@@ -1,6 +1,6 @@
 /**
  * The fake exo's placement and instance creation, as exo 0.3.70 answers them
- * (src/exo/api/main.py:444-507, master/placement.py):
+ * (src/exo/api/main.py, master/placement.py; docs/exo.md "exo source this code follows"):
  *
  * - `GET /instance/placement?model_id&sharding&instance_meta&min_nodes`: a tagged
  *   Instance on the one Mac with the most available memory that holds the model, or

@@ -1,0 +1,28 @@
+/**
+ * What both acknowledgement-wait causes read: the same runner's prefill that overlapped
+ * the wait most. A runner reads new tasks only between generation steps, and one step
+ * holds the whole prefill of an admitted prompt, so that prefill is the first suspect.
+ */
+import type { RequestTimeline } from '../../node/node-types';
+import { prefillEnd, type DiagnosisContext } from '../diagnosis-context';
+import { overlap } from '../diagnosis-format';
+
+/** A sibling request's prefill and how much of the wait it covered. */
+export interface SameRunnerPrefill {
+  o: RequestTimeline;
+  start: number;
+  end: number;
+  overlapMs: number;
+}
+
+/** The same runner's prefill that overlapped `t`'s wait for its acknowledgement most; undefined when none did. */
+export function longestSameRunnerPrefill(ctx: DiagnosisContext, t: RequestTimeline, until: number): SameRunnerPrefill | undefined {
+  const from = t.dispatchedAt ?? t.arrivedAt;
+  const to = t.acknowledgedAt ?? until;
+  return (ctx.byInstance.get(t.instanceId) ?? [])
+    .filter((o) => o !== t && o.acknowledgedAt !== null && o.acknowledgedAt <= to)
+    .map((o) => ({ o, start: o.acknowledgedAt!, end: prefillEnd(o, ctx.opts.now) }))
+    .map((c) => ({ ...c, overlapMs: overlap(c.start, c.end, from, to) }))
+    .filter((c) => c.overlapMs > 0)
+    .sort((a, b) => b.overlapMs - a.overlapMs)[0];
+}

@@ -1,0 +1,43 @@
+/**
+ * One of each test helper, imported from its own file: Electron is mocked once, in the
+ * node project's setup file, so no test file mocks it again with a fake of its own (two
+ * fakes drift, and a test that passes against one says nothing about the other); the
+ * poll helper and the free port are defined once and re-exported by no other module, so
+ * a second copy has nowhere to hide behind a familiar import.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) {
+      if (name !== 'node_modules' && name !== 'out') out.push(...sources(path));
+    } else if (/\.(ts|tsx|mts|mjs)$/.test(name)) out.push(path);
+  }
+  return out;
+}
+
+const FILES = ['electron', 'shared', 'renderer', 'bench', 'test', 'scripts'].flatMap((dir) => sources(join(ROOT, dir))).map((p) => relative(ROOT, p));
+/** Files whose code (not a comment or a string in this file) matches `pattern`. */
+const matching = (pattern: RegExp) =>
+  FILES.filter((file) => file !== 'test/lint/one-test-convention.test.ts' && pattern.test(readFileSync(join(ROOT, file), 'utf8')));
+
+describe('one test convention', () => {
+  it('mocks electron in one place, the setup file of the node project', () => {
+    expect(matching(/vi\.(do)?[mM]ock\(\s*['"]electron['"]/)).toEqual(['test/support/electron/mock-electron.setup.ts']);
+  });
+
+  it.each([
+    ['eventually', 'test/support/eventually.ts'],
+    ['freePort', 'test/support/free-port.ts'],
+  ])('defines %s once, in %s, and no module re-exports it', (name, home) => {
+    expect(matching(new RegExp(`(function|const|let)\\s+${name}\\b`))).toEqual([home]);
+    expect(matching(new RegExp(`export\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from`))).toEqual([]);
+  });
+});
