@@ -17,7 +17,7 @@
  * `node --import tsx bench/exo-poll-cpu.ts [--json] [--seconds N]`
  */
 import { ExoMonitor } from '../electron/core/exo/exo-monitor';
-import { startFakeExoProcess } from '../test/support/fake-exo/fake-exo-process';
+import { startFakeExoProcess } from '../test/support/fake-exo';
 
 export interface ExoPollPhase {
   cpu_percent: number;

@@ -23,9 +23,7 @@ import { ExoClient } from '../electron/core/exo/exo-client';
 import { createExoServing, type ExoServing } from '../electron/core/exo/proxy/exo-serving';
 import { startCore } from '../electron/core/start-core';
 import { makePrompt } from '../shared/token-count';
-import { startServingExoProcess } from '../test/support/fake-exo/fake-exo-process';
-import { LLAMA_1B, LLAMA_3B } from '../test/support/fake-exo/scenarios';
-import { firstTokenMs, readTimedLines, type TimedLine } from '../test/support/fake-exo/worker/sse-lines';
+import { startServingExoProcess, LLAMA_1B, LLAMA_3B, firstTokenMs, readTimedLines, type TimedLine } from '../test/support/fake-exo';
 
 /** exobar (this process) attached to a serving fake exo in a process of its own, as exo is. */
 interface BenchRig {

@@ -6,9 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings } from '../../shared/api';
 import { startCoreRig } from '../../test/support/api-harness';
-import { FakeExoCluster } from '../../test/support/fake-exo/fake-cluster';
-import { LLAMA_1B, LLAMA_3B } from '../../test/support/fake-exo/scenarios';
-import { startServingExo } from '../../test/support/fake-exo/worker/serving-exo';
+import { FakeExoCluster, LLAMA_1B, LLAMA_3B, startServingExo } from '../../test/support/fake-exo';
 import { createCoreServices } from './core-services';
 
 describe('the app’s safe launch with exo attached', () => {

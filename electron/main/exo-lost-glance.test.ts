@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mappedExoSnapshot } from '../../test/support/fake-exo/mapped-snapshot';
-import { STOPPED_NODE_REMOVAL_MS } from '../../test/support/fake-exo/fake-cluster';
-import { twoNodeCluster } from '../../test/support/fake-exo/two-node-scenario';
+import { mappedExoSnapshot, STOPPED_NODE_REMOVAL_MS, twoNodeCluster } from '../../test/support/fake-exo';
 import { trayViewOf } from './tray-state';
 
 describe('tray: models exo took away', () => {

@@ -11,7 +11,7 @@ import { planSafePair } from '../../shared/safe-pair-plan';
 import { checkFit } from '../core/fit/check-fit';
 import { estimateModelMemory } from '../core/fit/model-memory';
 import { withFit } from '../core/safe-pair/plan-for-node';
-import { oneMacPairPlan } from '../../test/support/fake-exo/one-mac-pair-plan';
+import { oneMacPairPlan } from '../../test/support/fake-exo';
 import { launchSafePairFromMenu, LAUNCH_ANYWAY_BUTTONS } from './menu-launch';
 
 const GiB = 1024 ** 3;

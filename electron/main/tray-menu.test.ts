@@ -1,7 +1,7 @@
 import type { MenuItem, MenuItemConstructorOptions } from 'electron';
 import { describe, expect, it, vi } from 'vitest';
 import { instance, request, snapshot } from '../../test/support/electron/snapshot-fixtures';
-import { mappedExoSnapshot } from '../../test/support/fake-exo/mapped-snapshot';
+import { mappedExoSnapshot } from '../../test/support/fake-exo';
 import { buildTrayMenu, MENU_LABELS, type TrayMenuActions } from './tray-menu';
 
 function actions(): TrayMenuActions & Record<string, ReturnType<typeof vi.fn>> {

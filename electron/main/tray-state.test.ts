@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { instance, snapshot, ttftSample, warning } from '../../test/support/electron/snapshot-fixtures';
-import { mappedExoSnapshot } from '../../test/support/fake-exo/mapped-snapshot';
+import { mappedExoSnapshot } from '../../test/support/fake-exo';
 import { EXO_STATES } from '../../test/support/exo-process-fixture';
 import { trayViewOf } from './tray-state';
 

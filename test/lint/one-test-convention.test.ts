@@ -3,7 +3,8 @@
  * node project's setup file, so no test file mocks it again with a fake of its own (two
  * fakes drift, and a test that passes against one says nothing about the other); the
  * poll helper and the free port are defined once and re-exported by no other module, so
- * a second copy has nowhere to hide behind a familiar import.
+ * a second copy has nowhere to hide behind a familiar import; the fake exo is reached
+ * through its one entry module, so no test builds its exo from a corner the others skip.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -28,5 +29,14 @@ describe('one test convention', () => {
   ])('defines %s once, in %s, and no module re-exports it', (name, home) => {
     expect(matching(new RegExp(`(function|const|let)\\s+${name}\\b`))).toEqual([home]);
     expect(matching(new RegExp(`export\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from`))).toEqual([]);
+  });
+
+  it("lets only the fake exo's own files import its modules: the tests, the bench and the `exo` command use its entry", () => {
+    const FAKE_EXO = 'test/support/fake-exo/';
+    const internal = /['"`][^'"`\n]*\bfake-exo\/[^'"`\n]+['"`]/;
+    expect(matching(internal).filter((file) => !file.startsWith(FAKE_EXO))).toEqual([]);
+    // The entry really is the way in (a rule nobody is subject to proves nothing).
+    const viaEntry = matching(/from\s+'[^'\n]*\/fake-exo'/);
+    expect(viaEntry).toEqual(expect.arrayContaining(['bench/exo-proxy.ts', 'test/support/fake-exo-exe/main.ts', 'test/e2e/exo.e2e.test.ts']));
   });
 });

@@ -14,8 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HistoryAnswerSchema } from '../../shared/history';
 import { REQUEST_RECORD_COLUMNS, RequestListSchema, type RequestList } from '../../shared/request-record';
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
-import { LLAMA_1B } from '../support/fake-exo/scenarios';
-import { startServingExo, type ServingExo } from '../support/fake-exo/worker/serving-exo';
+import { LLAMA_1B, startServingExo, type ServingExo } from '../support/fake-exo';
 import { eventually } from '../support/eventually';
 
 const LOCAL = 'sim/llama-3.2-1b';

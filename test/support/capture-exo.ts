@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FIXTURE_DIR, type Json } from './fake-exo/fixture-data';
+import { FIXTURE_DIR, type Json } from './fake-exo';
 
 /** The two-node captures (test/fixtures/exo/real/two-node/, see its README). */
 export const TWO_NODE = {

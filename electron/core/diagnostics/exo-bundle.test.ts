@@ -11,12 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
-import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
-import { mappedExoSnapshot } from '../../../test/support/fake-exo/mapped-snapshot';
-import { LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
-import { startServingExo } from '../../../test/support/fake-exo/worker/serving-exo';
-import { streamChatText } from '../../../test/support/fake-exo/stream-chat';
-import { FakeExoCluster } from '../../../test/support/fake-exo/fake-cluster';
+import {
+  startFakeExo,
+  type FakeExo,
+  mappedExoSnapshot,
+  LLAMA_1B,
+  LLAMA_3B,
+  QWEN_30B,
+  demoCluster,
+  startServingExo,
+  streamChatText,
+  FakeExoCluster,
+} from '../../../test/support/fake-exo';
 import { diagnoseExo } from './exo-diagnosis';
 import { readZip } from '../../../test/support/diagnostics/read-zip';
 import { eventually } from '../../../test/support/eventually';

@@ -10,8 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SnapshotSchema, type Snapshot } from '../../../shared/snapshot';
 import { startServe, type ServeProcess } from '../../../test/support/e2e/serve-process';
 import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
-import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
-import { LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { startFakeExo, type FakeExo, LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo';
 import { eventually } from '../../../test/support/eventually';
 
 async function call(serve: { url: string; token: string }, method: string, path: string, body?: unknown, token = serve.token) {

@@ -5,8 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoSnapshotPart } from '../node/node-types';
-import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
-import { demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
 import { ExoAttachment } from './exo-attachment';
 
 /** Probes `slowUrl` a second late: an attach asked for first finishes its test last. */

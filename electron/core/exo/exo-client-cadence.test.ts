@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
-import { demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
 import { ExoClient } from './exo-client';
 
 let fake: FakeExo | null = null;

@@ -7,8 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExoSnapshotPart } from '../node/node-types';
-import { startFakeExo, type FakeExo } from '../../../test/support/fake-exo/fake-exo-server';
-import { demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
 import { ExoAttachment } from './exo-attachment';
 
 let fake: FakeExo | null = null;

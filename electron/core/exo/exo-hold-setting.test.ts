@@ -6,10 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../shared/api';
-import { streamChatText } from '../../../test/support/fake-exo/stream-chat';
+import { streamChatText, LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../test/support/fake-exo';
 import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
-import { LLAMA_1B, LLAMA_3B } from '../../../test/support/fake-exo/scenarios';
-import { startServingExo, type ServingExo } from '../../../test/support/fake-exo/worker/serving-exo';
 import { eventually } from '../../../test/support/eventually';
 
 let exo: ServingExo;

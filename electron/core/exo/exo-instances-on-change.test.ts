@@ -4,8 +4,7 @@
  * more than reading an unchanged body does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { attachToFake, type AttachHarness } from '../../../test/support/fake-exo/attach-harness';
-import { GPT_OSS_20B, demoCluster } from '../../../test/support/fake-exo/scenarios';
+import { attachToFake, type AttachHarness, GPT_OSS_20B, demoCluster } from '../../../test/support/fake-exo';
 
 let h: AttachHarness | null = null;
 afterEach(async () => {

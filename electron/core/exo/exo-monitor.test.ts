@@ -2,10 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { attachToFake, type AttachHarness } from '../../../test/support/fake-exo/attach-harness';
-import { FakeExoCluster } from '../../../test/support/fake-exo/fake-cluster';
+import { attachToFake, type AttachHarness, FakeExoCluster, LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo';
 import { ExoInstanceDetailSchema, ExoSectionSchema } from '../../../shared/exo-snapshot';
-import { LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo/scenarios';
 import type { ExoView } from './exo-view';
 
 let h: AttachHarness | null = null;

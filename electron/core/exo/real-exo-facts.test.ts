@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isServing } from '../../../shared/instance-state';
-import { readReal, readRealText } from '../../../test/support/fake-exo/real-captures';
+import { readReal, readRealText } from '../../../test/support/fake-exo';
 import type { ExoConnectionState, ExoReading } from './exo-client';
 import { NodeIdSchema } from './exo-probe';
 import { ExoTracker } from './exo-tracker';

@@ -5,7 +5,7 @@
  */
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { oneMacPairPlan } from '../../../test/support/fake-exo/one-mac-pair-plan';
+import { oneMacPairPlan } from '../../../test/support/fake-exo';
 import { snapshot } from '../../../test/support/renderer/fixtures';
 import { renderApp } from '../../../test/support/renderer/render-app';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
 import { eventually } from '../eventually';
-import { readReal } from '../fake-exo/real-captures';
+import { readReal } from '../fake-exo';
 import { freePort } from '../free-port';
 
 const cleanups: Array<() => void> = [];

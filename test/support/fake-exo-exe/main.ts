@@ -14,8 +14,7 @@ import { appendFileSync, mkdirSync, openSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exoHomeDir } from '../../../electron/core/exo-process/exo-home';
-import { startFakeExo, type FakeExo } from '../fake-exo/fake-exo-server';
-import { startedMacCluster } from '../fake-exo/scenarios';
+import { startFakeExo, type FakeExo, startedMacCluster } from '../fake-exo';
 import { FakeExoUsageError, parseFakeExoOptions, type FakeExoOptions } from './options';
 import { acquirePidfile } from './pidfile';
 

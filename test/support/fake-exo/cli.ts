@@ -10,10 +10,7 @@
  * Prints one line, `fake exo listening on http://127.0.0.1:PORT (...)`, then serves
  * until killed.
  */
-import { startFakeExo, type FakeExo } from './fake-exo-server';
-import { benchCluster, demoCluster, demoTick } from './scenarios';
-import type { WorkerMode } from './worker/fake-worker';
-import { startServingExo } from './worker/serving-exo';
+import { benchCluster, demoCluster, demoTick, startFakeExo, startServingExo, type FakeExo, type WorkerMode } from './index';
 
 interface CliArgs {
   port: number;

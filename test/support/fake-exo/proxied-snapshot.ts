@@ -7,8 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { startCore } from '../../../electron/core/start-core';
 import type { Snapshot } from '../../../shared/snapshot';
 import { LLAMA_3B } from './scenarios';
 import { streamChatText } from './stream-chat';
@@ -19,6 +17,9 @@ const stream = (url: string, tokens: number, salt: string) => streamChatText(url
 
 /** The snapshot mid-prefill with a request held by exobar (a second or two). */
 export async function proxiedSnapshot(): Promise<Snapshot> {
+  // The core is loaded here, not at the top: the fake exo's entry module exports this
+  // builder, and what only imports the fake (the `exo` command, the bench) must not load the core.
+  const [{ startCore }, { default: pino }] = await Promise.all([import('../../../electron/core/start-core'), import('pino')]);
   const exo = await startServingExo({ mode: 'blocking', timeScale: 0.1 });
   // startCore itself, not the API rig: its openai client refuses to load in the page tests' jsdom.
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-proxied-'));

@@ -11,9 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../../../shared/snapshot';
 import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
 import { readZip } from '../../../../test/support/diagnostics/read-zip';
-import { STOPPED_NODE_REMOVAL_MS } from '../../../../test/support/fake-exo/fake-cluster';
-import { TINY, TINY_B, twoNodeCluster } from '../../../../test/support/fake-exo/two-node-scenario';
-import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { STOPPED_NODE_REMOVAL_MS, TINY, TINY_B, twoNodeCluster, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
 import { eventually } from '../../../../test/support/eventually';
 
 const lostWarnings = (s: Snapshot) => s.warnings.filter((w) => w.code === 'exo_model_lost');

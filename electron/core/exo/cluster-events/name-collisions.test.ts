@@ -3,9 +3,7 @@
  * rows, the Macs list, warnings and events add a short node id to tell them apart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { attachToFake, type AttachHarness } from '../../../../test/support/fake-exo/attach-harness';
-import { FakeExoCluster, STOPPED_NODE_REMOVAL_MS } from '../../../../test/support/fake-exo/fake-cluster';
-import { TINY, TINY_B } from '../../../../test/support/fake-exo/two-node-scenario';
+import { attachToFake, type AttachHarness, FakeExoCluster, STOPPED_NODE_REMOVAL_MS, TINY, TINY_B } from '../../../../test/support/fake-exo';
 import { shortNodeId } from './node-labels';
 
 let h: AttachHarness | null = null;

@@ -6,11 +6,7 @@
  * successive polls.
  */
 import { describe, expect, it } from 'vitest';
-import { attachToFake } from '../../../../test/support/fake-exo/attach-harness';
-import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
-import { startFakeDownload } from '../../../../test/support/fake-exo/fake-downloads';
-import { readReal } from '../../../../test/support/fake-exo/real-captures';
-import { LLAMA_1B, QWEN_30B } from '../../../../test/support/fake-exo/scenarios';
+import { attachToFake, FakeExoCluster, startFakeDownload, readReal, LLAMA_1B, QWEN_30B } from '../../../../test/support/fake-exo';
 import { ExoDownloadProgress } from './exo-download-progress';
 import { parseDownloads } from './parse-exo-downloads';
 

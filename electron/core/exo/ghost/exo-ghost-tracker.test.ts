@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readReal } from '../../../../test/support/fake-exo/real-captures';
+import { readReal } from '../../../../test/support/fake-exo';
 import { parseInstances, parseRunners, parseTasks } from '../parse-exo-state';
 import { ExoGhostTracker } from './exo-ghost-tracker';
 

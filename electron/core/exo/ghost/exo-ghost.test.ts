@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../../shared/token-count';
 import { SnapshotSchema, type Snapshot } from '../../../../shared/snapshot';
 import { startServe, type ServeProcess } from '../../../../test/support/e2e/serve-process';
-import { LLAMA_1B } from '../../../../test/support/fake-exo/scenarios';
-import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { LLAMA_1B, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
 import { diagnoseExo } from '../../diagnostics/exo-diagnosis';
 import { eventually } from '../../../../test/support/eventually';
 

@@ -18,11 +18,7 @@ import { defaultSettings, type Settings } from '../../../../shared/api';
 import type { ModelEventRecord, RequestRecord } from '../../../../shared/request-record';
 import type { EventLog } from '../../node/event-log';
 import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
-import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
-import { startFakeDownload } from '../../../../test/support/fake-exo/fake-downloads';
-import { modelCard } from '../../../../test/support/fake-exo/fixture-data';
-import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
-import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { FakeExoCluster, startFakeDownload, modelCard, LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
 import { eventually } from '../../../../test/support/eventually';
 
 const GB = 1024 ** 3;

@@ -4,8 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSettings } from '../../../../shared/api';
-import { TINY, TINY_B, twoNodeCluster } from '../../../../test/support/fake-exo/two-node-scenario';
-import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { TINY, TINY_B, twoNodeCluster, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
 import { planExoSafePair } from './exo-safe-pair';
 
 let exo: ServingExo | null = null;

@@ -5,10 +5,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSettings } from '../../../../shared/api';
-import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
-import { startFakeDownload } from '../../../../test/support/fake-exo/fake-downloads';
-import { GPT_OSS_20B, LLAMA_1B, LLAMA_3B, QWEN_30B } from '../../../../test/support/fake-exo/scenarios';
-import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import {
+  FakeExoCluster,
+  startFakeDownload,
+  GPT_OSS_20B,
+  LLAMA_1B,
+  LLAMA_3B,
+  QWEN_30B,
+  startServingExo,
+  type ServingExo,
+} from '../../../../test/support/fake-exo';
 import { planExoSafePair } from './exo-safe-pair';
 
 const GB = 1024 ** 3;

@@ -11,9 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../../shared/api';
 import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
-import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
-import { LLAMA_1B, LLAMA_3B, QWEN_30B } from '../../../../test/support/fake-exo/scenarios';
-import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { FakeExoCluster, LLAMA_1B, LLAMA_3B, QWEN_30B, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
 import { pickExoPair, stopExoModel, type ExoSafePairPlan, type FastSynchOf } from './exo-safe-pair';
 import { exoSafePairRoutes } from './exo-safe-pair-routes';
 import { eventually } from '../../../../test/support/eventually';

@@ -9,9 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { makePrompt } from '../../../../shared/token-count';
-import { startHeldAnswerProxy, type HeldAnswerProxy } from '../../../../test/support/fake-exo/held-answer-proxy';
-import { LLAMA_1B } from '../../../../test/support/fake-exo/scenarios';
-import { readTimedLines } from '../../../../test/support/fake-exo/worker/sse-lines';
+import { startHeldAnswerProxy, type HeldAnswerProxy, LLAMA_1B, readTimedLines } from '../../../../test/support/fake-exo';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { eventually } from '../../../../test/support/eventually';
 

@@ -9,9 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../../../shared/api';
 import { localInstances } from '../../../../shared/instance-state';
 import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
-import { startFakeDownload } from '../../../../test/support/fake-exo/fake-downloads';
-import { GPT_OSS_20B, LLAMA_1B, QWEN_30B } from '../../../../test/support/fake-exo/scenarios';
-import { startServingExo, type ServingExo } from '../../../../test/support/fake-exo/worker/serving-exo';
+import { startFakeDownload, GPT_OSS_20B, LLAMA_1B, QWEN_30B, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
 import { eventually } from '../../../../test/support/eventually';
 
 const GB = 1024 ** 3;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIError } from 'openai';
 import { makePrompt } from '../../../../shared/token-count';
 import { readRawSse } from '../../../../test/support/api-harness';
-import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
+import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { ExoTraffic } from './exo-traffic';
 import { eventually } from '../../../../test/support/eventually';

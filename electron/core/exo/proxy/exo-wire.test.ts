@@ -10,9 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countPromptTokens, makePrompt } from '../../../../shared/token-count';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
-import { FakeExoCluster } from '../../../../test/support/fake-exo/fake-cluster';
-import { startRecordingProxy, type RecordingProxy } from '../../../../test/support/fake-exo/recording-proxy';
-import { LLAMA_1B, QWEN_30B } from '../../../../test/support/fake-exo/scenarios';
+import { FakeExoCluster, startRecordingProxy, type RecordingProxy, LLAMA_1B, QWEN_30B } from '../../../../test/support/fake-exo';
 import { EXO_CHAT_FIELDS, EXO_MESSAGE_FIELDS } from './exo-declared-fields';
 
 const FIXTURE = readFileSync(join(__dirname, '../../../../test/fixtures/exo/stream-tool-calls.sse.txt'), 'utf8');

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../../shared/token-count';
-import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
+import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { eventually } from '../../../../test/support/eventually';
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_DIR } from '../../../../test/support/fake-exo/fixture-data';
+import { FIXTURE_DIR } from '../../../../test/support/fake-exo';
 import { SseTap, type SseTapEvents } from './sse-tap';
 
 function record(): { events: string[]; tap: SseTap } {

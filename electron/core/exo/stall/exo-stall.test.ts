@@ -9,8 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../../shared/token-count';
 import type { Warning } from '../../../../shared/snapshot';
-import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo/scenarios';
-import { firstTokenMs, readTimedLines } from '../../../../test/support/fake-exo/worker/sse-lines';
+import { LLAMA_1B, LLAMA_3B, firstTokenMs, readTimedLines } from '../../../../test/support/fake-exo';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { exoStallWarnings } from './exo-stall-warnings';
 import { eventually } from '../../../../test/support/eventually';
