@@ -18,6 +18,7 @@
  */
 import { ExoMonitor } from '../electron/core/exo/exo-monitor';
 import { startFakeExoProcess } from '../test/support/fake-exo/fake-exo-process';
+import { sleep } from '../test/support/eventually';
 
 export interface ExoPollPhase {
   cpu_percent: number;
@@ -73,7 +74,7 @@ async function attachedPhase(url: string, seconds: number, reparseUnchanged: boo
   });
   try {
     monitor.start();
-    await new Promise((r) => setTimeout(r, WARM_UP_MS));
+    await sleep(WARM_UP_MS);
     const roundsBefore = rounds;
     const errorsBefore = monitor.client.connection.pollErrors;
     const { percent, wallMs } = await measureCpu(seconds);
@@ -102,7 +103,7 @@ export async function measureExoPollCpu(seconds = 10, progress: (line: string) =
     progress(`${seconds} s parsing every section on every poll`);
     const reparse = await attachedPhase(fake.url, seconds, true);
     progress(`${seconds} s with nothing attached`);
-    await new Promise((r) => setTimeout(r, WARM_UP_MS));
+    await sleep(WARM_UP_MS);
     const idle = await measureCpu(seconds);
     const { view } = shipped;
     return {

@@ -17,6 +17,7 @@ import { createMinimalExoApi, type CreateExoApiHandler, type ExoApiHandler, type
 import { exoHomeDir } from '../../../electron/core/exo-process/exo-home';
 import { FakeExoUsageError, parseFakeExoOptions, type FakeExoOptions } from './options';
 import { acquirePidfile } from './pidfile';
+import { sleep } from '../eventually';
 
 const RUNNER_SCRIPT = fileURLToPath(new URL('./runner.mjs', import.meta.url));
 
@@ -115,7 +116,7 @@ async function shutdown(): Promise<void> {
     }),
   );
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  await new Promise((resolve) => setTimeout(resolve, knobs.shutdownMs));
+  await sleep(knobs.shutdownMs);
   log('INFO', 'EXO Shutdown complete');
   exitNow(0);
 }
@@ -144,7 +145,7 @@ async function start(): Promise<void> {
     log('CRITICAL', 'EXO terminated due to unhandled exception');
     exitNow(knobs.exitDuringStart);
   }
-  await new Promise((resolve) => setTimeout(resolve, knobs.bindDelayMs));
+  await sleep(knobs.bindDelayMs);
   if (!options.noApi) {
     const context: FakeExoApiContext = { nodeId, apiPort: options.apiPort, runnerPids: () => [...runners].flatMap((c) => (c.pid ? [c.pid] : [])) };
     const handler = await apiHandler(context);
