@@ -5,22 +5,22 @@
  * from and leaves the line ranges to docs/exo.md ("exo source this code follows"),
  * where they are kept once for the next exo version.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT as ROOT, sourceFiles } from '../support/source-files';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SKIP = new Set(['node_modules', 'out', 'dist', 'build', 'images', 'fixtures']);
+// Generated output and captured data hold no comments of ours.
+const SKIP = new Set(['dist', 'build', 'images', 'fixtures']);
 const EXO_VERSION = 'exo 0.3.70';
 
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return SKIP.has(name) || name.startsWith('.') ? [] : sources(path);
-    return /\.(ts|tsx|mts|mjs|cjs|js)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
-  });
-}
+/** Whether `path` lies in a folder of generated output or captured data. */
+const skipped = (path: string): boolean =>
+  relative(ROOT, path)
+    .split(sep)
+    .some((part) => SKIP.has(part));
+const sources = (dir: string): string[] => sourceFiles(dir, (path) => /\.(ts|tsx|mts|mjs|cjs|js)$/.test(path) && !path.endsWith('.d.ts') && !skipped(path));
 
 /** A file's comments, each a block comment or a run of consecutive line comments, with its first line. */
 export function comments(text: string): Array<{ line: number; text: string }> {

@@ -3,23 +3,13 @@
  * again (a copy that drifts is how one view says serving while another says failed).
  * Reads the product sources as text; comments and tests do not count.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT as ROOT, sourceFiles } from '../support/source-files';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) {
-      if (name !== 'node_modules' && name !== 'out') out.push(...sources(path));
-    } else if (/\.(ts|tsx)$/.test(name) && !/\.test\.tsx?$/.test(name)) out.push(path);
-  }
-  return out;
-}
+/** The product's TypeScript below `dir`, without its tests. */
+const sources = (dir: string): string[] => sourceFiles(dir, (path) => /\.(ts|tsx)$/.test(path) && !/\.test\.tsx?$/.test(path));
 
 /** The code of a file without its comments (line and block), line by line. */
 function codeLines(path: string): string[] {

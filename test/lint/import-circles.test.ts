@@ -3,21 +3,13 @@
  * make evaluation order matter and hide which one is the vocabulary. A shared word
  * goes into a leaf both import (cli-command.ts, instance-vocabulary.ts, node-error.ts).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT as ROOT, sourceFiles } from '../support/source-files';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-function sources(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return name === 'node_modules' || name === 'out' || name.startsWith('.') ? [] : sources(path);
-    return /\.tsx?$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
-  });
-}
+/** The TypeScript modules below `dir` (declaration files import nothing that runs). */
+const sources = (dir: string): string[] => sourceFiles(dir, (path) => /\.tsx?$/.test(path) && !path.endsWith('.d.ts'));
 
 /** Each file's relative imports and re-exports (static, type-only included), resolved to files of the tree. */
 function importGraph(files: string[]): Map<string, string[]> {

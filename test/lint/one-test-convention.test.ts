@@ -5,25 +5,14 @@
  * poll helper and the free port are defined once and re-exported by no other module, so
  * a second copy has nowhere to hide behind a familiar import.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT as ROOT, sourceFiles } from '../support/source-files';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) {
-      if (name !== 'node_modules' && name !== 'out') out.push(...sources(path));
-    } else if (/\.(ts|tsx|mts|mjs)$/.test(name)) out.push(path);
-  }
-  return out;
-}
-
-const FILES = ['electron', 'shared', 'renderer', 'bench', 'test', 'scripts'].flatMap((dir) => sources(join(ROOT, dir))).map((p) => relative(ROOT, p));
+const FILES = ['electron', 'shared', 'renderer', 'bench', 'test', 'scripts']
+  .flatMap((dir) => sourceFiles(join(ROOT, dir), (path) => /\.(ts|tsx|mts|mjs)$/.test(path)))
+  .map((p) => relative(ROOT, p));
 /** Files whose code (not a comment or a string in this file) matches `pattern`. */
 const matching = (pattern: RegExp) =>
   FILES.filter((file) => file !== 'test/lint/one-test-convention.test.ts' && pattern.test(readFileSync(join(ROOT, file), 'utf8')));

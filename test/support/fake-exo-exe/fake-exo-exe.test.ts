@@ -1,10 +1,11 @@
 /** The fake exo behaves as exo does where exobar depends on it. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome, type FakeExoDirs } from './harness';
 import { eventually } from '../eventually';
+import { readReal } from '../fake-exo/real-captures';
 import { freePort } from '../free-port';
 
 const cleanups: Array<() => void> = [];
@@ -53,20 +54,21 @@ describe('fake exo', () => {
     expect(exo.output()).toMatch(/Received SIGTERM again: exiting now/);
   });
 
-  it('serves a mounted API module instead of the built-in one', async () => {
+  it("serves the fake exo's API over one Mac with nothing placed, as exo answers it", async () => {
     const d = dirs();
-    mkdirSync(d.dataDir, { recursive: true });
-    const module = join(d.dataDir, 'api.mjs');
-    writeFileSync(
-      module,
-      "export function createExoApiHandler(context) { return (req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ path: req.url, nodeId: context.nodeId, port: context.apiPort })); }; }\n",
-    );
     const port = await freePort();
-    const exo = run(['--api-port', String(port)], { HOME: d.home, FAKE_EXO_API_MODULE: module, FAKE_EXO_RUNNERS: '0' });
+    const exo = run(['--api-port', String(port)], { HOME: d.home, FAKE_EXO_RUNNERS: '0' });
     cleanups.push(() => killAll([exo.child.pid!]));
     await eventually(() => exo.output().includes('Running on'), 20_000, 'the API');
-    const body = (await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { path: string; nodeId: string; port: number };
-    expect(body).toMatchObject({ path: '/v1/models', port });
-    expect(body.nodeId).toMatch(/^[0-9a-f]{32}$/);
+    const nodeId = (await (await fetch(`http://127.0.0.1:${port}/node_id`)).json()) as string;
+    expect(nodeId).toMatch(/^[0-9a-f]{32}$/);
+    const state = (await (await fetch(`http://127.0.0.1:${port}/state`)).json()) as Record<string, Record<string, unknown>>;
+    // Every top-level key of the real capture, in its order.
+    expect(Object.keys(state)).toEqual(Object.keys(readReal('state-ready.json')));
+    expect(state.instances).toEqual({});
+    expect(state.topology).toMatchObject({ nodes: [nodeId] });
+    expect(state.nodeIdentities![nodeId]).toMatchObject({ friendlyName: 'fake-exo' });
+    const missing = await fetch(`http://127.0.0.1:${port}/state/nodeMemory/nobody`);
+    expect(missing.status).toBe(404);
   });
 });

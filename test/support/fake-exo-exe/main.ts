@@ -5,16 +5,17 @@
  * --no-fast-synch and set EXO_FAST_SYNCH for the runners, print the banner *before*
  * binding the API, serve it, spawn runner children (each logs "Fast synch flag: N"),
  * and stop gracefully on SIGINT/SIGTERM (a second signal exits 1 at once).
- * FAKE_EXO_* variables make it misbehave (options.ts).
+ * FAKE_EXO_* variables make it misbehave (options.ts). Its API is the fake exo's
+ * (test/support/fake-exo/), the one every other test attaches to, over one Mac with
+ * nothing placed yet: one fake of exo's API, not two that drift apart.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createMinimalExoApi, type CreateExoApiHandler, type ExoApiHandler, type FakeExoApiContext } from './api';
+import { fileURLToPath } from 'node:url';
 import { exoHomeDir } from '../../../electron/core/exo-process/exo-home';
+import { startFakeExo, type FakeExo } from '../fake-exo/fake-exo-server';
+import { startedMacCluster } from '../fake-exo/scenarios';
 import { FakeExoUsageError, parseFakeExoOptions, type FakeExoOptions } from './options';
 import { acquirePidfile } from './pidfile';
 
@@ -71,9 +72,8 @@ if (options.fastSynchFlag !== null) process.env.EXO_FAST_SYNCH = options.fastSyn
 const fastSynchLine = knobs.logFastSynch ?? (options.fastSynchFlag === null ? null : options.fastSynchFlag ? 'on' : 'off');
 if (fastSynchLine !== null) log('INFO', `FAST_SYNCH forced ${fastSynchLine.toUpperCase()}`);
 
-const nodeId = randomBytes(16).toString('hex');
 const runners = new Set<ChildProcess>();
-let server: Server | null = null;
+let api: FakeExo | null = null;
 
 // exo prints its banner before the API binds: it is not a readiness signal.
 process.stderr.write(`\n${'='.repeat(60)}\n  Dashboard & API Ready\n  http://localhost:${options.apiPort}\n${'='.repeat(60)}\n\n`);
@@ -114,7 +114,7 @@ async function shutdown(): Promise<void> {
       if (!(await waitForExit(child, 1000))) log('WARNING', `runner pid=${child.pid} did not stop; leaving it`);
     }),
   );
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await api?.close();
   await new Promise((resolve) => setTimeout(resolve, knobs.shutdownMs));
   log('INFO', 'EXO Shutdown complete');
   exitNow(0);
@@ -132,13 +132,6 @@ function spawnRunner(index: number): void {
   log('INFO', `Spawned runner ${index} pid=${child.pid}`);
 }
 
-async function apiHandler(context: FakeExoApiContext): Promise<ExoApiHandler> {
-  if (knobs.apiModule === null) return createMinimalExoApi(context);
-  const mod = (await import(pathToFileURL(knobs.apiModule).href)) as { createExoApiHandler?: CreateExoApiHandler };
-  if (typeof mod.createExoApiHandler !== 'function') throw new Error(`${knobs.apiModule} exports no createExoApiHandler`);
-  return mod.createExoApiHandler(context);
-}
-
 async function start(): Promise<void> {
   if (knobs.exitDuringStart !== null) {
     log('CRITICAL', 'EXO terminated due to unhandled exception');
@@ -146,21 +139,16 @@ async function start(): Promise<void> {
   }
   await new Promise((resolve) => setTimeout(resolve, knobs.bindDelayMs));
   if (!options.noApi) {
-    const context: FakeExoApiContext = { nodeId, apiPort: options.apiPort, runnerPids: () => [...runners].flatMap((c) => (c.pid ? [c.pid] : [])) };
-    const handler = await apiHandler(context);
-    const listening = createServer(handler);
-    await new Promise<void>((resolve) => {
-      listening.once('error', (error: NodeJS.ErrnoException) => {
-        // Hypercorn's words for a port in use (errno 98 on Linux, 48 on macOS).
-        const errno = error.code === 'EADDRINUSE' ? 98 : 1;
-        log('ERROR', `[Errno ${errno}] error while attempting to bind on address ('0.0.0.0', ${options.apiPort}): address already in use`);
-        log('CRITICAL', 'EXO terminated due to unhandled exception');
-        exitNow(1);
-      });
+    try {
       // The fake binds loopback only (tests must not open ports to the network); exo binds 0.0.0.0.
-      listening.listen(options.apiPort, '127.0.0.1', () => resolve());
-    });
-    server = listening;
+      api = await startFakeExo({ cluster: startedMacCluster('fake-exo'), port: options.apiPort });
+    } catch (error) {
+      // Hypercorn's words for a port in use (errno 98 on Linux, 48 on macOS).
+      const errno = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 98 : 1;
+      log('ERROR', `[Errno ${errno}] error while attempting to bind on address ('0.0.0.0', ${options.apiPort}): address already in use`);
+      log('CRITICAL', 'EXO terminated due to unhandled exception');
+      exitNow(1);
+    }
     log('INFO', `Running on http://0.0.0.0:${options.apiPort} (CTRL + C to quit)`);
   }
   for (let i = 0; i < knobs.runners; i += 1) spawnRunner(i);

@@ -34,8 +34,6 @@ export interface FakeExoKnobs {
   runners: number;
   /** FAKE_EXO_LOG_FAST_SYNCH=on|off: log this "FAST_SYNCH forced" line whatever the flag said (a wrapper that overrides it). */
   logFastSynch: 'on' | 'off' | null;
-  /** FAKE_EXO_API_MODULE: a module exporting `createExoApiHandler(context)` to serve instead of the built-in API. */
-  apiModule: string | null;
   /** FAKE_EXO_SHUTDOWN_MS: how long a graceful shutdown takes. */
   shutdownMs: number;
 }
@@ -99,7 +97,6 @@ export function parseFakeExoOptions(argv: string[], env: NodeJS.ProcessEnv): Fak
       exitCode: intEnv(env, 'FAKE_EXO_EXIT_CODE') ?? 1,
       runners: intEnv(env, 'FAKE_EXO_RUNNERS') ?? 1,
       logFastSynch: logFastSynch === 'on' || logFastSynch === 'off' ? logFastSynch : null,
-      apiModule: env.FAKE_EXO_API_MODULE || null,
       shutdownMs: intEnv(env, 'FAKE_EXO_SHUTDOWN_MS') ?? 50,
     },
   };

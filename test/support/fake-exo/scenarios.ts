@@ -1,6 +1,7 @@
 /**
- * Ready-made clusters for the fake exo: the demo `npm run fake-exo` serves and the
- * realistic load the poll benchmark attaches to.
+ * Ready-made clusters for the fake exo: the demo `npm run fake-exo` serves, the
+ * realistic load the poll benchmark attaches to, and the one Mac a just-started `exo`
+ * command (fake-exo-exe) serves.
  */
 import { FakeExoCluster } from './fake-cluster';
 import { metalTimeoutDiagnostic } from './fixture-data';
@@ -31,6 +32,13 @@ export function demoCluster(now: () => number = Date.now): FakeExoCluster {
   cluster.submit(LLAMA_1B, "Classify this ticket: 'VPN drops every 10 minutes'.");
   cluster.failRunner(LLAMA_3B, 'mini-b', { errorMessage: 'Terminated (signal=6 (Abort trap: 6))', diagnostics: [metalTimeoutDiagnostic()] });
   cluster.step();
+  return cluster;
+}
+
+/** One Mac whose exo has just started: a node and nothing placed on it yet. */
+export function startedMacCluster(name: string, now: () => number = Date.now): FakeExoCluster {
+  const cluster = new FakeExoCluster(now);
+  cluster.addNode({ name, chip: 'Apple M3 Ultra', model: 'Mac Studio', ramGb: 64 });
   return cluster;
 }
 
