@@ -24,6 +24,7 @@ import { createExoServing, type ExoServing } from '../electron/core/exo/proxy/ex
 import { startCore } from '../electron/core/start-core';
 import { makePrompt } from '../shared/token-count';
 import { startServingExoProcess, LLAMA_1B, LLAMA_3B, firstTokenMs, readTimedLines, type TimedLine } from '../test/support/fake-exo';
+import { sleep } from '../test/support/eventually';
 
 /** exobar (this process) attached to a serving fake exo in a process of its own, as exo is. */
 interface BenchRig {
@@ -91,7 +92,6 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function post(base: string, model: string, tokens: number, maxTokens: number): Promise<Response> {
   return fetch(`${base}/v1/chat/completions`, {

@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     return;
   }
   if (args.only === 'exo-poll') {
-    const exoPoll = await measureExoPollCpu(10, log);
+    const exoPoll = await measureExoPollCpu({}, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ exo_poll_cpu_percent: exoPoll.exo_poll_cpu_percent, exo_poll: exoPoll }, null, 2)}\n`);
     else printTable(['measure', 'value', 'target'], exoPollRows(exoPoll));
     return;
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   log(`supervisor stall scenario through the local API with the openai client, ${args.trials} trials per condition`);
   const apiStall = await measureApiStall(args.timeScale, args.trials, log);
   log('attach mode: exobar CPU while polling a fake exo (4 Macs, 4 instances, 50 requests) at 2 Hz');
-  const exoPoll = await measureExoPollCpu(10, log);
+  const exoPoll = await measureExoPollCpu({}, log);
   // The stall against exo's blocking worker lasts ~16 s per no-hold trial at scale 1: at most a quarter of that.
   const exoTimeScale = Math.min(args.timeScale, 0.25);
   log(`serving through exobar on exo: proxy overhead, stream ratio, the stall with the hold on and off (time scale ${exoTimeScale})`);

@@ -1,10 +1,12 @@
 /**
  * The exo client: polls one exo node's HTTP API and keeps the last good picture and
  * the connection's health. `/state/runners` and `/state/tasks` twice a second, with
- * `/state/instances` in the same round whenever they changed (and every 5 s); `/node_id` and the node sections (identities, memory, system,
- * topology, last seen) every 5 s. Never `downloads` at that rate (~123 model cards per
- * node) and never `/events` (the whole history). At most one request in flight per
- * path, a timeout per request, a body cap, and backoff while the node is unreachable.
+ * `/state/instances` in the same round whenever they changed (and every 5 s);
+ * `/node_id`, the node sections (identities, memory, system, topology, last seen) and
+ * `downloads` every 5 s, one after another. Never `downloads` at the fast rate (~123
+ * model cards per node) and never `/events` (the whole history). At most one request
+ * in flight per path, a timeout per request, a body cap, and backoff while the node is
+ * unreachable.
  */
 import { backoffDelayMs } from '../../../shared/backoff';
 import type { Agent } from 'node:http';
@@ -282,11 +284,22 @@ export class ExoClient {
     return true;
   }
 
+  /**
+   * The node sections, then `downloads`, one request after another on one socket: every
+   * answer costs exo a dump of its whole State, so asking for six at once only piles them
+   * up there, and each extra socket is one more kept open (and probed) between slow rounds.
+   * The first failure ends the round.
+   */
   private async pollSlow(): Promise<boolean> {
-    const [results] = await Promise.all([Promise.all(SLOW_SECTIONS.map((s) => this.fetch(`/state/${s}`))), this.pollDownloads()]);
-    if (!results.every((r) => r?.ok)) return false;
+    const results: ExoFetchIfChangedResult[] = [];
+    for (const section of SLOW_SECTIONS) {
+      const result = await this.fetch(`/state/${section}`);
+      if (!result?.ok) return false;
+      results.push(result);
+    }
+    await this.pollDownloads();
     // lastSeen moves on every exo tick, so the node sections rarely come back unchanged; when they all do, the node map stays.
-    if (results.every((r) => r?.ok && r.unchanged) && this.reading.nodes) {
+    if (results.every((r) => r.ok && r.unchanged) && this.reading.nodes) {
       this.reading.nodesAt = this.now();
       return true;
     }

@@ -113,13 +113,17 @@ export function SafeLaunchPanel() {
     s.snapshot.instances.map((i) => `${i.source}:${i.model}:${instanceLifecycle(i)}:${i.source === 'local' ? i.fastSynch.enabled : ''}`).join(','),
   );
   const macsKey = useExobar((s) => (s.snapshot.exo?.nodes ?? []).map((n) => n.nodeId).join(','));
+  // ...and when exo finishes downloading a model: the pair on exo picks from the downloaded models.
+  const downloadedKey = useExobar((s) =>
+    (s.snapshot.exo?.nodes ?? []).flatMap((n) => n.downloads.filter((d) => d.status === 'completed').map((d) => `${n.nodeId}:${d.modelId}`)).join(','),
+  );
   const received = useExobar((s) => s.received);
   // ...and when the MLX runtime or local models appear: the pair may then be two real models.
   const mlxKey = useExobar((s) => `${s.snapshot.mlx?.available ?? false}:${s.snapshot.mlx?.localModels ?? 0}`);
 
   useEffect(() => {
     if (received) void loadPlan();
-  }, [instanceKey, macsKey, mlxKey, received, loadPlan]);
+  }, [instanceKey, macsKey, downloadedKey, mlxKey, received, loadPlan]);
 
   const p = plan.plan;
   const offers = p ? launchAnywayOffers(p) : null;

@@ -11,10 +11,10 @@ export { FakeExoCluster, STOPPED_NODE_REMOVAL_MS } from './fake-cluster';
 export { startFakeExo, type FakeExo } from './fake-exo-server';
 export type { FaultKind } from './faults';
 export { snakeCaseKeys } from './render-state';
-export { startFakeDownload } from './fake-downloads';
+export { startFakeDownload, type FakeDownload } from './fake-downloads';
 
 // Ready-made clusters and the models they place.
-export { GPT_OSS_20B, LLAMA_1B, LLAMA_3B, QWEN_30B, benchCluster, demoCluster, demoTick, startedMacCluster } from './scenarios';
+export { CARDS_PER_NODE, GPT_OSS_20B, LLAMA_1B, LLAMA_3B, QWEN_30B, benchCluster, demoCluster, demoTick, startedMacCluster } from './scenarios';
 export { TINY, TINY_B, twoNodeCluster } from './two-node-scenario';
 
 // The serving exo (chat completions from a fake worker) and reading its streams.
