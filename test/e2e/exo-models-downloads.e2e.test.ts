@@ -14,18 +14,8 @@
 import { fileURLToPath } from 'node:url';
 import type { Locator } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  startFakeDownload,
-  type FakeDownload,
-  FakeExoCluster,
-  CARDS_PER_NODE,
-  GPT_OSS_20B,
-  LLAMA_1B,
-  LLAMA_3B,
-  QWEN_30B,
-  startServingExo,
-  type ServingExo,
-} from '../support/fake-exo';
+import type { FakeDownload, ServingExo } from '../support/fake-exo';
+import { CARDS_PER_NODE, FakeExoCluster, GPT_OSS_20B, LLAMA_1B, LLAMA_3B, QWEN_30B, startFakeDownload, startServingExo } from '../support/fake-exo';
 import { fullPageShot, POPOVER_VIEWPORT } from './full-page-shot';
 import { useExoPage } from '../support/e2e/exo-page';
 
