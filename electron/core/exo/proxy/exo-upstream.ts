@@ -63,3 +63,13 @@ export function readAll(res: IncomingMessage, limit = 4 * 1024 * 1024): Promise<
 
 /** Headers not to pass on between connections (RFC 9110 §7.6.1), plus the length a proxy recomputes. */
 export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length']);
+
+/** exo's answer headers to pass on to the client: all but the hop-by-hop ones. */
+export function passHeaders(res: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(res.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(key)) continue;
+    out[key] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}

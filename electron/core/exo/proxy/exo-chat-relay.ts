@@ -1,0 +1,121 @@
+/**
+ * One proxied chat request's way to exo and back: it waits in exobar's hold, goes to exo
+ * with only the fields exo declares, and exo's answer is relayed as it comes (a whole
+ * answer by {@link relayWhole}, a stream by {@link relayStream}). The client going away
+ * cancels it at exo; a silent exo fails it after the idle timeout. Every decision reads
+ * the request's state machine (proxied-request-state.ts).
+ */
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from '../../api/api-error';
+import { clientOf } from '../../api/openai-routes';
+import type { RouteContext } from '../../api/route-types';
+import { answerCancelled, answeredByLife } from './cancelled-ending';
+import type { ExoChatRequest } from './exo-chat-schema';
+import { toExoChatBody } from './exo-declared-fields';
+import { HeldCancelled } from './exo-hold';
+import type { ExoProxyContext } from './exo-proxy-context';
+import { relayStream } from './exo-stream-relay';
+import type { ExoStateSource, ProxiedRequest } from './exo-traffic';
+import { callExo, type UpstreamCall } from './exo-upstream';
+import { relayWhole } from './exo-whole-relay';
+import { cancelAtExo, openProxiedCall, type ProxiedCall } from './proxied-call';
+
+/** The epoch ms of a `performance.now()` moment (a request's arrival). */
+export const epochOf = (arrivedAt: number) => Date.now() - (performance.now() - arrivedAt);
+
+/** Proxies a chat request for a model exo serves; `begun`/`begunCall` when it was recorded already (placed on demand). */
+export async function proxyChat(
+  proxy: ExoProxyContext,
+  ctx: RouteContext,
+  body: ExoChatRequest,
+  source: ExoStateSource,
+  begun?: ProxiedRequest,
+  begunCall?: ProxiedCall,
+): Promise<void> {
+  const { traffic, hold, calls } = proxy;
+  const stream = body.stream === true;
+  const record = begun ?? traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx));
+  const call = begunCall ?? openProxiedCall(calls, traffic, ctx.log, record, 'waiting');
+  const { life } = call;
+  ctx.res.on('close', () => {
+    calls.delete(record);
+    if (ctx.res.writableFinished) return;
+    if (life.state === 'held' && hold.cancel(record, 'the client went away while exobar held the request')) return;
+    if (!life.ended) {
+      // exobar cancels for the client: exo would keep generating for nobody.
+      traffic.reconcile();
+      life.to('cancelled', 'the client went away');
+      void cancelAtExo(record).catch(() => undefined);
+    }
+    call.abort();
+  });
+
+  const admitted = hold.admit(record);
+  if (record.phase === 'held') life.to('held', 'the hold keeps it while its model prefills another stream');
+  try {
+    await admitted;
+  } catch (error) {
+    if (!(error instanceof HeldCancelled)) throw error;
+    life.to('cancelled', error.message);
+  }
+  if (life.ended) {
+    // Cancelled before exo saw it: an empty answer that ends as cancelled.
+    if (life.state === 'cancelled') answerCancelled(ctx, record, stream);
+    return;
+  }
+  if (ctx.res.destroyed) return;
+  if (record.sentAt == null) traffic.sent(record);
+  life.to('dispatched', 'sent to exo');
+
+  const idle = idleTimer(call, record, proxy.idleMs);
+  // Only the fields exo declares go to exo; the client is told which were left out.
+  const sent = toExoChatBody(body);
+  if (sent.dropped.length > 0 && !ctx.res.headersSent) ctx.res.setHeader('x-exobar-dropped-fields', sent.dropped.join(', ').slice(0, 2_000));
+  const upstream: UpstreamCall = callExo(record.upstreamUrl, 'POST', '/v1/chat/completions', JSON.stringify(sent.body));
+  call.abort = () => upstream.req.destroy();
+  let res: IncomingMessage;
+  try {
+    res = await upstream.response;
+  } catch (error) {
+    clearTimeout(idle);
+    calls.delete(record);
+    // Cancelled before exo answered: its connection closed as the cancel.
+    if (answeredByLife(ctx, record, life, stream)) return;
+    if (life.ended) return;
+    const cause = error instanceof Error ? error.message : String(error);
+    life.to('failed', `exo at ${record.upstreamUrl} could not be reached: ${cause}`);
+    throw new ApiError(502, 'exo_unreachable', `the exo node at ${record.upstreamUrl} could not be reached (${cause}); exobar keeps serving its local models`);
+  }
+  const status = res.statusCode ?? 502;
+  const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+  life.answerBegan(isStream ? 'stream' : 'whole');
+  const relayed = { ctx, record, life, res, idle, done: () => calls.delete(record) };
+  if (isStream) relayStream(traffic, relayed);
+  else await relayWhole(traffic, relayed, stream);
+}
+
+/**
+ * The idle timeout of a request sent to exo: a cancelling request ends as its cancel
+ * whatever exo does; any other is hung, fails, and is cancelled at exo.
+ */
+function idleTimer(call: ProxiedCall, record: ProxiedRequest, idleMs: number): NodeJS.Timeout {
+  const { life } = call;
+  const idleS = idleMs / 1000;
+  const idle = setTimeout(() => {
+    if (life.state === 'dispatched') {
+      life.fail(
+        { code: 'exo_timeout', message: `the exo node at ${record.upstreamUrl} did not answer within ${idleS} s; its request was cancelled` },
+        `exo at ${record.upstreamUrl} sent no answer within ${idleS} s`,
+      );
+      void cancelAtExo(record).catch(() => undefined);
+    } else if (life.state === 'answering') {
+      life.fail({ code: 'exo_timeout', message: `the exo node at ${record.upstreamUrl} stopped answering` }, `exo sent nothing for ${idleS} s`);
+    } else if (life.state === 'streaming') {
+      life.fail({ code: 'exo_timeout', message: `exo sent nothing on the stream for ${idleS} s (hung); exobar cancelled the request` });
+      void cancelAtExo(record).catch(() => undefined);
+    }
+    call.abort();
+  }, idleMs);
+  idle.unref();
+  return idle;
+}
