@@ -15,6 +15,7 @@ import pino from 'pino';
 import { makePrompt } from '../shared/token-count';
 import { startCore, type RunningCore } from '../electron/core/start-core';
 import { LONG_MODEL, median, SMALL_MODEL } from './stall-scenario';
+import { sleep } from '../test/support/eventually';
 
 /** The same shape as the node-level benchmark's scenario. */
 const LONG_PROMPT_TOKENS = 30_000;
@@ -37,7 +38,6 @@ function prompt(tokens: number, salt: string): OpenAI.Chat.Completions.ChatCompl
   return makePrompt(tokens, salt).map((m) => ({ role: 'user', content: m.content }));
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Streams one request with the official client; resolves with the client-side TTFT and the completion id. */

@@ -25,6 +25,7 @@
  */
 import { ExoMonitor } from '../electron/core/exo/exo-monitor';
 import { startFakeExoProcess } from '../test/support/fake-exo/fake-exo-process';
+import { sleep } from '../test/support/eventually';
 
 export interface ExoPollPhase {
   /** The median of the windows: one noisy window (a neighbour on the host, a GC) does not decide it. */
@@ -83,7 +84,6 @@ const median = (values: number[]) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** This process's CPU time (all its threads) over one window, as a percentage of one core. */
 async function cpuWindow(seconds: number): Promise<{ percent: number; wallMs: number }> {

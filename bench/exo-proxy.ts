@@ -26,6 +26,7 @@ import { makePrompt } from '../shared/token-count';
 import { startServingExoProcess } from '../test/support/fake-exo/fake-exo-process';
 import { LLAMA_1B, LLAMA_3B } from '../test/support/fake-exo/scenarios';
 import { firstTokenMs, readTimedLines, type TimedLine } from '../test/support/fake-exo/worker/sse-lines';
+import { sleep } from '../test/support/eventually';
 
 /** exobar (this process) attached to a serving fake exo in a process of its own, as exo is. */
 interface BenchRig {
@@ -93,7 +94,6 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function post(base: string, model: string, tokens: number, maxTokens: number): Promise<Response> {
   return fetch(`${base}/v1/chat/completions`, {

@@ -26,6 +26,7 @@ import type { NodeEvent } from '../electron/core/node/node-event';
 import type { PacingTuning } from '../electron/core/pacing/pacing-plan';
 import type { SpawnSpec } from '../electron/core/supervisor/spawn-spec';
 import { median } from './stall-scenario';
+import { sleep } from '../test/support/eventually';
 
 export interface FairSharingOptions {
   engine: 'sim' | 'mlx';
@@ -187,8 +188,6 @@ function itlP95(tokenAt: number[], from: number, to: number): number | null {
     0.95,
   );
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** B alone: its ITL p95 over `ms` of streaming. */
 async function soloTrial(rig: Rig, ms: number, salt: string): Promise<number> {

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../electron/core/package-root';
 import { cpuTimeMs, MB, rssBytes } from './process-stats';
+import { sleep } from '../test/support/eventually';
 
 /**
  * Startup work settles within this: the MLX runtime lookup (each Python candidate probed in
@@ -74,14 +75,14 @@ export async function measureServeIdle(options: {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await waitForListening(child);
-    await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? SETTLE_MS));
+    await sleep(options.settleMs ?? SETTLE_MS);
     const pid = child.pid!;
     const cpuBefore = cpuTimeMs(pid);
     const startedAt = performance.now();
     let maxRss = 0;
     while (performance.now() - startedAt < options.windowMs) {
       maxRss = Math.max(maxRss, rssBytes(pid) ?? 0);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
     }
     const cpuAfter = cpuTimeMs(pid);
     const elapsed = performance.now() - startedAt;

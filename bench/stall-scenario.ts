@@ -17,6 +17,7 @@ import { createNode } from '../electron/core/node/node';
 import type { DispatchMode } from '../electron/core/node/dispatcher';
 import type { ExobarNode } from '../electron/core/node/node-types';
 import { makePrompt } from '../shared/token-count';
+import { sleep } from '../test/support/eventually';
 
 export const STALL_CONDITIONS = ['alone', 'busy', 'queued_baseline', 'queued_exobar', 'batch_full_baseline', 'batch_full_exobar'] as const;
 export type StallCondition = (typeof STALL_CONDITIONS)[number];
@@ -65,8 +66,6 @@ export async function createStallRig(mode: DispatchMode, timeScale: number): Pro
     },
   };
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Runs one trial of `condition` on a ready rig and waits until every request ended. */
 export async function runStallTrial(rig: StallRig, condition: StallCondition, trial: number): Promise<StallTrialResult> {

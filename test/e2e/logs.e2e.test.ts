@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/e2e/browser';
 import { streamChat } from '../support/e2e/chat-client';
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
-import { eventually } from '../support/eventually';
+import { eventually, sleep } from '../support/eventually';
 import { simCards, SMALL } from '../support/e2e/sim-cards';
 
 const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
@@ -109,7 +109,7 @@ describe('the log view', () => {
     });
     let writtenAt = 0;
     const watch = (async () => {
-      while (cancelledLines() === before) await new Promise((r) => setTimeout(r, 5));
+      while (cancelledLines() === before) await sleep(5);
       writtenAt = Date.now();
     })();
     await makeTheRunnerLogACancel();

@@ -2,8 +2,9 @@
  * One of each test helper, imported from its own file: Electron is mocked once, in the
  * node project's setup file, so no test file mocks it again with a fake of its own (two
  * fakes drift, and a test that passes against one says nothing about the other); the
- * poll helper and the free port are defined once and re-exported by no other module, so
- * a second copy has nowhere to hide behind a familiar import.
+ * poll helper, the free port and the test side's `sleep` are defined once and re-exported
+ * by no other module, so a second copy has nowhere to hide behind a familiar import. The
+ * product keeps timers of its own (it never imports test/support/).
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -28,5 +29,13 @@ describe('one test convention', () => {
   ])('defines %s once, in %s, and no module re-exports it', (name, home) => {
     expect(matching(new RegExp(`(function|const|let)\\s+${name}\\b`))).toEqual([home]);
     expect(matching(new RegExp(`export\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from`))).toEqual([]);
+  });
+
+  it('defines sleep once on the test side, in test/support/eventually.ts, and nothing in test/ or bench/ writes its own timer promise', () => {
+    const testSide = (file: string) => /^(test|bench)\//.test(file) || /\.test\.tsx?$/.test(file);
+    expect(matching(/(function|const|let)\s+sleep\b/).filter(testSide)).toEqual(['test/support/eventually.ts']);
+    expect(matching(/export\s*\{[^}]*\bsleep\b[^}]*\}\s*from/)).toEqual([]);
+    const timerPromise = /new Promise(<[^>]*>)?\(\(?(\w+)\)?\s*=>\s*setTimeout\(\2\s*,/;
+    expect(matching(timerPromise).filter((file) => /^(test|bench)\//.test(file))).toEqual(['test/support/eventually.ts']);
   });
 });

@@ -19,6 +19,7 @@ import { localInstances } from '../../shared/instance-state';
 import type { Snapshot } from '../../shared/snapshot';
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 import { freePort } from '../support/free-port';
+import { sleep } from '../support/eventually';
 
 const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 const missing = !existsSync(PROMETHEUS);
@@ -94,7 +95,7 @@ describe.skipIf(missing && !process.env.CI)('Prometheus scrapes exobar serve', (
       );
       if (ready) break;
       if (i > 300 || prometheus.exitCode !== null) throw new Error(`Prometheus did not start:\n${promLog}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   });
 
@@ -113,7 +114,7 @@ describe.skipIf(missing && !process.env.CI)('Prometheus scrapes exobar serve', (
     const client = new OpenAI({ baseURL: `${serve.url}/v1`, apiKey: 'unused', maxRetries: 0 });
     // Traffic while Prometheus scrapes: both models at once, a few rounds a scrape or so apart.
     for (let round = 0; round < 3; round++) {
-      if (round > 0) await new Promise((r) => setTimeout(r, 1_000));
+      if (round > 0) await sleep(1_000);
       await Promise.all(
         MODELS.flatMap((model) =>
           [0, 1].map((i) => client.chat.completions.create({ model, messages: [{ role: 'user', content: `round ${round} ${i}` }], max_tokens: 6 })),

@@ -16,7 +16,7 @@ import { REQUEST_RECORD_COLUMNS, RequestListSchema, type RequestList } from '../
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 import { LLAMA_1B } from '../support/fake-exo/scenarios';
 import { startServingExo, type ServingExo } from '../support/fake-exo/worker/serving-exo';
-import { eventually } from '../support/eventually';
+import { eventually, sleep } from '../support/eventually';
 
 const LOCAL = 'sim/llama-3.2-1b';
 /** A word that would show in the log if a prompt or an answer ever reached it. */
@@ -175,7 +175,7 @@ describe('request log', () => {
       'ten more requests logged',
     );
     // Those rows are flushed within half a second; the traffic goes on meanwhile, so the kill lands mid-stream.
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     await serve.kill('SIGKILL');
     running = false;
     await traffic;

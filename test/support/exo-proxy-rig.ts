@@ -8,6 +8,7 @@ import { startCoreRig, type CoreRig } from './api-harness';
 import { startServingExo, type ServingExo, type ServingExoOptions } from './fake-exo/worker/serving-exo';
 import { ExoClient } from '../../electron/core/exo/exo-client';
 import { createExoServing, type ExoServing, type ExoServingOptions } from '../../electron/core/exo/proxy/exo-serving';
+import { sleep } from './eventually';
 
 export interface ProxyRig {
   exo: ServingExo;
@@ -36,7 +37,7 @@ export async function startProxyRig(options: ProxyRigOptions = {}): Promise<Prox
   const created = serving;
   const rig = await startCoreRig({ extraRoutes: () => created.routes });
   // The first poll must have landed before exobar knows which models are exo's.
-  for (let i = 0; i < 200 && !client.reading.instances; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 200 && !client.reading.instances; i++) await sleep(10);
   return {
     exo,
     client,

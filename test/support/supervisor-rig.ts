@@ -10,6 +10,7 @@ import { RunnerProcess, type TerminateResult } from '../../electron/core/supervi
 import { UNKNOWN_MODEL_PRIOR } from '../../electron/core/supervisor/runner-rates';
 import { RunnerSupervisor, type SupervisorEvent } from '../../electron/core/supervisor/runner-supervisor';
 import { instanceFixture } from './instance-fixture';
+import { sleep } from './eventually';
 
 export const FAKE_RUNNER = fileURLToPath(new URL('./fake-runner.mjs', import.meta.url));
 
@@ -30,7 +31,7 @@ function slowToKill(ms: number): (...args: ConstructorParameters<typeof RunnerPr
   return (...args) =>
     new (class extends RunnerProcess {
       override async terminate(graceMs?: number, killWaitMs?: number): Promise<TerminateResult> {
-        await new Promise((resolve) => setTimeout(resolve, ms));
+        await sleep(ms);
         return super.terminate(graceMs, killWaitMs);
       }
     })(...args);

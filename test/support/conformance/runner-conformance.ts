@@ -25,6 +25,7 @@ import {
 import { countPromptTokens, makePrompt } from '../../../shared/token-count';
 import { useRunnerProcessCleanup } from '../runner-cleanup';
 import { spawnRunner, type ReceivedMessage, type RunnerProcess, type RunnerSpawnSpec } from '../runner-under-test';
+import { sleep } from '../eventually';
 
 /** exo's prefill chunk size: progress events come every this many prompt tokens. */
 export const PREFILL_CHUNK_TOKENS = 4096;
@@ -605,7 +606,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         runner.send(generationTask('hang', { content: `Please ${FAULT_PROMPTS.hang} now.`, maxTokens: 50 }));
         const ack = await runner.waitFor(isAck('hang'), generationTimeout);
         runner.send(generationTask('ignored', { promptTokens: 20, maxTokens: 3 }));
-        await new Promise((resolve) => setTimeout(resolve, hangSilence));
+        await sleep(hangSilence);
         // Admitting may still announce the task and the runner running, and a task read at that same
         // step boundary is acknowledged; nothing after that.
         const after = runner.messages.slice(ack.index + 1);

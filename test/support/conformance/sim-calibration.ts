@@ -15,6 +15,7 @@ import { ensureNodeBuild } from '../../../scripts/build-node.js';
 import { makePrompt } from '../../../shared/token-count';
 import { killAllRunnerProcesses, spawnRunner, type RunnerProcess } from '../runner-under-test';
 import { makeSimGpuDir, simRunnerSpec } from '../sim-runner-spec';
+import { sleep } from '../eventually';
 
 export interface SimCalibration {
   timeScale: number;
@@ -50,7 +51,6 @@ const median = (values: number[]) => {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const isComplete = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === 'Complete';
 const isFirstToken = (commandId: string) => (m: RunnerOutput) => m.type === 'ChunkGenerated' && m.commandId === commandId && m.chunk.kind === 'TokenChunk';
 const isPrefillDone = (commandId: string) => (m: RunnerOutput) =>

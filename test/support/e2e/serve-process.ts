@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from '../eventually';
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -84,6 +85,6 @@ export async function startServe(options: {
       await stop();
       throw new Error(`exobar serve did not print its address:\n${log}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }

@@ -8,6 +8,7 @@ import type { CoreServices } from '../../../electron/main/core-services';
 import { startExobarApp, type ExobarAppOptions } from '../../../electron/main/exobar-app';
 import { fake } from './fake-electron';
 import { fakeStartCore, type FakeCore } from './fake-core';
+import { sleep } from '../eventually';
 
 export const silent = pino({ level: 'silent' });
 
@@ -47,4 +48,4 @@ export function menuItem(label: string) {
   return item as { label: string; click: (item: { checked?: boolean }) => void; checked?: boolean; enabled?: boolean };
 }
 
-export const flush = () => new Promise((r) => setTimeout(r, 10));
+export const flush = () => sleep(10);

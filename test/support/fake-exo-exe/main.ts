@@ -18,6 +18,7 @@ import { startFakeExo, type FakeExo } from '../fake-exo/fake-exo-server';
 import { startedMacCluster } from '../fake-exo/scenarios';
 import { FakeExoUsageError, parseFakeExoOptions, type FakeExoOptions } from './options';
 import { acquirePidfile } from './pidfile';
+import { sleep } from '../eventually';
 
 const RUNNER_SCRIPT = fileURLToPath(new URL('./runner.mjs', import.meta.url));
 
@@ -115,7 +116,7 @@ async function shutdown(): Promise<void> {
     }),
   );
   await api?.close();
-  await new Promise((resolve) => setTimeout(resolve, knobs.shutdownMs));
+  await sleep(knobs.shutdownMs);
   log('INFO', 'EXO Shutdown complete');
   exitNow(0);
 }
@@ -137,7 +138,7 @@ async function start(): Promise<void> {
     log('CRITICAL', 'EXO terminated due to unhandled exception');
     exitNow(knobs.exitDuringStart);
   }
-  await new Promise((resolve) => setTimeout(resolve, knobs.bindDelayMs));
+  await sleep(knobs.bindDelayMs);
   if (!options.noApi) {
     try {
       // The fake binds loopback only (tests must not open ports to the network); exo binds 0.0.0.0.

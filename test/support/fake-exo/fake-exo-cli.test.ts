@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExoMonitor } from '../../../electron/core/exo/exo-monitor';
 import { probeExo } from '../../../electron/core/exo/exo-probe';
 import { startFakeExoProcess, type FakeExoProcess } from './fake-exo-process';
+import { sleep } from '../eventually';
 
 let fake: FakeExoProcess | null = null;
 afterEach(async () => {
@@ -23,7 +24,7 @@ describe('npm run fake-exo', () => {
     expect(view.warnings.map((w) => w.code).sort()).toEqual(['exo_runner_failed', 'two_ring_fast_synch']);
     // The demo moves: its lastSeen advances with every tick.
     const first = view.section.nodes[0]!.lastSeenAt!;
-    await new Promise((r) => setTimeout(r, 5_100));
+    await sleep(5_100);
     await monitor.tick();
     expect(monitor.view().section.nodes[0]!.lastSeenAt!).toBeGreaterThan(first);
     await monitor.stop();

@@ -15,6 +15,7 @@ import { readReal, readRealText, REAL_STATES } from './real-captures';
 import { LLAMA_1B } from './scenarios';
 import { readTimedLines } from './worker/sse-lines';
 import { startServingExo, type ServingExo } from './worker/serving-exo';
+import { sleep } from '../eventually';
 
 const body = (tagged: unknown): Json => (tagged as Json)[tagOf(tagged)] as Json;
 const keys = (value: unknown) => Object.keys(value as Json);
@@ -153,10 +154,10 @@ describe('the fake exo against the real captures', () => {
     let commandId = '';
     for (let i = 0; i < 200 && !commandId; i++) {
       commandId = exo.worker.openCommands()[0]?.commandId ?? '';
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5);
     }
     // A few chunks out first, as in the capture (cancelled once 5 data chunks had arrived).
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     const answer = await fetch(`${exo.url}/v1/cancel/${commandId}`, { method: 'POST' });
     const fakeText = await text;
     const realText = readRealText('stream-cancelled.sse.txt');

@@ -11,6 +11,7 @@
  *   worker holds it until the acknowledgement (exo PR 2348).
  */
 import { PREFILL_CHUNK_TOKENS, SHARED_GPU_FACTOR, type FakeModelTiming } from './fake-timings';
+import { sleep } from '../../eventually';
 
 export type FinishReason = 'stop' | 'length';
 
@@ -53,8 +54,6 @@ interface Active {
   startedAt: number;
   prefilledAt: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class FakeRunner {
   /** True while a step runs (prefill chunk or decode step). */

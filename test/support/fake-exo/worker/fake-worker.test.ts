@@ -11,6 +11,7 @@ import { LLAMA_1B, LLAMA_3B } from '../scenarios';
 import { fakeChatRoutes } from './chat-routes';
 import { firstTokenMs, readTimedLines } from './sse-lines';
 import { startServingExo, type ServingExo } from './serving-exo';
+import { sleep } from '../../eventually';
 
 let exo: ServingExo | null = null;
 let second: FakeExo | null = null;
@@ -25,8 +26,6 @@ const post = (base: string, path: string, body?: unknown) =>
 
 const chat = (base: string, model: string, tokens: number, extra: Record<string, unknown> = {}) =>
   post(base, '/v1/chat/completions', { model, messages: makePrompt(tokens, `p${Math.random()}`), stream: true, max_tokens: 4, ...extra });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('fake exo chat completions', () => {
   it('streams exo wire format: keep-alive, a progress comment per 4096-token chunk, command-id chunks, usage, generation_stats, [DONE]', async () => {

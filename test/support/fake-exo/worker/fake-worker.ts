@@ -12,6 +12,7 @@
 import type { FakeExoCluster, FakeInstance } from '../fake-cluster';
 import { timingOf } from './fake-timings';
 import { FakeRunner, type GenerationSink } from './fake-runner';
+import { sleep } from '../../eventually';
 
 export type WorkerMode = 'blocking' | 'fixed';
 
@@ -283,7 +284,7 @@ export class FakeExoWorker {
         }
         const index = queue.findIndex((d) => SERVING_TAGS.has(Object.keys(this.cluster.runners.get(d.runner.runnerId) ?? {})[0] ?? ''));
         if (index < 0) {
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          await sleep(10);
           continue;
         }
         const [dispatch] = queue.splice(index, 1);
