@@ -2,13 +2,12 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { contextBridge, ipcRenderer } from 'electron';
 import { fake, FakeWebContents } from '../test/support/electron/fake-electron';
 import { snapshot } from '../test/support/electron/snapshot-fixtures';
-import { SIM_MODELS } from '../shared/catalog';
 import { ALERTS_CHANNEL, IpcChannel } from '../shared/ipc-channels';
 import type { Snapshot } from '../shared/snapshot';
-import { registerIpcHandlers, type IpcBackend } from './main/ipc-handlers';
+import { registerIpcHandlers } from './main/ipc-handlers';
 import { createPreloadBridge } from './preload';
 import { APP_ORIGIN } from './main/security';
-import { runningCheck } from '../test/support/checks/check-status';
+import { fakeIpcBackend } from '../test/support/electron/fake-ipc-backend';
 
 const fakeRenderer = ipcRenderer as unknown as import('node:events').EventEmitter & { invoke: ReturnType<typeof vi.fn> };
 
@@ -124,39 +123,15 @@ describe('preload', () => {
   it('end to end with the real handlers: each bridge method reaches its backend call with validated arguments', async () => {
     fake.reset();
     const page = new FakeWebContents(`${APP_ORIGIN}/index.html`);
-    const backend: IpcBackend = {
+    const backend = fakeIpcBackend({
       getSnapshot: () => snapshot({ seq: 3 }),
       getSafePairPlan: async () => ({ models: [], memory: { requiredBytes: 1, freeBytes: 2, headroomBytes: 0 }, blockers: [], canRun: true }),
-      launchSafePair: vi.fn(async () => undefined),
-      createInstance: vi.fn(async () => ({ id: 'i1' })),
-      updateInstance: vi.fn(async () => undefined),
-      stopInstance: vi.fn(async () => undefined),
-      retryInstance: vi.fn(async () => undefined),
-      unloadInstance: vi.fn(async () => undefined),
-      setResidency: vi.fn(async () => undefined),
-      stopAll: vi.fn(async () => undefined),
-      cancelRequest: vi.fn(async () => undefined),
+      createInstance: async () => ({ id: 'i1' }),
       exportDiagnostics: async () => ({ saved: false, location: null }),
-      setupMlxRuntime: vi.fn(async () => undefined),
-      refreshMlxRuntime: vi.fn(async () => undefined),
-      listModels: async () => [...SIM_MODELS],
-      checkModelFits: async () => [],
-      probeExo: vi.fn(async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 })),
-      attachExo: vi.fn(async () => undefined),
-      detachExo: vi.fn(async () => undefined),
-      placeLostModelAgain: vi.fn(async (model: string) => ({ model, instanceId: 'i2', nodes: ['studio-a'], alreadyPlaced: false })),
-      dismissLostModel: vi.fn(async () => undefined),
-      controlExoProcess: vi.fn(async () => undefined),
-      listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
-      getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
-      startSharingCheck: vi.fn(async () => runningCheck()),
-      getCheck: vi.fn(async () => runningCheck()),
-      cancelCheck: vi.fn(async () => undefined),
-      listChecks: vi.fn(async () => ({ checks: [], running: null })),
-      listLogSources: vi.fn(async () => ({ sources: [] })),
-      followLog: vi.fn(async () => ({ streamId: 1, title: 't', lines: [] })),
-      unfollowLog: vi.fn(async () => undefined),
-    };
+      probeExo: async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 }),
+      placeLostModelAgain: async (model: string) => ({ model, instanceId: 'i2', nodes: ['studio-a'], alreadyPlaced: false }),
+    });
+
     registerIpcHandlers({
       ipcMain: fake.ipcMain,
       backend,

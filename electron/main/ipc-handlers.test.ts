@@ -1,50 +1,15 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ipcMain } from 'electron';
 import { fake, FakeWebContents, FakeWebFrame } from '../../test/support/electron/fake-electron';
-import { snapshot } from '../../test/support/electron/snapshot-fixtures';
 import { SIM_MODELS } from '../../shared/catalog';
 import { IpcChannel } from '../../shared/ipc-channels';
 import { NodeError } from '../core/node/node-types';
-import { registerIpcHandlers, type IpcBackend } from './ipc-handlers';
+import { registerIpcHandlers } from './ipc-handlers';
 import { IPC_PAYLOADS } from './ipc-payloads';
 import { APP_ORIGIN } from './security';
-import { runningCheck } from '../../test/support/checks/check-status';
+import { fakeIpcBackend } from '../../test/support/electron/fake-ipc-backend';
 
-function backend(): IpcBackend & Record<string, ReturnType<typeof vi.fn>> {
-  return {
-    getSnapshot: vi.fn(() => snapshot({ seq: 7 })),
-    getSafePairPlan: vi.fn(async () => ({ models: [], memory: { requiredBytes: 0, freeBytes: 0, headroomBytes: 0 }, blockers: [], canRun: true })),
-    launchSafePair: vi.fn(async () => undefined),
-    createInstance: vi.fn(async () => ({ id: 'inst-1' })),
-    updateInstance: vi.fn(async () => undefined),
-    stopInstance: vi.fn(async () => undefined),
-    retryInstance: vi.fn(async () => undefined),
-    unloadInstance: vi.fn(async () => undefined),
-    setResidency: vi.fn(async () => undefined),
-    stopAll: vi.fn(async () => undefined),
-    cancelRequest: vi.fn(async () => undefined),
-    exportDiagnostics: vi.fn(async () => ({ saved: true, location: '/tmp/x.zip' })),
-    setupMlxRuntime: vi.fn(async () => undefined),
-    refreshMlxRuntime: vi.fn(async () => undefined),
-    listModels: vi.fn(async () => [...SIM_MODELS]),
-    checkModelFits: vi.fn(async () => []),
-    probeExo: vi.fn(async (url: string) => ({ ok: false as const, url, error: 'refused' })),
-    attachExo: vi.fn(async () => undefined),
-    detachExo: vi.fn(async () => undefined),
-    placeLostModelAgain: vi.fn(async (model: string) => ({ model, instanceId: 'i', nodes: ['studio-a'], alreadyPlaced: false })),
-    dismissLostModel: vi.fn(async () => undefined),
-    controlExoProcess: vi.fn(async () => undefined),
-    listRequests: vi.fn(async () => ({ requests: [], events: [], total: 0, diskBytes: 0, diskCapBytes: 0, problem: null })),
-    getHistory: vi.fn(async (range: '1h' | '24h' | '7d' | '30d') => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })),
-    startSharingCheck: vi.fn(async () => runningCheck()),
-    getCheck: vi.fn(async () => runningCheck()),
-    cancelCheck: vi.fn(async () => undefined),
-    listChecks: vi.fn(async () => ({ checks: [], running: null })),
-    listLogSources: vi.fn(async () => ({ sources: [] })),
-    followLog: vi.fn(async () => ({ streamId: 1, title: 't', lines: [] })),
-    unfollowLog: vi.fn(async () => undefined),
-  };
-}
+const backend = () => fakeIpcBackend();
 
 let window: FakeWebContents;
 let refused: Array<[string, string]>;

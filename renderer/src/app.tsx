@@ -43,24 +43,11 @@ function Body() {
   const connection = useExobar((s) => s.connection);
   const empty = useExobar((s) => s.snapshot.instances.length === 0);
   if (!received) return connection === 'error' ? null : <LoadingState />;
-  if (empty) {
-    return (
-      <>
-        <ExoSourceHeader />
-        <EmptyState />
-        <SafeLaunchPanel />
-        <ExoAttachPanel />
-        <ModelsPanel />
-        <RequestsPanel />
-        <HistoryPanel />
-        <SharingCheckPanel />
-      </>
-    );
-  }
+  // The same panels either way; only the second says nothing is running or shows the cards.
   return (
     <>
       <ExoSourceHeader />
-      <InstanceCards />
+      {empty ? <EmptyState /> : <InstanceCards />}
       <SafeLaunchPanel />
       <ExoAttachPanel />
       <ModelsPanel />
@@ -71,7 +58,7 @@ function Body() {
   );
 }
 
-/** The log view, outside Body's two layouts: it stays open (and following) when the first model starts or the last one stops. */
+/** The log view, outside Body: it stays open (and following) when the first model starts or the last one stops. */
 function Logs() {
   const received = useExobar((s) => s.received);
   return received ? <LogsPanel /> : null;
