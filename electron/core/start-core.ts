@@ -170,6 +170,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const sharingPolicy = createPolicyOverride(() => getSettings().sharing.policy);
   const node = createNode({
     dataDir,
+    logger: logger.child({ component: 'runner' }),
     simTimeScale: options.simTimeScale,
     defaultFastSynch: settings.defaultFastSynch,
     watchdog: settings.watchdog,

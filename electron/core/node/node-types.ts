@@ -7,6 +7,7 @@ import type { CatalogModel } from '../../../shared/catalog';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { ExoProcessState } from '../../../shared/exo-process';
 import type { SpawnSpec } from '../supervisor/spawn-spec';
+import type { Logger } from 'pino';
 import type { ExoOffer, ExoSection } from '../../../shared/exo-snapshot';
 import type {
   ExoInstanceSnapshot,
@@ -156,6 +157,8 @@ export const NO_EXO: ExoSnapshotPart = { exo: null, exoOffer: null, instances: [
 export interface NodeOptions {
   /** Runner logs go to <dataDir>/logs; the sim GPU lives in <dataDir>/sim-gpu. */
   dataDir: string;
+  /** exobar's own logger (pino): what the node's runners write there (a refused transition, at warn). */
+  logger?: Pick<Logger, 'warn'>;
   /** Multiplies every sim duration (1 = calibrated real time). */
   simTimeScale?: number;
   /** Global fast-synch default from settings. */

@@ -348,6 +348,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
             // Every other local runner with work computes on this GPU too.
             gpuSharers: () => [...instances.values()].filter((other) => other.id !== id && other.load > 0).length,
             restart: { baseDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, ...options.restart },
+            model: model.id,
+            logger: options.logger,
           },
           residency: new ResidencyState(
             {

@@ -10,6 +10,7 @@
  * each with a deadline.
  */
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { reportedFastSynchDiffers } from '../../../shared/instance-state';
 import {
   DEFAULT_PREFILL_CHUNK_TOKENS,
@@ -86,7 +87,14 @@ export interface SupervisorOptions {
   createProcess?: (...args: ConstructorParameters<typeof RunnerProcess>) => RunnerProcess;
   /** How long a Shutdown may take before the process group gets SIGTERM. */
   shutdownGraceMs?: number;
+  /** The model this runner serves, named in exobar's log. */
+  model?: string;
+  /** exobar's own logger (pino): a refused transition is written there once, at warn. */
+  logger?: Pick<Logger, 'warn'>;
 }
+
+/** The message of the log record a refused runner transition writes. */
+export const REFUSED_RUNNER_TRANSITION = 'refused runner transition';
 
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
@@ -190,6 +198,10 @@ export class RunnerSupervisor {
       changed: (change) => this.emit({ type: 'state', ...change }),
       refused: (change) => {
         this.logs.stderr.append(`[exobar] refused runner transition ${change.from} > ${change.to} (${change.reason})\n`);
+        options.logger?.warn(
+          { instanceId: options.instanceId, model: options.model ?? null, from: change.from, to: change.to, cause: change.reason },
+          REFUSED_RUNNER_TRANSITION,
+        );
         this.emit({ type: 'state_refused', ...change });
       },
     });
