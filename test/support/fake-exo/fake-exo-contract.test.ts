@@ -2,7 +2,7 @@
  * The fake exo held to the real one: every capture from a real exo node
  * (test/fixtures/exo/real/) is read by exobar's parser with no problem counted, and the
  * fake's /state, streams (normal, cancelled) and cancel answers have the real ones'
- * keys, tags and order of SSE lines. A fake kinder than exo is a bug: each difference
+ * keys, tags and order of SSE lines (and the same prefill progress for the same prompt). A fake kinder than exo is a bug: each difference
  * found here is fixed in the fake, not in this test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,6 +146,18 @@ describe('the fake exo against the real captures', () => {
           .slice(': generation_stats '.length),
       ) as Json;
     expect(keys(stats(fakeText))).toEqual(keys(stats(realText)));
+    // The same prompt length, the same progress lines: a total one less than the prompt,
+    // 0, the chunk that leaves one token over, then the whole with the first token.
+    expect(fakeChunks.at(-1)!.usage).toMatchObject({ prompt_tokens: (realChunks.at(-1)!.usage as Json).prompt_tokens });
+    const progress = (text: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(': prefill_progress '))
+        .map((l) => {
+          const chunk = (JSON.parse(l.slice(': prefill_progress '.length)) as Json).PrefillProgressChunk as Json;
+          return [chunk.processed_tokens, chunk.total_tokens];
+        });
+    expect(progress(fakeText)).toEqual(progress(realText));
   });
 
   it('ends a cancelled stream as real exo does (no finish reason, no [DONE]), with the real cancel answers', async () => {

@@ -55,8 +55,11 @@ export const ProxiedRequestSchema = z.object({
   firstTokenAt: z.number().nullable(),
   lastTokenAt: z.number().nullable(),
   endedAt: z.number().nullable(),
+  /** exo's prefill progress: what it has read of the prompt and the whole it will read (one token less than the prompt, the real captures show). */
   processedTokens: z.number(),
   totalTokens: z.number(),
+  /** The prompt's tokens as exo's usage counts them; null until the usage arrives. */
+  promptTokens: z.number().nullable().optional(),
   completionTokens: z.number(),
   generationStats: GenerationStatsSchema.nullable(),
   /**
@@ -158,6 +161,7 @@ export class ExoTraffic {
       endedAt: null,
       processedTokens: 0,
       totalTokens: 0,
+      promptTokens: null,
       completionTokens: 0,
       generationStats: null,
       ...NO_DECODE,
@@ -218,6 +222,7 @@ export class ExoTraffic {
   /** The usage exo reported (final chunk or whole body). */
   usage(record: ProxiedRequest, promptTokens: number | null, completionTokens: number | null): void {
     const change: Partial<ProxiedRequest> = {};
+    if (promptTokens != null) change.promptTokens = promptTokens;
     if (promptTokens != null && record.totalTokens === 0) change.totalTokens = promptTokens;
     if (completionTokens != null) change.completionTokens = completionTokens;
     this.update(record, change);
@@ -348,7 +353,7 @@ export class ExoTraffic {
       waitMs: progressStart - (loadedAt ?? r.arrivedAt),
       prefillMs: progressEnd - progressStart,
       firstTokenMs: r.firstTokenAt - progressEnd,
-      promptTokens: r.totalTokens,
+      promptTokens: promptTokensOf(r),
     };
   }
 
@@ -357,7 +362,7 @@ export class ExoTraffic {
       id: r.id,
       phase: SNAPSHOT_PHASE[r.phase] ?? 'queued',
       ageMs: now - r.arrivedAt,
-      promptTokens: r.totalTokens,
+      promptTokens: promptTokensOf(r),
       completionTokens: r.completionTokens,
       ...this.decodeStats(r),
     };
@@ -404,4 +409,9 @@ export class ExoTraffic {
     Object.assign(record, change);
     for (const listener of this.listeners) listener(record);
   }
+}
+
+/** A request's prompt length: exo's usage once it came, before that the whole exo's prefill reads (one token less). */
+function promptTokensOf(r: ProxiedRequest): number {
+  return r.promptTokens ?? r.totalTokens;
 }

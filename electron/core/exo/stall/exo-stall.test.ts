@@ -108,7 +108,7 @@ describe('against the blocking fake exo', () => {
       'a prefill chunk',
     );
     expect(view.requests.map((r) => r.phase).sort()).toEqual(['prefilling', 'queued']);
-    expect(view.prefill).toMatchObject({ totalTokens: 30_000 });
+    expect(view.prefill).toMatchObject({ totalTokens: 29_999 });
     expect(view.prefill!.etaMs).toBeGreaterThan(0);
     const answer = await fetch(`${p.rig.url}/v1/cancel/${held.id}`, { method: 'POST' });
     expect(await answer.json()).toMatchObject({ cancelled: true, held_by_exobar: true });

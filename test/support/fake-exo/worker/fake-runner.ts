@@ -134,15 +134,23 @@ export class FakeRunner {
     }
   }
 
-  /** The whole prompt in one step, chunk by chunk; a cancel stops it at a chunk boundary. */
+  /**
+   * The whole prompt in one step, reported the way exo's runner reports it (mlx-lm's
+   * `generate_step`, which exo 0.3.70 calls with a 4096-token step; the real
+   * `test/fixtures/exo/real/stream-normal.sse.txt` reads 0, 10, 11 for a 12-token
+   * prompt): the total is one less than the prompt's tokens, 0 comes first, then one
+   * line per chunk, each chunk at most 4096 and always leaving one token over; that
+   * last token is read with the first decode step, whose token brings `total`. A cancel
+   * stops the prefill at a chunk boundary.
+   */
   private async prefill(active: Active): Promise<void> {
-    const total = active.task.promptTokens;
+    const total = reportedPrefillTotal(active.task.promptTokens);
     active.task.sink.progress(0, total);
     let done = 0;
-    while (done < total && !active.cancelled && !this.failure) {
+    while (total - done > 1 && !active.cancelled && !this.failure) {
       if (done > 0) await this.env.prefillGate();
       if (active.cancelled || this.failure) break;
-      const chunk = Math.min(PREFILL_CHUNK_TOKENS, total - done);
+      const chunk = Math.min(PREFILL_CHUNK_TOKENS, total - done - 1);
       const fixed = done === 0 ? this.timing.prefillFixedS : 0;
       await this.compute(fixed + chunk / this.timing.prefillTokensPerS);
       done += chunk;
@@ -164,6 +172,10 @@ export class FakeRunner {
       }
       if (!active.prefilled) continue;
       const last = active.generated + 1 >= task.maxTokens;
+      if (active.generated === 0) {
+        const total = reportedPrefillTotal(task.promptTokens);
+        task.sink.progress(total, total);
+      }
       task.sink.token(active.generated, `tok${active.generated} `, last ? 'length' : null);
       active.generated++;
       if (last) {
@@ -182,4 +194,9 @@ export class FakeRunner {
       this.computing = false;
     }
   }
+}
+
+/** The prompt length exo's prefill progress reports: one less than the prompt's tokens (the real captures' `total_tokens` against their `usage.prompt_tokens`). */
+export function reportedPrefillTotal(promptTokens: number): number {
+  return Math.max(0, promptTokens - 1);
 }

@@ -35,8 +35,10 @@ describe('fake exo chat completions', () => {
     const progress = lines
       .filter((l) => l.startsWith(': prefill_progress '))
       .map((l) => JSON.parse(l.slice(': prefill_progress '.length)).PrefillProgressChunk);
-    expect(progress.map((p) => p.processed_tokens)).toEqual([0, 4096, 8192, 9000]);
-    expect(progress[0]).toMatchObject({ model: LLAMA_3B, total_tokens: 9000 });
+    // As real exo reports it (mlx-lm's generate_step): one token less than the prompt, each chunk
+    // leaving one token over, the last line with the first token.
+    expect(progress.map((p) => p.processed_tokens)).toEqual([0, 4096, 8192, 8998, 8999]);
+    expect(progress[0]).toMatchObject({ model: LLAMA_3B, total_tokens: 8999 });
     const data = lines.filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
     expect(data).toHaveLength(4);
     expect(new Set(data.map((d) => d.id)).size).toBe(1);
