@@ -14,7 +14,8 @@ import OpenAI from 'openai';
 import pino from 'pino';
 import { makePrompt } from '../shared/token-count';
 import { startCore, type RunningCore } from '../electron/core/start-core';
-import { LONG_MODEL, median, SMALL_MODEL } from './stall-scenario';
+import { median } from '../test/support/median';
+import { LONG_MODEL, SMALL_MODEL } from './stall-scenario';
 import { sleep } from '../test/support/eventually';
 
 /** The same shape as the node-level benchmark's scenario. */

@@ -24,8 +24,11 @@
  * per attached phase, default 30)
  */
 import { ExoMonitor } from '../electron/core/exo/exo-monitor';
+import { FAST_PATHS, SLOW_SECTIONS } from '../electron/core/exo/exo-client';
+import { DEFAULT_EXO_HTTP, exoAgent, getExoJsonIfChanged } from '../electron/core/exo/exo-http';
 import { startFakeExoProcess } from '../test/support/fake-exo';
 import { sleep } from '../test/support/eventually';
+import { median } from '../test/support/median';
 
 export interface ExoPollPhase {
   /** The median of the windows: one noisy window (a neighbour on the host, a GC) does not decide it. */
@@ -49,6 +52,14 @@ export interface ExoPollCpuResult extends ExoPollPhase {
   exo_poll_above_idle_cpu_percent: number;
   /** reparse / shipped, within this run. */
   reparse_over_shipped: number;
+  /**
+   * The client's requests on its schedule at rest with nothing parsed, tracked or viewed:
+   * the part of exo_poll_cpu_percent that is HTTP on this host, not exobar's own work.
+   */
+  exo_poll_transport_cpu_percent: number;
+  /** shipped / transport, within this run: 1 means the poller costs no more than its requests. */
+  shipped_over_transport: number;
+  transport: ExoPollPhase;
   /**
    * CPU ms of a fixed piece of work (parsing the fake's task list 20 times), the median of
    * runs before and after the phases: how fast this host was during the run, so figures of
@@ -79,11 +90,6 @@ const WARM_UP_MS = 10_000;
 /** After the fake exo starts, before the first idle window: the start-up's own garbage collections. */
 const SETTLE_MS = 3_000;
 const round3 = (n: number) => Math.round(n * 1_000) / 1_000;
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** This process's CPU time (all its threads) over one window, as a percentage of one core. */
 async function cpuWindow(seconds: number): Promise<{ percent: number; wallMs: number }> {
@@ -159,8 +165,61 @@ async function attachedPhase(url: string, windows: number, windowSeconds: number
 }
 
 /**
- * Measures, against one fake exo: the idle floor, attached as shipped, attached with every
- * section parsed on every poll, the idle floor again; each attached phase after a 10 s
+ * The client's requests at rest, bare: `/state/runners` and `/state/tasks` together every
+ * 500 ms; `/node_id`, the node sections and `downloads` one after another every 5 s
+ * (instances are re-read only when runners or tasks change, so not at rest). Bodies are
+ * compared with the last as the client does, and nothing is parsed, tracked or viewed.
+ */
+async function transportPhase(url: string, windows: number, windowSeconds: number): Promise<ExoPollPhase> {
+  const base = new URL(url);
+  const agent = exoAgent(base);
+  const last = new Map<string, Buffer>();
+  let rounds = 0;
+  let errors = 0;
+  const get = async (path: string) => {
+    const result = await getExoJsonIfChanged(base, path, agent, DEFAULT_EXO_HTTP, last.get(path) ?? null);
+    if (!result.ok) errors++;
+    else if (!result.unchanged) last.set(path, result.body);
+  };
+  const fastPaths = FAST_PATHS.filter((path) => path !== '/state/instances');
+  let running = true;
+  let slowAt = -Infinity;
+  const loop = (async () => {
+    while (running) {
+      const startedAt = performance.now();
+      if (startedAt - slowAt >= 5_000) {
+        slowAt = startedAt;
+        for (const path of ['/node_id', ...SLOW_SECTIONS.map((s) => `/state/${s}`), '/state/downloads']) await get(path);
+      }
+      await Promise.all(fastPaths.map(get));
+      rounds++;
+      await sleep(Math.max(0, 500 - (performance.now() - startedAt)));
+    }
+  })();
+  try {
+    await sleep(WARM_UP_MS);
+    const roundsBefore = rounds;
+    const errorsBefore = errors;
+    const { percents, wallMs } = await cpuWindows(windows, windowSeconds);
+    return {
+      cpu_percent: round3(median(percents)),
+      cpu_percent_windows: percents,
+      seconds: Math.round(wallMs) / 1_000,
+      poll_rounds: rounds - roundsBefore,
+      good_rounds: rounds - roundsBefore - (errors - errorsBefore),
+      poll_errors: errors - errorsBefore,
+      parse_errors: 0,
+    };
+  } finally {
+    running = false;
+    await loop;
+    agent.destroy();
+  }
+}
+
+/**
+ * Measures, against one fake exo: the idle floor, attached as shipped, the bare transport,
+ * attached with every section parsed on every poll, the idle floor again; each attached phase after a 10 s
  * warm-up, each figure the median of its windows.
  */
 export async function measureExoPollCpu(options: ExoPollCpuOptions = {}, progress: (line: string) => void = () => undefined): Promise<ExoPollCpuResult> {
@@ -176,6 +235,8 @@ export async function measureExoPollCpu(options: ExoPollCpuOptions = {}, progres
     const idleBefore = await cpuWindows(idleWindows, windowSeconds);
     progress(`${windows} x ${windowSeconds} s attached as shipped (after ${WARM_UP_MS / 1_000} s of warm-up)`);
     const shipped = await attachedPhase(fake.url, windows, windowSeconds, false);
+    progress(`${windows} x ${windowSeconds} s of the same requests with nothing parsed (the transport)`);
+    const transport = await transportPhase(fake.url, windows, windowSeconds);
     progress(`${windows} x ${windowSeconds} s parsing every section on every poll`);
     const reparse = await attachedPhase(fake.url, windows, windowSeconds, true);
     progress(`${idleWindows} x ${windowSeconds} s with nothing attached`);
@@ -190,6 +251,9 @@ export async function measureExoPollCpu(options: ExoPollCpuOptions = {}, progres
       exo_poll_idle_cpu_percent: idle,
       exo_poll_above_idle_cpu_percent: round3(Math.max(0, shipped.phase.cpu_percent - idle)),
       reparse_over_shipped: shipped.phase.cpu_percent > 0 ? round3(reparse.phase.cpu_percent / shipped.phase.cpu_percent) : 0,
+      exo_poll_transport_cpu_percent: transport.cpu_percent,
+      shipped_over_transport: transport.cpu_percent > 0 ? round3(shipped.phase.cpu_percent / transport.cpu_percent) : 0,
+      transport,
       host_reference_ms: round3(median([referenceBefore, referenceAfter])),
       ...shipped.phase,
       reparse: reparse.phase,
@@ -214,6 +278,11 @@ export function exoPollRows(result: ExoPollCpuResult): string[][] {
     [
       'exo_poll_reparse_cpu_percent',
       `${result.exo_poll_reparse_cpu_percent.toFixed(3)} % (every section parsed every poll; ${result.reparse_over_shipped}x shipped)`,
+      'contrast',
+    ],
+    [
+      'exo_poll_transport_cpu_percent',
+      `${result.exo_poll_transport_cpu_percent.toFixed(3)} % (the same requests, nothing parsed; shipped is ${result.shipped_over_transport}x this)`,
       'contrast',
     ],
     ['exo_poll_idle_cpu_percent', `${result.exo_poll_idle_cpu_percent.toFixed(3)} % (nothing attached: the floor)`, 'contrast'],

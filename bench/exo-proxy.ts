@@ -25,6 +25,7 @@ import { startCore } from '../electron/core/start-core';
 import { makePrompt } from '../shared/token-count';
 import { startServingExoProcess, LLAMA_1B, LLAMA_3B, firstTokenMs, readTimedLines, type TimedLine } from '../test/support/fake-exo';
 import { sleep } from '../test/support/eventually';
+import { median } from '../test/support/median';
 
 /** exobar (this process) attached to a serving fake exo in a process of its own, as exo is. */
 interface BenchRig {
@@ -86,11 +87,6 @@ export interface ExoProxyBench {
   };
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 function post(base: string, model: string, tokens: number, maxTokens: number): Promise<Response> {

@@ -25,7 +25,7 @@ import type { ExobarNode } from '../electron/core/node/node-types';
 import type { NodeEvent } from '../electron/core/node/node-event';
 import type { PacingTuning } from '../electron/core/pacing/pacing-plan';
 import type { SpawnSpec } from '../electron/core/supervisor/spawn-spec';
-import { median } from './stall-scenario';
+import { median } from '../test/support/median';
 import { sleep } from '../test/support/eventually';
 
 export interface FairSharingOptions {

@@ -21,7 +21,8 @@ import { localInstances } from '../shared/instance-state';
 import { startCore, type RunningCore } from '../electron/core/start-core';
 import { streamWithClient } from './api-stall-scenario';
 import { tinyModels, MLX_TINY_LLAMA } from './fair-sharing';
-import { median, SMALL_MODEL } from './stall-scenario';
+import { median } from '../test/support/median';
+import { SMALL_MODEL } from './stall-scenario';
 
 export interface OnDemandTtftResult {
   cold_ttft_s: number;

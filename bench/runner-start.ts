@@ -19,7 +19,8 @@ import { resolveSimRunnerCommand, type RunnerCommand } from '../electron/core/ru
 import { parseRunnerOutputLine, type RunnerInput, type RunnerOutput } from '../shared/runner-protocol';
 import { makePrompt } from '../shared/token-count';
 import { MB, sampleRss } from './process-stats';
-import { median, SMALL_MODEL } from './stall-scenario';
+import { median } from '../test/support/median';
+import { SMALL_MODEL } from './stall-scenario';
 
 /** The time scale of the load, warmup and generation (the hello does not depend on it). */
 const WORK_TIME_SCALE = 0.1;

@@ -18,6 +18,7 @@ import type { DispatchMode } from '../electron/core/node/dispatcher';
 import type { ExobarNode } from '../electron/core/node/node-types';
 import { makePrompt } from '../shared/token-count';
 import { sleep } from '../test/support/eventually';
+import { median } from '../test/support/median';
 
 export const STALL_CONDITIONS = ['alone', 'busy', 'queued_baseline', 'queued_exobar', 'batch_full_baseline', 'batch_full_exobar'] as const;
 export type StallCondition = (typeof STALL_CONDITIONS)[number];
@@ -100,12 +101,6 @@ export async function runStallTrial(rig: StallRig, condition: StallCondition, tr
   if (!sample) throw new Error(`no TTFT sample for the measured ${shortModel} request`);
   const toS = (ms: number) => ms / 1000 / timeScale;
   return { ttftS: toS(sample.totalMs), waitS: toS(sample.waitMs), prefillS: toS(sample.prefillMs), firstTokenS: toS(sample.firstTokenMs) };
-}
-
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 export interface StallResults {

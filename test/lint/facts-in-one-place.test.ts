@@ -55,10 +55,20 @@ const FACTS: Array<{ fact: string; pattern: RegExp; home: string }> = [
   { fact: 'exponential backoff', pattern: /\*\s*2\s*\*\*|\bMath\.pow\(\s*2\b|\b2\s*\*\*\s*\(?\w/, home: 'shared/backoff.ts' },
 ];
 
+/** The bench and the tests' support code: they measure with the product's statistics too. */
+const MEASURING = ['bench', 'test/support'].flatMap((dir) => sources(join(ROOT, dir))).map((p) => relative(ROOT, p));
+
 describe('facts written once', () => {
   it('reads the product tree', () => {
     expect(PRODUCT.length).toBeGreaterThan(100);
     expect(PRODUCT).toContain('shared/instance-state.ts');
+  });
+
+  it('the bench and the test support take their median and percentile from shared/stats.ts (test/support/median.ts only wraps it)', () => {
+    const { pattern } = FACTS.find((f) => f.fact === 'percentile and median')!;
+    expect(MEASURING).toContain('bench/exo-poll-cpu.ts');
+    const own = MEASURING.filter((file) => file !== 'test/support/median.ts' && codeLines(join(ROOT, file)).some((line) => pattern.test(line)));
+    expect(own).toEqual([]);
   });
 
   for (const { fact, pattern, home } of FACTS) {

@@ -16,6 +16,7 @@ import { makePrompt } from '../../../shared/token-count';
 import { killAllRunnerProcesses, spawnRunner, type RunnerProcess } from '../runner-under-test';
 import { makeSimGpuDir, simRunnerSpec } from '../sim-runner-spec';
 import { sleep } from '../eventually';
+import { median } from '../median';
 
 export interface SimCalibration {
   timeScale: number;
@@ -46,11 +47,6 @@ const BUSY_PROMPT_TOKENS = 16_000;
 /** exo's measurement sent the 1B request 3.5 s after the 3B's. */
 const BUSY_DELAY_S = 3.5;
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const isComplete = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === 'Complete';
 const isFirstToken = (commandId: string) => (m: RunnerOutput) => m.type === 'ChunkGenerated' && m.commandId === commandId && m.chunk.kind === 'TokenChunk';
 const isPrefillDone = (commandId: string) => (m: RunnerOutput) =>
