@@ -190,6 +190,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     apiPort: settings.exo.apiPort,
     ...options.exoProcess?.manager,
     dataDir,
+    logger: logger.child({ component: 'exo-process' }),
     // Read at every start: a settings change applies at the next one.
     settings: () => ({ ...getSettings().exo, ...(exoCommand ? { command: exoCommand } : {}) }),
   });

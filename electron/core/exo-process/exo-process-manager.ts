@@ -8,6 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
 import { EXO_LAST_LINES_MAX, type ExoProcessFailure, type ExoProcessState, type ExoProcessStatus } from '../../../shared/exo-process';
 import { decideExoFastSynch, type ExoFastSynchPlan } from '../../../shared/exo-fast-synch';
 import type { Redactor } from '../diagnostics/redaction';
@@ -70,7 +71,12 @@ export interface ExoProcessManagerOptions {
   crashPolicy?: Partial<ExoCrashPolicy>;
   logs?: ExoLogsOptions;
   now?: () => number;
+  /** exobar's own logger (pino): a refused status change is written there once, at warn, besides exo's log folder. */
+  logger?: Pick<Logger, 'warn'>;
 }
+
+/** The message of the log record a refused exo status change writes. */
+export const REFUSED_EXO_STATUS_CHANGE = 'refused exo status change';
 
 /** A refusal the control API answers with `status` and `code` (OpenAI error shape). */
 export class ExoProcessError extends Error {
@@ -165,7 +171,10 @@ export class ExoProcessManager {
       'idle',
       {
         changed: () => undefined,
-        refused: (c) => this.logs.note(`refused exo status change ${c.from} > ${c.to} (${c.reason})`),
+        refused: (c) => {
+          this.logs.note(`${REFUSED_EXO_STATUS_CHANGE} ${c.from} > ${c.to} (${c.reason})`);
+          options.logger?.warn({ from: c.from, to: c.to, cause: c.reason }, REFUSED_EXO_STATUS_CHANGE);
+        },
       },
       this.now,
     );
