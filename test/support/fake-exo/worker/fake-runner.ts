@@ -197,6 +197,6 @@ export class FakeRunner {
 }
 
 /** The prompt length exo's prefill progress reports: one less than the prompt's tokens (the real captures' `total_tokens` against their `usage.prompt_tokens`). */
-export function reportedPrefillTotal(promptTokens: number): number {
+function reportedPrefillTotal(promptTokens: number): number {
   return Math.max(0, promptTokens - 1);
 }
