@@ -8,6 +8,7 @@ import { registerIpcHandlers } from './main/ipc-handlers';
 import { createPreloadBridge } from './preload';
 import { APP_ORIGIN } from './main/security';
 import { fakeIpcBackend } from '../test/support/electron/fake-ipc-backend';
+import { sleep } from '../test/support/eventually';
 
 const fakeRenderer = ipcRenderer as unknown as import('node:events').EventEmitter & { invoke: ReturnType<typeof vi.fn> };
 
@@ -71,7 +72,7 @@ describe('preload', () => {
     fakeRenderer.emit(IpcChannel.snapshot, {}, snapshot({ seq: 5 }));
     // The answer to getSnapshot was taken before push 5 arrived: it is older, so dropped.
     answer({ ok: true, value: snapshot({ seq: 4 }) });
-    await new Promise((r) => setTimeout(r, 0));
+    await sleep(0);
     fakeRenderer.emit(IpcChannel.snapshot, {}, snapshot({ seq: 6 }));
     expect(seen).toEqual([5, 6]);
 
@@ -86,7 +87,7 @@ describe('preload', () => {
     const bridge = createPreloadBridge(ipcRenderer);
     const seen: Snapshot[] = [];
     bridge.subscribeSnapshots((s) => seen.push(s));
-    await new Promise((r) => setTimeout(r, 0));
+    await sleep(0);
     expect(seen.map((s) => s.seq)).toEqual([42]);
   });
 

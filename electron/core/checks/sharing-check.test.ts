@@ -15,6 +15,7 @@ import { createNodeFixture } from '../../../test/support/node-fixture';
 import { createPolicyOverride } from '../pacing/policy-override';
 import { CheckManager } from './check-manager';
 import { CHECK_POLICIES } from './decode-experiment';
+import { sleep } from '../../../test/support/eventually';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -143,7 +144,7 @@ describe('exobar check sharing', () => {
       expect(pidsBefore).toEqual([]);
       const started = checks.start(SharingCheckRequestSchema.parse({ experiments: ['decode'], promptTokens: 60_000, decodeTokens: 500 }));
       // Cancelled during the `off` run: the operator's decode_first is back afterwards.
-      while (!checks.get(started.id)!.step.includes('policy off')) await new Promise((r) => setTimeout(r, 20));
+      while (!checks.get(started.id)!.step.includes('policy off')) await sleep(20);
       expect(policy.current()).toBe('off');
       expect(await checks.cancel(started.id)).toBe(true);
       expect(checks.get(started.id)?.state).toBe('cancelled');

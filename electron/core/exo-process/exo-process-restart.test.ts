@@ -11,7 +11,7 @@ import { processAlive } from '../../../test/support/process-alive';
 import { processesWithHome, fakeExoHome, receivedEnv, spawnSleeper } from '../../../test/support/fake-exo-exe/harness';
 import { FAST_TIMING, fakeExoManager } from '../../../test/support/fake-exo-exe/manager-fixture';
 import { backoffDelayMs } from '../../../shared/backoff';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 const ring = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'ring', nodeCount: 1 });
 const jaccl = (id: string): ExoPlannedInstance => ({ id, model: `model-${id}`, instanceType: 'jaccl', nodeCount: 2 });
@@ -116,7 +116,7 @@ describe('ExoProcessManager: restarts', () => {
     expect(manager.state().reason).toMatch(
       /^exo exited on its own \(exit code 1\) and the GPU may be wedged: .*ignored SIGTERM.*exobar will not restart exo on its own\.$/,
     );
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await sleep(800);
     expect(manager.state()).toMatchObject({ status: 'needs_attention', restarts: { count: 0, nextAt: null } });
     expect(new Set(states.flatMap((s) => (s.pid === null ? [] : [s.pid]))).size).toBe(1);
     expect(processesWithHome(dirs.home)).toEqual([]);

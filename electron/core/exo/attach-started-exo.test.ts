@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { exoCoreRig } from '../../../test/support/fake-exo-exe/core-fixture';
 import { EXO_START_MS } from '../../../test/support/fake-exo-exe/harness';
 import { loadSettings } from '../settings/settings-store';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 describe('the exo exobar starts', () => {
   it('is attached once its API answers, without an exo address, and the address is not saved', async () => {
@@ -27,7 +27,7 @@ describe('the exo exobar starts', () => {
 
   it('is not attached while it is not started', async () => {
     const { rig, snapshot } = await exoCoreRig();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect((await snapshot()).exo).toBeNull();
     expect(rig.core.exo.url).toBeNull();
   });

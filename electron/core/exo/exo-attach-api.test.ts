@@ -11,7 +11,7 @@ import { SnapshotSchema, type Snapshot } from '../../../shared/snapshot';
 import { startServe, type ServeProcess } from '../../../test/support/e2e/serve-process';
 import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { startFakeExo, type FakeExo, LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 async function call(serve: { url: string; token: string }, method: string, path: string, body?: unknown, token = serve.token) {
   const response = await fetch(`${serve.url}${path}`, {
@@ -146,7 +146,7 @@ describe('the offer of an exo found on this Mac', () => {
     await fake.close();
     fake = null;
     rig = await startCoreRig({ exo: { offerUrl: gone, exoLogDir: null } });
-    await new Promise((r) => setTimeout(r, 1_500));
+    await sleep(1_500);
     expect(rig.node.snapshot()).toMatchObject({ exo: null, exoOffer: null });
   });
 });

@@ -7,6 +7,7 @@ import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoSnapshotPart } from '../node/node-types';
 import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
 import { ExoAttachment } from './exo-attachment';
+import { sleep } from '../../../test/support/eventually';
 
 /** Probes `slowUrl` a second late: an attach asked for first finishes its test last. */
 class SlowProbe extends ExoAttachment {
@@ -18,7 +19,7 @@ class SlowProbe extends ExoAttachment {
   }
 
   override async probe(url: string): Promise<ExoProbeAnswer> {
-    if (url === this.slowUrl) await new Promise((r) => setTimeout(r, 1_000));
+    if (url === this.slowUrl) await sleep(1_000);
     return super.probe(url);
   }
 }
@@ -47,10 +48,10 @@ describe('ExoAttachment', () => {
     await Promise.all([attachment.attach(first.url), attachment.attach(second.url)]);
     expect(attachment.url).toBe(second.url);
     expect(saved).toEqual([first.url, second.url]);
-    await new Promise((r) => setTimeout(r, 800));
+    await sleep(800);
     expect((part as ExoSnapshotPart | null)?.exo?.url).toBe(second.url);
     const before = first.hits.get('/state/tasks') ?? 0;
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     // Nothing polls the replaced exo any more.
     expect(first.hits.get('/state/tasks') ?? 0).toBe(before);
     expect(second.hits.get('/state/tasks') ?? 0).toBeGreaterThan(1);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
 import { ExoClient } from './exo-client';
+import { sleep } from '../../../test/support/eventually';
 
 let fake: FakeExo | null = null;
 let client: ExoClient | null = null;
@@ -15,7 +16,7 @@ describe('exo client on its own timer', () => {
     fake = await startFakeExo({ cluster: demoCluster() });
     client = new ExoClient({ url: fake.url });
     client.start();
-    await new Promise((r) => setTimeout(r, 2_200));
+    await sleep(2_200);
     await client.stop();
     // Rounds at about 0, 0.5, 1, 1.5 and 2 s: 4 or 5 under a loaded machine, never more.
     const fast = fake.hits.get('/state/tasks') ?? 0;

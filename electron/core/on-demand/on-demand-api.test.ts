@@ -14,7 +14,7 @@ import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
 import { fitForLaunch } from '../fit/fit-for-launch';
 import type { NodeEvent } from '../node/node-types';
 import type { ModelEventRecord, RequestRecord } from '../../../shared/request-record';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 const SMALL = 'sim/llama-3.2-1b';
 const MEDIUM = 'sim/llama-3.2-3b';
@@ -144,7 +144,7 @@ describe('unload when idle; pin what must stay', () => {
     // A long answer (~3 s of decode) with a 1 s time to live: it must outlive the TTL while busy.
     const long = r.client.chat.completions.create({ model: SMALL, messages: hi, max_tokens: 1500, keep_alive: 1 } as never);
     await eventually(() => instancesOf(r, SMALL)[0]?.queue.requests.some((q) => q.phase === 'decoding'), 10_000, 'decoding');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     expect(instancesOf(r, SMALL)).toHaveLength(1);
     expect(instancesOf(r, SMALL)[0]!.residency).toMatchObject({ ttlSeconds: 1, idleSince: null, unloadsAt: null });
     await long;
@@ -170,7 +170,7 @@ describe('unload when idle; pin what must stay', () => {
     expect(pinned.status).toBe(201);
     expect(pinned.body.instance.residency).toMatchObject({ pinned: true, unloadsAt: null });
     await r.client.chat.completions.create({ model: MEDIUM, messages: hi, max_tokens: 1, keep_alive: -1 } as never);
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    await sleep(1600);
     expect(
       instancesOf(r)
         .map((i) => i.model)

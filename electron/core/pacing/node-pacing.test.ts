@@ -9,6 +9,7 @@ import type { SharingPolicy } from '../../../shared/sharing-policy';
 import type { PacingSnapshot } from '../../../shared/snapshot';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
+import { sleep } from '../../../test/support/eventually';
 
 const fixtures: NodeFixture[] = [];
 
@@ -26,7 +27,7 @@ async function run(policy: SharingPolicy) {
     if (e.type === 'token') bTokens += 1;
   });
   // Enough solo gaps for B's solo ITL to be known: what its live ITL beside A's prefill is compared with.
-  while (bTokens < 12) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (bTokens < 12) await sleep(5);
   const long = node.submit({ model: 'sim/llama-3.2-3b', messages: makePrompt(20_000, 'a'), maxTokens: 2 }, () => undefined);
   const pacingOf = (id: string) => {
     const snap = node.snapshot().instances.find((i) => i.id === id);
@@ -35,7 +36,7 @@ async function run(policy: SharingPolicy) {
   let pacingDuring: PacingSnapshot | null | undefined;
   if (policy === 'off') {
     // Well inside the prefill (about 1.3 s at this scale): nothing paced.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     pacingDuring = pacingOf(a);
   } else {
     // The policy engages once B's live ITL beside A's prefill is measured: wait for the card to show it, then end the stream.

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../shared/token-count';
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
+import { sleep } from '../../../test/support/eventually';
 
 describe('GPU sharing, live', () => {
   let fx: NodeFixture;
@@ -22,7 +23,7 @@ describe('GPU sharing, live', () => {
 
   it("files the 1B's gaps as solo and beside the 3B's prefill, in the snapshot and the request record", async () => {
     const b = submitTracked(fx.node, { model: 'sim/llama-3.2-1b', messages: [{ role: 'user', content: 'tell a story' }], maxTokens: 600 });
-    while (b.tokens < 60) await new Promise((r) => setTimeout(r, 20));
+    while (b.tokens < 60) await sleep(20);
     const a = submitTracked(fx.node, { model: 'sim/llama-3.2-3b', messages: makePrompt(12_000, 'sharing-live'), maxTokens: 4 });
     await Promise.all([a.handle.done, b.handle.done]);
     const sharing = (fx.node.snapshot().instances.find((i) => i.id === small) as LocalInstanceSnapshot).sharing;

@@ -10,6 +10,7 @@ import { simRunnerSpec } from '../../../test/support/sim-runner-spec';
 import { RunnerSupervisor, type SupervisorEvent } from './runner-supervisor';
 import { UNKNOWN_MODEL_PRIOR } from './runner-rates';
 import type { SpawnSpec } from './spawn-spec';
+import { sleep } from '../../../test/support/eventually';
 
 const FAKE_RUNNER = fileURLToPath(new URL('../../../test/support/fake-runner.mjs', import.meta.url));
 const supervisors: RunnerSupervisor[] = [];
@@ -36,7 +37,7 @@ async function until(what: string, done: () => boolean, timeoutMs = 15_000): Pro
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
 }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunnerOutput } from '../../../shared/runner-protocol';
 import { LogTail } from '../process/log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
+import { sleep } from '../../../test/support/eventually';
 
 function start(script: string) {
   const messages: RunnerOutput[] = [];
@@ -39,7 +40,7 @@ describe('runner process', () => {
 
   it('terminate: SIGTERM, then SIGKILL for a process that ignores it, and says it died', async () => {
     const r = start(`process.on('SIGTERM', () => {}); process.stdout.write('{"type":"TaskAcknowledged","taskId":"up"}\\n'); setInterval(() => {}, 1000);`);
-    while (r.messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (r.messages.length === 0) await sleep(10);
     const result = await procs.at(-1)!.terminate(200, 2000);
     expect(result).toEqual({ exit: { code: null, signal: 'SIGKILL' }, died: true });
   });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { processStartTime } from '../process/process-identity';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 import { RUNNER_REGISTRY_FILE } from './runner-registry';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, sleep } from '../../../test/support/eventually';
 
 const alive = (pid: number) => {
   try {
@@ -87,7 +87,7 @@ describe('runner registry', () => {
     );
     try {
       fixture = createNodeFixture({ dataDir });
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       expect(alive(runner.pid!)).toBe(true);
       expect(fixture.node.recentEvents().filter((e) => e.kind === 'runner_orphan')).toEqual([]);
     } finally {

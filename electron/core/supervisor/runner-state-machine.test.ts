@@ -9,6 +9,7 @@ import { RUNNER_STATES } from '../../../shared/snapshot';
 import { disposeRigs, supervisorRig } from '../../../test/support/supervisor-rig';
 import { WEDGED_GPU_ADVICE } from './runner-supervisor';
 import { canTransition, RUNNER_TRANSITIONS, RunnerStateMachine, type RunnerStateChange } from './runner-state-machine';
+import { sleep } from '../../../test/support/eventually';
 
 describe('runner state table', () => {
   it('names every state, and only a retry or a relaunch (which stops first) leaves failed and needs_attention', () => {
@@ -157,7 +158,7 @@ describe('runner state machine with a real runner process', () => {
     expect(r.transitions().slice(-2)).toEqual(['running>down', 'down>needs_attention']);
     const spawns = r.events.filter((e) => e.type === 'spawned').length;
     // The restart back-off is 50 ms: a relaunch, were it coming, would have spawned by now.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(r.events.filter((e) => e.type === 'spawned')).toHaveLength(spawns);
     expect(r.supervisor.runnerState).toBe('needs_attention');
     expect(r.supervisor.restarts).toBe(0);

@@ -3,6 +3,7 @@ import type { Snapshot } from '../../../shared/snapshot';
 import { catalog, instance, mlxModel, mlxSetupRunning, safePairPlan, snapshot } from '../../../test/support/renderer/fixtures';
 import { BridgeError } from './bridge-error';
 import { createHttpBridge } from './http-bridge';
+import { sleep } from '../../../test/support/eventually';
 
 const encoder = new TextEncoder();
 
@@ -101,7 +102,7 @@ describe('http bridge: snapshot stream', () => {
     expect(message).toContain('http://h/#token=');
     expect(message).toContain('The token stays the same when the server restarts.');
     expect(message).not.toMatch(/new (one|token)/);
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     expect(calls).toHaveLength(1);
     // An action refused the same way says the same.
     await expect(bridge.stopAll()).rejects.toMatchObject({ code: 'token_refused', message });

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExoHold, HeldCancelled } from './exo-hold';
 import { ExoTraffic, type ProxiedRequest } from './exo-traffic';
+import { sleep } from '../../../../test/support/eventually';
 
 const A = 'mlx-community/Llama-3.2-3B-Instruct-4bit';
 const B = 'mlx-community/Llama-3.2-1B-Instruct-4bit';
@@ -36,7 +37,7 @@ const settled = async (p: Promise<unknown>) => {
     () => (done = true),
     () => (done = true),
   );
-  await new Promise((r) => setTimeout(r, 0));
+  await sleep(0);
   return done;
 };
 

@@ -12,7 +12,7 @@ import type { Warning } from '../../../../shared/snapshot';
 import { LLAMA_1B, LLAMA_3B, firstTokenMs, readTimedLines } from '../../../../test/support/fake-exo';
 import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { exoStallWarnings } from './exo-stall-warnings';
-import { eventually } from '../../../../test/support/eventually';
+import { eventually, sleep } from '../../../../test/support/eventually';
 
 let p: ProxyRig | null = null;
 afterEach(async () => {
@@ -47,7 +47,7 @@ async function scenario(rig: ProxyRig, queuedVia: 'exobar' | 'exo'): Promise<Out
     const long = post(rig.rig.url, LLAMA_3B, 30_000, `long${Math.random()}`).then(readTimedLines);
     await eventually(() => rig.serving.traffic.active().some((r) => r.model === LLAMA_3B && r.phase === 'prefilling'), 5000, 'the long prefill');
     const queued = post(queuedVia === 'exo' ? rig.exo.url : rig.rig.url, LLAMA_3B, 50, `q${Math.random()}`).then(readTimedLines);
-    await new Promise((r) => setTimeout(r, 350));
+    await sleep(350);
     const start = performance.now();
     const short = await readTimedLines(await post(rig.rig.url, LLAMA_1B, 30, `s${Math.random()}`));
     await Promise.all([long, queued]);
