@@ -98,11 +98,15 @@ async function submit(ctx: RouteContext, request: SubmitRequest): Promise<Submit
 /** Any JSON object: its parameters are checked one by one before the schema reads them. */
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
-/** The request's `keep_alive` in seconds (null: for good); undefined when it sent none. */
-function keepAliveOf(body: { keep_alive?: number | string | null }): number | null | undefined {
-  if (body.keep_alive == null) return undefined;
+/**
+ * A request's `keep_alive` in seconds (null: for good); undefined when it sent none. The
+ * local chat route and the exo proxy's both read it here.
+ */
+export function keepAliveOf(value: unknown): number | null | undefined {
+  if (value == null) return undefined;
   try {
-    return parseKeepAlive(body.keep_alive);
+    if (typeof value !== 'number' && typeof value !== 'string') throw new Error('keep_alive is seconds, a duration ("5m"), or -1 for never');
+    return parseKeepAlive(value);
   } catch (error) {
     throw rejected(400, 'invalid_keep_alive', (error as Error).message, 'keep_alive');
   }
@@ -140,7 +144,7 @@ async function chatCompletions(ctx: RouteContext, loader: ModelLoader | undefine
     ctx.node.models().find((m) => m.id === request.model),
   );
   if (modelRefusal) throw modelRefusal;
-  const keepAliveSeconds = keepAliveOf(body);
+  const keepAliveSeconds = keepAliveOf(body.keep_alive);
   if (loader) await loadOnRequest(loader, request.model, keepAliveSeconds);
   const submitRequest = { ...request, client: clientOf(ctx) };
   let submitted: Submitted;

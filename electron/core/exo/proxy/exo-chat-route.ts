@@ -6,11 +6,10 @@
  */
 import { z } from 'zod';
 import { localInstances } from '../../../../shared/instance-state';
-import { ApiError, rejected, toApiError } from '../../api/api-error';
-import { clientOf } from '../../api/openai-routes';
+import { ApiError, toApiError } from '../../api/api-error';
+import { clientOf, keepAliveOf } from '../../api/openai-routes';
 import { validateJson } from '../../api/read-json-body';
 import type { RouteContext } from '../../api/route-types';
-import { parseKeepAlive } from '../../on-demand/keep-alive';
 import { ExoChatRequestSchema, RoutableSchema, type ExoChatRequest } from './exo-chat-schema';
 import { epochOf, proxyChat } from './exo-chat-relay';
 import { refuseDownloadedNotPlaced } from './exo-not-placed';
@@ -18,18 +17,6 @@ import type { ExoPlacer } from './exo-proxy-options';
 import type { ExoProxyContext } from './exo-proxy-context';
 import type { ExoStateSource } from './exo-traffic';
 import { openProxiedCall } from './proxied-call';
-
-/** The request's `keep_alive` (Ollama's), as seconds (null: for good); undefined when it sent none. */
-function keepAliveOf(body: ExoChatRequest): number | null | undefined {
-  const value = (body as { keep_alive?: unknown }).keep_alive;
-  if (value == null) return undefined;
-  try {
-    if (typeof value !== 'number' && typeof value !== 'string') throw new Error('keep_alive is seconds, a duration ("5m"), or -1 for never');
-    return parseKeepAlive(value);
-  } catch (error) {
-    throw rejected(400, 'invalid_keep_alive', (error as Error).message, 'keep_alive');
-  }
-}
 
 /** The handler of `POST /v1/chat/completions`. */
 export function chatRoute(proxy: ExoProxyContext): (ctx: RouteContext) => Promise<void> {
@@ -60,7 +47,7 @@ export function chatRoute(proxy: ExoProxyContext): (ctx: RouteContext) => Promis
  */
 async function placeThenProxy(proxy: ExoProxyContext, ctx: RouteContext, body: ExoChatRequest, source: ExoStateSource, placer: ExoPlacer): Promise<void> {
   const { traffic, calls } = proxy;
-  const keepAlive = keepAliveOf(body);
+  const keepAlive = keepAliveOf((body as { keep_alive?: unknown }).keep_alive);
   const record = traffic.begin(body.model, source.url, body.stream === true, epochOf(ctx.arrivedAt), clientOf(ctx));
   traffic.loading(record);
   const call = openProxiedCall(calls, traffic, ctx.log, record, 'loading');
