@@ -129,6 +129,19 @@ async function referenceBody(url: string): Promise<string> {
   return res.text();
 }
 
+/** A phase's figures from its windows and what its rounds counted. */
+function phaseOf(percents: number[], wallMs: number, rounds: number, pollErrors: number, parseErrors: number): ExoPollPhase {
+  return {
+    cpu_percent: round3(median(percents)),
+    cpu_percent_windows: percents,
+    seconds: Math.round(wallMs) / 1_000,
+    poll_rounds: rounds,
+    good_rounds: rounds - pollErrors,
+    poll_errors: pollErrors,
+    parse_errors: parseErrors,
+  };
+}
+
 async function attachedPhase(url: string, windows: number, windowSeconds: number, reparseUnchanged: boolean) {
   let rounds = 0;
   const monitor = new ExoMonitor({
@@ -148,16 +161,7 @@ async function attachedPhase(url: string, windows: number, windowSeconds: number
     const errorsBefore = monitor.client.connection.pollErrors;
     const { percents, wallMs } = await cpuWindows(windows, windowSeconds);
     const view = monitor.view();
-    const pollErrors = monitor.client.connection.pollErrors - errorsBefore;
-    const phase: ExoPollPhase = {
-      cpu_percent: round3(median(percents)),
-      cpu_percent_windows: percents,
-      seconds: Math.round(wallMs) / 1_000,
-      poll_rounds: rounds - roundsBefore,
-      good_rounds: rounds - roundsBefore - pollErrors,
-      poll_errors: pollErrors,
-      parse_errors: view.section.parseErrors,
-    };
+    const phase = phaseOf(percents, wallMs, rounds - roundsBefore, monitor.client.connection.pollErrors - errorsBefore, view.section.parseErrors);
     return { phase, view };
   } finally {
     await monitor.stop();
@@ -201,15 +205,7 @@ async function transportPhase(url: string, windows: number, windowSeconds: numbe
     const roundsBefore = rounds;
     const errorsBefore = errors;
     const { percents, wallMs } = await cpuWindows(windows, windowSeconds);
-    return {
-      cpu_percent: round3(median(percents)),
-      cpu_percent_windows: percents,
-      seconds: Math.round(wallMs) / 1_000,
-      poll_rounds: rounds - roundsBefore,
-      good_rounds: rounds - roundsBefore - (errors - errorsBefore),
-      poll_errors: errors - errorsBefore,
-      parse_errors: 0,
-    };
+    return phaseOf(percents, wallMs, rounds - roundsBefore, errors - errorsBefore, 0);
   } finally {
     running = false;
     await loop;
