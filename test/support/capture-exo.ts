@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback-server';
 import { FIXTURE_DIR, type Json } from './fake-exo';
 
 /** The two-node captures (test/fixtures/exo/real/two-node/, see its README). */
@@ -98,17 +98,12 @@ export async function startCaptureExo(state: Json, nodeId: string): Promise<Capt
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     show(next, id) {
       current = { state: next, nodeId: id };
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

@@ -4,7 +4,7 @@
  * exo sends: e.g. the end of a cancelled stream and the answer to its cancel.
  */
 import { createServer, request, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../loopback-server';
 
 export interface HeldAnswerProxy {
   url: string;
@@ -36,12 +36,6 @@ export async function startHeldAnswerProxy(target: string, hold: (method: string
     // The client went away: so does the request to exo (exo sees its stream closed).
     res.on('close', () => !res.writableFinished && out.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  proxy.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  Object.assign(proxy, await listenOnLoopback(server));
   return proxy;
 }

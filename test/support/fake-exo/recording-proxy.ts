@@ -5,7 +5,7 @@
  * sends to exo and on what exo really answered.
  */
 import { createServer, request, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../loopback-server';
 
 export interface RecordedExchange {
   method: string;
@@ -52,14 +52,5 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       out.end(exchange.body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    exchanges,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), exchanges };
 }

@@ -8,7 +8,7 @@
  * `exo_stream_incomplete` error, the request recorded failed, never cancelled.
  */
 import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../../../../test/support/loopback-server';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRealText, LLAMA_1B, readTimedLines } from '../../../../test/support/fake-exo';
@@ -38,13 +38,7 @@ async function startReplay(target: string): Promise<{ url: string; replayed: num
     out.on('error', () => res.destroy());
     req.pipe(out);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  replay.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  replay.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  Object.assign(replay, await listenOnLoopback(server));
   return replay;
 }
 
