@@ -1,20 +1,19 @@
 /**
  * `exobar diagnostics`: writes the diagnostic bundle (docs/diagnostics.md) to a file.
- * Asks the running server first (it holds the live state: snapshot, events, timelines),
- * found through the record it keeps in the data directory (core/server-record.ts);
- * when none answers, exports what the data directory holds (runner logs and settings)
- * and says why.
+ * Asks the data directory's running server first (it holds the live state: snapshot,
+ * events, timelines), found through that directory's own record only (server-client.ts);
+ * when none runs there, exports what the data directory holds (runner logs and settings)
+ * and says why. Write failures are said in words (the folder that does not exist), never
+ * as a raw errno with the temporary file's name.
  */
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
 import { packageVersion } from './core/package-root';
 import { diagnosticBundleFileName, writeDiagnosticBundle } from './core/diagnostics';
-import { fetchDiagnosticBundle, ServerUnreachableError } from './core/diagnostics/remote-export';
-import { TOKEN_FILE_NAME } from './core/auth-token';
-import { readServerRecord, SERVER_RECORD_FILE_NAME } from './core/server-record';
+import { fetchDiagnosticBundle, ServerRefusedError, ServerUnreachableError } from './core/diagnostics/remote-export';
+import { findServer, noTokenMessage, tokenRefusedMessage } from './server-client';
 import { flagValue, parseFlags, type CliCommand } from './cli-command';
 
 const USAGE = `usage: exobar diagnostics [--out FILE] [--data-dir D] [--url URL] [--offline] [--threshold-ms N]
@@ -24,10 +23,10 @@ per-request timeline, runner log tails, fast-synch policy, system and settings, 
 diagnosis of slow time to first token. Prompts, completions, keys, tokens, the user
 and host names, non-loopback IP addresses and the home directory are removed.
 
-  --out FILE          where to write (default ./exobar-diagnostics-<time>.zip)
+  --out FILE          where to write (default ./exobar-diagnostics-<time>.zip); its folder must exist
   --data-dir D        the data directory (default ~/.exobar or $EXOBAR_DATA_DIR)
   --url URL           the running server (default: the one recorded in <data-dir>/server.json,
-                      on whatever port it listens; else http://127.0.0.1:<apiPort from settings>)
+                      on whatever port it listens; when none runs there, the offline bundle)
   --offline           do not ask a server: export the data directory's logs and settings
   --threshold-ms N    a time to first token from N ms on is diagnosed (default 1000)
   -h, --help          show this help
@@ -38,58 +37,35 @@ const DirSchema = z.string().min(1, 'expected a path');
 const UrlSchema = z.url({ protocol: /^https?$/, error: 'expected an http URL such as http://127.0.0.1:52416' });
 const ThresholdSchema = z.string().regex(/^\d+$/, 'expected whole milliseconds, e.g. 500').transform(Number);
 
-export async function readText(path: string | null): Promise<string | null> {
-  if (path === null) return null;
-  try {
-    return (await readFile(path, 'utf8')).trim();
-  } catch {
-    return null;
-  }
+/** Why `out` cannot be written, in words, before anything is asked or collected; null when it can be tried. */
+async function outProblem(out: string): Promise<string | null> {
+  const folder = dirname(out);
+  const info = await stat(folder).catch(() => null);
+  if (!info) return `cannot write ${out}: the folder ${folder} does not exist`;
+  if (!info.isDirectory()) return `cannot write ${out}: ${folder} is not a folder`;
+  if ((await stat(out).catch(() => null))?.isDirectory()) return `cannot write ${out}: it is a folder; give a file name such as ${out}/exobar-diagnostics.zip`;
+  return null;
 }
 
-/** The server's address from the data directory's settings (apiPort), else the default. */
-async function defaultServerUrl(dataDir: string): Promise<string> {
-  let port = DEFAULT_API_PORT;
-  const text = await readText(join(dataDir, 'settings.json'));
-  if (text) {
-    try {
-      const apiPort = (JSON.parse(text) as { apiPort?: unknown }).apiPort;
-      if (typeof apiPort === 'number' && Number.isInteger(apiPort) && apiPort > 0 && apiPort < 65536) port = apiPort;
-    } catch {
-      // A broken settings file: the default port it is.
-    }
-  }
-  return `http://${DEFAULT_API_HOST}:${port}`;
-}
-
-export interface ServerToAsk {
-  url: string;
-  /** The server's pid, from its record; null for a URL given or guessed from the settings. */
-  pid: number | null;
-  tokenPath: string;
-  /** Why this address, when it is a guess (said if nothing answers there). */
-  why: string;
-}
-
-/**
- * The server to ask: the one given with --url; else the one recorded in the data
- * directory (`server.json`, written by every running server, any port); else the
- * settings' apiPort, for a server that wrote no record.
- */
-export async function findServer(dataDir: string, explicitUrl: string | null): Promise<ServerToAsk> {
-  const tokenPath = join(dataDir, TOKEN_FILE_NAME);
-  if (explicitUrl) return { url: explicitUrl, pid: null, tokenPath, why: `--url ${explicitUrl}` };
-  const recorded = await readServerRecord(dataDir);
-  if (recorded.found) {
-    const { url, pid } = recorded.record;
-    return {
-      url,
-      pid,
-      tokenPath: recorded.record.tokenPath ?? tokenPath,
-      why: `the server recorded in ${SERVER_RECORD_FILE_NAME} (pid ${pid}) did not answer`,
-    };
-  }
-  return { url: await defaultServerUrl(dataDir), pid: null, tokenPath, why: recorded.reason };
+/** A failed write in words: what went wrong with `out`, not the temporary file beside it. */
+function writeFailure(out: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const folder = dirname(out);
+  const why =
+    code === 'ENOENT'
+      ? `the folder ${folder} does not exist`
+      : code === 'EACCES' || code === 'EPERM'
+        ? `no permission to write in ${folder}`
+        : code === 'ENOSPC'
+          ? `the disk holding ${folder} is full`
+          : code === 'EROFS'
+            ? `${folder} is on a read-only disk`
+            : code === 'EISDIR'
+              ? 'it is a folder'
+              : code
+                ? `the system said ${code}`
+                : (error as Error).message;
+  return `cannot write ${out}: ${why}`;
 }
 
 export const diagnosticsCommand: CliCommand = {
@@ -114,38 +90,59 @@ export const diagnosticsCommand: CliCommand = {
     const thresholdMs = flags['threshold-ms'] === undefined ? undefined : flagValue('threshold-ms', ThresholdSchema, flags['threshold-ms']);
     const explicitUrl = flags.url === undefined ? null : flagValue('url', UrlSchema, flags.url);
 
+    const problem = await outProblem(out);
+    if (problem) {
+      io.err(`exobar diagnostics: ${problem}`);
+      return 1;
+    }
+
+    let offlineWhy: string | null = null;
     if (!flags.offline) {
-      const server = await findServer(dataDir, explicitUrl);
-      const token = io.env.EXOBAR_TOKEN || (await readText(server.tokenPath));
-      if (!token) {
-        io.err(
-          `exobar diagnostics: writing the offline bundle (no live state, no diagnosis): no control token (set EXOBAR_TOKEN or check ${server.tokenPath})`,
-        );
+      const found = await findServer(dataDir, explicitUrl, io.env);
+      if (!found.found) {
+        offlineWhy = `no exobar is running for ${dataDir}: ${found.reason}`;
+      } else if (!found.server.token) {
+        offlineWhy = noTokenMessage(found.server);
       } else {
+        const { server } = found;
         try {
-          const { bytes } = await fetchDiagnosticBundle({ baseUrl: server.url, token, outPath: out, thresholdMs });
+          const { bytes } = await fetchDiagnosticBundle({ baseUrl: server.url, token: found.server.token, outPath: out, thresholdMs });
           io.out(`exobar diagnostics: live bundle from the server at ${server.url}${server.pid !== null ? ` (pid ${server.pid})` : ''}`);
           io.out(`wrote ${out} (${bytes} bytes) from the server at ${server.url}`);
           return 0;
         } catch (error) {
           // A server that answered with an error is reported, not papered over with a poorer bundle.
-          if (!(error instanceof ServerUnreachableError) || explicitUrl) {
-            io.err(`exobar diagnostics: ${(error as Error).message}`);
+          if (error instanceof ServerRefusedError) {
+            io.err(`exobar diagnostics: ${error.status === 401 ? tokenRefusedMessage(server) : error.message}`);
             return 1;
           }
-          io.err(
-            `exobar diagnostics: writing the offline bundle (no live state, no diagnosis): ${server.why}; ${error.message}; ` +
-              `exporting the data directory ${dataDir} (logs and settings)`,
-          );
+          if (!(error instanceof ServerUnreachableError)) {
+            io.err(`exobar diagnostics: ${writeFailure(out, error)}`);
+            return 1;
+          }
+          if (explicitUrl) {
+            io.err(`exobar diagnostics: ${error.message}`);
+            return 1;
+          }
+          offlineWhy = `${server.source} did not answer; ${error.message}; exporting the data directory ${dataDir} (logs and settings)`;
         }
       }
-    } else {
-      io.err('exobar diagnostics: writing the offline bundle (--offline: no live state, no diagnosis)');
     }
-    const written = await writeDiagnosticBundle(
-      { node: null, dataDir, settings: null, version: packageVersion('unknown'), diagnosis: thresholdMs !== undefined ? { thresholdMs } : undefined },
-      out,
+    io.err(
+      offlineWhy === null
+        ? 'exobar diagnostics: writing the offline bundle (--offline: no live state, no diagnosis)'
+        : `exobar diagnostics: writing the offline bundle (no live state, no diagnosis): ${offlineWhy}`,
     );
+    let written: Awaited<ReturnType<typeof writeDiagnosticBundle>>;
+    try {
+      written = await writeDiagnosticBundle(
+        { node: null, dataDir, settings: null, version: packageVersion('unknown'), diagnosis: thresholdMs !== undefined ? { thresholdMs } : undefined },
+        out,
+      );
+    } catch (error) {
+      io.err(`exobar diagnostics: ${writeFailure(out, error)}`);
+      return 1;
+    }
     const removed = Object.entries(written.redactions)
       .filter(([, n]) => n > 0)
       .map(([kind, n]) => `${kind} ${n}`)

@@ -1,11 +1,15 @@
 /**
  * `exobar status` against a running built `exobar serve` (bin/exobar.js, out/node): the
- * text glance and `--json` of a serving model, `--watch` redrawing every second, and
- * exit 3 once the server is gone.
+ * text glance and `--json` of a serving model, `--watch` redrawing every second, a wrong
+ * EXOBAR_TOKEN named as the environment's, and exit 3 whenever exobar does not answer
+ * (server gone, no data directory yet, no token, nothing listening, token refused).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { freePort } from '../test/support/free-port';
+import { listenOnLoopback } from '../test/support/loopback-server';
+import { main, type CliIo } from './cli';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,17 +22,23 @@ let serve: ChildProcess;
 let url = '';
 let token = '';
 
-/** Runs `exobar status ARGS` to its end (or until `stopAfterMs`, then SIGINT). */
-function status(args: string[], stopAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `exobar status ARGS` to its end (or until its output satisfies `stopWhen`, then SIGINT). */
+function status(args: string[], stopWhen?: (stdout: string) => boolean, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, 'status', '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, EXOBAR_TOKEN: '' },
+    env: { ...process.env, EXOBAR_TOKEN: '', ...env },
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  let stopped = false;
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (stopWhen && !stopped && stopWhen(stdout)) {
+      stopped = true;
+      child.kill('SIGINT');
+    }
+  });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  if (stopAfterMs !== undefined) setTimeout(() => child.kill('SIGINT'), stopAfterMs);
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
 }
 
@@ -92,26 +102,83 @@ describe('exobar status', () => {
   });
 
   it('--watch redraws every second until Ctrl-C', async () => {
-    const { code, stdout } = await status(['--watch'], 2600);
+    const framesOf = (out: string) => out.split('\x1b[2J\x1b[H').filter((f) => f.includes('warnings:'));
+    // Stopped once the second whole frame is drawn: a redraw happened, whatever the load.
+    const { code, stdout } = await status(['--watch'], (out) => framesOf(out).length >= 2 && out.trimEnd().endsWith('exo: not attached'));
     expect(code).toBe(0);
-    const frames = stdout.split('\x1b[2J\x1b[H').filter((f) => f.trim() !== '');
+    const frames = framesOf(stdout);
     expect(frames.length).toBeGreaterThanOrEqual(2);
-    expect(frames.length).toBeLessThanOrEqual(4);
     for (const frame of frames) expect(frame).toContain('Llama 3.2 1B (simulated)');
+  });
+
+  it('says a refused EXOBAR_TOKEN came from the environment, not the token file; exit 3', async () => {
+    const { code, stdout, stderr } = await status([], undefined, { EXOBAR_TOKEN: 'wrong' });
+    expect(code).toBe(3);
+    expect(stdout).toBe('');
+    expect(stderr.trim()).toBe(`exobar status: exobar at ${url} refused the token from EXOBAR_TOKEN (the environment)`);
   });
 
   it('exits 3 when exobar does not answer (the server stopped)', async () => {
     const exited = new Promise((r) => serve.once('exit', r));
     serve.kill('SIGTERM');
     await exited;
-    // No record now (a clean stop removes it): status tries the settings' port, here one nothing listens on.
-    const port = await freePort();
-    writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ apiPort: port }));
+    // No record now (a clean stop removes it): nothing runs for this data directory, and no port is guessed.
     const { code, stderr } = await status([]);
     expect(code).toBe(3);
-    expect(stderr).toContain(`exobar status: exobar is not answering at http://127.0.0.1:${port} (no server has recorded itself in`);
+    expect(stderr).toContain(`exobar status: no exobar is running for ${dataDir}: no server has recorded itself in ${join(dataDir, 'server.json')}`);
     const json = await status(['--json']);
     expect(json.code).toBe(3);
-    expect(JSON.parse(json.stdout).error).toMatch(/not answering/);
+    expect(JSON.parse(json.stdout).error).toMatch(/no exobar is running/);
+  });
+});
+
+describe('exobar status exits 3 whenever exobar does not answer, whatever the reason', () => {
+  function captureIo(env: NodeJS.ProcessEnv = {}): CliIo & { errors: string[] } {
+    const errors: string[] = [];
+    return { errors, out: () => undefined, err: (l) => errors.push(l), env };
+  }
+  /** A data directory whose record names a live process (this one) at `url`. */
+  function recordedAt(url: string, token: string | null): string {
+    const dir = mkdtempSync(join(tmpdir(), 'exobar-status-recorded-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'server.json'), JSON.stringify({ url, pid: process.pid, tokenPath: join(dir, 'token'), startedAt: 1 }));
+    if (token !== null) writeFileSync(join(dir, 'token'), `${token}\n`);
+    return dir;
+  }
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('no data directory yet', async () => {
+    const io = captureIo();
+    expect(await main(['status', '--data-dir', join(tmpdir(), 'exobar-status-never-created-', String(process.pid))], io)).toBe(3);
+    expect(io.errors.join('\n')).toMatch(/no exobar is running for .*: no server has recorded itself/);
+  });
+
+  it('no control token', async () => {
+    const io = captureIo();
+    const dir = recordedAt(`http://127.0.0.1:${await freePort()}`, null);
+    expect(await main(['status', '--data-dir', dir], io)).toBe(3);
+    expect(io.errors.join('\n')).toContain(`no control token for exobar at http://127.0.0.1:`);
+  });
+
+  it('nothing listening', async () => {
+    const port = await freePort();
+    const io = captureIo();
+    expect(await main(['status', '--data-dir', recordedAt(`http://127.0.0.1:${port}`, 'a-token-0123456789abcdef')], io)).toBe(3);
+    expect(io.errors.join('\n')).toContain(`exobar is not answering at http://127.0.0.1:${port} (the server recorded in`);
+  });
+
+  it('the token refused: the token file named', async () => {
+    const listener = await listenOnLoopback(createServer((_request, response) => response.writeHead(401).end()));
+    try {
+      const dir = recordedAt(listener.url, 'a-token-0123456789abcdef');
+      const io = captureIo();
+      expect(await main(['status', '--data-dir', dir], io)).toBe(3);
+      expect(io.errors).toEqual([`exobar status: exobar at ${listener.url} refused the token from ${join(dir, 'token')}`]);
+    } finally {
+      await listener.close();
+    }
   });
 });

@@ -1,16 +1,17 @@
 /**
  * `exobar status`: a terminal glance of the running exobar (as `ollama ps` or `lms ps`),
- * found through the record it keeps in its data directory (core/server-record.ts).
- * Exit 0 when exobar answers, 3 when it does not (no server recorded, or it is gone).
+ * found through the record it keeps in its data directory (server-client.ts).
+ * Exit 0 when exobar answers with its state, 3 when it does not, whatever the reason
+ * (scripts test for it): no server recorded, nothing listening, no token, a refused one.
  */
 import { z } from 'zod';
 import { SnapshotSchema } from '../shared/snapshot';
 import { resolveDataDir } from './core/data-dir';
-import { findServer, readText, type ServerToAsk } from './diagnostics-command';
+import { askServer, findServer, noTokenMessage, refusalMessage, type ExobarServer } from './server-client';
 import { statusReport, statusText, type StatusReport } from './status/status-report';
 import { flagValue, parseFlags, type CliCommand, type CliIo } from './cli-command';
 
-/** exobar did not answer: nothing recorded, nothing listening, or no reply in time. */
+/** exobar did not answer with its state: nothing recorded, nothing listening, no reply in time, no token or a refused one. */
 export const EXIT_NOT_ANSWERING = 3;
 /** How long one look waits for the server. */
 const TIMEOUT_MS = 3000;
@@ -27,27 +28,27 @@ the exo it reads.
   --url URL       the server (default: the one recorded in <data-dir>/server.json)
   -h, --help      show this help
 
-Exit status: 0 when exobar answers, 3 when it does not, 1 when it refuses the token.
-The control token comes from $EXOBAR_TOKEN or <data-dir>/token.`;
+Exit status: 0 when exobar answers, 3 when it does not, whatever the reason (no server
+recorded in the data directory, nothing listening, no control token, a token refused),
+2 for a bad invocation. The control token comes from $EXOBAR_TOKEN or <data-dir>/token.`;
 
 const DirSchema = z.string().min(1, 'expected a path');
 const UrlSchema = z.url({ protocol: /^https?$/, error: 'expected an http URL such as http://127.0.0.1:52416' });
 
-type Look = { ok: true; report: StatusReport } | { ok: false; code: number; message: string };
+type Look = { ok: true; report: StatusReport } | { ok: false; message: string };
 
-/** One look at the server: its snapshot as a report, or why there is none. */
-async function look(server: ServerToAsk, token: string | null): Promise<Look> {
-  if (!token) return { ok: false, code: 1, message: `no control token (set EXOBAR_TOKEN or check ${server.tokenPath})` };
-  let response: Response;
-  try {
-    response = await fetch(`${server.url}/api/state`, { headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(TIMEOUT_MS) });
-  } catch (error) {
-    return { ok: false, code: EXIT_NOT_ANSWERING, message: `exobar is not answering at ${server.url} (${server.why}): ${(error as Error).message}` };
-  }
-  if (response.status === 401) return { ok: false, code: 1, message: `exobar at ${server.url} refused the token from ${server.tokenPath}` };
-  if (!response.ok) return { ok: false, code: 1, message: `exobar at ${server.url} answered ${response.status}` };
-  const parsed = SnapshotSchema.safeParse(await response.json().catch(() => null));
-  if (!parsed.success) return { ok: false, code: 1, message: `exobar at ${server.url} sent a state this exobar does not understand (another version?)` };
+/** One look at the data directory's server: its snapshot as a report, or why there is none. */
+async function look(dataDir: string, explicitUrl: string | null, env: NodeJS.ProcessEnv): Promise<Look> {
+  // Found again on every look: a server restarted on another port is followed.
+  const found = await findServer(dataDir, explicitUrl, env);
+  if (!found.found) return { ok: false, message: `no exobar is running for ${dataDir}: ${found.reason}` };
+  const server: ExobarServer = found.server;
+  if (!server.token) return { ok: false, message: noTokenMessage(server) };
+  const reply = await askServer(server, 'GET', '/api/state', { timeoutMs: TIMEOUT_MS });
+  if (!reply.answered) return { ok: false, message: reply.message };
+  if (reply.status !== 200) return { ok: false, message: refusalMessage(server, reply) };
+  const parsed = SnapshotSchema.safeParse(reply.body);
+  if (!parsed.success) return { ok: false, message: `exobar at ${server.url} sent a state this exobar does not understand (another version?)` };
   return { ok: true, report: statusReport(parsed.data, server.url, server.pid) };
 }
 
@@ -75,15 +76,11 @@ export const statusCommand: CliCommand = {
     }
     const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
     const explicitUrl = flags.url === undefined ? null : flagValue('url', UrlSchema, flags.url);
-    const once = async (): Promise<Look> => {
-      // Found again on every look: a server restarted on another port is followed.
-      const server = await findServer(dataDir, explicitUrl);
-      return look(server, io.env.EXOBAR_TOKEN || (await readText(server.tokenPath)));
-    };
+    const once = (): Promise<Look> => look(dataDir, explicitUrl, io.env);
     if (!flags.watch) {
       const result = await once();
       show(result, flags.json === true, io);
-      return result.ok ? 0 : result.code;
+      return result.ok ? 0 : EXIT_NOT_ANSWERING;
     }
     let last: Look = await once();
     let stop: (() => void) | null = null;
@@ -104,6 +101,6 @@ export const statusCommand: CliCommand = {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
-    return last.ok ? 0 : last.code;
+    return last.ok ? 0 : EXIT_NOT_ANSWERING;
   },
 };

@@ -14,6 +14,17 @@ export class ServerUnreachableError extends Error {
   override name = 'ServerUnreachableError';
 }
 
+/** The server answered, but not with a bundle (`status`: 401 for a refused token). */
+export class ServerRefusedError extends Error {
+  override name = 'ServerRefusedError';
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
 export interface RemoteExportOptions {
   /** `http://127.0.0.1:52416`. */
   baseUrl: string;
@@ -23,7 +34,7 @@ export interface RemoteExportOptions {
   timeoutMs?: number;
 }
 
-/** Downloads the bundle; resolves with the zip's size. Throws ServerUnreachableError or an Error with the server's message. */
+/** Downloads the bundle; resolves with the zip's size. Throws ServerUnreachableError, ServerRefusedError with the server's message, or a write's error. */
 export async function fetchDiagnosticBundle(options: RemoteExportOptions): Promise<{ bytes: number }> {
   const url = new URL('/api/diagnostics', options.baseUrl);
   if (options.thresholdMs !== undefined) url.searchParams.set('threshold_ms', String(options.thresholdMs));
@@ -46,7 +57,7 @@ export async function fetchDiagnosticBundle(options: RemoteExportOptions): Promi
     } catch {
       // Not JSON: the status says enough.
     }
-    throw new Error(`the server refused the export (${message})`);
+    throw new ServerRefusedError(`the server refused the export (${message})`, response.status);
   }
   const type = response.headers.get('content-type') ?? '';
   if (!type.startsWith('application/zip')) throw new Error(`the server answered ${type || 'no content type'} instead of a zip`);
