@@ -1,8 +1,11 @@
 /**
- * `exobar check sharing`: the GPU sharing check from the command line. Starts exobar's
- * core in this process (its own supervisor, a free port, the data directory's models
- * and MLX runtime), runs the check, prints the markdown report (or the result with
- * --json), keeps both in <data-dir>/checks/, and stops every runner it started.
+ * `exobar check sharing`: the GPU sharing check from the command line. Beside a running
+ * exobar of the same data directory (its record, server-client.ts) the check runs in
+ * that exobar, through its control API (check-through-server.ts), or is refused in
+ * words. With none running there, starts exobar's core in this process (its own
+ * supervisor, a free port, the data directory's models and MLX runtime), runs the check
+ * and stops every runner it started. Either way it prints the markdown report (or the
+ * result with --json) and keeps both in <data-dir>/checks/.
  */
 import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
@@ -10,6 +13,10 @@ import { SharingCheckRequestSchema, type CheckStatus } from '../shared/sharing-c
 import { FAST_SYNCH_RISK } from './core/checks/throughput-experiment';
 import { resolveDataDir } from './core/data-dir';
 import { startCore } from './core/start-core';
+import { checksDir } from './core/checks/check-store';
+import { liveRegistryOwner } from './core/supervisor/runner-registry';
+import { findServer } from './server-client';
+import { checkThroughServer, reportCheckEnd } from './check-through-server';
 import { createTerminalLogger } from './core/terminal-log';
 import { flagValue, parseFlags, UsageError, type CliCommand } from './cli-command';
 
@@ -21,7 +28,11 @@ Measures how two models share this Mac's GPU, through exobar's own supervisor:
      A request queued (exo's published 0.23 / 0.38-0.40 / 15.1-15.7 / 0.34-0.42 s);
   2. B's decode (ITL p50/p95, tokens/s) before, during and after A's prefill;
   3. K streaming clients per model for S seconds: requests per minute and tokens/s.
-Models it launches it stops again; instances are left as they were.
+Models it launches it stops again; instances are left as they were. When an exobar
+already serves the data directory, the check runs in it (as the page's "Check GPU
+sharing" does), on the models it runs; when that exobar cannot be asked (no token, a
+refused one, not answering, a check already running) the command refuses (exit 1)
+rather than start its own copies of the models beside it.
 
   --models A,B          A prefills, B is measured (default: the two running models, else the sim pair)
   --prompt-tokens N     A's long prompt (default 30000, capped by A's context)
@@ -32,7 +43,7 @@ Models it launches it stops again; instances are left as they were.
   --fast-synch-compare  experiment 3 again with fast synch on: Apple silicon only, asks for consent
   --baseline            experiment 1 through the blocking dispatch too
   --json                print the result as JSON (the report is kept either way)
-  --sim-time-scale F    multiply the sim runners' durations (tests)
+  --sim-time-scale F    multiply the sim runners' durations (tests; only when no exobar serves D)
   --data-dir D          the data directory (default ~/.exobar or $EXOBAR_DATA_DIR)
   -h, --help            show this help`;
 
@@ -99,6 +110,21 @@ export const checkCommand: CliCommand = {
     if (parsed.data.fastSynchCompare) parsed.data.consent = await askConsent(io);
     const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', z.coerce.number().positive(), flags['sim-time-scale']);
     const dataDir = resolveDataDir(flags['data-dir'] ?? null, io.env);
+    const running = await findServer(dataDir, null, io.env);
+    if (running.found) {
+      if (simTimeScale !== undefined) io.err(`exobar check sharing: --sim-time-scale ignored: the check runs in ${running.server.source}, at its own time scale`);
+      return checkThroughServer(running.server, parsed.data, { json: flags.json === true, dataDir, checksDir: checksDir(dataDir) }, io);
+    }
+    // No server recorded, yet an exobar that runs owns the data directory's runners (one
+    // starting, or one that could not write its record): its models are not ours to copy.
+    const owner = await liveRegistryOwner(dataDir);
+    if (owner) {
+      io.err(
+        `exobar check sharing: refused: exobar pid ${owner.pid} runs the models of ${dataDir} but has recorded no address to ask ` +
+          `(${running.reason}); run the check from its page, or stop it and try again.`,
+      );
+      return 1;
+    }
     const logger = createTerminalLogger({ level: 'warn', format: 'json' });
     const core = await startCore({ dataDir, port: 0, simTimeScale, logger });
     let status: CheckStatus | null = null;
@@ -119,13 +145,7 @@ export const checkCommand: CliCommand = {
       }, 250);
       const end = await core.checks.wait(status.id);
       clearInterval(ticker);
-      if (!end || end.state !== 'done' || !end.result) {
-        io.err(`exobar check sharing: ${end?.state ?? 'failed'}${end?.error ? `: ${end.error}` : ''}`);
-        return end?.state === 'cancelled' ? 130 : 1;
-      }
-      io.out(flags.json ? JSON.stringify(end.result, null, 2) : end.markdown!);
-      io.err(`kept in ${core.checks.dir}/${end.id}.json and .md`);
-      return 0;
+      return reportCheckEnd(end, flags.json === true, core.checks.dir, io);
     } finally {
       process.off('SIGINT', onSignal);
       await core.stop();

@@ -79,6 +79,17 @@ export class RunnerRegistry {
   }
 }
 
+/**
+ * The exobar that owns `dataDir`'s runners while it still runs (the same pid with the same
+ * start time), else null: a command must not start runners of its own in a data
+ * directory another exobar serves, nor take its record over.
+ */
+export async function liveRegistryOwner(dataDir: string): Promise<ProcessIdentity | null> {
+  const { owner } = readEntries(join(dataDir, RUNNER_REGISTRY_FILE));
+  if (owner === null || owner.pid === process.pid) return null;
+  return (await processStartTime(owner.pid)) === owner.startTime ? owner : null;
+}
+
 function readEntries(file: string): { owner: ProcessIdentity | null; runners: ProcessIdentity[] } {
   const none = { owner: null, runners: [] };
   let text: string;
