@@ -15,7 +15,7 @@ import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome } from '.
 import { processAlive } from '../test/support/process-alive';
 import { main, type CliIo } from './cli';
 import { parseBundle, readZip } from '../test/support/diagnostics/read-zip';
-import { readServerRecord } from './core/server-record';
+import { readServerRecord, writeServerRecord } from './core/server-record';
 import { freePort } from '../test/support/free-port';
 import { EXOBAR_BIN as BIN, startServeProcess } from '../test/support/serve-process';
 
@@ -202,6 +202,27 @@ describe('exobar serve', () => {
     writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ url: 'http://127.0.0.1:1', pid: gone.pid, tokenPath: null, startedAt: 1 }));
     const reading = await readServerRecord(dataDir);
     expect(reading).toEqual({ found: false, reason: expect.stringMatching(new RegExp(`pid ${gone.pid}, which is no longer running`)) });
+  });
+
+  it('refuses a second serve on a data directory a running one serves, leaving its records byte for byte', async () => {
+    const { dataDir, child, url } = await startServe();
+    const records = () => ['server.json', 'runners.json'].map((name) => readFileSync(join(dataDir, name), 'utf8'));
+    const before = records();
+    const io = captureIo();
+    expect(await main(['serve', '--port', '0', '--data-dir', dataDir], io)).toBe(1);
+    expect(io.errors.join('\n')).toContain(`exobar serve: ${dataDir} is already served by the exobar at ${url} (pid ${child.pid}); stop it first`);
+    expect(records()).toEqual(before);
+  });
+
+  it("never replaces the record of another server that runs", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'exobar-cli-'));
+    dirs.push(dataDir);
+    const theirs = `${JSON.stringify({ url: 'http://127.0.0.1:1', pid: process.pid, tokenPath: null, startedAt: 1 })}\n`;
+    writeFileSync(join(dataDir, 'server.json'), theirs);
+    await expect(writeServerRecord(dataDir, { url: 'http://127.0.0.1:2', pid: process.pid + 1, tokenPath: null, startedAt: 2 })).rejects.toThrow(
+      /names another exobar that runs \(pid \d+ at http:\/\/127\.0\.0\.1:1\): left as it is/,
+    );
+    expect(readFileSync(join(dataDir, 'server.json'), 'utf8')).toBe(theirs);
   });
 
   it('answers bad flags with its usage and exit code 2', async () => {

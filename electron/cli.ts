@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
 import { resolveDataDir } from './core/data-dir';
+import { readServerRecord, serverRecordPath } from './core/server-record';
 import { packageVersion } from './core/package-root';
 import { EXIT_USAGE, flagValue, parseFlags, UsageError, type CliCommand, type CliIo } from './cli-command';
 import { diagnosticsCommand } from './diagnostics-command';
@@ -92,16 +93,28 @@ export const serveCommand: CliCommand = {
     const simTimeScale = flags['sim-time-scale'] === undefined ? undefined : flagValue('sim-time-scale', TimeScaleSchema, flags['sim-time-scale']);
     const exoUrl = flags.exo === undefined ? undefined : flagValue('exo', ExoUrlSchema, flags.exo);
     const dataDir = resolveDataDir(flags['data-dir'] === undefined ? null : flagValue('data-dir', DirSchema, flags['data-dir']), io.env);
-    let logger: Logger;
+    let format: ReturnType<typeof resolveLogFormat>;
+    let level: ReturnType<typeof resolveLogLevel>;
     try {
-      const format = resolveLogFormat({ flag: flags['log-format'], env: io.env, isTTY: process.stderr.isTTY === true });
-      // Also into <dataDir>/exobar.log: the page's log view follows it as the source "exobar".
-      logger = createTerminalLogger({ format, level: resolveLogLevel(io.env), ownLog: ownLogPath(dataDir) });
+      format = resolveLogFormat({ flag: flags['log-format'], env: io.env, isTTY: process.stderr.isTTY === true });
+      level = resolveLogLevel(io.env);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
     // --exo-start starts this Mac's exo (else the setting exo.start decides); progress goes to stderr.
     const exoRequest = exoServeRequest(flags, (message) => new UsageError(message));
+    // One server per data directory: a second would start its own copies of the models
+    // and would have to replace the first one's records (server.json, runners.json).
+    const running = await readServerRecord(dataDir);
+    if (running.found) {
+      io.err(
+        `exobar serve: ${dataDir} is already served by the exobar at ${running.record.url} (pid ${running.record.pid}); ` +
+          `stop it first, or give another --data-dir (if that pid is not an exobar, remove ${serverRecordPath(dataDir)})`,
+      );
+      return 1;
+    }
+    // Also into <dataDir>/exobar.log: the page's log view follows it as the source "exobar".
+    const logger: Logger = createTerminalLogger({ format, level, ownLog: ownLogPath(dataDir) });
 
     let core: RunningCore;
     try {

@@ -30,10 +30,16 @@ export function serverRecordPath(dataDir: string): string {
 /**
  * Writes the record (mode 0600, through a temporary file so a reader never sees half of
  * it) and returns its removal, which removes it only while it is still this process's
- * record: a second server on the same data directory that wrote its own is left alone.
+ * record. Another server's record is never replaced while that server runs: a second
+ * server on the same data directory throws instead, and the commands keep finding the
+ * first one.
  */
-export async function writeServerRecord(dataDir: string, record: ServerRecord): Promise<() => Promise<void>> {
+export async function writeServerRecord(dataDir: string, record: ServerRecord, alive: (pid: number) => boolean = processAlive): Promise<() => Promise<void>> {
   const path = serverRecordPath(dataDir);
+  const current = await readRecordFile(path);
+  if (current && current.pid !== record.pid && alive(current.pid)) {
+    throw new Error(`${path} names another exobar that runs (pid ${current.pid} at ${current.url}): left as it is`);
+  }
   const temporary = `${path}.${record.pid}.tmp`;
   await writeFile(temporary, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   await rename(temporary, path);

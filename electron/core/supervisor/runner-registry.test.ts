@@ -73,7 +73,7 @@ describe('runner registry', () => {
     }
   });
 
-  it('leaves the runners alone while the exobar that recorded them still runs (one data directory, two exobars)', async () => {
+  it('leaves the runners and the file alone while the exobar that recorded them still runs (one data directory, two exobars)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'exobar-orphans-'));
     const owner = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' });
     const runner = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' });
@@ -81,15 +81,16 @@ describe('runner registry', () => {
     runner.unref();
     spawned.push(owner.pid!, runner.pid!);
     const identity = async (pid: number) => ({ pid, startTime: (await processStartTime(pid))! });
-    writeFileSync(
-      join(dataDir, RUNNER_REGISTRY_FILE),
-      JSON.stringify({ owner: await identity(owner.pid!), runners: [{ ...(await identity(runner.pid!)), instanceId: 'theirs' }] }),
-    );
+    const file = JSON.stringify({ owner: await identity(owner.pid!), runners: [{ ...(await identity(runner.pid!)), instanceId: 'theirs' }] });
+    writeFileSync(join(dataDir, RUNNER_REGISTRY_FILE), file);
     try {
       fixture = createNodeFixture({ dataDir });
       await sleep(500);
       expect(alive(runner.pid!)).toBe(true);
       expect(fixture.node.recentEvents().filter((e) => e.kind === 'runner_orphan')).toEqual([]);
+      // A runner of its own, started and stopped: the owner's record is not rewritten.
+      await fixture.node.deleteInstance(await fixture.launch('sim/llama-3.2-1b'));
+      expect(readFileSync(join(dataDir, RUNNER_REGISTRY_FILE), 'utf8')).toBe(file);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

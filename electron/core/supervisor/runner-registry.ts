@@ -2,7 +2,10 @@
  * Runner processes recorded in the data directory (runners.json: pid and start time of
  * each live runner), so a runner left behind by an exobar that crashed is found and
  * stopped at the next start. Never by name, and never a pid whose start time differs
- * from the one recorded: such a pid belongs to another process now.
+ * from the one recorded: such a pid belongs to another process now. The file belongs to
+ * the exobar that owns it while that one runs: a second exobar on the same data
+ * directory never writes it (nor the runners it launches), so the owner's runners stay
+ * recorded for the next start after a crash.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +30,8 @@ export class RunnerRegistry {
   private readonly file: string;
   private entries: RegistryEntry[] = [];
   private owner: ProcessIdentity | null = null;
+  /** `guest`: another exobar that runs owns the file; undecided until stopOrphans has looked. */
+  private role: 'undecided' | 'owner' | 'guest' = 'undecided';
   /** What the previous exobar left in the file, taken over at construction. */
   private readonly previous: { owner: ProcessIdentity | null; runners: ProcessIdentity[] };
 
@@ -46,6 +51,8 @@ export class RunnerRegistry {
     this.owner = startTime === null ? null : { pid: process.pid, startTime };
     const { owner } = this.previous;
     const ownerRuns = owner !== null && owner.pid !== process.pid && (await processStartTime(owner.pid)) === owner.startTime;
+    this.role = ownerRuns ? 'guest' : 'owner';
+    // The runners recorded before this point (launched while it looked) go in with this write.
     this.write();
     if (ownerRuns) return [];
     return stopLeftovers(this.previous.runners, ORPHAN_TIMING);
@@ -67,6 +74,7 @@ export class RunnerRegistry {
   }
 
   private write(): void {
+    if (this.role !== 'owner') return;
     // Write then rename: a crash mid-write never leaves half a file.
     const temp = `${this.file}.tmp`;
     try {
