@@ -16,8 +16,9 @@ import { SharingCheckResultSchema } from '../shared/sharing-check';
 import { processStartTime } from './core/process/process-identity';
 import { main } from './cli';
 import { sleep } from '../test/support/eventually';
-import { EXOBAR_BIN, killServeProcess, startServeProcess, type ServeProcess } from '../test/support/serve-process';
+import { startServe, type ServeProcess } from '../test/support/e2e/serve-process';
 
+const BIN = join(import.meta.dirname, '..', 'bin', 'exobar.js');
 const MODELS = ['sim/llama-3.2-3b', 'sim/llama-3.2-1b'];
 const dataDir = mkdtempSync(join(tmpdir(), 'exobar-check-beside-'));
 let serve: ServeProcess;
@@ -43,7 +44,7 @@ function runnerChildren(pid: number): string[] {
  * holds them for its whole run).
  */
 async function check(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string; runners: string[] }> {
-  const child = spawn(process.execPath, [EXOBAR_BIN, 'check', 'sharing', '--data-dir', dataDir, ...args], {
+  const child = spawn(process.execPath, [BIN, 'check', 'sharing', '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, EXOBAR_TOKEN: '', ...env },
   });
@@ -64,7 +65,7 @@ async function check(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ cod
 const records = () => ({ server: readFileSync(join(dataDir, 'server.json')), runners: readFileSync(join(dataDir, 'runners.json')) });
 
 beforeAll(async () => {
-  serve = await startServeProcess(dataDir);
+  serve = await startServe({ simTimeScale: 0.1, dataDir });
   const headers = { Authorization: `Bearer ${serve.token}`, 'Content-Type': 'application/json' };
   for (const model of MODELS) {
     const created = await fetch(`${serve.url}/api/instances?wait=ready`, { method: 'POST', headers, body: JSON.stringify({ model }) });
@@ -73,11 +74,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (serve) {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
-    killServeProcess(serve);
-  }
+  await serve?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -86,11 +83,11 @@ describe('exobar check sharing beside a running exobar serve of the same data di
     const before = await instances();
     expect(before.map((i) => i.model).sort()).toEqual([...MODELS].sort());
     const recordsBefore = records();
-    expect((JSON.parse(recordsBefore.runners.toString()) as { owner: { pid: number } }).owner.pid).toBe(serve.child.pid);
+    expect((JSON.parse(recordsBefore.runners.toString()) as { owner: { pid: number } }).owner.pid).toBe(serve.pid);
 
     const { code, stdout, stderr, runners } = await check(['--json', '--experiments', 'ttft', '--prompt-tokens', '2000']);
     expect(code, stderr).toBe(0);
-    expect(stderr).toContain(`running the check in the server recorded in ${join(dataDir, 'server.json')} (pid ${serve.child.pid})`);
+    expect(stderr).toContain(`running the check in the server recorded in ${join(dataDir, 'server.json')} (pid ${serve.pid})`);
     expect(runners).toEqual([]);
     const result = SharingCheckResultSchema.parse(JSON.parse(stdout));
     expect(result.models.map((m) => m.id)).toEqual(MODELS);

@@ -17,8 +17,8 @@ import { main, type CliIo } from './cli';
 import { parseBundle, readZip } from '../test/support/diagnostics/read-zip';
 import { readServerRecord, writeServerRecord } from './core/server-record';
 import { freePort } from '../test/support/free-port';
-import { EXOBAR_BIN as BIN, startServeProcess } from '../test/support/serve-process';
 
+const BIN = join(import.meta.dirname, '..', 'bin', 'exobar.js');
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
@@ -48,13 +48,34 @@ function processesInGroups(groups: number[]): string[] {
     .filter((line) => line !== '' && groups.includes(Number(line.split(/\s+/)[1])) && !line.split(/\s+/)[2]!.startsWith('Z'));
 }
 
-/** `exobar serve --port 0` as a real process in a fresh data directory, once it has printed its address and token. */
+/** `exobar serve --port 0` as a real process, once it has printed its address and token. */
 async function startServe() {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-cli-'));
   dirs.push(dataDir);
-  const serve = await startServeProcess(dataDir);
-  children.push(serve.child);
-  return { dataDir, ...serve };
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', '0.1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, EXOBAR_TOKEN: '' },
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const lines: string[] = [];
+  const reader = createInterface({ input: child.stdout! });
+  await new Promise<void>((resolve, reject) => {
+    reader.on('line', (line) => {
+      lines.push(line);
+      if (lines.length === 2) resolve();
+    });
+    void exited.then(() => reject(new Error(`exobar serve exited early: ${stderr}`)));
+  });
+  const listening = /^exobar listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(lines[0]!);
+  expect(listening, lines[0]).not.toBeNull();
+  const url = listening![1]!;
+  const open = new RegExp(`^open ${url.replace(/[.]/g, '\\.')}/#token=([A-Za-z0-9_-]+)$`).exec(lines[1]!);
+  expect(open, lines[1]).not.toBeNull();
+  return { dataDir, child, exited, url, token: open![1]!, stderr: () => stderr };
 }
 
 function captureIo(): CliIo & { lines: string[]; errors: string[] } {

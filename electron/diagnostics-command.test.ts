@@ -14,16 +14,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { main, type CliIo } from './cli';
 import { parseBundle, readZip } from '../test/support/diagnostics/read-zip';
 import { listenOnLoopback } from '../test/support/loopback-server';
-import { killServeProcess, startServeProcess, type ServeProcess } from '../test/support/serve-process';
+import { startServe, type ServeProcess } from '../test/support/e2e/serve-process';
 
 const dirs: string[] = [];
 const serves: ServeProcess[] = [];
 afterEach(async () => {
-  for (const serve of serves.splice(0)) {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
-    killServeProcess(serve);
-  }
+  for (const serve of serves.splice(0)) await serve.stop();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -53,7 +49,7 @@ async function expectOfflineBundle(out: string): Promise<void> {
 
 describe('exobar diagnostics for a data directory whose server has stopped', () => {
   it('writes the offline bundle (exit 0) while another exobar serve listens where its stale record and its settings point', async () => {
-    const other = await startServeProcess(tempDir('exobar-diag-other-'));
+    const other = await startServe({ simTimeScale: 0.1 });
     serves.push(other);
     const dataDir = tempDir('exobar-diag-stopped-');
     const port = Number(new URL(other.url).port);

@@ -1,6 +1,7 @@
 /**
- * Runs `exobar serve` as a real child process for the browser tests: a free port, a
- * temporary data directory, the sim time scale; parses the address it prints.
+ * Runs `exobar serve` as a real child process for the browser tests and the CLI's: a free
+ * port (never the default one), a temporary data directory, the sim time scale; parses
+ * the address it prints.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,6 +16,8 @@ export interface ServeProcess {
   /** `http://127.0.0.1:PORT` */
   url: string;
   token: string;
+  /** The exobar process's pid (its record's, its runners.json owner's). */
+  pid: number;
   /** The address to open in a browser (with `#token=`). */
   openUrl: string;
   /** Its data directory (token, settings.json). */
@@ -79,7 +82,7 @@ export async function startServe(options: {
     if (match?.[1] && match[2]) {
       const url = match[1];
       const token = match[2];
-      return { url, token, openUrl: `${url}/#token=${token}`, dataDir, output: () => log, kill, stop };
+      return { url, token, pid: child.pid!, openUrl: `${url}/#token=${token}`, dataDir, output: () => log, kill, stop };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
