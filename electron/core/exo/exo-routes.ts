@@ -6,7 +6,8 @@
  *   exo-like answers, else attaches, saves `exo.url` and answers what it found.
  * - `POST /api/exo/detach`: stops reading exo and clears `exo.url`.
  * - `DELETE /api/instances/:id` for an exo instance (`exo:<model>`): deletes that model's
- *   instances on exo; any other id goes to the local route (`localRoutes`).
+ *   instances on exo; 404 `instance_not_found` when exo runs none of it (an exo id is
+ *   never a malformed local one); any other id goes to the local route (`localRoutes`).
  */
 import { z } from 'zod';
 import { ExoAttachRequestSchema } from '../../../shared/api';
@@ -32,6 +33,8 @@ export function exoRoutes(attachment: ExoAttachment, localRoutes: readonly ApiRo
       async handle(ctx) {
         const id = ctx.params.id ?? '';
         if (await attachment.stopInstance(id)) return ctx.json(200, { id, deleted: true });
+        // exo's instance ids are `exo:<model>` (exo-tracker.ts); its model ids hold a `/`, which no local id does.
+        if (id.startsWith('exo:')) throw new ApiError(404, 'instance_not_found', `No instance ${id}: exo runs no instance of ${id.slice('exo:'.length)}`);
         const match = local.match('DELETE', ctx.url.pathname);
         if ('allowed' in match) throw new ApiError(404, 'instance_not_found', `No instance ${id}`);
         await match.route.handle({ ...ctx, params: match.params });

@@ -194,6 +194,16 @@ describe('exobar serve --exo: proxied requests in /api/state', () => {
     expect(response.status).toBe(200);
     expect(exo.cluster.instancesOf(LLAMA_1B)).toHaveLength(0);
     await eventually(async () => !exoInstance(await state(serve), LLAMA_1B), 20_000, 'the instance gone from /api/state');
+    // Again, now that exo runs none of it: not found, not a malformed id.
+    const again = await fetch(`${serve.url}/api/instances/${encodeURIComponent(`exo:${LLAMA_1B}`)}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${serve.token}` },
+    });
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'instance_not_found',
+      message: `No instance exo:${LLAMA_1B}: exo runs no instance of ${LLAMA_1B}`,
+    });
     const local = await fetch(`${serve.url}/api/instances/nope`, { method: 'DELETE', headers: { Authorization: `Bearer ${serve.token}` } });
     expect(local.status).toBe(404);
   });
