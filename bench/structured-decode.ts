@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { mlxRunnerCommand } from '../electron/core/mlx/mlx-runner-command';
 import { packageRoot } from '../electron/core/package-root';
+import { median } from '../test/support/median';
 
 const TOOLS = join(packageRoot(), 'electron', 'runners', 'mlx', 'tools', 'tiny_models.py');
 const SCHEMA = {
@@ -45,8 +46,6 @@ export interface StructuredDecode {
     schema_tokens: number | null;
   };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function measureStructuredDecode(trials: number, log: (line: string) => void): Promise<StructuredDecode> {
   const python = process.env.EXOBAR_MLX_PYTHON;
