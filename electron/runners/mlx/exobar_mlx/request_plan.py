@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from .constrained import FORCEABLE_PARSERS, GrammarBuilder, GrammarError
 from .engine import RequestError
 from .request_options import RequestOptions
 from .tools import ToolCallStream, parser_name, template_tools, tool_support_problem
@@ -46,8 +47,6 @@ class ModelCapabilities:
         self.grammar: Any = None
         self.structured_problem: Optional[str] = None
         try:
-            from .constrained import GrammarBuilder
-
             builder = GrammarBuilder(tokenizer, model_vocab_size(model, tokenizer))
             if builder.can_write_json():
                 self.grammar = builder
@@ -70,15 +69,13 @@ class ModelCapabilities:
         needs_grammar = options.must_call or options.response_format is not None
         if needs_grammar and self.grammar is None:
             raise RequestError(self.structured_problem or f"model {self.name} cannot do structured output")
-        if options.must_call and parser_name(self.tokenizer) not in _forceable():
+        if options.must_call and parser_name(self.tokenizer) not in FORCEABLE_PARSERS:
             raise RequestError(
                 f"model {self.name} writes tool calls in mlx-lm's {parser_name(self.tokenizer)} format; "
                 f"toolChoice 'required' or a named function can be forced only in the json_tools format"
             )
         grammar = None
         if needs_grammar:
-            from .constrained import GrammarError
-
             try:
                 grammar = self.grammar.grammar(options)
             except GrammarError as err:
@@ -91,12 +88,6 @@ class ModelCapabilities:
             prompt_tail=prompt_tail,
             capabilities=self,
         )
-
-
-def _forceable() -> tuple:
-    from .constrained import FORCEABLE_PARSERS
-
-    return FORCEABLE_PARSERS
 
 
 @dataclass

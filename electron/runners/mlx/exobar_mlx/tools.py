@@ -52,7 +52,9 @@ def tool_support_problem(tokenizer: Any, model: str) -> Optional[str]:
 def parser_name(tokenizer: Any) -> Optional[str]:
     """The mlx-lm tool parser module's name (json_tools, qwen3_coder, ...)."""
     parser = getattr(tokenizer, "tool_parser", None)
-    return getattr(parser, "__module__", "").rsplit(".", 1)[-1] or None if parser else None
+    if parser is None:
+        return None
+    return getattr(parser, "__module__", "").rsplit(".", 1)[-1] or None
 
 
 def template_tools(options: RequestOptions) -> List[Dict[str, Any]]:

@@ -210,6 +210,14 @@ class RealMlxSampling(unittest.TestCase):
         penalised, _ = self.generate("penalised", repetitionPenalty=5.0)
         self.assertNotEqual(penalised, greedy)
 
+    def test_the_sequential_decoder_applies_the_penalties_too(self):
+        self.engine.close()
+        self.engine = load_engine("llama4")  # ChunkedKVCache: decoded one request at a time
+        greedy, _ = self.generate("greedy")
+        penalised, state = self.generate("penalised", repetitionPenalty=5.0)
+        self.assertEqual(len(state.plan.processors), 1)
+        self.assertNotEqual(penalised, greedy)
+
 
 class FeaturesPerFamily(unittest.TestCase):
     def setUp(self):
