@@ -8,11 +8,15 @@ so protocol.py keeps the core fields and a bad option is an InputError like any 
   'auto' | 'required' | {name}, `responseFormat` {type: 'json_object'} |
   {type: 'json_schema', name?, schema, strict?};
 - `topP`, `topK`, `minP`, `repetitionPenalty`, `presencePenalty`, `frequencyPenalty`.
-What a model cannot honour (tools without a tool-call parser, a schema keyword the
-grammar library does not enforce) is not decided here but by the engine, per model.
+A line that fails here is ignored, unacknowledged (docs/runner-protocol.md), so only
+what no request can mean is refused here (a wrong type, a topP of 0): the zod schema
+decides the rest first. What a request asks that the model cannot honour (tools without
+a tool-call parser, a named function not among the tools, a schema keyword the grammar
+library does not enforce) is the engine's RequestError, an ErrorChunk for that request.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -71,13 +75,13 @@ class RequestOptions:
 NO_OPTIONS = RequestOptions()
 
 
-def _number(raw: dict, key: str, low: float, high: float, low_open: bool = False) -> Optional[float]:
+def _number(raw: dict, key: str, low: float = -math.inf, high: float = math.inf, low_open: bool = False) -> Optional[float]:
     value = raw.get(key)
     if value is None:
         return None
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (low < value if low_open else low <= value) and value <= high
-    if not ok:
-        raise OptionError(f"params.{key} must be a number {'above' if low_open else 'from'} {low} {'up ' if low_open else ''}to {high} or null")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not (ok and (low < value if low_open else low <= value) and value <= high):
+        raise OptionError(f"params.{key} must be a number {'above' if low_open else 'from'} {low}{'' if high == math.inf else f' to {high}'} or null")
     return float(value)
 
 
@@ -89,9 +93,9 @@ def _sampling(raw: dict) -> Sampling:
         top_p=_number(raw, "topP", 0.0, 1.0, low_open=True),
         top_k=top_k,
         min_p=_number(raw, "minP", 0.0, 1.0),
-        repetition_penalty=_number(raw, "repetitionPenalty", 0.0, 10.0, low_open=True),
-        presence_penalty=_number(raw, "presencePenalty", -2.0, 2.0),
-        frequency_penalty=_number(raw, "frequencyPenalty", -2.0, 2.0),
+        repetition_penalty=_number(raw, "repetitionPenalty", 0.0, low_open=True),
+        presence_penalty=_number(raw, "presencePenalty"),
+        frequency_penalty=_number(raw, "frequencyPenalty"),
     )
 
 
@@ -119,14 +123,11 @@ def _tools(raw: Any) -> Tuple[Tool, ...]:
     return tuple(tools)
 
 
-def _tool_choice(raw: Any, tools: Tuple[Tool, ...]) -> Optional[Union[str, Dict[str, str]]]:
+def _tool_choice(raw: Any) -> Optional[Union[str, Dict[str, str]]]:
     if raw is None or raw in TOOL_CHOICES:
         return raw
-    if isinstance(raw, dict) and set(raw) == {"name"}:
-        name = _name(raw["name"], "params.toolChoice.name")
-        if name not in {t.name for t in tools}:
-            raise OptionError(f"params.toolChoice names {name!r}, which is not among params.tools")
-        return {"name": name}
+    if isinstance(raw, dict) and "name" in raw:
+        return {"name": _name(raw["name"], "params.toolChoice.name")}
     raise OptionError("params.toolChoice must be 'none', 'auto', 'required' or {name}")
 
 
@@ -145,7 +146,7 @@ def parse_options(raw: dict) -> RequestOptions:
     tools = _tools(raw.get("tools"))
     return RequestOptions(
         tools=tools,
-        tool_choice=_tool_choice(raw.get("toolChoice"), tools),
+        tool_choice=_tool_choice(raw.get("toolChoice")),
         response_format=_response_format(raw.get("responseFormat")),
         sampling=_sampling(raw),
     )

@@ -64,6 +64,9 @@ class ModelCapabilities:
 
     def plan(self, options: RequestOptions, prompt_tail: List[int]) -> "RequestPlan":
         """Checks a request's options against the model. Raises RequestError."""
+        forced = options.forced_tool
+        if forced is not None and forced not in {t.name for t in options.tools}:
+            raise RequestError(f"toolChoice names the function {forced!r}, which is not among the request's tools")
         if options.uses_tools and self.tools_problem:
             raise RequestError(self.tools_problem)
         needs_grammar = options.must_call or options.response_format is not None

@@ -95,6 +95,9 @@ class TestEngine(Engine):
     ) -> PreparedRequest:
         if params.options.response_format is not None:
             raise RequestError("the test engine does not do structured output (responseFormat)")
+        forced = params.options.forced_tool
+        if forced is not None and forced not in {t.name for t in params.options.tools}:
+            raise RequestError(f"toolChoice names the function {forced!r}, which is not among the request's tools")
         self.pacer.resync()
         # CPU side of admission (chat template, tokenizer).
         self._spend(self.timings.admit_overhead_s)

@@ -59,10 +59,10 @@ class ParseOptionsTest(unittest.TestCase):
     def test_bad_options_are_input_errors(self):
         bad = [
             {"tools": {"name": "x"}}, {"tools": [{"description": "no name"}]}, {"tools": [{"name": "x", "parameters": "schema"}]},
-            {"tools": TOOLS, "toolChoice": "sometimes"}, {"tools": TOOLS, "toolChoice": {"name": "missing"}},
+            {"tools": TOOLS, "toolChoice": "sometimes"}, {"tools": TOOLS, "toolChoice": {"name": ""}},
             {"responseFormat": {"type": "xml"}}, {"responseFormat": {"type": "json_schema"}},
             {"topP": 0}, {"topP": 1.5}, {"topK": -1}, {"topK": 2.5}, {"minP": 2}, {"repetitionPenalty": 0},
-            {"presencePenalty": 3}, {"frequencyPenalty": True},
+            {"presencePenalty": "high"}, {"frequencyPenalty": True},
         ]
         for params in bad:
             with self.subTest(params=params), self.assertRaises(InputError):
@@ -96,6 +96,14 @@ class TestEngineToolsTest(unittest.TestCase):
         self.assertEqual((call["name"], call["arguments"]), ("noop", "{}"))
         self.assertEqual(chunks[1]["chunk"]["finishReason"], "tool_calls")
         self.assertEqual(chunks[1]["chunk"]["text"], "")
+
+    def test_a_named_function_not_among_the_tools_is_that_requests_error(self):
+        h = Harness(engine=TestEngine(time_scale=0.01)).start_ready()
+        h.put({**task(tools=TOOLS, toolChoice={"name": "missing"}), "taskId": "t", "commandId": "cmd-t"})
+        h.wait_label("task:t:Failed")
+        error = next(m for m in h.capture.messages if m.get("commandId") == "cmd-t" and m["chunk"]["kind"] == "ErrorChunk")
+        self.assertIn("'missing'", error["chunk"]["errorMessage"])
+        self.assertEqual(h.shutdown(), 0)
 
     def test_auto_answers_text(self):
         chunks = self.run_task(tools=TOOLS, toolChoice="auto")
