@@ -91,7 +91,7 @@ class GrammarBuilder:
         return f'tool_call: {start} "\\n" call "\\n" {end}\ncall: {_json_rule(schema)}\n'
 
     def grammar(self, options: RequestOptions) -> Optional[str]:
-        """The request's Lark grammar, or None when nothing constrains it. Raises GrammarError."""
+        """The request's Lark grammar text, or None when nothing constrains it."""
         schema = _response_schema(options)
         if options.must_call:
             text = "start: tool_call\n" + self._tool_rule(options)
@@ -101,16 +101,15 @@ class GrammarBuilder:
             text = f"start: answer\nanswer: {_json_rule(schema)}\n"
         else:
             return None
-        error = self._llg.LLMatcher.validate_grammar(self._llg.LLMatcher.grammar_from_lark(text), self.lltokenizer)
-        if error:
-            # The first line names the keyword; the rest quotes the grammar text.
-            raise GrammarError(re.sub(r"^at \d+\(\d+\): ", "", error.strip().splitlines()[0]))
         return text
 
     def processor(self, grammar: str) -> "GrammarProcessor":
+        """The grammar compiled for this request (once: the first token's cost). Raises
+        GrammarError naming what llguidance cannot enforce."""
         matcher = self._llg.LLMatcher(self.lltokenizer, self._llg.LLMatcher.grammar_from_lark(grammar))
         if matcher.is_error():
-            raise GrammarError(matcher.get_error())
+            # The first line names the keyword; the rest quotes the grammar text.
+            raise GrammarError(re.sub(r"^at \d+\(\d+\): ", "", matcher.get_error().strip().splitlines()[0]))
         return GrammarProcessor(matcher, self.vocab_size, self.eos)
 
 

@@ -77,17 +77,17 @@ class ModelCapabilities:
                 f"model {self.name} writes tool calls in mlx-lm's {parser_name(self.tokenizer)} format; "
                 f"toolChoice 'required' or a named function can be forced only in the json_tools format"
             )
-        grammar = None
+        processor = None
         if needs_grammar:
             try:
-                grammar = self.grammar.grammar(options)
+                processor = self.grammar.processor(self.grammar.grammar(options))
             except GrammarError as err:
                 what = "the tools' parameters" if options.must_call else "responseFormat's schema"
                 raise RequestError(f"{what}: a JSON schema feature the runner cannot enforce ({err})") from None
         return RequestPlan(
             options=options,
             template_tools=template_tools(options) if options.uses_tools else None,
-            grammar=grammar,
+            grammar=processor,
             prompt_tail=prompt_tail,
             capabilities=self,
         )
@@ -98,8 +98,8 @@ class RequestPlan:
     options: RequestOptions
     #: The tools as the chat template takes them, or None (no tools, or toolChoice none).
     template_tools: Optional[List[Dict[str, Any]]]
-    #: The Lark grammar constraining the output, or None.
-    grammar: Optional[str]
+    #: The compiled grammar constraining the output (constrained.GrammarProcessor), or None.
+    grammar: Any
     #: The prompt's last tokens before its final one, for mlx-lm's penalties.
     prompt_tail: List[int] = field(default_factory=list)
     capabilities: Optional[ModelCapabilities] = None
@@ -110,17 +110,14 @@ class RequestPlan:
 
         sampling = self.options.sampling
         processors = [with_prompt_tail(p, self.prompt_tail) for p in penalty_processors(sampling)]
-        grammar = None
         if self.grammar is not None:
-            assert self.capabilities is not None and self.capabilities.grammar is not None
-            grammar = self.capabilities.grammar.processor(self.grammar)
-            processors.append(grammar)
+            processors.append(self.grammar)
         stream = None
         if self.template_tools is not None:
             assert self.capabilities is not None
             stream = ToolCallStream(self.capabilities.tokenizer, self.template_tools)
         vocab_size = (self.capabilities.vocab_size if self.capabilities else None) or sys.maxsize
-        return PlanState(sampling_filters(sampling, vocab_size), processors, grammar, stream)
+        return PlanState(sampling_filters(sampling, vocab_size), processors, self.grammar, stream)
 
 
 @dataclass
