@@ -15,8 +15,9 @@ import { measureSharingCheck } from './sharing-check';
 import { measureMetricsScrape } from './metrics-scrape';
 import { measureRequestLogCost } from './request-log-cost';
 import { measureOnDemandTtft } from './on-demand-ttft';
+import { measureStructuredDecode, type StructuredDecode } from './structured-decode';
 
-const ONLY = ['fair', 'sharing', 'metrics', 'on-demand', 'exo-poll'] as const;
+const ONLY = ['fair', 'sharing', 'metrics', 'on-demand', 'exo-poll', 'structured'] as const;
 
 interface BenchArgs {
   json: boolean;
@@ -24,7 +25,8 @@ interface BenchArgs {
   trials: number;
   /**
    * `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `metrics`: the scrape and the request log's cost;
-   * `on-demand`: the cold and warm TTFT of a model loaded on request; `exo-poll`: attach mode's CPU while polling a real-size exo state.
+   * `on-demand`: the cold and warm TTFT of a model loaded on request; `exo-poll`: attach mode's CPU while polling a real-size exo state;
+   * `structured`: constrained decoding's cost on real MLX (structured_decode_ratio).
    */
   only: (typeof ONLY)[number] | null;
 }
@@ -37,7 +39,7 @@ function parseArgs(argv: string[]): BenchArgs {
     else if (arg === '--only') {
       const only = argv[++i];
       const known = ONLY.find((o) => o === only);
-      if (!known) fail('--only takes "fair", "sharing", "metrics", "on-demand" or "exo-poll"');
+      if (!known) fail('--only takes "fair", "sharing", "metrics", "on-demand", "exo-poll" or "structured"');
       args.only = known;
     } else if (arg === '--time-scale' || arg === '--trials') {
       const value = Number(argv[++i]);
@@ -50,7 +52,7 @@ function parseArgs(argv: string[]): BenchArgs {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand|exo-poll]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand|exo-poll|structured]\n`);
   process.exit(2);
 }
 
@@ -92,6 +94,12 @@ async function main(): Promise<void> {
     else printTable(['measure', 'value', 'target'], exoPollRows(exoPoll));
     return;
   }
+  if (args.only === 'structured') {
+    const structured = await measureStructuredDecode(args.trials, log);
+    if (args.json) process.stdout.write(`${JSON.stringify(structured, null, 2)}\n`);
+    else printTable(['measure', 'value', 'target'], structuredRows(structured));
+    return;
+  }
   if (args.only === 'fair') {
     const fair = await measureFairSection(args.timeScale, args.trials, log);
     // With --json the table goes to stderr, so stdout stays one JSON document.
@@ -126,6 +134,8 @@ async function main(): Promise<void> {
   const metrics = await measureMetricsSection(args, log);
   log(`models on demand: cold and warm TTFT through the API with the openai client, ${args.trials} trials`);
   const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
+  log('structured output: decode tokens/s with a JSON schema over without, real MLX (tiny qwen3)');
+  const structured = await measureStructuredDecode(args.trials, log);
 
   if (args.json) {
     const apiJson = {
@@ -144,7 +154,7 @@ async function main(): Promise<void> {
       exo_proxy: exo,
     };
     process.stdout.write(
-      `${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json, ...onDemand.json }, null, 2)}\n`,
+      `${JSON.stringify({ time_scale: args.timeScale, ...stall, ratios, ...apiJson, ...runtime, ...exoJson, ...fair.json, ...sharing.json, ...metrics.json, ...onDemand.json, ...structured }, null, 2)}\n`,
     );
     return;
   }
@@ -195,6 +205,17 @@ async function main(): Promise<void> {
   printTable(['measure', 'value', 'target'], metrics.rows);
   process.stdout.write('\nmodels on demand (a cold model loads for its request; through the API, openai client)\n');
   printTable(['measure', 'value', 'target'], onDemand.rows);
+  process.stdout.write('\nstructured output (constrained decoding by llguidance, real MLX)\n');
+  printTable(['measure', 'value', 'target'], structuredRows(structured));
+}
+
+function structuredRows(s: StructuredDecode): string[][] {
+  const d = s.structured_decode;
+  if (s.structured_decode_ratio === null) return [['structured_decode_ratio', 'n/a', d.source]];
+  return [
+    ['structured_decode_ratio', `${s.structured_decode_ratio.toFixed(3)} (schema ${d.schema_tokens_per_s} / free ${d.free_tokens_per_s} tok/s)`, `${d.model}, ${d.source}`],
+    ['first token, schema / free', `${d.schema_ttft_ms} / ${d.free_ttft_ms} ms`, ''],
+  ];
 }
 
 /** `metrics_scrape_ms` and the request log's cost on the API overhead (log on and off, one run). */

@@ -9,6 +9,8 @@
  */
 export const MLX_VERSION = '0.32.4';
 export const MLX_LM_VERSION = '0.32.2';
+/** Constrained decoding for structured output and forced tool calls (docs/structured-output.md). */
+export const LLGUIDANCE_VERSION = '1.9.1';
 
 export type MlxDevice = 'metal' | 'cpu';
 
@@ -17,10 +19,10 @@ export type MlxPlatform = { supported: true; device: MlxDevice; packages: string
 /** Whether MLX runs on this platform, on which device, and the pip packages that install it. */
 export function mlxPlatform(platform: NodeJS.Platform, arch: string): MlxPlatform {
   if (platform === 'darwin' && arch === 'arm64') {
-    return { supported: true, device: 'metal', packages: [`mlx==${MLX_VERSION}`, `mlx-lm==${MLX_LM_VERSION}`] };
+    return { supported: true, device: 'metal', packages: [`mlx==${MLX_VERSION}`, `mlx-lm==${MLX_LM_VERSION}`, `llguidance==${LLGUIDANCE_VERSION}`] };
   }
   if (platform === 'linux' && (arch === 'x64' || arch === 'arm64')) {
-    return { supported: true, device: 'cpu', packages: [`mlx[cpu]==${MLX_VERSION}`, `mlx-lm==${MLX_LM_VERSION}`] };
+    return { supported: true, device: 'cpu', packages: [`mlx[cpu]==${MLX_VERSION}`, `mlx-lm==${MLX_LM_VERSION}`, `llguidance==${LLGUIDANCE_VERSION}`] };
   }
   const where = `${platform}/${arch}`;
   const hint = platform === 'darwin' ? ' (an Intel Mac, or this app running under Rosetta)' : '';

@@ -59,7 +59,7 @@ describe('setupMlxRuntime', () => {
       'python3 -c',
       'python3 -m venv /data/mlx-venv',
       `${venv} -m pip install --upgrade --progress-bar off pip`,
-      `${venv} -m pip install --upgrade --progress-bar off mlx==0.32.4 mlx-lm==0.32.2`,
+      `${venv} -m pip install --upgrade --progress-bar off mlx==0.32.4 mlx-lm==0.32.2 llguidance==1.9.1`,
       `${venv} -c`,
     ]);
     expect([...new Set(events.map((e) => e.step))]).toEqual([
@@ -93,7 +93,7 @@ describe('setupMlxRuntime', () => {
   it('installs the CPU build on Linux, the same pinned versions', async () => {
     const { promise, commands } = await setup({}, { platform: 'linux', arch: 'x64' });
     await expect(promise).resolves.toMatchObject({ available: true, device: 'cpu' });
-    expect(commands).toContain(`${venv} -m pip install --upgrade --progress-bar off mlx[cpu]==0.32.4 mlx-lm==0.32.2`);
+    expect(commands).toContain(`${venv} -m pip install --upgrade --progress-bar off mlx[cpu]==0.32.4 mlx-lm==0.32.2 llguidance==1.9.1`);
   });
 
   it('fails clearly where MLX does not run and with an old Python', async () => {

@@ -58,6 +58,8 @@ class PreparedRequest:
     seed: Optional[int]
     #: Engine-private data (the token ids for mlx, the prompt text for the test engine).
     payload: Any = None
+    #: Engine-private decoding plan: tools, grammar, sampling (request_plan.py for mlx).
+    plan: Any = None
 
 
 @dataclass
@@ -65,11 +67,13 @@ class GeneratedToken:
     request_id: str
     token_id: int
     text: str
-    #: 'stop' or 'length' on the request's last token, else None.
+    #: 'stop', 'length' or 'tool_calls' on the request's last token, else None.
     finish_reason: Optional[str] = None
     #: Set when this request failed in the step (its sampler, or the step as a whole):
     #: the request ends with this error and the others go on. token_id/text are unused.
     error: Optional[str] = None
+    #: Tool calls this token completed [{id, name, arguments}]: a ToolCallChunk before it.
+    tool_calls: Optional[List[Dict[str, str]]] = None
 
 
 class Engine(ABC):
@@ -117,6 +121,10 @@ class Engine(ABC):
     def load_details(self) -> Dict[str, Any]:
         """Extra fields for the RunnerLoaded status (e.g. how requests are batched)."""
         return {}
+
+    def features(self) -> Dict[str, bool]:
+        """What requests the engine can honour: {tools, structuredOutput}."""
+        return {"tools": False, "structuredOutput": False}
 
     @abstractmethod
     def decode_step(self) -> List[GeneratedToken]:

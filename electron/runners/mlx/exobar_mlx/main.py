@@ -40,6 +40,17 @@ def _hang_forever(log: logging.Logger) -> None:
             os._exit(1)
 
 
+def _model_features(model: str) -> dict:
+    """The Hello's {tools, structuredOutput}, from the model's files (model_features.py)."""
+    from .model_features import NO_FEATURES, features_from_files
+    from .model_resolver import resolve_model
+
+    try:
+        return features_from_files(resolve_model(model))
+    except Exception:  # a missing model fails at LoadModel, with its own message
+        return dict(NO_FEATURES)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     env = dict(os.environ)
     reported = fast_synch.reported_env(env)
@@ -85,6 +96,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     extra = {}
     refusal = None
+    if args.engine == "test":
+        extra = {"features": engine.features()}
     if args.engine == "mlx":
         from .device import detect_device, skipped_features
         from .versions import SUPPORTED_RANGE, installed_mlx_lm, unsupported_reason
@@ -97,6 +110,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             "mlxLm": {"installed": installed, "supported": SUPPORTED_RANGE},
             "wiredLimitBytes": args.wired_limit_bytes,
             "skipped": skipped_features(device, enabled, args.wired_limit_bytes),
+            "features": _model_features(args.model),
         }
     writer.hello(engine=engine.name, model=args.model, pid=os.getpid(), env=reported, fast_synch=enabled, **extra)
     if refusal is not None:

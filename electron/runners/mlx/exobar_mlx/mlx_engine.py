@@ -19,6 +19,9 @@ runner wants it for every cache type:
   prefill is a RequestError; a failing sampler ends only its request; a failing batch
   step ends the requests in it and the generator is rebuilt (the runner keeps serving).
 - Sampling state is per request (request_sampler.py).
+- Tools, structured output and sampling options are planned per request
+  (request_plan.py): the template's tools, a grammar as an mlx-lm logits processor,
+  mlx-lm's filters and penalties, and the tool calls split from the output.
 
 mlx and mlx_lm are imported lazily, inside `load`, so this module imports anywhere.
 """
@@ -48,6 +51,9 @@ from .engine import (
 )
 from .model_resolver import read_total_layers, resolve_model
 from .protocol import GenerationParams
+from .sampling import PENALTY_CONTEXT
+from .tools import template_messages
+from .request_plan import ModelCapabilities, PlanState
 from .request_sampler import RequestSampler
 from .sequential_decoder import SequentialDecoder
 from .versions import SUPPORTED_RANGE
@@ -93,6 +99,7 @@ class _Decoding:
     detokenize: Callable[[Optional[int], bool], str]
     sampler: RequestSampler
     produced: int = 0
+    plan: Optional[PlanState] = None
 
 
 def _token_list(encoded: Any) -> List[int]:
@@ -140,6 +147,7 @@ class MlxEngine(Engine):
         self.tokenizer: Any = None
         self.model_dir: Optional[Path] = None
         self.batching: Optional[Batching] = None
+        self.capabilities: Optional[ModelCapabilities] = None
         self.applied_wired_limit: Optional[int] = None
         self._gen: Any = None
         self._sequential: Optional[SequentialDecoder] = None
@@ -175,6 +183,7 @@ class MlxEngine(Engine):
             eos_id = getattr(tokenizer, "eos_token_id", None)
             eos = [eos_id] if eos_id is not None else []
         self._eos = frozenset(int(t) for t in eos)
+        self.capabilities = ModelCapabilities(model, tokenizer, self.model_dir.name)
         self.batching = decide_batching(api.make_prompt_cache(model), self._model_type())
         log.info("caches %s: %s", ", ".join(self.batching.cache_types), self.batching.reason or "batched decoding")
         self._start_decoder()
@@ -216,6 +225,11 @@ class MlxEngine(Engine):
             "cacheTypes": self.batching.cache_types,
             **({"batchingReason": self.batching.reason} if self.batching.reason else {}),
         }
+
+    def features(self) -> Dict[str, bool]:
+        if self.capabilities is None:
+            return super().features()
+        return self.capabilities.features()
 
     def warmup(self) -> None:
         # The real path, end to end: template, chunked prefill, handoff, two tokens.
@@ -259,12 +273,12 @@ class MlxEngine(Engine):
             raise EngineUnavailableError("the model is not loaded")
         return self.api
 
-    def _encode(self, messages: List[Dict[str, str]]) -> List[int]:
+    def _encode(self, messages: List[Dict[str, Any]], tools: Optional[List[Dict[str, Any]]] = None) -> List[int]:
         tokenizer = self.tokenizer
-        # Most chat templates know no "developer" role; it means system.
-        chat = [{"role": "system" if m["role"] == "developer" else m["role"], "content": m["content"]} for m in messages]
+        chat = template_messages(messages)
         if getattr(tokenizer, "has_chat_template", False) or getattr(tokenizer, "chat_template", None):
-            return _token_list(tokenizer.apply_chat_template(chat, add_generation_prompt=True))
+            extra = {"tools": tools} if tools else {}
+            return _token_list(tokenizer.apply_chat_template(chat, add_generation_prompt=True, **extra))
         text = "\n".join(f"{m['role']}: {m['content']}" for m in chat) + "\nassistant:"
         return _token_list(tokenizer.encode(text))
 
@@ -272,8 +286,10 @@ class MlxEngine(Engine):
         self, request_id: str, command_id: str, params: GenerationParams, default_max_tokens: int
     ) -> PreparedRequest:
         self._require()
+        assert self.capabilities is not None
+        plan = self.capabilities.plan(params.options, [])  # RequestError: the model cannot honour it
         try:
-            tokens = self._encode(params.messages)
+            tokens = self._encode(params.messages, plan.template_tools)
         except Exception as err:
             raise RequestError(f"the chat template could not be applied: {type(err).__name__}: {err}") from err
         if not tokens:
@@ -286,6 +302,7 @@ class MlxEngine(Engine):
             temperature=params.temperature,
             seed=params.seed,
             payload=tokens,
+            plan=plan,
         )
 
     def fill_cache(self, tokens: List[int], on_chunk: PrefillProgress) -> List[Any]:
@@ -314,7 +331,8 @@ class MlxEngine(Engine):
         tokens: List[int] = request.payload
         total = len(tokens)
         temperature = DEFAULT_TEMPERATURE if request.temperature is None else request.temperature
-        sampler = RequestSampler(api.mx, temperature, request.seed)
+        plan = self._start_plan(request)
+        sampler = RequestSampler(api.mx, temperature, request.seed, plan.filters if plan else ())
         try:
             cache = self.fill_cache(tokens[:-1], on_chunk)
         except PrefillCancelled:
@@ -325,14 +343,17 @@ class MlxEngine(Engine):
         on_chunk(total, total)
         try:
             if self._sequential is not None:
-                uid = self._sequential.insert(tokens[-1], cache, sampler)
+                uid = self._sequential.insert(tokens[-1], cache, sampler, plan.processors if plan else ())
             else:
-                uid = int(self._gen.insert([[tokens[-1]]], max_tokens=[request.max_tokens], caches=[cache], samplers=[sampler])[0])
+                extra = {"logits_processors": [plan.processors]} if plan and plan.processors else {}
+                uid = int(self._gen.insert([[tokens[-1]]], max_tokens=[request.max_tokens], caches=[cache],
+                                           samplers=[sampler], **extra)[0])
         except Exception as err:
             raise RequestError(f"the request could not join the batch: {_describe_failure(err)}") from err
         self._by_uid[uid] = request.request_id
         self._decoding[request.request_id] = _Decoding(
-            uid=uid, max_tokens=request.max_tokens, eos=self._eos, detokenize=self._new_detokenizer(), sampler=sampler
+            uid=uid, max_tokens=request.max_tokens, eos=self._eos, detokenize=self._new_detokenizer(), sampler=sampler,
+            plan=plan,
         )
         if self._gen is not None:
             # BatchGenerator computes a new request's first token on the next() after
@@ -341,6 +362,17 @@ class MlxEngine(Engine):
             # admitted prompt's prefill; the other requests' tokens it returns are
             # handed out by the next decode_step.
             self._held.extend(self._advance())
+
+    def _start_plan(self, request: PreparedRequest) -> Optional[PlanState]:
+        """The request's filters, logits processors and tool-call stream (None: a plain request)."""
+        plan = request.plan
+        if plan is None:
+            return None
+        plan.prompt_tail = list(request.payload[-PENALTY_CONTEXT - 1 : -1])
+        try:
+            return plan.start()
+        except Exception as err:
+            raise RequestError(f"the request's decoding could not be set up: {type(err).__name__}: {err}") from err
 
     def _new_detokenizer(self) -> Callable[[Optional[int], bool], str]:
         """A per-request (token, last) -> new text function (mlx-lm hands out a fresh
@@ -374,8 +406,9 @@ class MlxEngine(Engine):
             state = self._decoding.get(request_id) if request_id is not None else None
             if state is None:
                 continue
-            if state.sampler.error is not None:
-                out.append(GeneratedToken(request_id, -1, "", None, error=state.sampler.error))
+            error = state.sampler.error or (state.plan.error if state.plan else None)
+            if error is not None:
+                out.append(GeneratedToken(request_id, -1, "", None, error=error))
                 self.remove(request_id)
                 continue
             out.append(self._token(request_id, state, int(response.token), response.finish_reason))
@@ -392,7 +425,18 @@ class MlxEngine(Engine):
         if finish is not None:
             finish = "stop" if finish == "stop" else "length"
             self.remove(request_id)  # the generator may have dropped it already: harmless
-        return GeneratedToken(request_id, token, text, finish)
+        stream = state.plan.tool_stream if state.plan else None
+        if stream is None:
+            return GeneratedToken(request_id, token, text, finish)
+        text, calls = stream.feed(text)
+        if finish is not None:
+            held, last = stream.finish(stopped=finish == "stop")
+            text, calls = text + held, calls + last
+            if stream.unparsed:
+                log.warning("request %s: a tool call did not parse (%s)", request_id, stream.unparsed)
+            if finish == "stop" and stream.calls_made > 0:
+                finish = "tool_calls"
+        return GeneratedToken(request_id, token, text, finish, tool_calls=calls or None)
 
     def _fail_batch(self, err: BaseException) -> List[GeneratedToken]:
         """A step that failed as a whole: its requests end with the error, the decoder is

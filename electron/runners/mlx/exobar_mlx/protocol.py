@@ -12,6 +12,8 @@ import threading
 from dataclasses import dataclass
 from typing import IO, Any, List, Optional, Union
 
+from .request_options import NO_OPTIONS, OptionError, RequestOptions, parse_message_tool_fields, parse_options
+
 #: 2 added prefill pacing (SetPrefillPacing / PrefillPacingApplied).
 PROTOCOL_VERSION = 2
 #: The pacing limits of shared/runner-protocol.ts.
@@ -32,6 +34,8 @@ class GenerationParams:
     max_tokens: Optional[int]
     temperature: Optional[float]
     seed: Optional[int]
+    #: Tools, tool choice, response format and sampling options (request_options.py).
+    options: RequestOptions = NO_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,11 @@ def _parse_params(raw: Any) -> GenerationParams:
             raise InputError(f"params.messages[{i}].role must be one of {', '.join(ROLES)}")
         if not isinstance(content, str):
             raise InputError(f"params.messages[{i}].content must be a string")
-        clean.append({"role": role, "content": content})
+        try:
+            tool_fields = parse_message_tool_fields(message, f"params.messages[{i}]")
+        except OptionError as err:
+            raise InputError(str(err)) from None
+        clean.append({"role": role, "content": content, **tool_fields})
     if "maxTokens" not in raw:
         raise InputError("params.maxTokens is required (a positive integer or null)")
     max_tokens = raw["maxTokens"]
@@ -104,11 +112,16 @@ def _parse_params(raw: Any) -> GenerationParams:
     seed = raw.get("seed")
     if seed is not None and not _is_int(seed):
         raise InputError("params.seed must be an integer or null")
+    try:
+        options = parse_options(raw)
+    except OptionError as err:
+        raise InputError(str(err)) from None
     return GenerationParams(
         messages=clean,
         max_tokens=None if max_tokens is None else int(max_tokens),
         temperature=None if temperature is None else float(temperature),
         seed=None if seed is None else int(seed),
+        options=options,
     )
 
 
@@ -247,6 +260,10 @@ class ProtocolWriter:
                 "commandId": command_id,
             }
         )
+
+    def tool_calls(self, command_id: str, calls: List[dict]) -> None:
+        """Complete tool calls [{id, name, arguments (JSON text)}], before the token that ends them."""
+        self.chunk(command_id, {"kind": "ToolCallChunk", "toolCalls": calls})
 
     def error(self, command_id: str, message: str) -> None:
         self.chunk(command_id, {"kind": "ErrorChunk", "errorMessage": message})

@@ -8,19 +8,23 @@ tokens of a seeded request are the same on every run, whatever decodes beside it
 It runs inside BatchGenerator's step, where an exception would end the whole batch.
 A failure is kept on the sampler instead (the engine ends that request with an error
 after the step) and the greedy choice stands in, so the batch goes on.
+
+`filters` are mlx-lm's top-p / min-p / top-k filters for the request (sampling.py),
+applied before the draw as make_sampler applies them.
 """
 from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any, Optional
+from typing import Any, Callable, List, Optional, Sequence
 
 log = logging.getLogger("exobar.mlx.sampler")
 
 
 class RequestSampler:
-    def __init__(self, mx: Any, temperature: float, seed: Optional[int]) -> None:
+    def __init__(self, mx: Any, temperature: float, seed: Optional[int], filters: Sequence[Callable[[Any], Any]] = ()) -> None:
         self.mx = mx
+        self.filters: List[Callable[[Any], Any]] = list(filters)
         self.temperature = float(temperature)
         self.seed = seed
         self.error: Optional[str] = None
@@ -39,6 +43,8 @@ class RequestSampler:
         mx = self.mx
         if self._key is None:
             return mx.argmax(logprobs, axis=-1)
+        for keep in self.filters:
+            logprobs = keep(logprobs)
         keys = mx.random.split(self._key)
         self._key = keys[0]
         return mx.random.categorical(logprobs * (1.0 / self.temperature), key=keys[1])

@@ -7,8 +7,8 @@ output equals mlx_lm.generate's. The engine admits one request at a time for it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
 
 
 @dataclass
@@ -23,6 +23,10 @@ class _Sequence:
     next_input: int
     cache: List[Any]
     sampler: Any
+    #: mlx-lm logits processors, called with the request's context as BatchGenerator
+    #: calls them: the last prompt token, then every token generated.
+    processors: Sequence[Any] = ()
+    context: List[int] = field(default_factory=list)
 
 
 class SequentialDecoder:
@@ -33,10 +37,10 @@ class SequentialDecoder:
         self._sequences: Dict[int, _Sequence] = {}
         self._uid = 0
 
-    def insert(self, last_prompt_token: int, cache: List[Any], sampler: Any) -> int:
+    def insert(self, last_prompt_token: int, cache: List[Any], sampler: Any, processors: Sequence[Any] = ()) -> int:
         uid = self._uid
         self._uid += 1
-        self._sequences[uid] = _Sequence(int(last_prompt_token), cache, sampler)
+        self._sequences[uid] = _Sequence(int(last_prompt_token), cache, sampler, tuple(processors))
         return uid
 
     def next(self) -> List[SequentialResponse]:
@@ -46,6 +50,11 @@ class SequentialDecoder:
         for uid, sequence in list(self._sequences.items()):
             with mx.stream(self.stream):
                 logits = self.model(mx.array([[sequence.next_input]]), cache=sequence.cache)[:, -1, :]
+                if sequence.processors:
+                    sequence.context.append(sequence.next_input)
+                    context = mx.array(sequence.context)
+                    for processor in sequence.processors:
+                        logits = processor(context, logits)
                 logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
                 token = sequence.sampler(logprobs)
                 mx.eval(token)

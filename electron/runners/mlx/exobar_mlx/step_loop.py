@@ -401,6 +401,8 @@ class StepLoop:
                 log.error("fault prompt: crashing mid-generation of %s (exit 1)", state.task_id)
                 self.hooks.crash()
             state.completion_tokens += 1
+            if token.tool_calls:
+                self.out.tool_calls(state.command_id, token.tool_calls)
             if token.finish_reason is None:
                 self.out.token(state.command_id, token.text, token.token_id)
                 continue

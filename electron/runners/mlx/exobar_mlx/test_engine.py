@@ -4,6 +4,11 @@ It does no inference. It counts prompt tokens with the rule of shared/token-coun
 produces the sim's deterministic tokens (token_stream.py) and spends time-scaled
 durations for admission, prefill chunks and decode steps, so the step loop above it
 behaves like a real runner with known timings. Defaults are the sim's Llama 3.2 1B.
+
+Tools are scripted as the sim scripts them: a request whose toolChoice is 'required' or
+a named function gets one call (that function, or the first tool, with arguments
+`{}`) as its first token, finish reason 'tool_calls'; 'auto' gets ordinary text.
+Structured output is not simulated here: such a request fails with a clear error.
 """
 from __future__ import annotations
 
@@ -12,11 +17,11 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .engine import Engine, GeneratedToken, LoadProgress, PrefillProgress, PreparedRequest
+from .engine import Engine, GeneratedToken, LoadProgress, PrefillProgress, PreparedRequest, RequestError
 from .pacer import Pacer
 from .protocol import GenerationParams
 from .token_count import count_prompt_tokens
-from .token_stream import plan_completion, token_source
+from .token_stream import hash32, plan_completion, token_source
 
 
 @dataclass
@@ -39,6 +44,8 @@ class _Decoding:
     finish_reason: str
     next_token: Callable[[], Tuple[str, int]]
     produced: int = 0
+    #: The scripted call of a forced tool choice, sent as the first (and last) token.
+    tool_call: Optional[Dict[str, str]] = None
 
 
 class TestEngine(Engine):
@@ -80,9 +87,17 @@ class TestEngine(Engine):
         self.pacer.resync()
         self._spend(self.timings.warmup_s)
 
+    def features(self) -> Dict[str, bool]:
+        return {"tools": True, "structuredOutput": False}
+
     def prepare(
         self, request_id: str, command_id: str, params: GenerationParams, default_max_tokens: int
     ) -> PreparedRequest:
+        if params.options.response_format is not None:
+            raise RequestError("the test engine does not do structured output (responseFormat)")
+        forced = params.options.forced_tool
+        if forced is not None and forced not in {t.name for t in params.options.tools}:
+            raise RequestError(f"toolChoice names the function {forced!r}, which is not among the request's tools")
         self.pacer.resync()
         # CPU side of admission (chat template, tokenizer).
         self._spend(self.timings.admit_overhead_s)
@@ -110,7 +125,12 @@ class TestEngine(Engine):
         length, finish = plan_completion(params.max_tokens, params.seed, request.command_id)
         if length > request.max_tokens:
             length, finish = request.max_tokens, "length"
-        self._batch[request.request_id] = _Decoding(length, finish, token_source(params.seed, request.command_id))
+        decoding = _Decoding(length, finish, token_source(params.seed, request.command_id))
+        if params.options.must_call:
+            name = params.options.forced_tool or params.options.tools[0].name
+            decoding.tool_call = {"id": f"call_{hash32(request.command_id):08x}", "name": name, "arguments": "{}"}
+            decoding.length, decoding.finish_reason = 1, "tool_calls"
+        self._batch[request.request_id] = decoding
 
     def decode_step(self) -> List[GeneratedToken]:
         if not self._batch:
@@ -122,7 +142,10 @@ class TestEngine(Engine):
             text, token_id = state.next_token()
             state.produced += 1
             finish = state.finish_reason if state.produced >= state.length else None
-            out.append(GeneratedToken(request_id, token_id, text, finish))
+            if state.tool_call is not None:
+                out.append(GeneratedToken(request_id, token_id, "", finish, tool_calls=[state.tool_call]))
+            else:
+                out.append(GeneratedToken(request_id, token_id, text, finish))
             if finish is not None:
                 del self._batch[request_id]
         return out

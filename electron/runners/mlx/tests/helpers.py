@@ -46,6 +46,8 @@ def describe(message: Dict[str, Any]) -> str:
             return f"prefill:{message['commandId']}:{chunk['processedTokens']}/{chunk['totalTokens']}"
         if chunk["kind"] == "ErrorChunk":
             return f"error:{message['commandId']}"
+        if chunk["kind"] == "ToolCallChunk":
+            return f"toolcalls:{message['commandId']}"
         return f"token:{message['commandId']}:{chunk['finishReason']}"
     return kind
 

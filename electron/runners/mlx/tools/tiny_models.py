@@ -15,6 +15,10 @@ The families are the cache classes the runner must handle:
 - ``llama4``: Llama 4 text with chunked attention (ChunkedKVCache, which has no merge).
 - ``mamba2``: a pure state-space model (ArraysCache only), linear in the prompt: the
   conformance suite's long prompts run on it.
+- ``qwen3``: Qwen 3 (plain KVCache) with the shape of a tool-calling model: a byte-level
+  BPE tokenizer (any text, JSON included, encodes; a grammar can write any byte) and a
+  Qwen-style chat template that takes ``tools`` and marks calls with ``<tool_call>``, from
+  which mlx-lm infers its ``json_tools`` parser (tool_models.py).
 
 The tokenizer counts tokens the way shared/token-count.ts does (one per whitespace
 separated word, 4 template tokens per message, 3 for the generation prompt), so a
@@ -38,10 +42,16 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tool_models  # noqa: E402  (the tool-capable family's tokenizer, beside this file)
+
 REPO_ROOT = Path(__file__).resolve().parents[4]
 DEFAULT_OUT = REPO_ROOT / ".exobar-data" / "tiny-mlx-models"
 #: Bumped when a model's recipe changes, so cached models are rebuilt.
 RECIPE = 6
+#: Families whose recipe changed on its own since RECIPE: their marker holds "RECIPE.n",
+#: so the other families' cached models (and outputs) stay as they are.
+FAMILY_RECIPE: Dict[str, str] = {"qwen3": f"{RECIPE}.1"}
 #: The sliding window of the gemma3 model and the attention chunk of llama4, in tokens.
 WINDOW = 32
 SEED = 1234
@@ -130,6 +140,16 @@ FAMILIES: Dict[str, dict] = {
         "time_step_rank": 8,
         "max_position_embeddings": 65536,
     },
+    "qwen3": {
+        "model_type": "qwen3",
+        **_COMMON,
+        "intermediate_size": 128,
+        "rms_norm_eps": 1e-6,
+        "head_dim": 16,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": False,
+        "max_position_embeddings": 65536,
+    },
     "llama4": {
         "model_type": "llama4",
         "text_config": {
@@ -157,7 +177,9 @@ def vocabulary() -> List[str]:
     return SPECIALS + ROLES + [f"w{i}" for i in range(PROMPT_WORDS)]
 
 
-def _write_tokenizer(directory: Path) -> int:
+def _write_tokenizer(directory: Path, family: str) -> int:
+    if family in tool_models.TOOL_FAMILIES:
+        return tool_models.write_tokenizer(directory, vocabulary())
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
     vocab = {word: i for i, word in enumerate(vocabulary())}
@@ -200,15 +222,16 @@ def build(family: str, out: Path = DEFAULT_OUT) -> Path:
 
     directory = out / family
     marker = directory / ".done"
-    if marker.exists() and marker.read_text().strip() == str(RECIPE):
+    recipe = FAMILY_RECIPE.get(family, str(RECIPE))
+    if marker.exists() and marker.read_text().strip() == recipe:
         return directory
     directory.mkdir(parents=True, exist_ok=True)
-    vocab_size = _write_tokenizer(directory)
+    vocab_size = _write_tokenizer(directory, family)
     config = json.loads(json.dumps(FAMILIES[family]))
     target = config.get("text_config", config)
     target["vocab_size"] = vocab_size
-    config["eos_token_id"] = SPECIALS.index("<|end|>")
-    config["bos_token_id"] = SPECIALS.index("<|bos|>")
+    config["eos_token_id"] = vocabulary().index("<|end|>")
+    config["bos_token_id"] = vocabulary().index("<|bos|>")
     config["torch_dtype"] = "float32"
 
     mx.random.seed(SEED)
@@ -234,7 +257,7 @@ def build(family: str, out: Path = DEFAULT_OUT) -> Path:
     weights = {k: v.astype(mx.float32) for k, v in weights.items()}
     mx.save_safetensors(str(directory / "model.safetensors"), weights, metadata={"format": "mlx"})
     (directory / "config.json").write_text(json.dumps(config, indent=1))
-    marker.write_text(str(RECIPE))
+    marker.write_text(recipe)
     return directory
 
 
