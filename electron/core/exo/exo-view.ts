@@ -28,7 +28,15 @@ export interface ExoInstanceView {
 }
 
 export type ExoWarningCode =
-  'two_ring_fast_synch' | 'exo_runner_failed' | 'exo_node_lost' | 'exo_stuck_loading' | 'exo_unreachable' | 'exo_cancelled_still_running' | 'exo_model_lost';
+  | 'two_ring_fast_synch'
+  | 'ring_fast_synch_beside_jaccl'
+  | 'two_jaccl_shared_gpu'
+  | 'exo_runner_failed'
+  | 'exo_node_lost'
+  | 'exo_stuck_loading'
+  | 'exo_unreachable'
+  | 'exo_cancelled_still_running'
+  | 'exo_model_lost';
 
 /** A warning about the exo cluster, in the snapshot's Warning shape. */
 export interface ExoWarning {
