@@ -21,6 +21,7 @@ export interface ExoCause {
     | 'exo_dispatch_stall'
     | 'exo_runner_silent'
     | 'exo_cancelled_still_running'
+    | 'exo_instance_without_runner'
   >;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
@@ -42,6 +43,7 @@ const EXO_CAUSES: ReadonlySet<string> = new Set([
   'exo_dispatch_stall',
   'exo_runner_silent',
   'exo_cancelled_still_running',
+  'exo_instance_without_runner',
 ]);
 
 const SHARED_GPU_CODES: ReadonlySet<string> = new Set(['two_ring_fast_synch', 'ring_fast_synch_beside_jaccl', 'two_jaccl_shared_gpu']);

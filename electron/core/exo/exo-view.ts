@@ -36,6 +36,7 @@ export type ExoWarningCode =
   | 'exo_stuck_loading'
   | 'exo_unreachable'
   | 'exo_cancelled_still_running'
+  | 'exo_instance_without_runner'
   | 'exo_model_lost';
 
 /** A warning about the exo cluster, in the snapshot's Warning shape. */
@@ -66,12 +67,15 @@ export interface ExoWarningOptions {
   stuckLoadingMs: number;
   /** While exo does not answer, its last known instances are still shown this long. */
   staleInstancesMs: number;
+  /** An instance with no working runner on some Mac for this long is one exo forgot to remove (a runner restarting takes less). */
+  withoutRunnerMs: number;
 }
 
 export const DEFAULT_EXO_WARNING_OPTIONS: ExoWarningOptions = {
   nodeLostMs: 30_000,
   stuckLoadingMs: 10 * 60_000,
   staleInstancesMs: 30_000,
+  withoutRunnerMs: 5_000,
 };
 
 /** Runner statuses on the way to Ready: exo's list up to RunnerWarmingUp (exo 0.3.70, src/exo/shared/types/worker/runners.py). */

@@ -138,6 +138,44 @@ export function stuckLoadingWarnings(instances: ExoInstanceView[], tracker: ExoT
   return warnings;
 }
 
+/**
+ * The words for an instance that has had no working runner on some Mac for longer than
+ * `withoutRunnerMs` (exo keeps it registered: exo #2120, #1458), or null while it has one
+ * everywhere or not for that long yet. One sentence for the warning and the proxy's 503.
+ */
+export function withoutRunnerWords(
+  instance: ExoInstanceView,
+  tracker: ExoTracker,
+  now: number,
+  options: Pick<ExoWarningOptions, 'withoutRunnerMs'>,
+): { title: string; fix: string } | null {
+  const since = tracker.instanceWithoutRunnerSince(instance.exo.exoInstanceId);
+  if (since === null || now - since < options.withoutRunnerMs) return null;
+  const gone = instance.exo.runners.filter((r) => r.status === 'missing' || GONE.has(r.status));
+  const where = gone.map((r) => `${r.nodeLabel} (${r.status === 'missing' ? 'no runner' : r.status})`).join(', ');
+  return {
+    title: `${instance.modelName} is still registered in exo but has no working runner on ${where} (for ${Math.round((now - since) / 1000)} s)`,
+    fix: `Delete the instance in exo (DELETE /instance/${instance.exo.exoInstanceId}, or Stop in exobar) and place the model again; exo does not remove it by itself.`,
+  };
+}
+
+/** exo_instance_without_runner: an instance exo keeps registered while its runner on some Mac is gone. */
+export function instanceWithoutRunnerWarnings(instances: ExoInstanceView[], tracker: ExoTracker, now: number, options: ExoWarningOptions): ExoWarning[] {
+  const warnings: ExoWarning[] = [];
+  for (const instance of instances) {
+    const words = withoutRunnerWords(instance, tracker, now, options);
+    if (!words) continue;
+    warnings.push({
+      code: 'exo_instance_without_runner',
+      instanceIds: [instance.id],
+      title: words.title,
+      risk: 'exo would accept requests for it and leave them hanging with no error; exobar answers them at once with 503 instead.',
+      fix: words.fix,
+    });
+  }
+  return warnings;
+}
+
 /** exo_unreachable: the attached node does not answer, or answers with something exobar cannot use. */
 export function unreachableWarnings(section: ExoSection, instances: ExoInstanceView[], now: number): ExoWarning[] {
   if (section.connected || !section.lastError) return [];

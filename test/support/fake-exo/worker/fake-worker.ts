@@ -267,10 +267,15 @@ export class FakeExoWorker {
     this.cluster.event();
   }
 
+  /**
+   * The runner failed or its instance was deleted: its tasks fail. A runner that only
+   * vanished from the runner list while its instance stays (exo #2120) is not gone to
+   * exo's worker: the task waits for it, with no error, as real exo leaves it.
+   */
   private runnerGone(runner: FakeRunner): boolean {
     const status = this.cluster.runners.get(runner.runnerId);
     const placed = [...this.cluster.instances.values()].some((i) => i.shards.some((s) => s.runnerId === runner.runnerId));
-    return !placed || !status || 'RunnerFailed' in status;
+    return !placed || (status !== undefined && 'RunnerFailed' in status);
   }
 
   /** Queues a hand-over on the runner's Mac and runs that Mac's plan loop. */
