@@ -9,7 +9,13 @@ describe('decideExoFastSynch', () => {
     { name: 'nothing planned', instances: [], enabled: false, reason: /nothing planned/ },
     { name: 'one ring', instances: [ring('a')], enabled: false, reason: /^ring only \(1 instance\)/ },
     { name: 'two ring', instances: [ring('a'), ring('b')], enabled: false, reason: /^ring only \(2 instances\)/ },
-    { name: 'one JACCL across two Macs', instances: [jaccl('a')], enabled: true, reason: /^JACCL only \(1 instance\)/ },
+    { name: 'one JACCL across two Macs', instances: [jaccl('a')], enabled: true, reason: /^one JACCL instance alone on this Mac: on$/ },
+    {
+      name: 'two JACCL sharing this Mac',
+      instances: [jaccl('a'), jaccl('b')],
+      enabled: false,
+      reason: /^JACCL only \(2 instances\) sharing this Mac's GPU: off/,
+    },
     { name: 'a single-Mac JACCL counts as ring', instances: [jaccl('a', 1)], enabled: false, reason: /^ring only/ },
     { name: 'mixed', instances: [ring('a'), jaccl('b')], enabled: false, reason: /^mixed \(1 ring instance, 1 JACCL instance\).*JACCL instances run slower/ },
     { name: 'forced off beside JACCL', instances: [jaccl('a')], override: 'off', enabled: false, reason: /forced off by the operator/ },
@@ -23,9 +29,15 @@ describe('decideExoFastSynch', () => {
     });
   }
 
-  it('refuses to force fast synch on beside two ring instances without acknowledgeRisk, as a local launch does', () => {
-    const decision = decideExoFastSynch({ instances: [ring('a'), ring('b', 1)], override: 'on', acknowledgeRisk: false });
-    expect(decision).toMatchObject({ ok: false, code: 'fast_synch_shared_gpu', message: expect.stringMatching(/2 ring instances.*acknowledgeRisk/) });
+  it('refuses to force fast synch on beside two instances of any kind without acknowledgeRisk, as a local launch does', () => {
+    for (const instances of [
+      [ring('a'), ring('b', 1)],
+      [ring('a'), jaccl('b')],
+      [jaccl('a'), jaccl('b')],
+    ]) {
+      const decision = decideExoFastSynch({ instances, override: 'on', acknowledgeRisk: false });
+      expect(decision).toMatchObject({ ok: false, code: 'fast_synch_shared_gpu', message: expect.stringMatching(/2 instances.*acknowledgeRisk/) });
+    }
   });
 });
 

@@ -3,9 +3,11 @@
  *
  * exo reads EXO_FAST_SYNCH once per process and applies it to every runner it spawns,
  * so one value serves every instance that has a shard on this Mac. Ring instances need
- * it off (several MLX processes spinning on one GPU can wedge it); JACCL instances
- * want it on for their CPU-GPU hop. One value cannot serve both: a mixed plan gets
- * off, the safe side, and JACCL runs slower. The operator may force a value, with the
+ * it off (several MLX processes spinning on one GPU can wedge it); a JACCL instance
+ * wants it on for its CPU-GPU hop, but only while it is alone on the GPU (MLX calls the
+ * flag unreliable in any cross-stream workload, ml-explore/mlx PR #4005). So it is on
+ * only for one JACCL instance alone on this Mac; any plan with two or more instances
+ * gets off, the safe side, and JACCL runs slower. The operator may force a value, with the
  * same `acknowledgeRisk` gate as a local launch (shared/fast-synch-policy.ts).
  */
 import { z } from 'zod';
@@ -79,13 +81,13 @@ export function decideExoFastSynch(plan: ExoFastSynchPlan): ExoFastSynchDecision
   const jaccl = plan.instances.filter((i) => effectiveInstanceType(i) === 'jaccl');
   if (plan.override === 'on') {
     const placed: PlacedInstance[] = plan.instances.map((i) => ({ id: i.id, model: i.model, instanceType: effectiveInstanceType(i), fastSynch: true }));
-    const risky = sharedGpuWarnings(placed).some((w) => w.code === 'two_ring_fast_synch');
+    const risky = sharedGpuWarnings(placed).length > 0;
     if (risky && !plan.acknowledgeRisk) {
       return {
         ok: false,
         code: 'fast_synch_shared_gpu',
         message:
-          `Forcing fast synch on while ${count(ring.length, 'ring instance')} share this Mac's GPU can spin forever and ` +
+          `Forcing fast synch on while ${count(plan.instances.length, 'instance')} share this Mac's GPU can spin forever and ` +
           'wedge the GPU until reboot; leave it automatic, or send "acknowledgeRisk": true to go ahead',
       };
     }
@@ -96,7 +98,10 @@ export function decideExoFastSynch(plan: ExoFastSynchPlan): ExoFastSynchDecision
     return { ok: true, enabled: false, reason: 'nothing planned yet: off, the value ring instances need (every single-Mac instance is ring)' };
   }
   if (jaccl.length === 0) return { ok: true, enabled: false, reason: `ring only (${count(ring.length, 'instance')}): off` };
-  if (ring.length === 0) return { ok: true, enabled: true, reason: `JACCL only (${count(jaccl.length, 'instance')}): on` };
+  if (ring.length === 0 && jaccl.length === 1) return { ok: true, enabled: true, reason: 'one JACCL instance alone on this Mac: on' };
+  if (ring.length === 0) {
+    return { ok: true, enabled: false, reason: `JACCL only (${count(jaccl.length, 'instance')}) sharing this Mac's GPU: off, the JACCL instances run slower` };
+  }
   return {
     ok: true,
     enabled: false,

@@ -1,10 +1,11 @@
 /**
  * Table-driven tests of the fast-synch policy (docs/domain.md, "Instance types and the
- * fast-synch policy"): ring instances off, JACCL on, user overrides first, then the
- * settings default; the environment that carries the decision; the shared-GPU warnings.
+ * fast-synch policy"): ring instances off, JACCL on only while alone on its GPU, user
+ * overrides first, then the settings default; the environment that carries the
+ * decision; the shared-GPU warnings (any two models on one GPU with fast synch on).
  */
 import { describe, expect, it } from 'vitest';
-import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk, type PlacedInstance } from './fast-synch-policy';
+import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldShareGpuWithFastSynch, type PlacedInstance } from './fast-synch-policy';
 import { effectiveFastSynch } from './runner-protocol';
 import type { FastSynchOverride, InstanceType } from './snapshot';
 
@@ -23,7 +24,7 @@ const DECISIONS: Array<[InstanceType, FastSynchOverride, FastSynchOverride, bool
   ['ring', 'off', 'auto', false, 'forced off by user'],
   ['ring', 'off', 'on', false, 'forced off by user'],
   ['ring', 'off', 'off', false, 'forced off by user'],
-  ['jaccl', 'auto', 'auto', true, 'JACCL instance'],
+  ['jaccl', 'auto', 'auto', true, 'JACCL instance alone on its GPU'],
   ['jaccl', 'auto', 'on', true, 'forced on by settings default'],
   ['jaccl', 'auto', 'off', false, 'forced off by settings default'],
   ['jaccl', 'on', 'auto', true, 'forced on by user'],
@@ -46,7 +47,15 @@ describe('decideFastSynch', () => {
 
   it('treats a missing global default as auto', () => {
     expect(decideFastSynch('ring', 'auto')).toEqual({ enabled: false, reason: 'ring instance' });
-    expect(decideFastSynch('jaccl', 'auto')).toEqual({ enabled: true, reason: 'JACCL instance' });
+    expect(decideFastSynch('jaccl', 'auto')).toEqual({ enabled: true, reason: 'JACCL instance alone on its GPU' });
+  });
+
+  it('turns a JACCL instance off while another model shares its GPU (MLX: unreliable in any cross-stream workload)', () => {
+    expect(decideFastSynch('jaccl', 'auto', 'auto', true)).toEqual({ enabled: false, reason: 'JACCL instance sharing its GPU with another model' });
+    // The operator's and the settings' choices still win; ring is off either way.
+    expect(decideFastSynch('jaccl', 'on', 'auto', true)).toEqual({ enabled: true, reason: 'forced on by user' });
+    expect(decideFastSynch('jaccl', 'auto', 'on', true)).toEqual({ enabled: true, reason: 'forced on by settings default' });
+    expect(decideFastSynch('ring', 'auto', 'auto', true)).toEqual({ enabled: false, reason: 'ring instance' });
   });
 });
 
@@ -95,25 +104,27 @@ describe('sharedGpuWarnings', () => {
     ['two ring, all off (the policy default)', [ring('a', false), ring('b', false)], []],
     ['two ring, one on', [ring('a', false), ring('b', true)], [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] }]],
     ['two ring, both on', [ring('a', true), ring('b', true)], [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] }]],
-    ['one ring (off) and one JACCL (on): the exo policy', [ring('a', false), jaccl('j')], []],
+    ['one ring (off) and one JACCL (off beside it: the policy)', [ring('a', false), jaccl('j', false)], []],
+    [
+      'one ring (off) beside a JACCL still on (launched alone, then a model joined)',
+      [ring('a', false), jaccl('j')],
+      [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['j'] }],
+    ],
     [
       'one ring forced on beside a JACCL (on): two processes spinning',
       [ring('a', true), jaccl('j')],
-      [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] }],
+      [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a', 'j'] }],
     ],
-    ['one ring forced on beside a JACCL forced off', [ring('a', true), jaccl('j', false)], []],
+    ['one ring forced on beside a JACCL forced off', [ring('a', true), jaccl('j', false)], [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] }]],
     ['one JACCL alone', [jaccl('j')], []],
     ['two JACCL', [jaccl('j1'), jaccl('j2')], [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }]],
+    ['two JACCL, one on', [jaccl('j1', false), jaccl('j2')], [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }]],
+    ['two JACCL, both off (the policy beside another model)', [jaccl('j1', false), jaccl('j2', false)], []],
+    ['three: two ring all off and one JACCL off', [ring('a', false), ring('b', false), jaccl('j', false)], []],
     [
-      'two JACCL, both forced off (never tested upstream either)',
-      [jaccl('j1', false), jaccl('j2', false)],
-      [{ code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] }],
-    ],
-    ['three: two ring all off and one JACCL', [ring('a', false), ring('b', false), jaccl('j')], []],
-    [
-      'three: two ring with one on and one JACCL (the JACCL is not named)',
-      [ring('a', true), jaccl('j'), ring('b', false)],
-      [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] }],
+      'three: two ring with one on and one JACCL off (a mixed GPU: one warning naming the one on)',
+      [ring('a', true), jaccl('j', false), ring('b', false)],
+      [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] }],
     ],
     [
       'three ring, one on: names all three ring instances',
@@ -121,20 +132,9 @@ describe('sharedGpuWarnings', () => {
       [{ code: 'two_ring_fast_synch', instanceIds: ['a', 'b', 'c'] }],
     ],
     [
-      'three: one ring on and two JACCL',
+      'three: one ring on and two JACCL on',
       [ring('a', true), jaccl('j1'), jaccl('j2')],
-      [
-        { code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a'] },
-        { code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] },
-      ],
-    ],
-    [
-      'four: both situations at once',
-      [ring('a', true), ring('b', false), jaccl('j1'), jaccl('j2')],
-      [
-        { code: 'two_ring_fast_synch', instanceIds: ['a', 'b'] },
-        { code: 'two_jaccl_shared_gpu', instanceIds: ['j1', 'j2'] },
-      ],
+      [{ code: 'ring_fast_synch_beside_jaccl', instanceIds: ['a', 'j1', 'j2'] }],
     ],
   ];
 
@@ -152,6 +152,12 @@ describe('sharedGpuWarnings', () => {
     expect(w?.fix).toMatch(/MLX_METAL_FAST_SYNCH=0/);
   });
 
+  it('a mixed GPU names only the models with fast synch on, and says a JACCL model keeps it only alone', () => {
+    const [w] = sharedGpuWarnings([ring('a', false), jaccl('j')]);
+    expect(w?.title).toBe('Fast synch is on for model-j while 2 models (ring and JACCL) share the GPU');
+    expect(w?.fix).toMatch(/alone on its GPU/);
+  });
+
   it('JACCL warning says it was never tested upstream and how to avoid it', () => {
     const [w] = sharedGpuWarnings([jaccl('j1'), jaccl('j2')]);
     expect(w?.risk).toMatch(/never been tested/);
@@ -165,19 +171,23 @@ describe('sharedGpuWarnings', () => {
   });
 });
 
-describe('wouldCreateRingFastSynchRisk', () => {
+describe('wouldShareGpuWithFastSynch', () => {
   const CASES: Array<[string, PlacedInstance[], PlacedInstance, boolean]> = [
     ['first ring instance with fast synch on, GPU empty', [], ring('c', true), false],
+    ['first JACCL instance, GPU empty', [], jaccl('j'), false],
     ['ring off beside ring off (the safe pair)', [ring('a', false)], ring('c', false), false],
     ['ring on beside ring off', [ring('a', false)], ring('c', true), true],
     ['ring off beside ring on', [ring('a', true)], ring('c', false), true],
-    ['ring on beside a JACCL only', [jaccl('j')], ring('c', true), false],
+    ['ring on beside a JACCL', [jaccl('j')], ring('c', true), true],
+    ['ring off beside a JACCL still on: the JACCL would share its GPU with fast synch on', [jaccl('j')], ring('c', false), true],
+    ['ring off beside a JACCL off', [jaccl('j', false)], ring('c', false), false],
     ['ring off joining an existing risky pair (it becomes part of it)', [ring('a', true), ring('b', false)], ring('c', false), true],
-    ['JACCL candidate is never gated by the ring rule', [ring('a', true), ring('b', true)], jaccl('j'), false],
-    ['JACCL beside JACCL: warned, not gated by this rule', [jaccl('j1')], jaccl('j2'), false],
+    ['JACCL off joining two ring with fast synch on', [ring('a', true), ring('b', true)], jaccl('j', false), true],
+    ['JACCL off (the policy beside a model) joining ring off', [ring('a', false)], jaccl('j', false), false],
+    ['JACCL on beside JACCL', [jaccl('j1')], jaccl('j2'), true],
   ];
 
   it.each(CASES)('%s -> %s', (_name, existing, candidate, expected) => {
-    expect(wouldCreateRingFastSynchRisk(existing, candidate)).toBe(expected);
+    expect(wouldShareGpuWithFastSynch(existing, candidate)).toBe(expected);
   });
 });

@@ -5,8 +5,12 @@
  * Why: MLX_METAL_FAST_SYNCH=1 makes MLX spin on shared memory instead of waiting on
  * Metal shared events. With more than one MLX process on one GPU the spin can wait
  * forever: throughput collapses or the GPU stays wedged until reboot (exo's fix turned
- * it off for ring instances). JACCL instances run collectives on the CPU and need the
- * fast CPU-GPU hop, so they keep it on.
+ * it off for ring instances). JACCL instances run collectives on the CPU and want the
+ * fast CPU-GPU hop, so they keep it on, but only while no other model shares their GPU:
+ * MLX now documents the flag as unreliable "in any cross-stream workload"
+ * (ml-explore/mlx PR #4005, merged 2026-08-06), and #3830 reports the wedge on one Mac
+ * with four models. So two models on one GPU with fast synch on warn, whatever their
+ * types, and creating that situation needs the operator's acknowledgement.
  */
 import type { FastSynchOverride, InstanceType, Warning } from './snapshot';
 
@@ -17,14 +21,23 @@ export interface FastSynchDecision {
 
 /**
  * Decides a runner's fast-synch value. An instance's own override wins, then the
- * global default from settings, then the instance type's rule.
+ * global default from settings, then the instance type's rule: ring off; JACCL on
+ * only while it is alone on its GPU (`sharesGpu` false), off beside another model.
  */
-export function decideFastSynch(instanceType: InstanceType, override: FastSynchOverride, globalDefault: FastSynchOverride = 'auto'): FastSynchDecision {
+export function decideFastSynch(
+  instanceType: InstanceType,
+  override: FastSynchOverride,
+  globalDefault: FastSynchOverride = 'auto',
+  sharesGpu = false,
+): FastSynchDecision {
   if (override === 'on') return { enabled: true, reason: 'forced on by user' };
   if (override === 'off') return { enabled: false, reason: 'forced off by user' };
   if (globalDefault === 'on') return { enabled: true, reason: 'forced on by settings default' };
   if (globalDefault === 'off') return { enabled: false, reason: 'forced off by settings default' };
-  return instanceType === 'ring' ? { enabled: false, reason: 'ring instance' } : { enabled: true, reason: 'JACCL instance' };
+  if (instanceType === 'ring') return { enabled: false, reason: 'ring instance' };
+  return sharesGpu
+    ? { enabled: false, reason: 'JACCL instance sharing its GPU with another model' }
+    : { enabled: true, reason: 'JACCL instance alone on its GPU' };
 }
 
 /**
@@ -45,61 +58,67 @@ export interface PlacedInstance {
 }
 
 /**
- * Warnings for the instances sharing one GPU (all instances of one node share it).
- * `two_ring_fast_synch`: two or more ring instances and any of them with fast synch on.
- * `two_jaccl_shared_gpu`: two or more JACCL instances on one GPU, never tested upstream.
+ * Warnings for the instances sharing one GPU (all instances of one node share it):
+ * two or more models there with fast synch on for any of them, whatever their types.
+ * One code per mix, so each names its own way out:
+ * `two_ring_fast_synch`: ring models only;
+ * `ring_fast_synch_beside_jaccl`: ring and JACCL models together;
+ * `two_jaccl_shared_gpu`: JACCL models only (never tested upstream).
  */
 export function sharedGpuWarnings(instances: readonly PlacedInstance[]): Warning[] {
-  const warnings: Warning[] = [];
+  const withFastSynch = instances.filter((i) => i.fastSynch);
+  if (instances.length < 2 || withFastSynch.length === 0) return [];
+  const names = withFastSynch.map((i) => i.model).join(', ');
   const ring = instances.filter((i) => i.instanceType === 'ring');
-  const ringWithFastSynch = ring.filter((i) => i.fastSynch);
-  if (ring.length >= 2 && ringWithFastSynch.length > 0) {
-    const names = ringWithFastSynch.map((i) => i.model).join(', ');
-    warnings.push({
-      code: 'two_ring_fast_synch',
-      instanceIds: ring.map((i) => i.id),
-      title: `Fast synch is on for ${names} while ${ring.length} ring models share the GPU`,
-      risk:
-        'With MLX_METAL_FAST_SYNCH=1 and more than one MLX process on one GPU, the GPU wait can spin forever: ' +
-        'throughput collapses, or the GPU stays wedged at 100% until the Mac is rebooted (killing the process may not free it).',
-      fix: 'Relaunch the affected runners with fast synch off (MLX_METAL_FAST_SYNCH=0), the rule for ring instances.',
-    });
-  }
   const jaccl = instances.filter((i) => i.instanceType === 'jaccl');
-  const jacclWithFastSynch = jaccl.filter((i) => i.fastSynch);
-  // One ring runner forced on beside a JACCL runner (which keeps it on): still two
-  // processes spinning on one GPU, the hazard's condition, though no rule above names it.
-  if (ring.length === 1 && ringWithFastSynch.length === 1 && jacclWithFastSynch.length > 0) {
-    const forced = ringWithFastSynch[0]!;
-    warnings.push({
+  const spin =
+    'With MLX_METAL_FAST_SYNCH=1 and more than one MLX process on one GPU, the GPU wait can spin forever: ' +
+    'throughput collapses, or the GPU stays wedged at 100% until the Mac is rebooted (killing the process may not free it).';
+  const code = sharedGpuWarningCode(instances.map((i) => i.instanceType));
+  if (code === 'two_ring_fast_synch') {
+    return [
+      {
+        code: 'two_ring_fast_synch',
+        instanceIds: ring.map((i) => i.id),
+        title: `Fast synch is on for ${names} while ${ring.length} ring models share the GPU`,
+        risk: spin,
+        fix: 'Relaunch the affected runners with fast synch off (MLX_METAL_FAST_SYNCH=0), the rule for ring instances.',
+      },
+    ];
+  }
+  if (code === 'two_jaccl_shared_gpu') {
+    return [
+      {
+        code: 'two_jaccl_shared_gpu',
+        instanceIds: jaccl.map((i) => i.id),
+        title: `Fast synch is on for ${names} while ${jaccl.length} JACCL models share one GPU`,
+        risk: `${spin} Two JACCL models on one GPU have never been tested upstream.`,
+        fix: 'Run one JACCL model per Mac, or relaunch the JACCL runners with fast synch off and accept slower collectives.',
+      },
+    ];
+  }
+  return [
+    {
       code: 'ring_fast_synch_beside_jaccl',
-      instanceIds: [forced.id],
-      title: `Fast synch is on for ring model ${forced.model} beside a JACCL model on the same GPU`,
-      risk:
-        'Two MLX processes with MLX_METAL_FAST_SYNCH=1 share the GPU: the GPU wait can spin forever, collapsing throughput ' +
-        'or wedging the GPU until the Mac is rebooted.',
-      fix: 'Relaunch the ring runner with fast synch off (MLX_METAL_FAST_SYNCH=0); the JACCL runner keeps it on for its collectives.',
-    });
-  }
-  if (jaccl.length >= 2) {
-    warnings.push({
-      code: 'two_jaccl_shared_gpu',
-      instanceIds: jaccl.map((i) => i.id),
-      title: `${jaccl.length} JACCL models share one GPU`,
-      risk:
-        'JACCL instances keep fast synch on for speed, and two of them on one GPU have never been tested upstream: ' +
-        'the same spin can collapse throughput or wedge the GPU until reboot.',
-      fix: 'Run one JACCL model per Mac, or relaunch one of them with fast synch off and accept slower collectives.',
-    });
-  }
-  return warnings;
+      instanceIds: withFastSynch.map((i) => i.id),
+      title: `Fast synch is on for ${names} while ${instances.length} models (ring and JACCL) share the GPU`,
+      risk: spin,
+      fix: 'Relaunch the runners that have fast synch on with it off (MLX_METAL_FAST_SYNCH=0): a JACCL model keeps it on only while it is alone on its GPU.',
+    },
+  ];
+}
+
+/** The shared-GPU warning's code for the instance types on one GPU: which mix it is. */
+export function sharedGpuWarningCode(types: readonly InstanceType[]): 'two_ring_fast_synch' | 'ring_fast_synch_beside_jaccl' | 'two_jaccl_shared_gpu' {
+  if (!types.includes('jaccl')) return 'two_ring_fast_synch';
+  return types.includes('ring') ? 'ring_fast_synch_beside_jaccl' : 'two_jaccl_shared_gpu';
 }
 
 /**
- * True when placing `candidate` beside `existing` makes it part of a two_ring_fast_synch
- * situation: the control API then asks for `acknowledgeRisk` before going ahead.
+ * True when placing `candidate` beside `existing` puts two or more models on one GPU
+ * with fast synch on (the candidate's or one already running): the control API then
+ * asks for `acknowledgeRisk` before going ahead.
  */
-export function wouldCreateRingFastSynchRisk(existing: readonly PlacedInstance[], candidate: PlacedInstance): boolean {
-  if (candidate.instanceType !== 'ring') return false;
-  return sharedGpuWarnings([...existing, candidate]).some((w) => w.code === 'two_ring_fast_synch');
+export function wouldShareGpuWithFastSynch(existing: readonly PlacedInstance[], candidate: PlacedInstance): boolean {
+  return sharedGpuWarnings([...existing, candidate]).length > 0;
 }

@@ -70,9 +70,12 @@ describe('planSafePair', () => {
     expect(plan.blockers[0]).toMatch(/Relaunch/);
   });
 
-  it('does not block beside a JACCL instance with fast synch on (only ring instances are gated)', () => {
-    const plan = planSafePair(input({ running: [{ id: 'j', model: 'big', instanceType: 'jaccl', fastSynch: true }] }));
-    expect(plan.canRun).toBe(true);
+  it('blocks beside a JACCL instance still running with fast synch on (two models on one GPU with it on), not beside one with it off', () => {
+    const on = planSafePair(input({ running: [{ id: 'j', model: 'big', instanceType: 'jaccl', fastSynch: true }] }));
+    expect(on.canRun).toBe(false);
+    expect(on.blockers).toEqual([expect.stringMatching(/^Fast synch is on for big while 3 models \(ring and JACCL\) share the GPU\./)]);
+    const off = planSafePair(input({ running: [{ id: 'j', model: 'big', instanceType: 'jaccl', fastSynch: false }] }));
+    expect(off.canRun).toBe(true);
   });
 
   it('reuses a model already running as a ring instance and needs no memory for it', () => {
@@ -113,7 +116,7 @@ describe('planSafePair', () => {
   });
 
   it('blocks a model running as a JACCL instance instead of starting a second copy', () => {
-    const plan = planSafePair(input({ running: [{ id: 'j', model: SMALL, instanceType: 'jaccl', fastSynch: true }] }));
+    const plan = planSafePair(input({ running: [{ id: 'j', model: SMALL, instanceType: 'jaccl', fastSynch: false }] }));
     expect(plan.canRun).toBe(false);
     expect(plan.blockers).toEqual([expect.stringMatching(/sim\/llama-3.2-1b is already running as a JACCL instance/)]);
   });

@@ -121,7 +121,7 @@ export function planSafePair(input: SafePairPlanInput): SafePairPlan {
     toStart.push({ id: `safe-pair:${slot}`, model: id, instanceType: 'ring', fastSynch: decision.enabled });
   }
 
-  const risk = sharedGpuWarnings([...running, ...toStart]).find((w) => w.code === 'two_ring_fast_synch');
+  const [risk] = sharedGpuWarnings([...running, ...toStart]);
   if (risk) {
     const cause =
       settings.defaultFastSynch === 'on' && toStart.some((i) => i.fastSynch)

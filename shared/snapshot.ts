@@ -264,6 +264,7 @@ export const WarningCodeSchema = z.enum([
   'exo_node_lost',
   'exo_stuck_loading',
   'exo_cancelled_still_running',
+  'exo_instance_without_runner',
   'exo_unreachable',
   'exo_dispatch_stall',
   'exo_runner_silent',

@@ -191,7 +191,7 @@ describe('shared-GPU warning banner', () => {
     await waitFor(() => expect(screen.getByTestId('notice').textContent).toContain('with fast synch off'));
   });
 
-  it('offers no automatic fix for two JACCL models, only the advice', () => {
+  it('offers the fast-synch-off fix for two JACCL models with fast synch on, beside the advice', () => {
     renderApp(
       snapshot({
         instances: [instance({ instanceType: 'jaccl' })],
@@ -199,16 +199,16 @@ describe('shared-GPU warning banner', () => {
           {
             code: 'two_jaccl_shared_gpu',
             instanceIds: ['inst-1b'],
-            title: '2 JACCL models share one GPU',
+            title: 'Fast synch is on for Llama 3.2 1B while 2 JACCL models share one GPU',
             risk: 'untested',
-            fix: 'Run one JACCL model per Mac',
+            fix: 'Run one JACCL model per Mac, or relaunch the JACCL runners with fast synch off',
           },
         ],
       }),
     );
     const banner = screen.getByTestId('warning-banner');
     expect(banner.textContent).toContain('Run one JACCL model per Mac');
-    expect(within(banner).queryByRole('button')).toBeNull();
+    expect(within(banner).getByRole('button').textContent).toMatch(/fast synch off/i);
   });
 });
 

@@ -6,7 +6,7 @@
  * sim runners do; this fake is for the sharper cases.
  */
 import { SIM_MODELS, type CatalogModel } from '../../shared/catalog';
-import { decideFastSynch } from '../../shared/fast-synch-policy';
+import { decideFastSynch, wouldShareGpuWithFastSynch } from '../../shared/fast-synch-policy';
 import type { RunnerStatus } from '../../shared/runner-protocol';
 import { countPromptTokens } from '../../shared/token-count';
 import type { FastSynchOverride, LaunchProgress, LocalInstanceSnapshot, Snapshot } from '../../shared/snapshot';
@@ -230,15 +230,19 @@ export class FakeNode implements ExobarNode {
     if (failure) throw failure;
     const model = SIM_MODELS.find((m) => m.id === options.model);
     if (!model) throw new NodeError('model_not_found', `unknown model ${options.model}`, 404);
-    const decision = decideFastSynch(options.instanceType, options.fastSynch, this.options.defaultFastSynch ?? 'auto');
-    const otherRings = [...this.instances.values()].filter((i) => i.snap.instanceType === 'ring');
+    // The real policy and gate, as the node applies them.
+    const placed = [...this.instances.values()].map((i) => ({
+      id: i.snap.id,
+      model: i.snap.model,
+      instanceType: i.snap.instanceType,
+      fastSynch: i.snap.fastSynch.enabled,
+    }));
+    const decision = decideFastSynch(options.instanceType, options.fastSynch, this.options.defaultFastSynch ?? 'auto', placed.length > 0);
     if (
-      options.instanceType === 'ring' &&
-      otherRings.length > 0 &&
-      (decision.enabled || otherRings.some((i) => i.snap.fastSynch.enabled)) &&
-      !options.acknowledgeRisk
+      !options.acknowledgeRisk &&
+      wouldShareGpuWithFastSynch(placed, { id: 'new', model: model.id, instanceType: options.instanceType, fastSynch: decision.enabled })
     ) {
-      throw new NodeError('fast_synch_shared_gpu', 'two ring instances with fast synch on one GPU can wedge it; pass acknowledgeRisk to go ahead', 409);
+      throw new NodeError('fast_synch_shared_gpu', 'two models on one GPU with fast synch on can wedge it; pass acknowledgeRisk to go ahead', 409);
     }
     const id = `inst-${this.nextId++}`;
     const walking = this.options.stepMs !== undefined;

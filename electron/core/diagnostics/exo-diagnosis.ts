@@ -1,7 +1,7 @@
 /**
  * The exo causes the diagnosis names in attach mode: a failed runner with exo's typed
- * diagnostics (RunnerMetalGpuTimeout, ring socket errors), a node lost, two ring models
- * on one Mac with fast synch on (assumed or read), an instance stuck loading, exo
+ * diagnostics (RunnerMetalGpuTimeout, ring socket errors), a node lost, two models (of
+ * any instance type) on one Mac with fast synch on (assumed or read), an instance stuck loading, exo
  * itself not answering, and for the requests exobar proxies, exo's dispatch stall
  * (a model waiting behind another model's prefill on one Mac) and a silent runner, and a cancelled request exo's runner keeps generating. Read from the snapshot's exo part, which holds what exobar saw.
  */
@@ -14,11 +14,14 @@ export interface ExoCause {
     | 'exo_runner_failed'
     | 'exo_node_lost'
     | 'two_ring_fast_synch'
+    | 'ring_fast_synch_beside_jaccl'
+    | 'two_jaccl_shared_gpu'
     | 'exo_stuck_loading'
     | 'exo_unreachable'
     | 'exo_dispatch_stall'
     | 'exo_runner_silent'
     | 'exo_cancelled_still_running'
+    | 'exo_instance_without_runner'
   >;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
@@ -33,12 +36,17 @@ const EXO_CAUSES: ReadonlySet<string> = new Set([
   'exo_runner_failed',
   'exo_node_lost',
   'two_ring_fast_synch',
+  'ring_fast_synch_beside_jaccl',
+  'two_jaccl_shared_gpu',
   'exo_stuck_loading',
   'exo_unreachable',
   'exo_dispatch_stall',
   'exo_runner_silent',
   'exo_cancelled_still_running',
+  'exo_instance_without_runner',
 ]);
+
+const SHARED_GPU_CODES: ReadonlySet<string> = new Set(['two_ring_fast_synch', 'ring_fast_synch_beside_jaccl', 'two_jaccl_shared_gpu']);
 
 /** The exo causes in the snapshot; empty when nothing is attached. */
 export function diagnoseExo(snapshot: Snapshot | null): ExoCause[] {
@@ -48,8 +56,8 @@ export function diagnoseExo(snapshot: Snapshot | null): ExoCause[] {
   const causes: ExoCause[] = [];
   for (const warning of snapshot.warnings) {
     if (!EXO_CAUSES.has(warning.code)) continue;
-    // two_ring_fast_synch also covers local runners: only the exo ones are exo's cause.
-    if (warning.code === 'two_ring_fast_synch' && !warning.instanceIds.some((id) => exoIds.has(id))) continue;
+    // The shared-GPU warnings also cover local runners: only the exo ones are exo's cause.
+    if (SHARED_GPU_CODES.has(warning.code) && !warning.instanceIds.some((id) => exoIds.has(id))) continue;
     const runners = exo.filter((i) => warning.instanceIds.includes(i.id)).flatMap((i) => i.exo.runners);
     const exoDiagnostics =
       warning.code === 'exo_runner_failed'

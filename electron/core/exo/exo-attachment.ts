@@ -124,6 +124,7 @@ export class ExoAttachment {
       placer: this.placer,
       idleTimeoutMs: options.proxyIdleTimeoutMs,
       ...(options.localRoutes ? { localRoutes: options.localRoutes } : {}),
+      unservable: (model) => this.monitor?.unservable(model) ?? null,
       modelBusyAtExo: (model) => {
         const monitor = this.monitor;
         return monitor ? monitor.ghosts.modelBusy(model, monitor.client.reading.instances?.values() ?? []) : false;

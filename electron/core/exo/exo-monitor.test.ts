@@ -181,6 +181,22 @@ describe('following exo through time', () => {
     expect(view.warnings).toEqual([]);
   });
 
+  it('warns about any two models on one Mac with fast synch on, whatever their types (a JACCL instance beside a ring one)', async () => {
+    h = await attachToFake(twoMacs);
+    h.cluster.addInstance({ model: QWEN_30B, nodes: ['studio-a', 'mini-b'], kind: 'MlxJacclInstance', ready: true });
+    h.cluster.addInstance({ model: LLAMA_1B, nodes: ['studio-a'], ready: true });
+    await h.round();
+    const view = h.monitor.view();
+    expect(byModel(view, QWEN_30B).instanceType).toBe('jaccl');
+    expect(view.warnings.map((w) => [w.code, w.instanceIds, w.title])).toEqual([
+      [
+        'ring_fast_synch_beside_jaccl',
+        [`exo:${LLAMA_1B}`, `exo:${QWEN_30B}`],
+        "2 models share the GPU of studio-a, where fast synch is assumed on (exo's default; exobar cannot read it there)",
+      ],
+    ]);
+  });
+
   it('warns about a node not seen for 30 s; the master then deletes its instances', async () => {
     h = await attachToFake(twoMacs);
     h.cluster.addInstance({ model: QWEN_30B, nodes: ['studio-a', 'mini-b'], ready: true });

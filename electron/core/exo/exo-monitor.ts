@@ -15,7 +15,15 @@ import { ExoDownloadProgress } from './downloads/exo-download-progress';
 import { ExoGhostTracker } from './ghost/exo-ghost-tracker';
 import { ghostGenerationWarnings, withGhosts } from './ghost/exo-ghost-warnings';
 import { DEFAULT_EXO_WARNING_OPTIONS, type ExoView, type ExoWarningOptions } from './exo-view';
-import { nodeLostWarnings, ringFastSynchWarnings, runnerFailedWarnings, stuckLoadingWarnings, unreachableWarnings } from './exo-warnings';
+import {
+  instanceWithoutRunnerWarnings,
+  nodeLostWarnings,
+  ringFastSynchWarnings,
+  runnerFailedWarnings,
+  stuckLoadingWarnings,
+  unreachableWarnings,
+  withoutRunnerWords,
+} from './exo-warnings';
 import { mapInstances, mapNodes, mapSection, type MapContext } from './map-exo-view';
 
 export interface ExoMonitorOptions extends ExoClientOptions {
@@ -109,10 +117,31 @@ export class ExoMonitor {
       // While exo does not answer, lastSeen cannot move: exo_unreachable says it all.
       ...(connection.connected ? nodeLostWarnings(nodes, instances, this.tracker, now, this.warningOptions) : []),
       ...stuckLoadingWarnings(instances, this.tracker, now, this.warningOptions),
+      ...instanceWithoutRunnerWarnings(instances, this.tracker, now, this.warningOptions),
       ...ghostGenerationWarnings(instances, nodes),
       ...modelLostWarnings(this.lost.list()),
     ];
     return { section, instances, warnings };
+  }
+
+  /**
+   * Why a request for `model` cannot be served by exo now: every instance of it has had
+   * no working runner on some Mac for longer than the grace (exo would leave the request
+   * hanging), or null when one of its instances can serve.
+   */
+  unservable(model: string): string | null {
+    const now = this.now();
+    const ctx: MapContext = {
+      now,
+      connection: this.client.connection,
+      reading: this.client.reading,
+      tracker: this.tracker,
+      attachedFastSynch: this.logFastSynch,
+    };
+    const instances = mapInstances(ctx).filter((i) => i.model === model);
+    const words = instances.map((i) => withoutRunnerWords(i, this.tracker, now, this.warningOptions));
+    if (instances.length === 0 || words.some((w) => w === null)) return null;
+    return words.map((w) => `${w!.title}. ${w!.fix}`).join(' ');
   }
 
   /** The material of the diagnostic bundle's exo/ folder. */

@@ -2,11 +2,13 @@
  * What exobar learns by watching exo over time, which exo's state itself does not
  * carry: when a task was first seen (its age), since when a runner has its status,
  * tasks that left the state (ended, never lost), when each node's lastSeen last moved,
- * since when an instance has been loading, and exobar's stable id for each instance
+ * since when an instance has been loading, since when one has had no runner on some
+ * Mac (missing from exo's runner list, failed or shut down), and exobar's stable id for each instance
  * (matched by model across exo restarts). Also the bounded history of every runner
  * and task status change, for the diagnostic bundle.
  */
 import type { ExoInstance, ExoRunnerStatus, ExoTask } from './parse-exo-state';
+import { GONE_STATUSES } from '../../../shared/instance-state';
 import { LOADING_STATUSES } from './exo-view';
 
 /** One status change exobar saw, for exo/state-history.jsonl. */
@@ -33,6 +35,7 @@ export class ExoTracker {
   private readonly runners = new Map<string, Seen<string>>();
   private readonly lastSeen = new Map<string, Seen<number | null>>();
   private readonly loadingSince = new Map<string, number>();
+  private readonly withoutRunnerSince = new Map<string, number>();
   private readonly ended = new Map<string, number>();
   /** exo instance id → exobar id. */
   private readonly ids = new Map<string, { id: string; matchedByModel: boolean }>();
@@ -110,6 +113,15 @@ export class ExoTracker {
     return this.ended.get(exobarId) ?? 0;
   }
 
+  /**
+   * Since when the instance has had no working runner on some Mac (its runner missing
+   * from exo's runner list, failed, shutting down or shut down), or null. exo can keep
+   * such an instance registered, and requests to it then hang (exo #2120, #1458).
+   */
+  instanceWithoutRunnerSince(exoInstanceId: string): number | null {
+    return this.withoutRunnerSince.get(exoInstanceId) ?? null;
+  }
+
   /** Since when the instance's runners have been loading (none Failed), or null. */
   instanceLoadingSince(exoInstanceId: string): number | null {
     return this.loadingSince.get(exoInstanceId) ?? null;
@@ -120,6 +132,7 @@ export class ExoTracker {
       if (instances.has(exoId)) continue;
       this.ids.delete(exoId);
       this.loadingSince.delete(exoId);
+      this.withoutRunnerSince.delete(exoId);
       const model = entry.id.replace(/#\d+$/, '').slice('exo:'.length);
       this.freeIds.set(model, [...(this.freeIds.get(model) ?? []), entry.id]);
     }
@@ -133,6 +146,9 @@ export class ExoTracker {
       const loading = tags.some((t) => LOADING_STATUSES.has(t)) && !tags.includes('RunnerFailed');
       if (!loading) this.loadingSince.delete(instance.instanceId);
       else if (!this.loadingSince.has(instance.instanceId)) this.loadingSince.set(instance.instanceId, now);
+      const withoutRunner = tags.some((t) => t === 'missing' || GONE_STATUSES.has(t));
+      if (!withoutRunner) this.withoutRunnerSince.delete(instance.instanceId);
+      else if (!this.withoutRunnerSince.has(instance.instanceId)) this.withoutRunnerSince.set(instance.instanceId, now);
     }
   }
 

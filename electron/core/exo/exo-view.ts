@@ -28,7 +28,16 @@ export interface ExoInstanceView {
 }
 
 export type ExoWarningCode =
-  'two_ring_fast_synch' | 'exo_runner_failed' | 'exo_node_lost' | 'exo_stuck_loading' | 'exo_unreachable' | 'exo_cancelled_still_running' | 'exo_model_lost';
+  | 'two_ring_fast_synch'
+  | 'ring_fast_synch_beside_jaccl'
+  | 'two_jaccl_shared_gpu'
+  | 'exo_runner_failed'
+  | 'exo_node_lost'
+  | 'exo_stuck_loading'
+  | 'exo_unreachable'
+  | 'exo_cancelled_still_running'
+  | 'exo_instance_without_runner'
+  | 'exo_model_lost';
 
 /** A warning about the exo cluster, in the snapshot's Warning shape. */
 export interface ExoWarning {
@@ -58,12 +67,15 @@ export interface ExoWarningOptions {
   stuckLoadingMs: number;
   /** While exo does not answer, its last known instances are still shown this long. */
   staleInstancesMs: number;
+  /** An instance with no working runner on some Mac for this long is one exo forgot to remove (a runner restarting takes less). */
+  withoutRunnerMs: number;
 }
 
 export const DEFAULT_EXO_WARNING_OPTIONS: ExoWarningOptions = {
   nodeLostMs: 30_000,
   stuckLoadingMs: 10 * 60_000,
   staleInstancesMs: 30_000,
+  withoutRunnerMs: 5_000,
 };
 
 /** Runner statuses on the way to Ready: exo's list up to RunnerWarmingUp (exo 0.3.70, src/exo/shared/types/worker/runners.py). */

@@ -1,10 +1,11 @@
 /**
- * Warnings across the exo cluster: two ring models on one Mac with fast synch on, a
+ * Warnings across the exo cluster: two models on one Mac with fast synch on, a
  * failed runner, a node not seen for 30 s, an instance stuck loading, and exo itself
  * not answering. Each says what can happen and what to do.
  */
 import type { ExoNodeSnapshot, ExoSection } from '../../../shared/exo-snapshot';
 import { GONE_STATUSES } from '../../../shared/instance-state';
+import { sharedGpuWarningCode } from '../../../shared/fast-synch-policy';
 import type { ExoTracker } from './exo-tracker';
 import { LOADING_STATUSES, type ExoInstanceView, type ExoWarning, type ExoWarningOptions } from './exo-view';
 
@@ -14,33 +15,38 @@ const GONE = new Set([...GONE_STATUSES, 'missing']);
 // The label adds a short node id when two Macs share a name.
 const nameOf = (node: Pick<ExoNodeSnapshot, 'label'> | undefined, nodeId: string) => node?.label ?? `node ${nodeId.slice(0, 8)}`;
 
-/** two_ring_fast_synch, per Mac: two or more ring instances with runners on it and fast synch on (or assumed on). */
+/**
+ * The shared-GPU warning, per Mac: two or more models (whatever their instance types)
+ * with runners on it and fast synch on (or assumed on). Its code names the mix
+ * (sharedGpuWarningCode): two_ring_fast_synch for ring models only.
+ */
 export function ringFastSynchWarnings(instances: ExoInstanceView[], nodes: ExoNodeSnapshot[]): ExoWarning[] {
   const warnings: ExoWarning[] = [];
-  const ringByNode = new Map<string, ExoInstanceView[]>();
+  const byNode = new Map<string, ExoInstanceView[]>();
   for (const instance of instances) {
-    if (instance.instanceType !== 'ring' || !instance.exo.kindKnown) continue;
     for (const runner of instance.exo.runners) {
       if (GONE.has(runner.status)) continue;
-      const list = ringByNode.get(runner.nodeId) ?? [];
-      if (!list.includes(instance)) ringByNode.set(runner.nodeId, [...list, instance]);
+      const list = byNode.get(runner.nodeId) ?? [];
+      if (!list.includes(instance)) byNode.set(runner.nodeId, [...list, instance]);
     }
   }
-  for (const [nodeId, ring] of ringByNode) {
-    if (ring.length < 2) continue;
+  for (const [nodeId, sharing] of byNode) {
+    if (sharing.length < 2) continue;
     const node = nodes.find((n) => n.nodeId === nodeId);
     const fastSynch = node?.fastSynch ?? { enabled: true, source: 'assumed' as const };
     if (fastSynch.enabled === false) continue;
     const assumed = fastSynch.source === 'assumed';
     const name = nameOf(node, nodeId);
+    const code = sharedGpuWarningCode(sharing.map((i) => i.instanceType));
+    const models = code === 'two_ring_fast_synch' ? `${sharing.length} ring models` : `${sharing.length} models`;
     warnings.push({
-      code: 'two_ring_fast_synch',
-      instanceIds: ring.map((i) => i.id),
+      code,
+      instanceIds: sharing.map((i) => i.id),
       title: assumed
-        ? `${ring.length} ring models share the GPU of ${name}, where fast synch is assumed on (exo's default; exobar cannot read it there)`
-        : `${ring.length} ring models share the GPU of ${name} with fast synch on (read from exo's log)`,
+        ? `${models} share the GPU of ${name}, where fast synch is assumed on (exo's default; exobar cannot read it there)`
+        : `${models} share the GPU of ${name} with fast synch on (read from exo's log)`,
       risk:
-        `${ring.map((i) => i.modelName).join(' and ')} run as separate MLX processes on one GPU. With MLX_METAL_FAST_SYNCH=1 the GPU wait can spin forever: ` +
+        `${sharing.map((i) => i.modelName).join(' and ')} run as separate MLX processes on one GPU. With MLX_METAL_FAST_SYNCH=1 the GPU wait can spin forever: ` +
         'throughput collapses, or the GPU stays wedged at 100% until the Mac is rebooted.',
       fix:
         `Restart exo on ${name} with fast synch off (EXO_FAST_SYNCH=false, or --no-fast-synch), then place the models again: ` +
@@ -127,6 +133,44 @@ export function stuckLoadingWarnings(instances: ExoInstanceView[], tracker: ExoT
       title: `${instance.modelName} has been loading for ${Math.round((now - since) / 60_000)} min`,
       risk: `Its runners are not ready (${detail}); requests for it wait (${instance.queue.requests.length} waiting). exo has no stall detection for loading runners.`,
       fix: 'Delete the instance in exo and place it again; if it stalls again, check disk and memory on those Macs and the runner log (~/.exo/exo_log/runner_log/stderr.log).',
+    });
+  }
+  return warnings;
+}
+
+/**
+ * The words for an instance that has had no working runner on some Mac for longer than
+ * `withoutRunnerMs` (exo keeps it registered: exo #2120, #1458), or null while it has one
+ * everywhere or not for that long yet. One sentence for the warning and the proxy's 503.
+ */
+export function withoutRunnerWords(
+  instance: ExoInstanceView,
+  tracker: ExoTracker,
+  now: number,
+  options: Pick<ExoWarningOptions, 'withoutRunnerMs'>,
+): { title: string; fix: string } | null {
+  const since = tracker.instanceWithoutRunnerSince(instance.exo.exoInstanceId);
+  if (since === null || now - since < options.withoutRunnerMs) return null;
+  const gone = instance.exo.runners.filter((r) => r.status === 'missing' || GONE.has(r.status));
+  const where = gone.map((r) => `${r.nodeLabel} (${r.status === 'missing' ? 'no runner' : r.status})`).join(', ');
+  return {
+    title: `${instance.modelName} is still registered in exo but has no working runner on ${where} (for ${Math.round((now - since) / 1000)} s)`,
+    fix: `Delete the instance in exo (DELETE /instance/${instance.exo.exoInstanceId}, or Stop in exobar) and place the model again; exo does not remove it by itself.`,
+  };
+}
+
+/** exo_instance_without_runner: an instance exo keeps registered while its runner on some Mac is gone. */
+export function instanceWithoutRunnerWarnings(instances: ExoInstanceView[], tracker: ExoTracker, now: number, options: ExoWarningOptions): ExoWarning[] {
+  const warnings: ExoWarning[] = [];
+  for (const instance of instances) {
+    const words = withoutRunnerWords(instance, tracker, now, options);
+    if (!words) continue;
+    warnings.push({
+      code: 'exo_instance_without_runner',
+      instanceIds: [instance.id],
+      title: words.title,
+      risk: 'exo would accept requests for it and leave them hanging with no error; exobar answers them at once with 503 instead.',
+      fix: words.fix,
     });
   }
   return warnings;

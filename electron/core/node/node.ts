@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import { exoFastSynchMismatchWarning, type ExoProcessState } from '../../../shared/exo-process';
-import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldCreateRingFastSynchRisk } from '../../../shared/fast-synch-policy';
+import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldShareGpuWithFastSynch } from '../../../shared/fast-synch-policy';
 import { GenerationParamsSchema } from '../../../shared/runner-protocol';
 import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Snapshot, Warning } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
@@ -203,7 +203,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   function riskError(model: string): NodeError {
     return new NodeError(
       'fast_synch_shared_gpu',
-      `${model} would share the GPU with another ring model while fast synch is on, which can collapse throughput ` +
+      `${model} would share the GPU with another model while fast synch is on, which can collapse throughput ` +
         'or wedge the GPU until reboot; use fast synch off, or send "acknowledgeRisk": true to go ahead',
       409,
     );
@@ -311,9 +311,9 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       const model = findModel(create.model);
       const typeProblem = model.engine === 'mlx' ? mlxInstanceTypeProblem(create.instanceType) : null;
       if (typeProblem) throw new NodeError('invalid_request', typeProblem, 400);
-      const decision = decideFastSynch(create.instanceType, create.fastSynch, defaultFastSynch);
+      const decision = decideFastSynch(create.instanceType, create.fastSynch, defaultFastSynch, placedExcept().length > 0);
       const candidate = { id: 'new', model: model.id, instanceType: create.instanceType, fastSynch: decision.enabled };
-      if (!create.acknowledgeRisk && wouldCreateRingFastSynchRisk(placedExcept(), candidate)) throw riskError(model.id);
+      if (!create.acknowledgeRisk && wouldShareGpuWithFastSynch(placedExcept(), candidate)) throw riskError(model.id);
       instanceCounter += 1;
       const id = `${model.id.split('/').pop()}-${instanceCounter}`;
       const probe = runnerCommand(model, id);
@@ -395,10 +395,10 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     async updateInstance(instanceId, update) {
       const instance = instances.get(instanceId);
       if (!instance) throw new NodeError('instance_not_found', `no instance "${instanceId}"`, 404);
-      const decision = decideFastSynch(instance.instanceType, update.fastSynch, defaultFastSynch);
+      const decision = decideFastSynch(instance.instanceType, update.fastSynch, defaultFastSynch, placedExcept(instance.id).length > 0);
       const candidate = { id: instance.id, model: instance.model.id, instanceType: instance.instanceType, fastSynch: decision.enabled };
       // Turning fast synch off only lowers the risk: only turning it on needs the acknowledgement.
-      if (decision.enabled && !update.acknowledgeRisk && wouldCreateRingFastSynchRisk(placedExcept(instance.id), candidate)) {
+      if (decision.enabled && !update.acknowledgeRisk && wouldShareGpuWithFastSynch(placedExcept(instance.id), candidate)) {
         throw riskError(instance.model.id);
       }
       instance.override = update.fastSynch;

@@ -12,7 +12,7 @@
  * (room-plan.ts). A refusal is the request's answer, in words, and an event in the log.
  */
 import type { Settings } from '../../../shared/api';
-import { decideFastSynch, wouldCreateRingFastSynchRisk } from '../../../shared/fast-synch-policy';
+import { decideFastSynch, wouldShareGpuWithFastSynch } from '../../../shared/fast-synch-policy';
 import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import type { FastSynchOverride, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type ExobarNode } from '../node/node-types';
@@ -151,8 +151,8 @@ export class ModelLoader {
       fastSynch: i.fastSynch.enabled,
     }));
     const candidate = { id: 'on-demand', model: modelId, instanceType: 'ring' as const, fastSynch: decision.enabled };
-    if (!wouldCreateRingFastSynchRisk(placed, candidate)) return;
-    const others = placed.filter((p) => p.instanceType === 'ring' && (p.fastSynch || decision.enabled)).map((p) => p.model);
+    if (!wouldShareGpuWithFastSynch(placed, candidate)) return;
+    const others = placed.filter((p) => p.fastSynch || decision.enabled).map((p) => p.model);
     throw new NodeError(
       'fast_synch_shared_gpu',
       `${modelId} was not loaded: it would share the GPU as a ring instance with ${others.join(', ')} while fast synch is on ` +

@@ -4,7 +4,7 @@
  */
 export const JARGON = {
   ring: "ring: exo's instance type that passes data between processes over sockets (works everywhere; with fast synch on, two of them can wedge the shared GPU)",
-  jaccl: "JACCL: exo's instance type over RDMA (Thunderbolt 5) between Macs; it needs fast synch on",
+  jaccl: "JACCL: exo's instance type over RDMA (Thunderbolt 5) between Macs; it keeps fast synch on only while no other model shares its GPU",
   fastSynch:
     'Fast synch (MLX_METAL_FAST_SYNCH): a faster way for MLX to wait for the GPU. exobar turns it off for ring instances sharing a GPU, where it can hang the GPU',
   ttft: 'TTFT, time to first token: how long a client waited for its first token (waiting in the queue + prefill of the prompt + the first token)',

@@ -161,9 +161,11 @@ export type ExobarStore = StoreApi<ExobarState> & {
   dispose(): void;
 };
 
-/** The warning codes whose fix the page can apply with one button. */
+/** The warning codes whose fix the page can apply with one button: the shared-GPU ones, fixed by relaunching with fast synch off. */
+const FIXABLE_WARNINGS: ReadonlySet<Warning['code']> = new Set(['two_ring_fast_synch', 'ring_fast_synch_beside_jaccl', 'two_jaccl_shared_gpu']);
+
 export function canFixWarning(warning: Warning): boolean {
-  return warning.code === 'two_ring_fast_synch' || warning.code === 'ring_fast_synch_beside_jaccl';
+  return FIXABLE_WARNINGS.has(warning.code);
 }
 
 /**

@@ -241,6 +241,22 @@ export class FakeExoCluster {
     return dead.runnerId;
   }
 
+  /**
+   * The runner of the model's instance on `node` vanishes from exo's runner list while the
+   * instance stays registered, as exo sometimes leaves it (exo #2120, #1458): requests
+   * for it are accepted and hang with no error (the worker waits for a runner that never
+   * comes back).
+   */
+  vanishRunner(model: string, nodeName: string): string {
+    const node = this.node(nodeName);
+    const instance = this.instancesOf(model).find((i) => i.shards.some((s) => s.nodeId === node.id));
+    if (!instance) throw new Error(`fake exo: no instance of ${model} on ${nodeName}`);
+    const shard = instance.shards.find((s) => s.nodeId === node.id)!;
+    this.runners.delete(shard.runnerId);
+    this.event();
+    return shard.runnerId;
+  }
+
   /** DELETE /instance/{id}: Pending/Running tasks become Cancelled, then InstanceDeleted (runners left as they are). */
   deleteInstance(instanceId: string): void {
     const instance = this.instances.get(instanceId);

@@ -39,4 +39,36 @@ describe('a cancelled request exo keeps generating, in the real captures', () =>
       for (const id of s.instances.keys()) expect(tracker.ghostOf(id)).toBeNull();
     }
   });
+
+  it('is still seen while exo keeps older cancelled tasks of the instance listed as Cancelled, or any other final status', () => {
+    const ghost = sections('state-after-cancel-ghost.json');
+    // Real exo sometimes leaves a cancelled task in /state/tasks for minutes: a final
+    // status never makes the instance's runner look busy with a live request.
+    for (const status of ['Cancelled', 'Complete', 'Failed', 'TimedOut']) {
+      const tasks = new Map(ghost.tasks);
+      tasks.set(`stale-${status}`, {
+        taskId: `stale-${status}`,
+        kind: 'TextGeneration',
+        known: true,
+        status,
+        instanceId: INSTANCE,
+        commandId: `cmpl-stale-${status}`,
+        cancelledTaskId: null,
+        runnerId: null,
+      });
+      const tracker = new ExoGhostTracker(1_000);
+      tracker.observe(10_000, ghost.instances, ghost.runners, tasks);
+      tracker.observe(11_000, ghost.instances, ghost.runners, tasks);
+      expect(tracker.ghostOf(INSTANCE), status).toMatchObject({ since: 10_000 });
+    }
+    // A live task (Pending or Running) is the runner's real work: no ghost.
+    for (const status of ['Pending', 'Running']) {
+      const tasks = new Map(ghost.tasks);
+      tasks.set('live', { taskId: 'live', kind: 'TextGeneration', known: true, status, instanceId: INSTANCE, commandId: 'cmpl-live', cancelledTaskId: null, runnerId: null });
+      const tracker = new ExoGhostTracker(0);
+      tracker.observe(1, ghost.instances, ghost.runners, tasks);
+      tracker.observe(2_000, ghost.instances, ghost.runners, tasks);
+      expect(tracker.ghostOf(INSTANCE), status).toBeNull();
+    }
+  });
 });

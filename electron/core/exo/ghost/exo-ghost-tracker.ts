@@ -6,15 +6,19 @@
  * tiny model; test/fixtures/exo/real/state-after-cancel-ghost.json). On a shared Mac it
  * holds the GPU meanwhile, and the model's next request waits behind it.
  *
- * What the state shows is a runner `RunnerRunning` while exo has no generation task
- * (Pending, Running or Cancelled) for its instance. A request that just finished can
+ * What the state shows is a runner `RunnerRunning` while exo has no live generation task
+ * (Pending or Running) for its instance. A task in a final status (Complete, Cancelled,
+ * Failed, TimedOut) is never live, whatever else is in the state: real exo sometimes
+ * keeps a cancelled task listed as `Cancelled` for minutes (10 of 20 cancels in one run)
+ * while its runner generates on, and counting it would hide exactly that ghost. A
+ * request that just finished can
  * look like that for one poll (its task goes before its runner turns Ready), so the
  * condition counts only once it has held for `confirmMs`.
  */
 import type { ExoInstance, ExoRunnerStatus, ExoTask } from '../parse-exo-state';
 
-/** exo's task statuses that mean exo still has the request. */
-const LIVE_TASK = new Set(['Pending', 'Running', 'Cancelled']);
+/** exo's task statuses that mean exo still has the request: any other is final. */
+const LIVE_TASK = new Set(['Pending', 'Running']);
 
 /** One instance's ghost generation: since when exobar has seen it, on which Macs. */
 export interface ExoGhost {

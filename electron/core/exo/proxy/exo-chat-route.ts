@@ -2,7 +2,8 @@
  * `POST /v1/chat/completions` on the proxy: decides where a chat request goes. A model
  * the attached exo serves is proxied to exo ({@link proxyChat}); a model exo has
  * downloaded but not placed is refused with how to place it, or placed first with
- * `exo.placeOnDemand` on; anything else falls through to exobar's own route.
+ * `exo.placeOnDemand` on; one whose every instance has lost its runner is answered 503
+ * at once (exo would leave it hanging); anything else falls through to exobar's own route.
  */
 import { z } from 'zod';
 import { localInstances } from '../../../../shared/instance-state';
@@ -36,6 +37,9 @@ export function chatRoute(proxy: ExoProxyContext): (ctx: RouteContext) => Promis
       return placeThenProxy(proxy, ctx, body, source, options.placer);
     }
     const body = validateJson(json, ExoChatRequestSchema);
+    const unservable = options.unservable?.(model) ?? null;
+    // Not retried by OpenAI clients: exo keeps the instance until someone deletes it.
+    if (unservable) throw new ApiError(503, 'exo_instance_without_runner', unservable, { param: 'model', headers: { 'x-should-retry': 'false' } });
     await proxyChat(proxy, ctx, body, source);
   };
 }

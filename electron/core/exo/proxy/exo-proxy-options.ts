@@ -29,6 +29,12 @@ export interface ExoProxyOptions {
    * for it. `used` restarts the model's idle clock when a request ends.
    */
   placer?: ExoPlacer;
+  /**
+   * Why exo cannot serve `model` now, in words, or null: every instance of it has kept
+   * no working runner on some Mac past the grace (exo would leave the request hanging:
+   * exo #2120, #1458). Such a request is answered 503 at once instead.
+   */
+  unservable?: (model: string) => string | null;
   /** The routes a non-exo request falls through to (default: exobar's OpenAI routes). */
   localRoutes?: ApiRoute[];
 }

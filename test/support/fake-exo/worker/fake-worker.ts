@@ -29,6 +29,13 @@ export interface FakeExoWorkerOptions {
    * CancelTask completes a step later.
    */
   ghostCancels?: boolean;
+  /**
+   * Which ghost cancels leave their task behind as `Cancelled` for good, as real exo
+   * sometimes does (10 of 20 cancels in one run, still listed minutes later, while the
+   * runner went on generating): `alternate` (the default) keeps the 2nd, 4th, ... one,
+   * `none` deletes every one about 10 ms after it turned Cancelled, `all` keeps each.
+   */
+  staleCancelledTasks?: 'alternate' | 'none' | 'all';
 }
 
 export interface GenerateRequest {
@@ -63,6 +70,8 @@ export class FakeExoWorker {
   mode: WorkerMode;
   timeScale: number;
   ghostCancels: boolean;
+  staleCancelledTasks: 'alternate' | 'none' | 'all';
+  private ghostCancelCount = 0;
   private readonly runners = new Map<string, FakeRunner>();
   private readonly planQueues = new Map<string, Dispatch[]>();
   private readonly planning = new Set<string>();
@@ -77,6 +86,7 @@ export class FakeExoWorker {
     this.mode = options.mode ?? 'blocking';
     this.timeScale = options.timeScale ?? 1;
     this.ghostCancels = options.ghostCancels ?? true;
+    this.staleCancelledTasks = options.staleCancelledTasks ?? 'alternate';
   }
 
   /**
@@ -159,7 +169,7 @@ export class FakeExoWorker {
 
   /**
    * exo 0.3.70's cancel: TaskCancelled, then TaskFinished about 10 ms later deletes the
-   * task, before the worker tells the runner. A task still waiting for the worker's
+   * task (or, for a stale one, never does), before the worker tells the runner. A task still waiting for the worker's
    * plan is never handed over; one the runner has runs on to its end for nobody.
    */
   private ghostCancel(commandId: string, command: OpenCommand): void {
@@ -167,10 +177,15 @@ export class FakeExoWorker {
     if (task) {
       task.body.taskStatus = 'Cancelled';
       this.cluster.event();
-      setTimeout(() => {
-        this.cluster.tasks.delete(command.taskId);
-        this.cluster.event();
-      }, 10).unref();
+      this.ghostCancelCount += 1;
+      const stale = this.staleCancelledTasks === 'all' || (this.staleCancelledTasks === 'alternate' && this.ghostCancelCount % 2 === 0);
+      // A stale one stays Cancelled in the state for good; the runner runs on all the same.
+      if (!stale) {
+        setTimeout(() => {
+          this.cluster.tasks.delete(command.taskId);
+          this.cluster.event();
+        }, 10).unref();
+      }
     }
     const queue = this.planQueues.get(command.runner.nodeId);
     const planned = queue?.findIndex((d) => d.commandId === commandId) ?? -1;
@@ -252,10 +267,15 @@ export class FakeExoWorker {
     this.cluster.event();
   }
 
+  /**
+   * The runner failed or its instance was deleted: its tasks fail. A runner that only
+   * vanished from the runner list while its instance stays (exo #2120) is not gone to
+   * exo's worker: the task waits for it, with no error, as real exo leaves it.
+   */
   private runnerGone(runner: FakeRunner): boolean {
     const status = this.cluster.runners.get(runner.runnerId);
     const placed = [...this.cluster.instances.values()].some((i) => i.shards.some((s) => s.runnerId === runner.runnerId));
-    return !placed || !status || 'RunnerFailed' in status;
+    return !placed || (status !== undefined && 'RunnerFailed' in status);
   }
 
   /** Queues a hand-over on the runner's Mac and runs that Mac's plan loop. */
