@@ -1,7 +1,8 @@
 /**
  * Against the fake exo's two-node cluster, through the whole core: a Mac whose exo
  * stops takes its models with it and exobar says so (events, exo_model_lost), Place
- * again re-places a model and clears its warning (behind the fast-synch gate), and a
+ * again re-places a model on the Mac that remains (fewer Macs, or a refusal naming the
+ * memory each Mac lacks) and clears its warning (behind the fast-synch gate), and a
  * model deleted through exobar is an event but no warning.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -75,34 +76,45 @@ describe('a Mac that leaves the fake exo cluster', () => {
     }
   }, 30_000);
 
-  it('refuses Place again where exo cannot place the model as before, and says why', async () => {
-    const answer = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY });
-    expect(answer.status).toBe(409);
-    expect(answer.body.error.message).toContain('No cycles found with sufficient memory');
-    expect(answer.body.error.message).toContain('studio-b left at');
-    expect(lostWarnings(snap())).toHaveLength(2);
+  it('refuses Place again when the model fits on none of the Macs that remain, naming each and the memory it lacks', async () => {
+    const studioA = exo.cluster.nodes.find((n) => n.name === 'studio-a')!;
+    const before = studioA.ramAvailable;
+    studioA.ramAvailable = 1 * 1024 ** 3;
+    try {
+      await eventually(async () => (await rig.control('GET', '/api/state')).status === 200, 5000, 'the core answering');
+      const answer = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY });
+      expect(answer.status).toBe(409);
+      expect(answer.body.error.code).toBe('launch_failed');
+      const message = answer.body.error.message as string;
+      expect(message).toMatch(
+        /^exobar\/tiny-llama cannot be placed again on the Mac that remains \(studio-a\): studio-a has 1\.0 GiB available, the whole model needs \d+\.\d GiB plus \d+\.\d GiB headroom \(\d+\.\d GiB missing\)\./,
+      );
+      expect(message).toContain('it ran on studio-a and studio-b; studio-b left at');
+      expect(message).not.toContain('No cycles found');
+      expect(lostWarnings(snap())).toHaveLength(2);
+    } finally {
+      studioA.ramAvailable = before;
+    }
   });
 
-  it('places a model again, which clears its warning once it is served', async () => {
-    const answer = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY_B });
+  it("places a two-Mac ring again on the Mac that remains (fewer Macs, through exo's placement preview), which clears its warning", async () => {
+    const answer = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY });
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ model: TINY_B, nodes: ['studio-a'], alreadyPlaced: false });
-    await eventually(() => lostWarnings(snap()).length === 1, 15_000, 'the warning of tiny-llama-b cleared');
-    expect(lostWarnings(snap())[0]!.model).toBe(TINY);
-    expect(snap().instances.map((i) => i.model)).toEqual([TINY_B]);
-    expect(snap().exo!.events.at(-1)).toMatchObject({ kind: 'instance_placed', model: TINY_B, cause: 'exobar' });
+    expect(answer.body).toMatchObject({ model: TINY, nodes: ['studio-a'], alreadyPlaced: false });
+    await eventually(() => lostWarnings(snap()).length === 1, 15_000, 'the warning of tiny-llama cleared');
+    expect(lostWarnings(snap())[0]!.model).toBe(TINY_B);
+    expect(snap().instances.map((i) => i.model)).toEqual([TINY]);
+    expect(snap().exo!.events.at(-1)).toMatchObject({ kind: 'instance_placed', model: TINY, cause: 'exobar' });
   }, 30_000);
 
   it('holds Place again behind the fast-synch gate when the ring would share a Mac with another ring model', async () => {
-    exo.cluster.addNode({ name: 'studio-b', chip: 'Apple M3 Ultra', model: 'Mac Studio', ramGb: 96 });
-    await eventually(() => kinds(snap()).at(-1) === 'node_joined', 15_000, 'studio-b joined');
-    const refused = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY });
+    const refused = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY_B });
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('fast_synch_shared_gpu');
-    expect(refused.body.error.message).toContain(`beside ${TINY_B}`);
-    const placed = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY, acknowledgeRisk: true });
+    expect(refused.body.error.message).toContain(`beside ${TINY}`);
+    const placed = await rig.control('POST', '/api/exo/lost-models/place-again', { model: TINY_B, acknowledgeRisk: true });
     expect(placed.status).toBe(200);
-    expect([...placed.body.nodes].sort()).toEqual(['studio-a', 'studio-b']);
+    expect(placed.body.nodes).toEqual(['studio-a']);
     await eventually(() => lostWarnings(snap()).length === 0, 15_000, 'every lost-model warning cleared');
   }, 30_000);
 

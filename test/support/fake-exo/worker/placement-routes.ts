@@ -6,6 +6,10 @@
  *   Instance on the one Mac with the most available memory that holds the model, or
  *   400 with the placement reason ("No cycles found with sufficient memory"; JACCL
  *   on a single Mac: "Requested RDMA (MlxJaccl) but no RDMA-connected cycles available");
+ * - `GET /instance/previews?model_id[&node_ids...]`: one preview per sharding × instance
+ *   kind × Mac count (1 … the Macs in the topology), deduplicated as exo does: a kind
+ *   that cannot be placed gives one preview with its error and no instance; a placed
+ *   one gives the instance and `memory_delta_by_node` (the size split evenly);
  * - `POST /instance {"instance": <tagged Instance>}`: 200 "Command received.", 400 only
  *   when the cluster-total available memory is below the model's size, a no-op for an
  *   instance id already placed; the runners then load step by step to RunnerReady;
@@ -55,6 +59,10 @@ export function fakePlacementRoutes(cluster: FakeExoCluster, options: { loadStep
         placement(res, url.searchParams);
         return true;
       }
+      if (method === 'GET' && url.pathname === '/instance/previews') {
+        previews(res, url.searchParams);
+        return true;
+      }
       if (method === 'POST' && url.pathname === '/instance') {
         create(res, body);
         return true;
@@ -66,27 +74,26 @@ export function fakePlacementRoutes(cluster: FakeExoCluster, options: { loadStep
     },
   };
 
-  function placement(res: ServerResponse, query: URLSearchParams): void {
-    const model = query.get('model_id');
-    if (!model) return sendJson(res, 422, { detail: [{ type: 'missing', loc: ['query', 'model_id'], msg: 'Field required', input: null }] });
-    const meta = query.get('instance_meta') ?? 'MlxRing';
-    const sharding = query.get('sharding') === 'Tensor' ? 'Tensor' : 'Pipeline';
-    if (meta === 'MlxJaccl') return sendJson(res, 400, exoError(400, 'Bad Request', 'Requested RDMA (MlxJaccl) but no RDMA-connected cycles available'));
+  /**
+   * exo's placement of `model`: a cycle of at least `minNodes` Macs (each holding its
+   * share of the layers, every `required` one among them), or the reason it cannot.
+   */
+  function place(model: string, meta: string, sharding: 'Pipeline' | 'Tensor', minNodes: number, required: string[] = []): FakeInstance | string {
+    if (meta === 'MlxJaccl') return 'Requested RDMA (MlxJaccl) but no RDMA-connected cycles available';
     const card = modelCard(model);
-    // min_nodes: a cycle of at least that many Macs, each holding its share of the layers.
-    const minNodes = Math.max(1, Math.floor(Number(query.get('min_nodes') ?? '1')) || 1);
     const share = sizeOf(card) / minNodes;
     const fits = cluster.nodes.filter((n) => n.alive && n.ramAvailable >= share).sort((a, b) => b.ramAvailable - a.ramAvailable);
-    if (fits.length < minNodes) return sendJson(res, 400, exoError(400, 'Bad Request', 'No cycles found with sufficient memory'));
+    const chosen = [...fits.filter((n) => required.includes(n.id)), ...fits.filter((n) => !required.includes(n.id))].slice(0, minNodes);
+    if (chosen.length < minNodes || required.some((id) => !chosen.some((n) => n.id === id))) return 'No cycles found with sufficient memory';
     const nLayers = Number(card.nLayers);
     const per = Math.ceil(nLayers / minNodes);
-    const instance: FakeInstance = {
+    return {
       id: randomUUID(),
       kind: 'MlxRingInstance',
       modelId: model,
       card,
       sharding,
-      shards: fits.slice(0, minNodes).map((node, rank) => ({
+      shards: chosen.map((node, rank) => ({
         runnerId: randomUUID(),
         nodeId: node.id,
         rank,
@@ -95,7 +102,50 @@ export function fakePlacementRoutes(cluster: FakeExoCluster, options: { loadStep
       })),
       port: 49_153 + Math.floor(Math.random() * 16_000),
     };
-    sendJson(res, 200, cluster.instanceJson(instance));
+  }
+
+  function placement(res: ServerResponse, query: URLSearchParams): void {
+    const model = query.get('model_id');
+    if (!model) return sendJson(res, 422, { detail: [{ type: 'missing', loc: ['query', 'model_id'], msg: 'Field required', input: null }] });
+    const meta = query.get('instance_meta') ?? 'MlxRing';
+    const sharding = query.get('sharding') === 'Tensor' ? 'Tensor' : 'Pipeline';
+    // min_nodes: a cycle of at least that many Macs, each holding its share of the layers.
+    const minNodes = Math.max(1, Math.floor(Number(query.get('min_nodes') ?? '1')) || 1);
+    const placed = place(model, meta, sharding, minNodes);
+    if (typeof placed === 'string') return sendJson(res, 400, exoError(400, 'Bad Request', placed));
+    sendJson(res, 200, cluster.instanceJson(placed));
+  }
+
+  /** exo 0.3.70's previews (src/exo/api/main.py get_placement_previews): every combination, deduplicated by kind and Mac count. */
+  function previews(res: ServerResponse, query: URLSearchParams): void {
+    const model = query.get('model_id');
+    if (!model) return sendJson(res, 422, { detail: [{ type: 'missing', loc: ['query', 'model_id'], msg: 'Field required', input: null }] });
+    const topology = cluster.nodes.filter((n) => n.alive);
+    if (topology.length === 0) return sendJson(res, 200, { previews: [] });
+    const required = query.getAll('node_ids');
+    const size = sizeOf(modelCard(model));
+    const seen = new Set<string>();
+    const out: Json[] = [];
+    for (const sharding of ['Pipeline', 'Tensor'] as const) {
+      for (const meta of ['MlxRing', 'MlxJaccl']) {
+        for (let minNodes = 1; minNodes <= topology.length; minNodes++) {
+          const placed = place(model, meta, sharding, minNodes, required);
+          if (typeof placed === 'string') {
+            if (!seen.has(`${sharding}/${meta}/0`))
+              out.push({ model_id: model, sharding, instance_meta: meta, instance: null, memory_delta_by_node: null, error: placed });
+            seen.add(`${sharding}/${meta}/0`);
+            continue;
+          }
+          const key = `${sharding}/${meta}/${placed.shards.length}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          const ids = placed.shards.map((s) => s.nodeId).sort();
+          const delta = Object.fromEntries(ids.map((id, i) => [id, Math.floor(size / ids.length) + (i < size % ids.length ? 1 : 0)]));
+          out.push({ model_id: model, sharding, instance_meta: meta, instance: cluster.instanceJson(placed), memory_delta_by_node: delta, error: null });
+        }
+      }
+    }
+    sendJson(res, 200, { previews: out });
   }
 
   function create(res: ServerResponse, body: Buffer): void {
