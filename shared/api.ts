@@ -245,11 +245,13 @@ export const SettingsSchema = z.object({
   onDemand: z
     .strictObject({
       enabled: z.boolean().default(true),
+      // The one home of this default (30 minutes, LM Studio's and oMLX's order of magnitude): every other part reads it from here.
       idleTtlSeconds: TtlSecondsSchema.default(1800),
       maxModels: z.number().int().min(1).max(64).nullable().default(null),
       maxBytes: z.number().int().positive().nullable().default(null),
     })
-    .default({ enabled: true, idleTtlSeconds: 1800, maxModels: null, maxBytes: null }),
+    // The section's defaults are its fields' own (parsed from {}), not written a second time.
+    .prefault({}),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

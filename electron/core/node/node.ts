@@ -33,7 +33,7 @@ import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { ratePriorFor } from '../supervisor/runner-rates';
 import { RunnerRegistry } from '../supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from '../supervisor/watchdog';
-import { DEFAULT_IDLE_TTL_SECONDS } from '../on-demand/on-demand-settings';
+import { defaultIdleTtl } from '../on-demand/on-demand-settings';
 import { ResidencyState } from '../on-demand/residency-state';
 import { unloadRefusal } from '../on-demand/unload-refusal';
 import { mlxInstanceTypeProblem } from '../mlx/mlx-instance-type';
@@ -97,7 +97,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let historyWarnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
-  const idleTtlSeconds = options.idleTtlSeconds ?? (() => DEFAULT_IDLE_TTL_SECONDS);
+  const idleTtlSeconds = options.idleTtlSeconds ?? defaultIdleTtl;
   /** When the clock last renewed the snapshot for an idle countdown (minutes move slowly). */
   let countdownRenewedAt = 0;
 
