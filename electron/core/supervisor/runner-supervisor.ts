@@ -25,6 +25,7 @@ import {
   type Task,
   type TaskStatus,
 } from '../../../shared/runner-protocol';
+import type { PendingCancelState } from '../../../shared/instance-vocabulary';
 import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
 import { LogTail } from '../process/log-tail';
@@ -46,7 +47,7 @@ type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
 export { WEDGED_GPU_ADVICE, type DownCause, type RestartPolicy } from './runner-restart-decision';
 
 const EXIT_CAUSES: Record<DownCause, RunnerExitCause> = {
-  crashed: 'crash',
+  crashed: 'crashed',
   stuck: 'stuck',
   fast_synch_mismatch: 'startup_failed',
   startup_failed: 'startup_failed',
@@ -132,7 +133,7 @@ export interface InProgressTask {
 
 export interface PendingCancel {
   taskId: string;
-  state: 'held' | 'sent';
+  state: PendingCancelState;
   since: number;
 }
 
