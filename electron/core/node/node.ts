@@ -85,6 +85,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   });
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();
+  /**
+   * Deleted or unloaded instances whose runner has not exited yet: every view lists them
+   * as stopping (their runner's state), and the fit check counts their memory as used,
+   * until the exit; then they go.
+   */
+  const stoppingInstances = new Map<string, Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
   const endedListeners = new Set<(ended: EndedRequest) => void>();
@@ -142,7 +148,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       at: Date.now(),
       version: options.version ?? '0.0.0',
       apiBaseUrl,
-      instances: [...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })), ...exoView.instances],
+      instances: [
+        ...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })),
+        ...[...stoppingInstances.values()].map((i) => ({ ...i.snapshot(now), pacing: null })),
+        ...exoView.instances,
+      ],
       warnings: [...warnings, ...exoView.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },
@@ -154,6 +164,21 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   }
 
   const rejectedInputs: Record<string, number> = {};
+
+  /** Stops an instance taken out of service, shown as stopping until its runner has exited. */
+  async function disposeShown(instance: Instance, error: NodeError): Promise<void> {
+    stoppingInstances.set(instance.id, instance);
+    try {
+      // Its requests end now; its runner's state says stopping until the process is gone.
+      const disposed = instance.dispose(error);
+      changed();
+      await disposed;
+    } finally {
+      stoppingInstances.delete(instance.id);
+      undisposed.delete(instance);
+      changed();
+    }
+  }
 
   /** Recomputes the warnings from the state and records the ones raised and cleared. */
   function updateWarnings(): void {
@@ -419,10 +444,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       instances.delete(instanceId);
       pacing.remove(instanceId);
       eventLog.record({ kind: 'instance_deleted', instanceId });
-      changed();
-      await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
-      undisposed.delete(instance);
-      changed();
+      await disposeShown(instance, new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
     },
 
     async unloadInstance(instanceId, reason) {
@@ -437,10 +459,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         instanceId,
         data: { model: instance.model.id, reason, idleMs: Math.round(now - instance.residency.lastUsedAt), memoryBytes: instance.residency.memoryBytes },
       });
-      changed();
-      await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was unloaded`, 503));
-      undisposed.delete(instance);
-      changed();
+      await disposeShown(instance, new NodeError('instance_deleted', `instance ${instanceId} was unloaded`, 503));
     },
 
     setResidency(instanceId, update) {
