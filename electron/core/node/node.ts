@@ -41,6 +41,7 @@ import type { TokenGap } from '../sharing/decode-timing';
 import type { BusyNeighbour } from '../sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../../shared/sharing-policy';
 import { PacingController, pacingSnapshot } from '../pacing/pacing-controller';
+import { WarningDiff } from '../app-state/warning-diff';
 import { pacedRunnerOf } from '../pacing/paced-instance';
 
 export interface NodeInternals {
@@ -99,7 +100,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
   let exoView: ExoSnapshotPart = NO_EXO;
   let exoProcess: ExoProcessState | null = null;
-  let warnings: Warning[] = [];
+  // Every part's warnings, local and exo alike, through one diff into the event log.
+  const warningDiff = new WarningDiff((event) => eventLog.record(event));
   let historyWarnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
@@ -153,7 +155,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         ...[...stoppingInstances.values()].map((i) => ({ ...i.snapshot(now), pacing: null })),
         ...exoView.instances,
       ],
-      warnings: [...warnings, ...exoView.warnings],
+      warnings: [...warningDiff.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },
       mlx: mlxRuntime,
@@ -180,7 +182,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     }
   }
 
-  /** Recomputes the warnings from the state and records the ones raised and cleared. */
+  /** Recomputes the warnings from the state (exo's included) and records the ones raised and cleared. */
   function updateWarnings(): void {
     const placed = [...instances.values()].map((i) => ({
       id: i.id,
@@ -202,13 +204,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     }
     const exoMismatch = exoProcess ? exoFastSynchMismatchWarning(exoProcess) : null;
     if (exoMismatch) next.push(exoMismatch);
-    next.push(...historyWarnings);
-    const key = (w: Warning) => `${w.code}:${w.instanceIds.join(',')}`;
-    const before = new Set(warnings.map(key));
-    const after = new Set(next.map(key));
-    for (const w of next) if (!before.has(key(w))) eventLog.record({ kind: 'warning_raised', data: { code: w.code, instanceIds: w.instanceIds } });
-    for (const w of warnings) if (!after.has(key(w))) eventLog.record({ kind: 'warning_cleared', data: { code: w.code, instanceIds: w.instanceIds } });
-    warnings = next;
+    next.push(...historyWarnings, ...exoView.warnings);
+    warningDiff.update(next);
   }
 
   function findModel(id: string): CatalogModel {
