@@ -79,6 +79,21 @@ export default tseslint.config(
     },
   },
   { files: ['renderer/**/*.ts', 'renderer/**/*.tsx'], ...reactHooks.configs.flat.recommended },
+  {
+    // The serving rule (RunnerReady | RunnerRunning) is written once, in shared/instance-state.ts:
+    // a type-aware rule, not a text search, so a `case` in any form is found.
+    name: 'exobar/facts/serving-rule',
+    files: ['electron/**/*.ts', 'renderer/**/*.ts', 'renderer/**/*.tsx', 'bench/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "SwitchCase > Literal.test[value=/^Runner(Ready|Running)$/]",
+          message: 'Which runner statuses serve is the serving rule: use isServingStatus (shared/instance-state.ts).',
+        },
+      ],
+    },
+  },
   ...BOUNDARIES.map(({ name, files, ignores, patterns }) => ({
     name: `exobar/boundaries/${name}`,
     files,

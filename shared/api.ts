@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { FitCheck } from './fit-check';
 import type { InstanceLifecycle } from './instance-state';
 import { TtlSecondsSchema } from './residency';
-import { FastSynchOverrideSchema, InstanceTypeSchema } from './instance-vocabulary';
+import { FastSynchOverrideSchema, InstanceTypeSchema, type Engine, type InstanceType } from './instance-vocabulary';
 import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 import { EXO_API_PORT, EXOBAR_API_PORT } from './addresses';
 
@@ -59,16 +59,25 @@ export const ExoAttachRequestSchema = z.strictObject({ url: z.string().min(1).ma
 export type ExoAttachRequest = z.input<typeof ExoAttachRequestSchema>;
 
 /** What testing an exo address found (GET /api/exo/probe, and the attach's answer). */
-export type ExoProbeAnswer =
-  { ok: true; url: string; nodeId: string; /** Macs in exo's topology, when it said. */ nodes: number | null } | { ok: false; url: string; error: string };
+export const ExoProbeAnswerSchema = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    url: z.string(),
+    nodeId: z.string(),
+    /** Macs in exo's topology, when it said. */
+    nodes: z.number().int().nonnegative().nullable(),
+  }),
+  z.object({ ok: z.literal(false), url: z.string(), error: z.string() }),
+]);
+export type ExoProbeAnswer = z.infer<typeof ExoProbeAnswerSchema>;
 
 /** The safe pair launch plan (GET /api/launch/safe-pair). */
 export interface SafePairPlanEntry {
   model: string;
   modelName: string;
-  engine: 'sim' | 'mlx';
+  engine: Engine;
   simulated: boolean;
-  instanceType: 'ring' | 'jaccl';
+  instanceType: InstanceType;
   fastSynch: boolean;
   fastSynchReason: string;
   /** The model's memory: what the launch adds when it starts a new instance (counted in `memory.requiredBytes`). */
@@ -123,10 +132,11 @@ export const LaunchSafePairRequestSchema = z.strictObject({
   acknowledgeRisk: z.boolean().default(false),
 });
 
-/** OpenAI's error shape; every error answer of the API uses it. */
-export interface ApiErrorBody {
-  error: { message: string; type: string; code: string | null; param?: string | null };
-}
+/** OpenAI's error shape; every error answer of the API uses it (and every client reads it through this schema). */
+export const ApiErrorBodySchema = z.object({
+  error: z.looseObject({ message: z.string(), type: z.string(), code: z.string().nullable(), param: z.string().nullable().optional() }),
+});
+export type ApiErrorBody = z.infer<typeof ApiErrorBodySchema>;
 
 /** The menu bar title's choices (settings `menuBarTitle`). */
 export const MenuBarTitleSchema = z.enum(['ttft', 'tokens_per_second', 'nothing']);
@@ -245,11 +255,13 @@ export const SettingsSchema = z.object({
   onDemand: z
     .strictObject({
       enabled: z.boolean().default(true),
+      // The one home of this default (30 minutes, LM Studio's and oMLX's order of magnitude): every other part reads it from here.
       idleTtlSeconds: TtlSecondsSchema.default(1800),
       maxModels: z.number().int().min(1).max(64).nullable().default(null),
       maxBytes: z.number().int().positive().nullable().default(null),
     })
-    .default({ enabled: true, idleTtlSeconds: 1800, maxModels: null, maxBytes: null }),
+    // The section's defaults are its fields' own (parsed from {}), not written a second time.
+    .prefault({}),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 

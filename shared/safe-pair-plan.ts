@@ -11,6 +11,7 @@
 import { defaultSettings, type SafePairPlan, type SafePairPlanEntry, type Settings } from './api';
 import type { CatalogModel } from './catalog';
 import type { InstanceLifecycle } from './instance-state';
+import type { InstanceType } from './instance-vocabulary';
 import { decideFastSynch, sharedGpuWarnings, type PlacedInstance } from './fast-synch-policy';
 
 const GiB = 1024 ** 3;
@@ -30,7 +31,7 @@ export const MEMORY_BLOCKER = 'Not enough memory';
 export interface RunningInstanceInfo {
   id: string;
   model: string;
-  instanceType: 'ring' | 'jaccl';
+  instanceType: InstanceType;
   /** The fast-synch value the instance's runner has (decided by the policy). */
   fastSynch: boolean;
   /** Why, as the snapshot says it; used as the plan entry's reason when the instance is reused. */

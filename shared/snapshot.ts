@@ -15,7 +15,7 @@
  * views expect, while a missing or malformed known field is an error the page shows.
  */
 import { z } from 'zod';
-import { FastSynchOverrideSchema, InstanceTypeSchema } from './instance-vocabulary';
+import { DownCauseSchema, EngineSchema, FastSynchOverrideSchema, InstanceTypeSchema, PendingCancelStateSchema, type InstanceType } from './instance-vocabulary';
 import { ExoProcessStateSchema } from './exo-process';
 import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo-snapshot';
 import { ResidencySchema } from './residency';
@@ -25,12 +25,9 @@ import { InstanceSharingSchema } from './sharing';
 const epochMs = z.number().finite();
 const ms = z.number().finite();
 
-export { FastSynchOverrideSchema, InstanceTypeSchema };
-export type InstanceType = z.infer<typeof InstanceTypeSchema>;
+export { EngineSchema, FastSynchOverrideSchema, InstanceTypeSchema, type InstanceType };
 export type FastSynchOverride = z.infer<typeof FastSynchOverrideSchema>;
 
-/** The engine a local runner runs (shared/catalog.ts's Engine). */
-export const EngineSchema = z.enum(['sim', 'mlx']);
 
 /**
  * Where a request is, as the node sees it.
@@ -74,7 +71,7 @@ export type PrefillSnapshot = z.infer<typeof PrefillSnapshotSchema>;
 export const PendingCancelSnapshotSchema = z.object({
   requestId: z.string(),
   /** held: the runner has not acknowledged the task yet; sent: written, not yet confirmed. */
-  state: z.enum(['held', 'sent']),
+  state: PendingCancelStateSchema,
   ageMs: ms,
 });
 export type PendingCancelSnapshot = z.infer<typeof PendingCancelSnapshotSchema>;
@@ -148,8 +145,8 @@ export const RUNNER_STATES = [
 export const RunnerStateSchema = z.enum(RUNNER_STATES);
 export type RunnerState = z.infer<typeof RunnerStateSchema>;
 
-/** Why a runner went down: crashed, found stuck by the watchdog, failed to start, or stopped on purpose. */
-export const RunnerExitCauseSchema = z.enum(['crash', 'stuck', 'startup_failed', 'stopped']);
+/** Why a runner went down (shared/instance-vocabulary.ts's words; a fast-synch mismatch is a startup failure here). */
+export const RunnerExitCauseSchema = DownCauseSchema.exclude(['fast_synch_mismatch']);
 export type RunnerExitCause = z.infer<typeof RunnerExitCauseSchema>;
 
 export const RunnerExitSnapshotSchema = z.object({

@@ -54,10 +54,10 @@ describe('operator alerts', () => {
   });
 
   it('a restart after a crash is told apart from one after the runner was stuck, by the exit’s cause', () => {
-    const before = snapshot({ instances: [instance('a', { modelName: 'A', runner: { lastExit: exit('crash', 'crashed', 10) } })] });
+    const before = snapshot({ instances: [instance('a', { modelName: 'A', runner: { lastExit: exit('crashed', 'crashed', 10) } })] });
     const crashed = snapshot({
       at: 20,
-      instances: [instance('a', { modelName: 'A', runner: { state: 'restarting', restartAt: 2020, lastExit: exit('crash', 'crashed', 20) } })],
+      instances: [instance('a', { modelName: 'A', runner: { state: 'restarting', restartAt: 2020, lastExit: exit('crashed', 'crashed', 20) } })],
     });
     expect(operatorAlerts(before, crashed)).toMatchObject([
       { kind: 'runner_restarted', title: 'A stopped and was restarted', body: 'crashed (signal SIGKILL). Restart 1 in 2 s.' },

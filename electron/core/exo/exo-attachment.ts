@@ -20,6 +20,7 @@ import { createExoServing, type ExoServing } from './proxy/exo-serving';
 import type { ApiRoute } from '../api/route-types';
 import type { ProxiedRequest } from './proxy/exo-traffic';
 import type { StallThresholds } from './stall/exo-stall-warnings';
+import { defaultIdleTtl } from '../on-demand/on-demand-settings';
 
 /** exo's log folder on this machine, by exo's rules for its environment (exo-home.ts): exo.log and runner_log/. */
 export function defaultExoLogDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -46,7 +47,7 @@ export interface ExoAttachmentOptions {
   holdEnabled?: () => boolean;
   /** The setting `exo.placeOnDemand` (off: a downloaded, unplaced model's request is answered 404 with how to place it). */
   placeOnDemand?: () => boolean;
-  /** The default idle time to live of an instance exobar placed on demand, seconds (`onDemand.idleTtlSeconds`); null never. Default 30 min. */
+  /** The default idle time to live of an instance exobar placed on demand, seconds (`onDemand.idleTtlSeconds`); null never. Default: that setting's default. */
   idleTtlSeconds?: () => number | null;
   /** Hears each placement on demand, its deletion when idle, and a refusal (the request log, the event log). */
   onPlacement?: (event: ExoPlacementEvent) => void;
@@ -107,7 +108,7 @@ export class ExoAttachment {
       ...options.placer,
       url: () => this.url,
       fastSynchOf: (nodeId) => this.fastSynchOf(nodeId),
-      idleTtlSeconds: options.idleTtlSeconds ?? (() => 1800),
+      idleTtlSeconds: options.idleTtlSeconds ?? defaultIdleTtl,
       busy: (model) => this.serving.traffic.active().some((r) => r.model === model),
       onEvent: (event) => {
         options.onPlacement?.(event);

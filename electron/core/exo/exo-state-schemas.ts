@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { BytesSchema, exoObject, maybe } from './exo-schema-helpers';
+import type { InstanceType } from '../../../shared/instance-vocabulary';
 
 const int = z.number().int();
 
@@ -94,7 +95,7 @@ export const EXO_TASK_KINDS = [
 ] as const;
 
 /** Instance kinds and the instanceType each means. */
-export const EXO_INSTANCE_KINDS: Readonly<Record<string, 'ring' | 'jaccl'>> = {
+export const EXO_INSTANCE_KINDS: Readonly<Record<string, InstanceType>> = {
   MlxRingInstance: 'ring',
   MlxJacclInstance: 'jaccl',
 };

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { EXO_RUNNER_STATUSES, type ExoRunnerDiagnostic } from '../../../shared/exo-snapshot';
+import type { InstanceType } from '../../../shared/instance-vocabulary';
 import { firstIssue, isPlainObject, untag } from './exo-schema-helpers';
 import {
   DiagnosticBodySchema,
@@ -45,7 +46,7 @@ export interface ExoInstance {
   /** exo's tag: MlxRingInstance, MlxJacclInstance, or one exobar does not know. */
   kind: string;
   known: boolean;
-  instanceType: 'ring' | 'jaccl' | null;
+  instanceType: InstanceType | null;
   modelId: string;
   sharding: 'Pipeline' | 'Tensor' | null;
   /** Rank order. */

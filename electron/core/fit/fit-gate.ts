@@ -4,7 +4,7 @@
  * unless the operator acknowledged the memory risk. Shared by every local launch path.
  */
 import type { CatalogModel } from '../../../shared/catalog';
-import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
+import { localInstances } from '../../../shared/instance-state';
 import type { FitCheck } from '../../../shared/fit-check';
 import type { Snapshot } from '../../../shared/snapshot';
 import { NodeError } from '../node/node-types';
@@ -15,10 +15,13 @@ export type FitChecker = (input: Pick<FitForLaunchInput, 'models' | 'running' | 
 
 export const defaultFitChecker: FitChecker = (input) => fitForLaunch(input);
 
-/** The catalog models of the local instances that hold memory now (everything not stopped). */
+/**
+ * The catalog models of the local instances that hold memory now: every one whose runner
+ * has not exited, a stopping one included (its weights stay until its process is gone).
+ */
 export function runningModels(snapshot: Snapshot, catalog: readonly CatalogModel[]): CatalogModel[] {
   return localInstances(snapshot)
-    .filter((i) => instanceLifecycle(i) !== 'stopping')
+    .filter((i) => i.runner.state !== 'stopped')
     .map((i) => catalog.find((m) => m.id === i.model))
     .filter((m): m is CatalogModel => m !== undefined);
 }

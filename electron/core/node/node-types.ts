@@ -176,7 +176,7 @@ export interface NodeOptions {
   restart?: Partial<{ baseDelayMs: number; maxDelayMs: number; maxRestarts: number; windowMs: number }>;
   /**
    * The idle time to live of an instance that has none of its own, seconds (null: never),
-   * read when asked so a settings change applies at once. Default 30 minutes.
+   * read when asked so a settings change applies at once. Default: the settings schema's `onDemand.idleTtlSeconds`.
    */
   idleTtlSeconds?: () => number | null;
   /** Keep generated text in the runners' stdout logs (a debug setting; off: only token lengths). */

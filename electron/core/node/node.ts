@@ -33,7 +33,7 @@ import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { ratePriorFor } from '../supervisor/runner-rates';
 import { RunnerRegistry } from '../supervisor/runner-registry';
 import { DEFAULT_WATCHDOG_LIMITS, type WatchdogLimits } from '../supervisor/watchdog';
-import { DEFAULT_IDLE_TTL_SECONDS } from '../on-demand/on-demand-settings';
+import { defaultIdleTtl } from '../on-demand/on-demand-settings';
 import { ResidencyState } from '../on-demand/residency-state';
 import { unloadRefusal } from '../on-demand/unload-refusal';
 import { mlxInstanceTypeProblem } from '../mlx/mlx-instance-type';
@@ -41,6 +41,7 @@ import type { TokenGap } from '../sharing/decode-timing';
 import type { BusyNeighbour } from '../sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../../shared/sharing-policy';
 import { PacingController, pacingSnapshot } from '../pacing/pacing-controller';
+import { WarningDiff } from '../app-state/warning-diff';
 import { pacedRunnerOf } from '../pacing/paced-instance';
 
 export interface NodeInternals {
@@ -85,6 +86,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   });
   /** Instances until their runner is disposed: deleted ones whose runner is still stopping included. */
   const undisposed = new Set<Instance>();
+  /**
+   * Deleted or unloaded instances whose runner has not exited yet: every view lists them
+   * as stopping (their runner's state), and the fit check counts their memory as used,
+   * until the exit; then they go.
+   */
+  const stoppingInstances = new Map<string, Instance>();
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
   const endedListeners = new Set<(ended: EndedRequest) => void>();
@@ -93,11 +100,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
   let exoView: ExoSnapshotPart = NO_EXO;
   let exoProcess: ExoProcessState | null = null;
-  let warnings: Warning[] = [];
+  // Every part's warnings, local and exo alike, through one diff into the event log.
+  const warningDiff = new WarningDiff((event) => eventLog.record(event));
   let historyWarnings: Warning[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
-  const idleTtlSeconds = options.idleTtlSeconds ?? (() => DEFAULT_IDLE_TTL_SECONDS);
+  const idleTtlSeconds = options.idleTtlSeconds ?? defaultIdleTtl;
   /** When the clock last renewed the snapshot for an idle countdown (minutes move slowly). */
   let countdownRenewedAt = 0;
 
@@ -142,8 +150,12 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       at: Date.now(),
       version: options.version ?? '0.0.0',
       apiBaseUrl,
-      instances: [...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })), ...exoView.instances],
-      warnings: [...warnings, ...exoView.warnings],
+      instances: [
+        ...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })),
+        ...[...stoppingInstances.values()].map((i) => ({ ...i.snapshot(now), pacing: null })),
+        ...exoView.instances,
+      ],
+      warnings: [...warningDiff.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },
       mlx: mlxRuntime,
@@ -155,7 +167,22 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
   const rejectedInputs: Record<string, number> = {};
 
-  /** Recomputes the warnings from the state and records the ones raised and cleared. */
+  /** Stops an instance taken out of service, shown as stopping until its runner has exited. */
+  async function disposeShown(instance: Instance, error: NodeError): Promise<void> {
+    stoppingInstances.set(instance.id, instance);
+    try {
+      // Its requests end now; its runner's state says stopping until the process is gone.
+      const disposed = instance.dispose(error);
+      changed();
+      await disposed;
+    } finally {
+      stoppingInstances.delete(instance.id);
+      undisposed.delete(instance);
+      changed();
+    }
+  }
+
+  /** Recomputes the warnings from the state (exo's included) and records the ones raised and cleared. */
   function updateWarnings(): void {
     const placed = [...instances.values()].map((i) => ({
       id: i.id,
@@ -177,13 +204,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     }
     const exoMismatch = exoProcess ? exoFastSynchMismatchWarning(exoProcess) : null;
     if (exoMismatch) next.push(exoMismatch);
-    next.push(...historyWarnings);
-    const key = (w: Warning) => `${w.code}:${w.instanceIds.join(',')}`;
-    const before = new Set(warnings.map(key));
-    const after = new Set(next.map(key));
-    for (const w of next) if (!before.has(key(w))) eventLog.record({ kind: 'warning_raised', data: { code: w.code, instanceIds: w.instanceIds } });
-    for (const w of warnings) if (!after.has(key(w))) eventLog.record({ kind: 'warning_cleared', data: { code: w.code, instanceIds: w.instanceIds } });
-    warnings = next;
+    next.push(...historyWarnings, ...exoView.warnings);
+    warningDiff.update(next);
   }
 
   function findModel(id: string): CatalogModel {
@@ -419,10 +441,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       instances.delete(instanceId);
       pacing.remove(instanceId);
       eventLog.record({ kind: 'instance_deleted', instanceId });
-      changed();
-      await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
-      undisposed.delete(instance);
-      changed();
+      await disposeShown(instance, new NodeError('instance_deleted', `instance ${instanceId} was stopped`, 503));
     },
 
     async unloadInstance(instanceId, reason) {
@@ -437,10 +456,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         instanceId,
         data: { model: instance.model.id, reason, idleMs: Math.round(now - instance.residency.lastUsedAt), memoryBytes: instance.residency.memoryBytes },
       });
-      changed();
-      await instance.dispose(new NodeError('instance_deleted', `instance ${instanceId} was unloaded`, 503));
-      undisposed.delete(instance);
-      changed();
+      await disposeShown(instance, new NodeError('instance_deleted', `instance ${instanceId} was unloaded`, 503));
     },
 
     setResidency(instanceId, update) {

@@ -41,7 +41,7 @@ describe('runner failures', () => {
     const exitedAt = events.find((e) => e.kind === 'runner_exited')!.t;
     const failedAt = events.filter((e) => e.kind === 'request_failed').map((e) => e.t);
     for (const t of failedAt) expect(t - exitedAt).toBeLessThan(2000);
-    expect(localInstances(node.snapshot())[0]!.runner.lastExit).toMatchObject({ cause: 'crash', exitCode: 1 });
+    expect(localInstances(node.snapshot())[0]!.runner.lastExit).toMatchObject({ cause: 'crashed', exitCode: 1 });
 
     const instanceId = localInstances(node.snapshot())[0]!.id;
     await node.waitForReady(instanceId, 20_000);

@@ -36,6 +36,6 @@ describe("the runner's words", () => {
     expect(outcome).toMatchObject({ type: 'failed', error: { message: expect.stringContaining(WORDS) } });
     const runner = localInstances(fixture.node.snapshot())[0]!.runner;
     expect(runner.state).toBe('restarting');
-    expect(runner.lastExit).toMatchObject({ cause: 'crash', exitCode: 1, message: expect.stringContaining('Metal: out of memory') });
+    expect(runner.lastExit).toMatchObject({ cause: 'crashed', exitCode: 1, message: expect.stringContaining('Metal: out of memory') });
   });
 });

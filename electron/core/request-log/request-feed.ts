@@ -6,7 +6,7 @@
  * Nothing here measures a second time.
  */
 import { hostname } from 'node:os';
-import type { CancelledBy, RequestRecord } from '../../../shared/request-record';
+import type { RequestRecord } from '../../../shared/request-record';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ExoTraffic, ProxiedRequest } from '../exo/proxy/exo-traffic';
 import { ExoTraffic as ExoTrafficClass } from '../exo/proxy/exo-traffic';
@@ -56,26 +56,6 @@ export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
   };
 }
 
-/** Who cancelled a proxied request, from the proxy's words for it. */
-function exoCancelledBy(reason: string | null): CancelledBy | null {
-  if (reason == null) return null;
-  if (/client went away/.test(reason)) return 'client_disconnect';
-  if (/POST \/v1\/cancel/.test(reason)) return 'cancel_api';
-  return 'exobar';
-}
-
-/** A proxied request's failure as a code, from the proxy's words for it. */
-export function exoErrorCode(reason: string | null): string {
-  if (reason == null) return 'exo_error';
-  if (/could not be reached/.test(reason)) return 'exo_unreachable';
-  if (/sent no answer within/.test(reason)) return 'exo_timeout';
-  if (/closed the connection/.test(reason)) return 'exo_connection_lost';
-  const status = /exo answered (\d{3})/.exec(reason);
-  if (status) return `exo_http_${status[1]}`;
-  if (/^exo reported/.test(reason)) return 'exo_reported_error';
-  return 'exo_error';
-}
-
 /** Where an exo instance shows in the snapshot: exobar's id for it and the Mac that serves it (rank 0). */
 function exoPlace(snapshot: Snapshot, exoInstanceId: string | null): { instance: string | null; node: string | null } {
   if (exoInstanceId == null) return { instance: null, node: null };
@@ -113,8 +93,9 @@ export function exoRecord(r: ProxiedRequest, place: { instance: string | null; n
     decodeTokensPerSecond: rateOrNull(r.decodeTokensPerSecond) ?? rateOrNull(stats?.generation_tps),
     itlP95Ms: rateOrNull(r.itlP95Ms),
     outcome,
-    cancelledBy: outcome === 'cancelled' ? exoCancelledBy(r.reason) : null,
-    errorCode: outcome === 'failed' ? exoErrorCode(r.reason) : null,
+    // The codes the proxy decided where the request ended (proxied-request-state.ts), never parsed from its words.
+    cancelledBy: outcome === 'cancelled' ? (r.cancelledBy ?? 'exobar') : null,
+    errorCode: outcome === 'failed' ? (r.errorCode ?? 'exo_error') : null,
   };
 }
 

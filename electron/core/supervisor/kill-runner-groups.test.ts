@@ -1,9 +1,9 @@
 /**
  * The last-resort kill reaches the runners alive now, read from the supervisors: a
- * runner still stopping after its instance left the snapshot included.
+ * runner still stopping (its instance listed as stopping until the runner exits) included.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { localInstances } from '../../../shared/instance-state';
+import { instanceLifecycle, localInstances } from '../../../shared/instance-state';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 import { processAlive } from '../../../test/support/process-alive';
 import { killRunnerGroups } from './kill-runner-groups';
@@ -26,8 +26,8 @@ describe('kill runner groups from live pids', () => {
 
     process.kill(pid, 'SIGSTOP');
     const deleting = node.deleteInstance(id);
-    await eventually(() => node.snapshot().instances.length === 0, 5_000, 'instance gone from the snapshot');
-    // Gone from the snapshot, still alive: a kill from the snapshot would miss it.
+    // Stopping, still alive: listed as stopping in the snapshot and in the live pids.
+    await eventually(() => node.snapshot().instances.some((i) => i.id === id && instanceLifecycle(i) === 'stopping'), 5_000, 'instance stopping');
     expect(processAlive(pid)).toBe(true);
     expect(node.runnerPids()).toEqual([pid]);
 
@@ -35,6 +35,8 @@ describe('kill runner groups from live pids', () => {
     await deleting;
     await eventually(() => !processAlive(pid), 5_000, 'runner killed');
     expect(node.runnerPids()).toEqual([]);
+    // Its runner gone, it has left the snapshot.
+    expect(node.snapshot().instances).toEqual([]);
   });
 
   it('counts a pid that is already gone as not signalled', () => {

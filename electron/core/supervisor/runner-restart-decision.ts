@@ -5,11 +5,12 @@
  * needs the operator; a crash (or a stuck runner safely gone) restarts with backoff
  * until the failure cap within the window (the process kit's restart policy).
  */
+import type { DownCause } from '../../../shared/instance-vocabulary';
 import type { RunnerState } from '../../../shared/snapshot';
 import { restartVerdict, type RestartLimits } from '../process/restart-policy';
 
-/** Why a runner went down; decides the error its in-flight requests get. */
-export type DownCause = 'crashed' | 'stuck' | 'fast_synch_mismatch' | 'startup_failed' | 'stopped';
+/** Why a runner went down (shared/instance-vocabulary.ts); decides the error its in-flight requests get. */
+export type { DownCause };
 
 export interface RestartPolicy extends RestartLimits {
   /** The window the failures (crash or stuck) are counted in (default 10 minutes), whatever succeeded between them. */

@@ -95,7 +95,7 @@ describe('runner state machine with a real runner process', () => {
     r.generate();
     await r.waitState('restarting');
     expect(r.supervisor.restartAt).toBeGreaterThan(Date.now() - 1000);
-    expect(r.supervisor.lastExit).toMatchObject({ cause: 'crash', exitCode: 1 });
+    expect(r.supervisor.lastExit).toMatchObject({ cause: 'crashed', exitCode: 1 });
     expect(r.events.find((e) => e.type === 'down')).toMatchObject({ cause: 'crashed', willRestartInMs: 50 });
     await r.waitState('ready');
     r.generate();
@@ -117,7 +117,7 @@ describe('runner state machine with a real runner process', () => {
       'down>failed',
     ]);
     const reasons = r.supervisor.transitionLog.accepted.filter((c) => c.to === 'starting').map((c) => c.reason);
-    expect(reasons).toEqual(['started', 'restart after crash']);
+    expect(reasons).toEqual(['started', 'restart after crashed']);
   });
 
   it('the retry of a failed runner starts over', async () => {

@@ -5,7 +5,8 @@
  * caller wait for a generation task's acknowledgement. A runner busy with a long
  * prefill acknowledges only when its step ends; exo's worker awaited that ack inside
  * the one planning loop of the node and stalled every other model for ~15 s.
- * So generation tasks are recorded in `inProgress` and written at once; lifecycle
+ * So generation tasks are recorded in the task ledger (task-ledger.ts, with the
+ * held→sent rule of cancels) and written at once; lifecycle
  * steps (hello, load, warm-up) are awaited only inside this supervisor's own flow,
  * each with a deadline.
  */
@@ -27,6 +28,7 @@ import {
 } from '../../../shared/runner-protocol';
 import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
+import { TaskLedger, type InProgressTask, type PendingCancel } from './task-ledger';
 import { LogTail } from '../process/log-tail';
 import { RunnerProcess, type RunnerExit } from './runner-process';
 import { FailureWindow } from '../process/restart-policy';
@@ -46,7 +48,7 @@ type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
 export { WEDGED_GPU_ADVICE, type DownCause, type RestartPolicy } from './runner-restart-decision';
 
 const EXIT_CAUSES: Record<DownCause, RunnerExitCause> = {
-  crashed: 'crash',
+  crashed: 'crashed',
   stuck: 'stuck',
   fast_synch_mismatch: 'startup_failed',
   startup_failed: 'startup_failed',
@@ -118,23 +120,7 @@ export type SupervisorEvent =
   /** A transition the table refused: a supervisor bug, logged and kept for the bundle. */
   | ({ type: 'state_refused' } & RunnerStateChange);
 
-export interface InProgressTask {
-  task: GenerationTask;
-  sentAt: number;
-  acknowledgedAt: number | null;
-  tokens: number;
-  /** Prompt tokens as the node counts them (the runner's tokenizer may differ a little). */
-  promptTokens: number;
-  /** Prompt tokens the runner reported prefilled. */
-  processed: number;
-  lastTokenAt: number | null;
-}
-
-export interface PendingCancel {
-  taskId: string;
-  state: 'held' | 'sent';
-  since: number;
-}
+export type { InProgressTask, PendingCancel } from './task-ledger';
 
 class LifecycleAbort extends Error {}
 
@@ -157,8 +143,8 @@ export class RunnerSupervisor {
   reportedFastSynch: boolean | null = null;
   /** The protocol version the current runner said in its hello; null before it. */
   protocolVersion: number | null = null;
-  readonly inProgress = new Map<string, InProgressTask>();
-  readonly pendingCancels = new Map<string, PendingCancel>();
+  /** The generation tasks in progress and their pending cancels (task-ledger.ts). */
+  private readonly ledger = new TaskLedger();
   readonly logs: { stdout: LogTail; stderr: LogTail };
 
   private process: RunnerProcess | null = null;
@@ -265,18 +251,9 @@ export class RunnerSupervisor {
    * once: the acknowledgement comes later as an event (exo's fix for the stalled worker).
    */
   submitGeneration(task: GenerationTask): void {
-    const entry: InProgressTask = {
-      task,
-      sentAt: performance.now(),
-      acknowledgedAt: null,
-      tokens: 0,
-      promptTokens: countPromptTokens(task.params.messages),
-      processed: 0,
-      lastTokenAt: null,
-    };
     // Only work reaching an idle runner starts the clock; more work never resets it.
     const wasIdle = this.currentWork() === null;
-    this.inProgress.set(task.taskId, entry);
+    this.ledger.add(task, countPromptTokens(task.params.messages));
     if (wasIdle) this.watchdog.workStartedWhileIdle();
     this.machine.transition('running', 'requests in progress');
     this.process?.send(task);
@@ -288,16 +265,20 @@ export class RunnerSupervisor {
    * Acknowledged: sent at once, pending until the runner confirms.
    */
   cancel(taskId: string): boolean {
-    const entry = this.inProgress.get(taskId);
-    if (!entry) return false;
-    if (this.pendingCancels.has(taskId)) return true;
-    if (entry.acknowledgedAt === null) {
-      this.pendingCancels.set(taskId, { taskId, state: 'held', since: performance.now() });
-      this.emit({ type: 'cancel_held', taskId });
-    } else {
-      this.sendCancel(taskId);
-    }
-    return true;
+    const step = this.ledger.cancel(taskId);
+    if (step === 'held') this.emit({ type: 'cancel_held', taskId });
+    else if (step === 'send') this.sendCancel(taskId);
+    return step !== 'unknown';
+  }
+
+  /** The generation tasks in progress, by task id. */
+  get inProgress(): ReadonlyMap<string, InProgressTask> {
+    return this.ledger.inProgress;
+  }
+
+  /** The cancels pending (held until the ack, or sent), by task id. */
+  get pendingCancels(): ReadonlyMap<string, PendingCancel> {
+    return this.ledger.pendingCancels;
   }
 
   /** Whether the current runner applies SetPrefillPacing (protocol 2 or later). */
@@ -510,12 +491,11 @@ export class RunnerSupervisor {
       case 'TaskAcknowledged': {
         const lifecycle = this.lifecycleWaiters.get(message.taskId);
         if (lifecycle) return lifecycle.ack();
-        const entry = this.inProgress.get(message.taskId);
-        if (!entry || entry.acknowledgedAt !== null) return;
-        entry.acknowledgedAt = performance.now();
+        const acked = this.ledger.acknowledged(message.taskId);
+        if (!acked) return;
         this.emit({ type: 'ack', taskId: message.taskId });
         // A cancel held while the runner could not know the task goes out now.
-        if (this.pendingCancels.get(message.taskId)?.state === 'held') this.sendCancel(message.taskId);
+        if (acked.sendHeldCancel) this.sendCancel(message.taskId);
         return;
       }
       case 'TaskStatusUpdated': {
@@ -524,12 +504,11 @@ export class RunnerSupervisor {
           if (message.status !== 'Running' && message.status !== 'Pending') lifecycle.done(message.status);
           return;
         }
-        if (!this.inProgress.has(message.taskId)) return;
+        if (!this.ledger.inProgress.has(message.taskId)) return;
         if (message.status === 'Running' || message.status === 'Pending') return;
-        this.inProgress.delete(message.taskId);
-        this.pendingCancels.delete(message.taskId);
+        this.ledger.ended(message.taskId);
         this.emit({ type: 'task_status', taskId: message.taskId, status: message.status });
-        if (this.inProgress.size === 0 && this.machine.state === 'running') this.machine.transition('ready', 'no request in progress');
+        if (this.ledger.inProgress.size === 0 && this.machine.state === 'running') this.machine.transition('ready', 'no request in progress');
         return;
       }
       case 'PrefillPacingApplied': {
@@ -542,7 +521,7 @@ export class RunnerSupervisor {
           this.lifecycleErrors.set(message.commandId, message.chunk.errorMessage);
           return;
         }
-        const entry = this.findByCommandId(message.commandId);
+        const entry = this.ledger.byCommandId(message.commandId);
         if (!entry) return;
         this.learnRates(entry, message.chunk, sinceLastLineMs, now);
         if (message.chunk.kind === 'TokenChunk') entry.tokens += 1;
@@ -552,13 +531,8 @@ export class RunnerSupervisor {
     }
   }
 
-  private findByCommandId(commandId: string): InProgressTask | undefined {
-    for (const entry of this.inProgress.values()) if (entry.task.commandId === commandId) return entry;
-    return undefined;
-  }
-
   private sendCancel(taskId: string): void {
-    this.pendingCancels.set(taskId, { taskId, state: 'sent', since: performance.now() });
+    this.ledger.cancelSent(taskId);
     this.process?.send({ kind: 'CancelTask', cancelledTaskId: taskId });
     this.emit({ type: 'cancel_sent', taskId });
   }
@@ -585,18 +559,16 @@ export class RunnerSupervisor {
   }
 
   private decodingCount(): number {
-    let n = 0;
-    for (const entry of this.inProgress.values()) if (entry.tokens > 0) n += 1;
-    return Math.min(MAX_BATCH, Math.max(1, n));
+    return Math.min(MAX_BATCH, Math.max(1, this.ledger.decoding()));
   }
 
   /** What the runner is working on, for the watchdog; null when it is idle (silence is normal then). */
   private currentWork(): WatchdogWork | null {
     if (!this.machine.in(UP_STATES)) return null;
     if (this.machine.in(STARTUP_STATES) || this.lifecycleTaskOpen) return { phase: 'lifecycle' };
-    if (this.inProgress.size === 0) return null;
+    if (this.ledger.inProgress.size === 0) return null;
     let prefillTokens = -1;
-    for (const entry of this.inProgress.values()) {
+    for (const entry of this.ledger.inProgress.values()) {
       if (entry.tokens > 0) continue;
       prefillTokens = Math.max(prefillTokens, Math.min(PREFILL_CHUNK_TOKENS, Math.max(0, entry.promptTokens - entry.processed)));
     }
@@ -677,9 +649,7 @@ export class RunnerSupervisor {
   }
 
   private failInFlight(cause: DownCause, message: string): void {
-    const lost = [...this.inProgress.keys()];
-    this.inProgress.clear();
-    this.pendingCancels.clear();
+    const lost = this.ledger.clear();
     for (const taskId of lost) this.emit({ type: 'task_lost', taskId, cause, message });
   }
 }

@@ -6,6 +6,7 @@
  * `exo_model_lost` warning that says what, where, when and why, and how to get it back.
  */
 import type { ExoClusterEvent, ExoEventCause, ExoEventNode } from '../../../../shared/exo-cluster-events';
+import type { InstanceType } from '../../../../shared/instance-vocabulary';
 import { SERVING_STATUSES, type ExoWarning } from '../exo-view';
 import type { ExoInstance, ExoRunnerStatus } from '../parse-exo-state';
 import { clockTime } from './event-words';
@@ -14,7 +15,7 @@ import { clockTime } from './event-words';
 export interface LostPlacement {
   /** exo's instance tag (MlxRingInstance, MlxJacclInstance). */
   kind: string;
-  instanceType: 'ring' | 'jaccl' | null;
+  instanceType: InstanceType | null;
   sharding: 'Pipeline' | 'Tensor' | null;
   /** How many Macs it spanned: exo's min_nodes. */
   nodeCount: number;

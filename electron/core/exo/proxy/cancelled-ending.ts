@@ -46,7 +46,7 @@ export function answerCancelled(ctx: RouteContext, record: ProxiedRequest, strea
  * answer (thrown as a 504). True when one of them answered; false leaves it to the caller.
  */
 export function answeredByLife(ctx: RouteContext, record: ProxiedRequest, life: ProxiedRequestState, stream: boolean): boolean {
-  if (life.state === 'cancelling') life.to('cancelled', CANCELLED_BY_POST);
+  if (life.state === 'cancelling') life.cancel('cancel_api', CANCELLED_BY_POST);
   if (life.state === 'cancelled') {
     answerCancelled(ctx, record, stream);
     return true;

@@ -24,14 +24,14 @@ export function cancelRoute(proxy: ExoProxyContext): (ctx: RouteContext) => Prom
     const call = record ? calls.get(record) : undefined;
     if (!record || !call || call.life.ended) return proxy.delegate(ctx);
     const { life } = call;
-    if (life.state === 'held' && hold.cancel(record, 'cancelled by POST /v1/cancel while held by exobar')) {
+    if (life.state === 'held' && hold.cancel(record, 'cancel_api', 'cancelled by POST /v1/cancel while held by exobar')) {
       ctx.json(200, { id, object: 'chat.completion.cancellation', cancelled: true, held_by_exobar: true, exo: null });
       return;
     }
     traffic.reconcile();
     if (!record.commandId) {
       // exo's command id is not known yet: closing the connection is exo's own cancel.
-      life.to('cancelled', `${CANCELLED_BY_POST} (connection to exo closed)`);
+      life.cancel('cancel_api', `${CANCELLED_BY_POST} (connection to exo closed)`);
       call.abort();
       ctx.json(200, { id, object: 'chat.completion.cancellation', cancelled: true, held_by_exobar: false, exo: null });
       return;

@@ -40,23 +40,21 @@ export async function proxyChat(
   ctx.res.on('close', () => {
     calls.delete(record);
     if (ctx.res.writableFinished) return;
-    if (life.state === 'held' && hold.cancel(record, 'the client went away while exobar held the request')) return;
+    if (life.state === 'held' && hold.cancel(record, 'client_disconnect', 'the client went away while exobar held the request')) return;
     if (!life.ended) {
       // exobar cancels for the client: exo would keep generating for nobody.
       traffic.reconcile();
-      life.to('cancelled', 'the client went away');
+      life.cancel('client_disconnect', 'the client went away');
       void cancelAtExo(record).catch(() => undefined);
     }
     call.abort();
   });
 
-  const admitted = hold.admit(record);
-  if (record.phase === 'held') life.to('held', 'the hold keeps it while its model prefills another stream');
   try {
-    await admitted;
+    await hold.admit(record, life);
   } catch (error) {
+    // Cancelled while held: the hold ended its life as cancelled.
     if (!(error instanceof HeldCancelled)) throw error;
-    life.to('cancelled', error.message);
   }
   if (life.ended) {
     // Cancelled before exo saw it: an empty answer that ends as cancelled.
@@ -64,8 +62,11 @@ export async function proxyChat(
     return;
   }
   if (ctx.res.destroyed) return;
-  if (record.sentAt == null) traffic.sent(record);
-  life.to('dispatched', 'sent to exo');
+  if (life.state !== 'dispatched') {
+    // Not held: it goes to exo now (a held one was let go, and dispatched, by the hold).
+    traffic.sent(record);
+    life.to('dispatched', 'sent to exo');
+  }
 
   const idle = idleTimer(call, record, proxy.idleMs);
   // Only the fields exo declares go to exo; the client is told which were left out.
@@ -83,8 +84,9 @@ export async function proxyChat(
     if (answeredByLife(ctx, record, life, stream)) return;
     if (life.ended) return;
     const cause = error instanceof Error ? error.message : String(error);
-    life.to('failed', `exo at ${record.upstreamUrl} could not be reached: ${cause}`);
-    throw new ApiError(502, 'exo_unreachable', `the exo node at ${record.upstreamUrl} could not be reached (${cause}); exobar keeps serving its local models`);
+    const failure = { code: 'exo_unreachable', message: `the exo node at ${record.upstreamUrl} could not be reached (${cause}); exobar keeps serving its local models` };
+    life.fail(failure, `exo at ${record.upstreamUrl} could not be reached: ${cause}`);
+    throw new ApiError(502, failure.code, failure.message);
   }
   const status = res.statusCode ?? 502;
   const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');

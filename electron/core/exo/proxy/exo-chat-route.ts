@@ -53,17 +53,16 @@ async function placeThenProxy(proxy: ExoProxyContext, ctx: RouteContext, body: E
   const { traffic, calls } = proxy;
   const keepAlive = keepAliveOf((body as { keep_alive?: unknown }).keep_alive);
   const record = traffic.begin(body.model, source.url, body.stream === true, epochOf(ctx.arrivedAt), clientOf(ctx));
-  traffic.loading(record);
   const call = openProxiedCall(calls, traffic, ctx.log, record, 'loading');
   const gone = () => {
-    if (call.life.state === 'loading') call.life.to('cancelled', 'the client went away while exobar placed the model on exo');
+    if (call.life.state === 'loading') call.life.cancel('client_disconnect', 'the client went away while exobar placed the model on exo');
   };
   ctx.res.once('close', gone);
   try {
     await placer.place(body.model, keepAlive);
   } catch (error) {
     const api = toApiError(error);
-    call.life.to('failed', api.message);
+    call.life.fail({ code: api.code, message: api.message });
     calls.delete(record);
     throw new ApiError(api.status, api.code, api.message, { ...api.options, headers: { ...api.options.headers, 'x-should-retry': 'false' } });
   } finally {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExoHold, HeldCancelled } from './exo-hold';
 import { ExoTraffic, type ProxiedRequest } from './exo-traffic';
+import { openProxiedCall, type ProxiedCall } from './proxied-call';
 import { sleep } from '../../../../test/support/eventually';
 
 const A = 'mlx-community/Llama-3.2-3B-Instruct-4bit';
@@ -20,10 +21,16 @@ function setup() {
   );
   const setting = { on: true };
   const hold = new ExoHold(traffic, () => setting.on);
+  const calls = new Map<ProxiedRequest, ProxiedCall>();
+  // As the relay does: each request has its life, the hold moves it, one not held is sent at once.
   const send = async (model: string): Promise<{ record: ProxiedRequest; admitted: Promise<void> }> => {
     const record = traffic.begin(model, 'http://exo', true);
-    const admitted = hold.admit(record).then(() => {
-      if (record.sentAt == null) traffic.sent(record);
+    const { life } = openProxiedCall(calls, traffic, { warn: () => undefined }, record, 'waiting');
+    const admitted = hold.admit(record, life).then(() => {
+      if (life.state !== 'dispatched') {
+        traffic.sent(record);
+        life.to('dispatched', 'sent to exo');
+      }
     });
     await Promise.resolve();
     return { record, admitted };
@@ -71,9 +78,9 @@ describe('the hold', () => {
     await first.admitted;
     const second = await send(A);
     const third = await send(A);
-    expect(hold.cancel(second.record, 'asked')).toBe(true);
+    expect(hold.cancel(second.record, 'cancel_api', 'asked')).toBe(true);
     await expect(second.admitted).rejects.toBeInstanceOf(HeldCancelled);
-    expect(traffic.find(second.record.id)).toMatchObject({ phase: 'cancelled', reason: 'asked' });
+    expect(traffic.find(second.record.id)).toMatchObject({ phase: 'cancelled', reason: 'asked', cancelledBy: 'cancel_api' });
     const fourth = await send(A);
     setting.on = false;
     hold.settingChanged();

@@ -16,11 +16,17 @@
  *
  * Only streams count as prefilling: a non-streaming answer shows no first token, so
  * exobar cannot tell when its prefill ends (docs/exo-proxy.md, limits).
+ *
+ * The hold moves the request's own state machine (held, then dispatched as it is let go,
+ * or cancelled): the traffic's record follows it.
  */
+import type { CancelledBy } from '../../../../shared/request-record';
 import { ExoTraffic, type ProxiedRequest } from './exo-traffic';
+import type { ProxiedRequestState } from './proxied-request-state';
 
 interface Waiter {
   record: ProxiedRequest;
+  life: ProxiedRequestState;
   release: () => void;
   cancel: (reason: string) => void;
 }
@@ -51,23 +57,23 @@ export class ExoHold {
    * same model is sent or prefilling; rejects with {@link HeldCancelled} if it is
    * cancelled while held.
    */
-  admit(record: ProxiedRequest): Promise<void> {
+  admit(record: ProxiedRequest, life: ProxiedRequestState): Promise<void> {
     if (!this.enabled() || !this.blocked(record.model, record)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const queue = this.waiting.get(record.model) ?? [];
       this.waiting.set(record.model, queue);
-      queue.push({ record, release: resolve, cancel: (reason) => reject(new HeldCancelled(reason)) });
-      this.traffic.held(record);
+      queue.push({ record, life, release: resolve, cancel: (reason) => reject(new HeldCancelled(reason)) });
+      life.to('held', 'the hold keeps it while its model prefills another stream');
     });
   }
 
-  /** Cancels a held request at once; false when it is not held. */
-  cancel(record: ProxiedRequest, reason: string): boolean {
+  /** Cancels a held request at once, by whom it says; false when it is not held. */
+  cancel(record: ProxiedRequest, by: CancelledBy, reason: string): boolean {
     const queue = this.waiting.get(record.model);
     const index = queue?.findIndex((w) => w.record === record) ?? -1;
     if (!queue || index < 0) return false;
     const [waiter] = queue.splice(index, 1);
-    this.traffic.finish(record, 'cancelled', reason);
+    waiter!.life.cancel(by, reason);
     waiter!.cancel(reason);
     return true;
   }
@@ -102,6 +108,7 @@ export class ExoHold {
     const waiter = queue.shift()!;
     // Sent now: from here the record counts as prefilling and holds the next one.
     this.traffic.sent(waiter.record);
+    waiter.life.to('dispatched', 'sent to exo: the hold let it go');
     waiter.release();
   }
 }

@@ -7,13 +7,20 @@
  *
  * The integrator reads it through {@link ExoTraffic.instanceView} (the snapshot's
  * RequestSnapshot, PrefillSnapshot, TtftSnapshot shapes) and {@link ExoTraffic.isObserved}.
+ *
+ * A record's `phase` is a read-only projection of the request's one state machine
+ * (proxied-request-state.ts), which the traffic follows ({@link ExoTraffic.follow}) and
+ * never writes: the traffic only measures (progress and tokens refine "sent to exo" into
+ * prefilling and generating).
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { CancelledBySchema } from '../../../../shared/request-record';
 import type { PrefillSnapshot, RequestPhase, RequestSnapshot, TtftSample, TtftSnapshot } from '../../../../shared/snapshot';
 import { percentile, TTFT_WINDOW } from '../../../../shared/stats';
 import { DecodeTiming, NO_DECODE, type DecodeStats, type TokenGap } from '../../sharing/decode-timing';
 import type { ExoReading } from '../exo-client';
+import type { ProxiedEnd, ProxiedRequestPhase } from './proxied-request-state';
 
 /**
  * Where a proxied request is. `loading`: held while exobar places its model on exo
@@ -71,6 +78,10 @@ export const ProxiedRequestSchema = z.object({
   itlP95Ms: z.number().nullable(),
   /** Why it failed or was cancelled, in words. */
   reason: z.string().nullable(),
+  /** Its error code when it failed, as the proxy decided it (the request log's `errorCode`). */
+  errorCode: z.string().nullable().optional(),
+  /** Who cancelled it, when it was cancelled (the request log's `cancelledBy`). */
+  cancelledBy: CancelledBySchema.nullable().optional(),
   /** The client's User-Agent (the request log's `client`); null when it sent none. */
   client: z.string().nullable().optional(),
 });
@@ -96,6 +107,24 @@ const RATE_WINDOW_MS = 5_000;
 
 export const isActive = (r: ProxiedRequest) => ACTIVE.has(r.phase);
 
+/**
+ * The traffic's phase for a request's state: its state where the two name the same
+ * thing; while exo has it (dispatched, answering, streaming, cancelling), what exobar
+ * measured of its stream (a first token: generating; prefill progress: prefilling).
+ */
+function projectPhase(state: ProxiedRequestPhase, r: ProxiedRequest): ProxiedPhase {
+  switch (state) {
+    case 'loading':
+    case 'held':
+    case 'done':
+    case 'failed':
+    case 'cancelled':
+      return state;
+    default:
+      return r.firstTokenAt != null ? 'generating' : r.firstProgressAt != null ? 'prefilling' : 'sent';
+  }
+}
+
 /** The snapshot's phase for a proxied phase (held by exobar shows as queued). */
 const SNAPSHOT_PHASE: Record<string, RequestPhase> = {
   loading: 'loading',
@@ -110,6 +139,8 @@ export class ExoTraffic {
   private readonly ended: ProxiedRequest[] = [];
   private readonly listeners = new Set<(record: ProxiedRequest) => void>();
   private readonly decode = new WeakMap<ProxiedRequest, DecodeTiming>();
+  /** Each record's state, as its state machine last said (a record with none yet is about to go: `waiting`). */
+  private readonly states = new WeakMap<ProxiedRequest, ProxiedRequestPhase>();
   private readonly gapListeners = new Set<(record: ProxiedRequest, gap: TokenGap) => void>();
   private refusedCount = 0;
   private readonly refusedList: Array<{ id: string; from: string; to: string; reason: string; at: number }> = [];
@@ -166,6 +197,8 @@ export class ExoTraffic {
       generationStats: null,
       ...NO_DECODE,
       reason: null,
+      errorCode: null,
+      cancelledBy: null,
       client,
     };
     this.decode.set(
@@ -178,23 +211,37 @@ export class ExoTraffic {
     return record;
   }
 
-  /** Held while exobar places its model on exo. */
-  loading(record: ProxiedRequest): void {
-    this.update(record, { phase: 'loading' });
-  }
-
   /** Its model's placement ended: its runners are ready; the TTFT's `load` part ends here. */
   loaded(record: ProxiedRequest): void {
     this.update(record, { loadedAt: this.now() });
   }
 
-  held(record: ProxiedRequest): void {
-    this.update(record, { phase: 'held' });
-  }
-
+  /** It goes to exo now: when, and how long exobar held it. Its phase follows its state machine. */
   sent(record: ProxiedRequest): void {
     const at = this.now();
-    this.update(record, { phase: 'sent', sentAt: at, heldMs: record.phase === 'held' ? at - (record.loadedAt ?? record.arrivedAt) : record.heldMs });
+    this.update(record, { sentAt: at, heldMs: this.states.get(record) === 'held' ? at - (record.loadedAt ?? record.arrivedAt) : record.heldMs });
+  }
+
+  /**
+   * The request's state machine moved to `state` (the one writer of the record's phase):
+   * an end takes it out of the live list with its codes and its reason.
+   */
+  follow(record: ProxiedRequest, state: ProxiedRequestPhase, end: ProxiedEnd = { errorCode: null, cancelledBy: null }, reason: string | null = null): void {
+    const wasActive = isActive(record);
+    this.states.set(record, state);
+    if (state !== 'done' && state !== 'failed' && state !== 'cancelled') return this.update(record, {});
+    if (!wasActive) return;
+    const index = this.live.indexOf(record);
+    if (index >= 0) this.live.splice(index, 1);
+    this.ended.push(record);
+    if (this.ended.length > KEPT_ENDED) this.ended.splice(0, this.ended.length - KEPT_ENDED);
+    this.update(record, {
+      reason: state === 'done' ? null : reason,
+      errorCode: state === 'failed' ? end.errorCode : null,
+      cancelledBy: state === 'cancelled' ? end.cancelledBy : null,
+      endedAt: this.now(),
+      ...this.decodeStats(record),
+    });
   }
 
   /** exo's `: prefill_progress` for this request. */
@@ -202,7 +249,6 @@ export class ExoTraffic {
     if (!isActive(record)) return;
     const at = this.now();
     this.update(record, {
-      phase: record.phase === 'generating' ? 'generating' : 'prefilling',
       processedTokens: processed,
       totalTokens: total,
       firstProgressAt: record.firstProgressAt ?? at,
@@ -216,7 +262,7 @@ export class ExoTraffic {
     const at = this.now();
     if (commandId && record.commandId !== commandId) this.claim(record, commandId);
     this.decode.get(record)?.record(at, tokens);
-    this.update(record, { phase: 'generating', completionTokens: record.completionTokens + tokens, firstTokenAt: record.firstTokenAt ?? at, lastTokenAt: at });
+    this.update(record, { completionTokens: record.completionTokens + tokens, firstTokenAt: record.firstTokenAt ?? at, lastTokenAt: at });
   }
 
   /** The usage exo reported (final chunk or whole body). */
@@ -230,16 +276,6 @@ export class ExoTraffic {
 
   generationStats(record: ProxiedRequest, stats: GenerationStats): void {
     this.update(record, { generationStats: stats });
-  }
-
-  /** The request ended; `reason` says why when it failed or was cancelled. */
-  finish(record: ProxiedRequest, phase: 'done' | 'failed' | 'cancelled', reason: string | null = null): void {
-    if (!isActive(record)) return;
-    const index = this.live.indexOf(record);
-    if (index >= 0) this.live.splice(index, 1);
-    this.ended.push(record);
-    if (this.ended.length > KEPT_ENDED) this.ended.splice(0, this.ended.length - KEPT_ENDED);
-    this.update(record, { phase, reason, endedAt: this.now(), ...this.decodeStats(record) });
   }
 
   /** A change a proxied request's state machine refused: a proxy bug, counted and kept (the latest 20). */
@@ -405,8 +441,9 @@ export class ExoTraffic {
     return null;
   }
 
-  private update(record: ProxiedRequest, change: Partial<ProxiedRequest>): void {
+  private update(record: ProxiedRequest, change: Partial<Omit<ProxiedRequest, 'phase'>>): void {
     Object.assign(record, change);
+    record.phase = projectPhase(this.states.get(record) ?? 'waiting', record);
     for (const listener of this.listeners) listener(record);
   }
 }

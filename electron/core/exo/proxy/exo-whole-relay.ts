@@ -32,7 +32,7 @@ export async function relayWhole(traffic: ExoTraffic, answer: RelayedAnswer, str
   clearTimeout(idle);
   answer.done();
   if (status >= 200 && status < 300) recordWhole(traffic, record, life, whole);
-  else life.to('failed', `exo answered ${status}: ${exoMessage(whole)}`);
+  else life.failAnswered(`exo_http_${status}`, `exo answered ${status}: ${exoMessage(whole)}`);
   if (ctx.res.destroyed) return;
   // exo's own status and body: its errors keep their shape.
   ctx.res.writeHead(status, { ...passHeaders(res), 'Content-Length': String(whole.length) });

@@ -42,10 +42,7 @@ export function openProxiedCall(
 ): ProxiedCall {
   const call: ProxiedCall = {
     life: new ProxiedRequestState(initial, {
-      changed: (change) => {
-        if (change.to === 'done') traffic.finish(record, 'done');
-        else if (change.to === 'cancelled' || change.to === 'failed') traffic.finish(record, change.to, change.reason);
-      },
+      changed: (change) => traffic.follow(record, change.to, call.life.end, change.reason),
       refused: (change) => {
         traffic.refusedTransition(record, change);
         log.warn({ requestId: record.id, model: record.model, from: change.from, to: change.to, cause: change.reason }, REFUSED_PROXIED_TRANSITION);
@@ -53,6 +50,7 @@ export function openProxiedCall(
     }),
     abort: () => undefined,
   };
+  traffic.follow(record, initial);
   calls.set(record, call);
   return call;
 }

@@ -55,10 +55,10 @@ describe('a proxied request, as whole transition sequences', () => {
   it('cancel while held (or before the first token, no command id): ends cancelled at once', () => {
     const held = life();
     held.state.to('held', 'hold');
-    held.state.to('cancelled', 'cancelled by POST /v1/cancel while held by exobar');
+    held.state.cancel('cancel_api', 'cancelled by POST /v1/cancel while held by exobar');
     expect(held.path()).toEqual(['waiting', 'held', 'cancelled']);
     const early = streaming();
-    early.state.to('cancelled', `${CANCELLED_BY_POST} (connection to exo closed)`);
+    early.state.cancel('cancel_api', `${CANCELLED_BY_POST} (connection to exo closed)`);
     // exo's connection then closes: the client reads the cancelled ending, not an error.
     expect(early.state.streamStopped('close', INCOMPLETE, LOST)).toEqual({ kind: 'cancelled' });
     expect(early.path()).toEqual(['waiting', 'dispatched', 'streaming', 'cancelled']);
@@ -108,7 +108,7 @@ describe('a proxied request, as whole transition sequences', () => {
 
   it("client gone mid-stream: cancelled at once; the stream's close writes nothing more than the cancelled ending", () => {
     const l = streaming();
-    l.state.to('cancelled', 'the client went away');
+    l.state.cancel('client_disconnect', 'the client went away');
     expect(l.state.streamStopped('close', INCOMPLETE, LOST)).toEqual({ kind: 'cancelled' });
     expect(l.path()).toEqual(['waiting', 'dispatched', 'streaming', 'cancelled']);
     expect(l.changed.at(-1)!.reason).toBe('the client went away');
@@ -153,7 +153,7 @@ describe('a proxied request, as whole transition sequences', () => {
     l.state.to('held', 'too late to hold');
     expect(l.state.refused).toBe(3);
     expect(l.refused.map((c) => `${c.from}>${c.to}`)).toEqual(['waiting>streaming', 'dispatched>done', 'dispatched>held']);
-    l.state.to('cancelled', 'the client went away');
+    l.state.cancel('client_disconnect', 'the client went away');
     // An ended request takes no failure: refused too, and no failure is kept.
     expect(l.state.fail({ code: 'x', message: 'y' })).toBe(false);
     expect(l.state.refused).toBe(4);

@@ -7,7 +7,12 @@
  * The rule for a request exobar cancelled (POST /v1/cancel/{id}, or the client gone): it
  * ends as cancelled, whichever of exo's stream close and exo's cancel answer arrives
  * first; a stream that ends early and that nobody cancelled stays `exo_stream_incomplete`.
+ *
+ * An end carries its code from where it happens: a failure its error code, a cancel who
+ * asked for it ({@link ProxiedEnd}); the request log and the metrics read these, never
+ * the reason's words.
  */
+import type { CancelledBy } from '../../../../shared/request-record';
 import { StateMachine, type StateChange, type StateListeners, type TransitionTable } from '../../process/state-machine';
 
 /**
@@ -48,6 +53,15 @@ export interface ProxiedFailure {
   message: string;
 }
 
+/** How a request ended, as codes: the request log's `errorCode` and `cancelledBy`. */
+export interface ProxiedEnd {
+  errorCode: string | null;
+  cancelledBy: CancelledBy | null;
+}
+
+/** The phases a request enters only with a code (through fail and cancel). */
+type CodedEnd = 'failed' | 'cancelled';
+
 /** What the relay writes last to the client's stream once the request has ended. */
 export type StreamLastWords = { kind: 'cancelled' } | { kind: 'error'; failure: ProxiedFailure } | { kind: 'nothing' };
 
@@ -64,6 +78,8 @@ export class ProxiedRequestState {
   private exoError: string | null = null;
   /** The failure exobar reports to the client, when it ended as failed with one. */
   private failureValue: ProxiedFailure | null = null;
+  /** The end's codes, set just before the end's transition so its listeners read them. */
+  private endValue: ProxiedEnd = { errorCode: null, cancelledBy: null };
 
   constructor(initial: 'loading' | 'waiting', listeners: StateListeners<ProxiedRequestPhase>, now?: () => number) {
     this.machine = new StateMachine(PROXIED_REQUEST_TRANSITIONS, initial, listeners, now);
@@ -92,15 +108,38 @@ export class ProxiedRequestState {
     return this.failureValue;
   }
 
-  /** The one way the state changes; true when it moved. */
-  to(next: ProxiedRequestPhase, reason: string): boolean {
+  /** The end's codes (both null until it failed or was cancelled). */
+  get end(): ProxiedEnd {
+    return this.endValue;
+  }
+
+  /** The one way the state changes short of a coded end (see fail and cancel); true when it moved. */
+  to(next: Exclude<ProxiedRequestPhase, CodedEnd>, reason: string): boolean {
     return this.machine.transition(next, reason);
   }
 
-  /** Ends as failed, with the failure the client is told of. */
+  /** Ends as failed, with the failure the client is told of (its code the record's). */
   fail(failure: ProxiedFailure, reason = failure.message): boolean {
-    const moved = this.to('failed', reason);
+    const moved = this.endWith('failed', { errorCode: failure.code, cancelledBy: null }, reason);
     if (moved) this.failureValue = failure;
+    return moved;
+  }
+
+  /** Ends as failed with `code` when the client already has exo's own answer (its status and body, or its stream's error). */
+  failAnswered(code: string, reason: string): boolean {
+    return this.endWith('failed', { errorCode: code, cancelledBy: null }, reason);
+  }
+
+  /** Ends as cancelled, by whom it says. */
+  cancel(by: CancelledBy, reason: string): boolean {
+    return this.endWith('cancelled', { errorCode: null, cancelledBy: by }, reason);
+  }
+
+  private endWith(next: CodedEnd, end: ProxiedEnd, reason: string): boolean {
+    const before = this.endValue;
+    this.endValue = end;
+    const moved = this.machine.transition(next, reason);
+    if (!moved) this.endValue = before;
     return moved;
   }
 
@@ -113,7 +152,7 @@ export class ProxiedRequestState {
   /** exo answered exobar's cancel: taken, it ended as cancelled; not taken, it goes on where its answer is. */
   cancelAnswered(taken: boolean): void {
     if (this.state !== 'cancelling') return;
-    if (taken) this.to('cancelled', CANCELLED_BY_POST);
+    if (taken) this.cancel('cancel_api', CANCELLED_BY_POST);
     else this.to(this.answer === 'stream' ? 'streaming' : this.answer === 'whole' ? 'answering' : 'dispatched', 'exo did not take the cancel');
   }
 
@@ -134,9 +173,9 @@ export class ProxiedRequestState {
   streamStopped(stop: StreamStop, incomplete: ProxiedFailure, lost: ProxiedFailure): StreamLastWords {
     if (!this.ended) {
       const failure = stop === 'end' ? (this.sawDone ? null : incomplete) : lost;
-      if (this.state === 'cancelling' && !this.exoError) this.to('cancelled', CANCELLED_BY_POST);
+      if (this.state === 'cancelling' && !this.exoError) this.cancel('cancel_api', CANCELLED_BY_POST);
       else if (failure) this.fail(failure);
-      else if (this.exoError) this.to('failed', `exo reported: ${this.exoError}`);
+      else if (this.exoError) this.failAnswered('exo_reported_error', `exo reported: ${this.exoError}`);
       else this.to('done', "exo's stream ended with [DONE]");
     }
     if (this.state === 'cancelled') return this.sawDone || this.exoError ? { kind: 'nothing' } : { kind: 'cancelled' };
