@@ -218,6 +218,12 @@ export const ChunkSchema = z.discriminatedUnion('kind', [
     usage: UsageSchema.nullable(),
     stats: GenerationStatsSchema.nullable(),
   }),
+  /**
+   * After each prefill chunk. With a prompt-cache hit it counts only the tokens the runner
+   * prefills: `totalTokens` is the prompt less `Usage.cachedTokens` (a hit never covers the
+   * whole prompt: at least its last token is prefilled, its logits start the answer), so
+   * the supervisor's prefill rate and the TTFT's prefill part follow the work really done.
+   */
   z.object({
     kind: z.literal('PrefillProgressChunk'),
     processedTokens: z.number().int().nonnegative(),
