@@ -389,6 +389,8 @@ export class Instance {
         data: { processed: chunk.processedTokens, total: chunk.totalTokens },
       });
     } else if (chunk.kind === 'TokenChunk') {
+      // The last chunk's usage says how much of the prompt the runner's cache served (a cancel's too).
+      if (chunk.usage?.cachedTokens !== undefined) request.cachedTokens = chunk.usage.cachedTokens;
       if (chunk.finishReason === 'cancelled' || chunk.finishReason === 'error') return;
       if (chunk.finishReason) {
         request.finishReason = chunk.finishReason;

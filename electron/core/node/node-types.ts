@@ -103,6 +103,8 @@ export interface RequestTimeline {
   model: string;
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens served by the runner's prompt cache; null when the runner did not say. */
+  cachedTokens?: number | null;
   arrivedAt: number;
   /** Present when the request arrived while its model was loading: when the load ended (null: it had not). */
   loadedAt?: number | null;
