@@ -51,7 +51,7 @@ describe('chat completions with the official client', () => {
   });
 
   it('says in usage how much of the prompt the runner\'s prompt cache served, whole and streamed', async () => {
-    const messages = makePrompt(300, 'cached-usage');
+    const messages = [{ role: 'user' as const, content: makePrompt(300, 'cached-usage')[0]!.content }];
     const first = await rig.client.chat.completions.create({ model: SMALL, messages, max_tokens: 2 });
     expect(first.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
     // The same prompt again: all of it but the last token, whose logits start the answer.
