@@ -260,7 +260,8 @@ export const SettingsSchema = z.object({
    * or `exo` (exo's runner step for step); a launch may set another per instance.
    * `promptCacheBytes`: the cap of each runner's prompt cache (0: no cache; null: the
    * model's KV cache at the fit check's context length, the figure the fit check already
-   * counts, so one full context of prefixes stays cached). The fit check counts the cap.
+   * counts, so one full context of prefixes stays cached). A cap set here counts in the
+   * fit check beside the KV cache; the default one is that KV figure, counted once.
    * Read at each runner's start.
    */
   runner: z

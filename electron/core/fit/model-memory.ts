@@ -153,7 +153,9 @@ export async function estimateModelMemory(model: CatalogModel, contextTokens: nu
     kvCacheBytes: kv,
     contextTokens: tokens,
     promptCacheBytes,
-    neededBytes: weightsBytes + (kv ?? 0) + promptCacheBytes,
+    // A cap the operator set is memory on top of everything else; the default cap is the
+    // KV figure itself, which the need already holds once (docs/fit-check.md says why).
+    neededBytes: weightsBytes + (kv ?? 0) + (promptCacheSetting ?? 0),
     weightsSource,
   };
 }
