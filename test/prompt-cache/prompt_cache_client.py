@@ -22,15 +22,15 @@ def cached(usage):
 
 
 def four_turns(client, model):
-    messages = [{"role": "system", "content": words(120, "w7")}]
+    messages = [{"role": "system", "content": words(30, "w7")}]
     seen = []
     for turn in range(4):
-        messages.append({"role": "user", "content": words(40 + turn, f"w{100 + turn}")})
+        messages.append({"role": "user", "content": words(10 + turn, f"w{100 + turn}")})
         answer = client.chat.completions.create(model=model, messages=messages, max_tokens=6, temperature=0)
         seen.append({"prompt": answer.usage.prompt_tokens, "cached": cached(answer.usage)})
         messages.append({"role": "assistant", "content": answer.choices[0].message.content})
     # The same again, streamed: usage arrives in the stream's last chunk.
-    messages.append({"role": "user", "content": words(20, "w200")})
+    messages.append({"role": "user", "content": words(8, "w200")})
     usage = None
     for chunk in client.chat.completions.create(
         model=model, messages=messages, max_tokens=6, temperature=0, stream=True, stream_options={"include_usage": True}
@@ -53,7 +53,7 @@ def lru(client, model):
 
 
 def cancelled_prefill(client, base_url, model):
-    long_prompt = words(20000, "w401")
+    long_prompt = words(8000, "w401")
     stream = client.chat.completions.create(
         model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=4, stream=True,
         stream_options={"include_usage": True},
@@ -69,13 +69,16 @@ def cancelled_prefill(client, base_url, model):
         if chunk.choices and chunk.choices[0].finish_reason:
             finish = chunk.choices[0].finish_reason
         usage = chunk.usage or usage
-    # The same prompt again: the cancelled prefill left nothing to serve it.
+    # The same prompt again: the cancelled prefill left nothing to serve it. Once this one
+    # prefilled whole, a third is served from the cache (the prompt fits the cap).
     again = client.chat.completions.create(model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=2)
+    third = client.chat.completions.create(model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=2)
     return {
         "finish": finish,
         "cancelledCompletionTokens": usage.completion_tokens if usage else None,
         "againCached": cached(again.usage),
-        "againPrompt": again.usage.prompt_tokens,
+        "thirdCached": cached(third.usage),
+        "prompt": again.usage.prompt_tokens,
     }
 
 
