@@ -169,7 +169,7 @@ export class GenerationEngine {
 
   /**
    * One prefill chunk: as many tokens as the measured rate does in `prefillChunkMs` (a
-   * pacing's smaller chunk wins), shared in admission order by the prompts prefilling,
+   * pacing's smaller chunk wins), shared by the prompts prefilling, shortest rest first,
    * a progress event for each, then a cancel check and the pacing's pause.
    */
   private async prefillChunk(): Promise<void> {
@@ -179,9 +179,11 @@ export class GenerationEngine {
     const touched: ActiveRequest[] = [];
     let fixedS = 0;
     let tokens = 0;
-    for (const request of this.active) {
+    // Shortest rest first: a short prompt that arrives during a long one's prefill gets its
+    // first token after a chunk or so, not after the whole long prefill.
+    const rest = (r: ActiveRequest) => r.promptTokens - r.cachedTokens - r.prefilled;
+    for (const request of this.active.filter((r) => r.prefilling).sort((a, b) => rest(a) - rest(b))) {
       if (budget <= 0) break;
-      if (!request.prefilling) continue;
       const n = Math.min(budget, request.promptTokens - request.cachedTokens - request.prefilled);
       if (request.prefilled === 0) fixedS += timings.prefillFixedS;
       request.prefilled += n;
@@ -197,7 +199,8 @@ export class GenerationEngine {
       this.deps.out.chunk(request.task.commandId, { kind: 'PrefillProgressChunk', processedTokens: request.prefilled, totalTokens: total });
       if (request.prefilled >= total) this.prefillDone(request);
     }
-    this.cancelCheck();
+    // No cancel check here: the next step boundary reads the tasks that arrived, then the
+    // cancels, so a cancel written right after its task finds it (exo's check here would drop it).
     const next = this.prefillingNow();
     pacing.applyArrived(next?.task.commandId ?? null);
     if (next && pacing.pauseMs > 0) {
