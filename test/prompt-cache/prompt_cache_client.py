@@ -6,8 +6,8 @@ usage: python3 prompt_cache_client.py BASE_URL SCENARIO MODEL [LONG_MODEL]
 """
 import json
 import sys
+import urllib.request
 
-import httpx
 from openai import OpenAI
 
 
@@ -65,7 +65,9 @@ def cancelled_prefill(client, base_url, model):
         if not sent:
             # The first chunk names the completion at once, before the prefill: cancel it now.
             sent = True
-            httpx.post(f"{base_url}/cancel/{chunk.id}", timeout=30).raise_for_status()
+            cancel = urllib.request.Request(f"{base_url}/cancel/{chunk.id}", data=b"", method="POST")
+            with urllib.request.urlopen(cancel, timeout=30) as answer:
+                assert answer.status == 200, answer.status
         if chunk.choices and chunk.choices[0].finish_reason:
             finish = chunk.choices[0].finish_reason
         usage = chunk.usage or usage
