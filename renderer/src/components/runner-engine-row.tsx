@@ -18,7 +18,7 @@ export function RunnerEngineRow({ engine }: { engine: RunnerEngineSnapshot }) {
       <span className="badge explained" title={SCHEDULE_HINTS[engine.schedule]}>
         {engine.schedule}
       </span>
-      <span className={refused ? 'warn' : 'muted'} data-testid="prompt-cache">
+      <span className={refused ? 'warn-text' : 'muted'} data-testid="prompt-cache">
         {promptCacheWords(cache)}
       </span>
     </div>
