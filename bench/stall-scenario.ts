@@ -10,6 +10,7 @@
  * awaiting each ack) holds the 3B only while the nine acks come, one step each (~1.8 s),
  * never until a 1B request finishes; exobar's dispatcher does not hold it at all.
  */
+import { DEFAULT_PREFILL_CHUNK_MS } from '../shared/runner-protocol';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +54,11 @@ export interface StallRig {
 /** A node with the 1B and 3B ready, dispatching the way `mode` says. */
 export async function createStallRig(mode: DispatchMode, timeScale: number): Promise<StallRig> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-bench-'));
-  const node = createNode({ dataDir, simTimeScale: timeScale }, { dispatchMode: mode });
+  // The seed's reproduction: exo's runner schedule, no prompt cache (the stall is exo's).
+  const node = createNode(
+    { dataDir, simTimeScale: timeScale, runnerSettings: () => ({ schedule: 'exo', prefillChunkMs: DEFAULT_PREFILL_CHUNK_MS, promptCacheBytes: 0 }) },
+    { dispatchMode: mode },
+  );
   for (const model of [SMALL_MODEL, LONG_MODEL]) {
     const instance = await node.createInstance({ model, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
     await node.waitForReady(instance.id, 60_000);

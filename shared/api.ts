@@ -9,6 +9,7 @@ import { TtlSecondsSchema } from './residency';
 import { FastSynchOverrideSchema, InstanceTypeSchema, type Engine, type InstanceType } from './instance-vocabulary';
 import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 import { EXO_API_PORT, EXOBAR_API_PORT } from './addresses';
+import { DEFAULT_PREFILL_CHUNK_MS, DEFAULT_RUNNER_SCHEDULE, MAX_PREFILL_CHUNK_MS, MIN_PREFILL_CHUNK_MS, RunnerScheduleSchema } from './runner-protocol';
 
 export { FastSynchOverrideSchema, InstanceTypeSchema };
 
@@ -36,6 +37,8 @@ export const CreateInstanceRequestSchema = z.strictObject({
   acknowledgeMemory: z.boolean().default(false),
   /** The context length the fit check counts the KV cache at; defaults to DEFAULT_FIT_CONTEXT_TOKENS. */
   contextTokens: z.number().int().positive().max(10_000_000).optional(),
+  /** This instance's runner schedule; absent: the setting `runner.schedule`. */
+  schedule: RunnerScheduleSchema.optional(),
 });
 export type CreateInstanceRequest = z.input<typeof CreateInstanceRequestSchema>;
 
@@ -261,6 +264,30 @@ export const SettingsSchema = z.object({
       maxBytes: z.number().int().positive().nullable().default(null),
     })
     // The section's defaults are its fields' own (parsed from {}), not written a second time.
+    .prefault({}),
+  /**
+   * How local runners serve (docs/runner-protocol.md, "Schedules"; docs/fit-check.md).
+   * `schedule`: `interleaved` (every waiting request admitted at the next step, a long
+   * prompt prefilled in chunks of about `prefillChunkMs` between the batch's decode steps)
+   * or `exo` (exo's runner step for step); a launch may set another per instance.
+   * `promptCacheBytes`: the cap of each runner's prompt cache (0: no cache; null: the
+   * model's KV cache at the fit check's context length, the figure the fit check already
+   * counts, so one full context of prefixes stays cached). A cap set here counts in the
+   * fit check beside the KV cache; the default one is that KV figure, counted once.
+   * Read at each runner's start.
+   */
+  runner: z
+    .strictObject({
+      schedule: RunnerScheduleSchema.default(DEFAULT_RUNNER_SCHEDULE),
+      prefillChunkMs: z.number().int().min(MIN_PREFILL_CHUNK_MS).max(MAX_PREFILL_CHUNK_MS).default(DEFAULT_PREFILL_CHUNK_MS),
+      promptCacheBytes: z
+        .number()
+        .int()
+        .min(0)
+        .max(1024 ** 4)
+        .nullable()
+        .default(null),
+    })
     .prefault({}),
 });
 export type Settings = z.infer<typeof SettingsSchema>;

@@ -44,6 +44,16 @@ export const KvCacheDimsSchema = z.object({
 });
 export type KvCacheDims = z.infer<typeof KvCacheDimsSchema>;
 
+/** One token's KV cache across every layer, bytes (the fit check's and the sim's prompt cache's figure). */
+export function kvBytesPerToken(dims: KvCacheDims): number {
+  return dims.layers * kvBytesPerTokenPerLayer(dims);
+}
+
+/** One token's keys and values in one layer, bytes. */
+export function kvBytesPerTokenPerLayer(dims: KvCacheDims): number {
+  return dims.kvHeads * dims.headDim * 2 * dims.bytesPerValue;
+}
+
 /**
  * One model of the catalog, as the server lists it (`GET /api/models`) and the page
  * checks it: loose, so a field a newer server adds passes through.

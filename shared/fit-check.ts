@@ -25,7 +25,14 @@ export const FitModelEstimateSchema = z.object({
   /** The KV cache (and any constant recurrent state) at `contextTokens`; null when the config does not say. */
   kvCacheBytes: z.number().nonnegative().nullable(),
   contextTokens: z.number().int().positive(),
-  /** Weights plus KV cache. */
+  /**
+   * The runner's prompt cache cap (the setting `runner.promptCacheBytes`; by default the
+   * KV cache figure above, 0 when that is unknown or the cache is off). A cap set in the
+   * settings is part of `neededBytes`; the default one is the KV figure the need already
+   * holds. Absent from older answers.
+   */
+  promptCacheBytes: z.number().nonnegative().optional(),
+  /** Weights plus KV cache, plus the prompt cache's cap when the settings set one. */
   neededBytes: z.number().nonnegative(),
   /** Where the weights figure came from: the files on disk, the catalog (sim), or exo's model size (a cluster's Mac). */
   weightsSource: z.enum(['disk', 'catalog', 'exo']),

@@ -14,8 +14,11 @@ import { MAX_STOP_SEQUENCES } from './stop-sequences';
 /**
  * The protocol this build speaks. 2 added prefill pacing ({@link SetPrefillPacingSchema});
  * a runner that says 1 in its hello is served as before and never sent a pacing.
+ * 3 added the schedules and the prompt cache (the hello's `schedule` and `promptCache`,
+ * `Usage.cachedTokens`, the PromptCacheStats event); a protocol-2 runner's hello still
+ * parses, and the supervisor reads it as an `exo` runner without a cache.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** The oldest protocol a runner may speak and still be served. */
 export const MIN_PROTOCOL_VERSION = 1;
 /** The first protocol version whose runners apply SetPrefillPacing. */
@@ -29,6 +32,55 @@ export const MAX_DECODE_BATCH = 8;
 export const MIN_PACED_CHUNK_TOKENS = 64;
 /** The longest pause after a prefill chunk a pacing may ask for. */
 export const MAX_PACING_PAUSE_MS = 1000;
+
+/**
+ * How a runner schedules its steps (`--schedule`):
+ * - `exo`: exo's runner step for step (one waiting request admitted per step, the whole
+ *   prefill inside that step): the seed's reproduction, the bench's baseline;
+ * - `interleaved`: every waiting request that fits the batch is admitted at the next step,
+ *   a step holds at most one prefill chunk of about `--prefill-chunk-ms` before the
+ *   batch's next decode step, and cancels are read at every step.
+ */
+export const RunnerScheduleSchema = z.enum(['exo', 'interleaved']);
+export type RunnerSchedule = z.infer<typeof RunnerScheduleSchema>;
+/** A runner started without `--schedule` (and the setting's default). */
+export const DEFAULT_RUNNER_SCHEDULE: RunnerSchedule = 'interleaved';
+/** The interleaved prefill chunk's target duration, ms (`--prefill-chunk-ms`, and the setting's default). */
+export const DEFAULT_PREFILL_CHUNK_MS = 250;
+/** Bounds of `--prefill-chunk-ms` (a runner refuses others with exit 2; the setting has the same). */
+export const MIN_PREFILL_CHUNK_MS = 10;
+export const MAX_PREFILL_CHUNK_MS = 10_000;
+/** The interleaved chunk's bounds in tokens, whatever the measured prefill rate says. */
+export const MIN_INTERLEAVED_CHUNK_TOKENS = MIN_PACED_CHUNK_TOKENS;
+export const MAX_INTERLEAVED_CHUNK_TOKENS = DEFAULT_PREFILL_CHUNK_TOKENS;
+
+/**
+ * The interleaved prefill chunk: as many tokens as the runner's measured prefill rate
+ * (tokens/s) does in `chunkMs`, bounded to [64, 4096] (the contract both runners follow;
+ * a fixed token count is wrong by 10x between a CPU and a Mac's GPU).
+ */
+export function interleavedChunkTokens(prefillTokensPerS: number, chunkMs: number): number {
+  const tokens = Math.round((prefillTokensPerS * chunkMs) / 1000);
+  if (!Number.isFinite(tokens)) return MAX_INTERLEAVED_CHUNK_TOKENS;
+  return Math.min(MAX_INTERLEAVED_CHUNK_TOKENS, Math.max(MIN_INTERLEAVED_CHUNK_TOKENS, tokens));
+}
+
+/** What a supervisor tells a runner at spawn about its engine (the same three flags for every runner). */
+export interface RunnerEngineOptions {
+  schedule: RunnerSchedule;
+  prefillChunkMs: number;
+  /** The prompt cache's cap in bytes; 0 turns the cache off. */
+  promptCacheBytes: number;
+}
+
+/** The command-line arguments that carry {@link RunnerEngineOptions} (sim and MLX runners alike). */
+export function runnerEngineArgs(options: RunnerEngineOptions): string[] {
+  return [
+    '--schedule', options.schedule,
+    '--prefill-chunk-ms', String(options.prefillChunkMs),
+    '--prompt-cache-bytes', String(Math.max(0, Math.floor(options.promptCacheBytes))),
+  ];
+}
 
 /** Task statuses, exo's names. */
 export const TaskStatusSchema = z.enum(['Pending', 'Running', 'Complete', 'TimedOut', 'Failed', 'Cancelled']);
@@ -135,6 +187,11 @@ export type RunnerInput = z.infer<typeof RunnerInputSchema>;
 export const UsageSchema = z.object({
   promptTokens: z.number().int().nonnegative(),
   completionTokens: z.number().int().nonnegative(),
+  /**
+   * Prompt tokens served from the prompt cache, not prefilled (protocol 3; absent from
+   * older runners and when no cache is on). Part of `promptTokens`, never more.
+   */
+  cachedTokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
@@ -161,6 +218,12 @@ export const ChunkSchema = z.discriminatedUnion('kind', [
     usage: UsageSchema.nullable(),
     stats: GenerationStatsSchema.nullable(),
   }),
+  /**
+   * After each prefill chunk. With a prompt-cache hit it counts only the tokens the runner
+   * prefills: `totalTokens` is the prompt less `Usage.cachedTokens` (a hit never covers the
+   * whole prompt: at least its last token is prefilled, its logits start the answer), so
+   * the supervisor's prefill rate and the TTFT's prefill part follow the work really done.
+   */
   z.object({
     kind: z.literal('PrefillProgressChunk'),
     processedTokens: z.number().int().nonnegative(),
@@ -186,8 +249,36 @@ export const HelloSchema = z.object({
     EXO_FAST_SYNCH: z.string().nullable(),
   }),
   fastSynch: z.boolean(),
+  /** The schedule the runner follows (protocol 3; a protocol-2 runner follows `exo`). */
+  schedule: RunnerScheduleSchema.optional(),
+  /** The runner's prompt cache (protocol 3; absent: none). */
+  promptCache: z
+    .object({
+      /** The cap it was started with (`--prompt-cache-bytes`); 0 is off. */
+      capBytes: z.number().int().nonnegative(),
+      /** False when this model's cache family cannot be cached; `reason` says why. */
+      supported: z.boolean(),
+      reason: z.string().nullable(),
+    })
+    .optional(),
 });
 export type Hello = z.infer<typeof HelloSchema>;
+
+/**
+ * The prompt cache's state, sent after each request's prefill when the cache is on
+ * (protocol 3). Counters are since the runner started; `hitTokens` sums the prompt
+ * tokens served from the cache.
+ */
+export const PromptCacheStatsSchema = z.object({
+  type: z.literal('PromptCacheStats'),
+  entries: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  capBytes: z.number().int().nonnegative(),
+  hits: z.number().int().nonnegative(),
+  misses: z.number().int().nonnegative(),
+  hitTokens: z.number().int().nonnegative(),
+});
+export type PromptCacheStats = z.infer<typeof PromptCacheStatsSchema>;
 
 export const RunnerEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('TaskAcknowledged'), taskId }),
@@ -205,6 +296,7 @@ export const RunnerEventSchema = z.discriminatedUnion('type', [
     ...PrefillPacingSchema.shape,
     commandId: z.string().nullable(),
   }),
+  PromptCacheStatsSchema,
 ]);
 export type RunnerEvent = z.infer<typeof RunnerEventSchema>;
 

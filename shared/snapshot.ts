@@ -21,6 +21,7 @@ import { ExoInstanceDetailSchema, ExoOfferSchema, ExoSectionSchema } from './exo
 import { ResidencySchema } from './residency';
 import { RunnerStatusSchema } from './runner-protocol';
 import { InstanceSharingSchema } from './sharing';
+import { RunnerEngineSnapshotSchema } from './runner-engine-view';
 
 const epochMs = z.number().finite();
 const ms = z.number().finite();
@@ -233,6 +234,8 @@ export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
   residency: ResidencySchema,
   /** Set while its prefill is paced for a streaming neighbour; null otherwise (absent from a node that does not pace). */
   pacing: PacingSnapshotSchema.nullable().optional(),
+  /** Its runner's schedule and prompt cache (shared/runner-engine-view.ts); null before the runner's hello. */
+  runnerEngine: RunnerEngineSnapshotSchema.nullable().optional(),
 });
 export type LocalInstanceSnapshot = z.infer<typeof LocalInstanceSnapshotSchema>;
 

@@ -24,6 +24,21 @@ export function countPromptTokens(messages: readonly ChatMessage[]): number {
 }
 
 /**
+ * The prompt's tokens as the sim sees them, {@link countPromptTokens} of them: per message
+ * a header of three (start, role, separator), its words, an end token; then the generation
+ * prompt, the assistant's header. As in a real chat template, the generation prompt is how
+ * the next turn's assistant message starts, so a chat's next turn has the whole previous
+ * prompt as its prefix (what the sim's prompt cache matches on).
+ */
+export function promptTokens(messages: readonly ChatMessage[]): string[] {
+  const header = (role: string) => ['<|start|>', role, '<|sep|>'];
+  const tokens: string[] = [];
+  for (const message of messages) tokens.push(...header(message.role), ...(message.content.match(/\S+/g) ?? []), '<|end|>');
+  tokens.push(...header('assistant'));
+  return tokens;
+}
+
+/**
  * A single user message whose chat counts exactly `tokens` prompt tokens. `salt` makes
  * it unique, as the benchmark's long prompt must be (no prefix cache may help it).
  */

@@ -87,6 +87,13 @@ export async function launchInstance(
     : null;
   // The fit estimate is what the instance holds, for the caps of loads on request.
   const memoryBytes = fit?.models[0]?.neededBytes;
-  const instance = await node.createInstance({ ...create, ...residency, ...(memoryBytes !== undefined ? { memoryBytes } : {}) });
+  // The runner's prompt cache gets the cap the fit check counted.
+  const promptCacheBytes = fit?.models[0]?.promptCacheBytes;
+  const instance = await node.createInstance({
+    ...create,
+    ...residency,
+    ...(memoryBytes !== undefined ? { memoryBytes } : {}),
+    ...(promptCacheBytes !== undefined ? { promptCacheBytes } : {}),
+  });
   return { instance, reused: false, state: instanceLifecycle(instance), fit };
 }

@@ -164,7 +164,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const settings = options.settings ?? (await loadSettings(dataDir, logger)).settings;
   const getSettings = options.getSettings ?? (() => settings);
   // Every launch's fit check keeps the settings' headroom free (tests replace the machine's readings).
-  const fitChecker: FitChecker = options.fitChecker ?? ((input) => fitForLaunch({ ...input, headroomBytes: getSettings().fit.headroomBytes }));
+  const fitChecker: FitChecker =
+    options.fitChecker ??
+    ((input) => fitForLaunch({ ...input, headroomBytes: getSettings().fit.headroomBytes, promptCacheBytes: getSettings().runner.promptCacheBytes }));
   const mlx = new MlxRuntimeService({ dataDir, getSettings });
   // The operator's sharing policy, which the sharing check overrides for its runs only.
   const sharingPolicy = createPolicyOverride(() => getSettings().sharing.policy);
@@ -178,7 +180,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // Read at every decision: a settings change applies at once.
     sharingPolicy: sharingPolicy.current,
     version: packageVersion(),
-    mlxSpawnSpec: (model) => mlx.spawnSpec(model),
+    mlxSpawnSpec: (model, engine) => mlx.spawnSpec(model, engine),
+    // Read at each instance's creation: a settings change applies to the next runner.
+    runnerSettings: () => getSettings().runner,
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
   });
   // Load on request and unload when idle (docs/on-demand.md).

@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mlxRunnerCommand } from '../../electron/core/mlx/mlx-runner-command';
+import { DEFAULT_PREFILL_CHUNK_MS } from '../../shared/runner-protocol';
 import { REPO_ROOT } from '../support/sim-runner-spec';
 import { describePrefillPacingConformance } from '../support/conformance/pacing-conformance';
 import { describeRunnerConformance, type RunnerConformanceProfile } from '../support/conformance/runner-conformance';
@@ -51,11 +52,12 @@ if ('missing' in ready) {
   }
 } else {
   const profile: RunnerConformanceProfile = {
-    spawn: (extraEnv) => ({
+    spawn: (extraEnv, schedule = 'exo') => ({
       ...mlxRunnerCommand({
         python: ready.python,
         model: ready.model,
         engine: 'mlx',
+        engineOptions: { schedule, prefillChunkMs: DEFAULT_PREFILL_CHUNK_MS, promptCacheBytes: 0 },
         defaultMaxTokens: DEFAULT_MAX_TOKENS,
         fastSynch: null,
         extraEnv,

@@ -5,6 +5,7 @@
  * sim's Llama 3.2 3B at scale 0.1, so one 4096-token prefill chunk takes about 0.36 s and
  * lines written at the first progress event land inside the long prefill.
  */
+import { DEFAULT_PREFILL_CHUNK_MS, type RunnerSchedule } from '../../shared/runner-protocol';
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { findSimModel } from '../../shared/catalog';
@@ -35,12 +36,14 @@ function findPython(): string | null {
 
 const python = findPython();
 
-function spec(extraEnv: Record<string, string | undefined> = {}) {
+function spec(extraEnv: Record<string, string | undefined> = {}, schedule: RunnerSchedule = 'exo') {
   return {
     ...mlxRunnerCommand({
       python: python!,
       model: MODEL,
       engine: 'test',
+      // The protocol's engine flags (no cache: the suite checks the runner's own behaviour).
+      engineOptions: { schedule, prefillChunkMs: DEFAULT_PREFILL_CHUNK_MS, promptCacheBytes: 0 },
       timeScale: TIME_SCALE,
       testTimings: {
         admitOverheadS: sim.admitOverheadS,

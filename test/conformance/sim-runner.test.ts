@@ -14,7 +14,7 @@ const LONG_PROMPT_TOKENS = 14_000;
 const timings = findSimModel(MODEL)!.sim!;
 
 const profile: RunnerConformanceProfile = {
-  spawn: (extraEnv) => simRunnerSpec({ model: MODEL, timeScale: TIME_SCALE, env: extraEnv }),
+  spawn: (extraEnv, schedule = 'exo') => simRunnerSpec({ model: MODEL, timeScale: TIME_SCALE, env: extraEnv, args: ['--schedule', schedule] }),
   engine: 'sim',
   model: MODEL,
   longPromptTokens: LONG_PROMPT_TOKENS,

@@ -5,7 +5,7 @@
 //   load-fails       LoadModel fails with the runner's own words, RunnerFailed, exit 1
 //   crash-on-generate  exits 1 when a generation arrives
 //   hang-on-generate   acknowledges a generation, then stays silent
-//   protocol-3       says hello with protocol version 3 (newer than exobar)
+//   protocol-4       says hello with protocol version 4 (newer than exobar)
 //   error-on-generate  ends each generation with its own error chunk and Failed
 //   error-then-exit    sends a generation's error chunk, then RunnerFailed, and exits 1
 import { createInterface } from 'node:readline';
@@ -22,7 +22,7 @@ if (mode === 'exit-before-hello') {
 }
 write({
   type: 'Hello',
-  protocolVersion: mode === 'protocol-3' ? 3 : 1,
+  protocolVersion: mode === 'protocol-4' ? 4 : 1,
   engine: 'test',
   model: 'fake',
   pid: process.pid,

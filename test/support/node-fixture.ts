@@ -3,6 +3,7 @@
  * instances created and ready, and a cleanup that stops every runner and fails when a
  * runner's state table refused a transition.
  */
+import { DEFAULT_PREFILL_CHUNK_MS } from '../../shared/runner-protocol';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,9 +21,14 @@ export interface NodeFixture {
   cleanup(): Promise<void>;
 }
 
+/** The runner settings of a node that reproduces exo: its schedule, no prompt cache. */
+export const EXO_SCHEDULE_NO_CACHE = { schedule: 'exo', prefillChunkMs: DEFAULT_PREFILL_CHUNK_MS, promptCacheBytes: 0 } as const;
+
 export function createNodeFixture(options: Partial<NodeOptions> = {}, internals: NodeInternals = {}): NodeFixture {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-test-'));
-  const node = createNode({ dataDir, simTimeScale: 0.1, ...options }, internals);
+  // exo's schedule without a prompt cache: the node's tests pin exo's semantics (an ack
+  // that waits for a running prefill, a cancel held until it); a test may ask for another.
+  const node = createNode({ dataDir, simTimeScale: 0.1, runnerSettings: () => EXO_SCHEDULE_NO_CACHE, ...options }, internals);
   return {
     node,
     dataDir,

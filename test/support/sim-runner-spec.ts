@@ -32,6 +32,8 @@ export interface SimRunnerSpecOptions {
   gpuDir?: string;
   /** Added on top; undefined removes a variable. */
   env?: Record<string, string | undefined>;
+  /** More runner flags (`--schedule exo`, `--prompt-cache-bytes N`). */
+  args?: string[];
 }
 
 /**
@@ -41,7 +43,7 @@ export interface SimRunnerSpecOptions {
 export function simRunnerSpec(options: SimRunnerSpecOptions): RunnerSpawnSpec {
   return {
     command: process.execPath,
-    args: [SIM_RUNNER_JS, '--model', options.model, '--time-scale', String(options.timeScale)],
+    args: [SIM_RUNNER_JS, '--model', options.model, '--time-scale', String(options.timeScale), ...(options.args ?? [])],
     env: {
       ...process.env,
       MLX_METAL_FAST_SYNCH: undefined,

@@ -15,6 +15,8 @@ export interface OpenAiUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** OpenAI's: `cached_tokens` of the prompt came from the runner's prompt cache (0 without a cache). */
+  prompt_tokens_details: { cached_tokens: number };
 }
 
 export function openAiUsage(usage: Usage): OpenAiUsage {
@@ -22,6 +24,7 @@ export function openAiUsage(usage: Usage): OpenAiUsage {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens ?? 0 },
   };
 }
 

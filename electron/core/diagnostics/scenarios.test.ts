@@ -168,8 +168,8 @@ describe('bundle after real incidents', () => {
       { simTimeScale: 0.1 },
       {
         // The real sim runner, started by a shell that first writes the planted line to its stderr and stdout.
-        runnerCommand: (model) => {
-          const spec = simSpawnSpec(model.id, 0.1, join(fixture.dataDir, 'sim-gpu'));
+        runnerCommand: (model, _id, engine) => {
+          const spec = simSpawnSpec(model.id, 0.1, join(fixture.dataDir, 'sim-gpu'), engine);
           return {
             ...spec,
             command: 'sh',

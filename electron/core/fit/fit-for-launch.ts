@@ -19,6 +19,8 @@ export interface FitForLaunchInput {
   /** Context tokens each new model is checked at; defaults to {@link DEFAULT_FIT_CONTEXT_TOKENS}. */
   contextTokens?: number;
   headroomBytes?: number;
+  /** The setting `runner.promptCacheBytes`: each model's prompt cache cap counts as used memory. */
+  promptCacheBytes?: number | null;
   /** Replace the machine's readings (tests, or a caller that has them). */
   readMemory?: () => Promise<SystemMemory>;
   readGpuLimit?: (totalBytes: number) => Promise<number | null>;
@@ -32,8 +34,9 @@ export async function fitForLaunch(input: FitForLaunchInput): Promise<FitCheck> 
   const tokens = input.contextTokens ?? DEFAULT_FIT_CONTEXT_TOKENS;
   const memory = await (input.readMemory ?? (() => readSystemMemory()))();
   const gpuLimitBytes = await (input.readGpuLimit ?? ((t) => readGpuWiredLimit(t)))(memory.totalBytes);
-  const estimates = await Promise.all(input.models.map((m) => estimateModelMemory(m, tokens)));
-  const running = gpuLimitBytes === null ? [] : await Promise.all(input.running.map((m) => estimateModelMemory(m, tokens)));
+  const cache = input.promptCacheBytes ?? null;
+  const estimates = await Promise.all(input.models.map((m) => estimateModelMemory(m, tokens, cache)));
+  const running = gpuLimitBytes === null ? [] : await Promise.all(input.running.map((m) => estimateModelMemory(m, tokens, cache)));
   return checkFit(estimates, {
     freeBytes: memory.freeBytes,
     headroomBytes: input.headroomBytes,

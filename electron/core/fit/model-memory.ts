@@ -12,7 +12,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { CatalogModel } from '../../../shared/catalog';
+import { kvBytesPerTokenPerLayer, type CatalogModel } from '../../../shared/catalog';
 import type { FitModelEstimate } from '../../../shared/fit-check';
 
 const count = z.number().int().positive().optional().catch(undefined);
@@ -106,11 +106,22 @@ export async function weightsOnDisk(dir: string): Promise<number> {
 }
 
 /**
- * The memory `model` needs at `contextTokens` (capped at its context window). An MLX
+ * The prompt cache's cap for a model (docs/fit-check.md): the setting `runner.promptCacheBytes`
+ * when it says a number (0: off), else (null) the model's KV cache at the fit context,
+ * so one full context of prefixes stays cached; 0 when that figure is unknown.
+ */
+export function promptCacheCapBytes(setting: number | null, kvCacheBytes: number | null): number {
+  if (setting !== null) return setting;
+  return Math.round(kvCacheBytes ?? 0);
+}
+
+/**
+ * The memory `model` needs at `contextTokens` (capped at its context window), with its
+ * runner's prompt cache capped by `promptCacheSetting` ({@link promptCacheCapBytes}). An MLX
  * model is read from its directory; a sim model takes the catalog's figures
  * (`memoryBytes` and `kvCache`). Never throws: an unreadable config gives a null cache.
  */
-export async function estimateModelMemory(model: CatalogModel, contextTokens: number): Promise<FitModelEstimate> {
+export async function estimateModelMemory(model: CatalogModel, contextTokens: number, promptCacheSetting: number | null = null): Promise<FitModelEstimate> {
   const tokens = Math.max(1, Math.min(Math.round(contextTokens), model.contextLength ?? Number.MAX_SAFE_INTEGER));
   let weightsBytes = model.memoryBytes;
   let weightsSource: FitModelEstimate['weightsSource'] = 'catalog';
@@ -130,10 +141,21 @@ export async function estimateModelMemory(model: CatalogModel, contextTokens: nu
   } else if (model.kvCache) {
     const k = model.kvCache;
     shape = {
-      layers: Array.from({ length: k.layers }, () => ({ bytesPerToken: k.kvHeads * k.headDim * 2 * k.bytesPerValue, maxTokens: null })),
+      layers: Array.from({ length: k.layers }, () => ({ bytesPerToken: kvBytesPerTokenPerLayer(k), maxTokens: null })),
       constantBytes: 0,
     };
   }
   const kv = shape ? kvCacheBytes(shape, tokens) : null;
-  return { model: model.id, weightsBytes, kvCacheBytes: kv, contextTokens: tokens, neededBytes: weightsBytes + (kv ?? 0), weightsSource };
+  const promptCacheBytes = promptCacheCapBytes(promptCacheSetting, kv);
+  return {
+    model: model.id,
+    weightsBytes,
+    kvCacheBytes: kv,
+    contextTokens: tokens,
+    promptCacheBytes,
+    // A cap the operator set is memory on top of everything else; the default cap is the
+    // KV figure itself, which the need already holds once (docs/fit-check.md says why).
+    neededBytes: weightsBytes + (kv ?? 0) + (promptCacheSetting ?? 0),
+    weightsSource,
+  };
 }

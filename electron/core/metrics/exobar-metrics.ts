@@ -186,6 +186,29 @@ export class ExobarMetrics {
     perInstance('exobar_fast_synch', 'Fast synch (MLX_METAL_FAST_SYNCH) per local instance as the policy decided it: 1 on, 0 off.', (i) =>
       i.source === 'local' ? Number(i.fastSynch.enabled) : null,
     );
+    // The runner's prompt cache (docs/runner-protocol.md, "Prompt cache"): its figures since the runner started.
+    const cacheOf = (i: InstanceSnapshot) => (i.source === 'local' ? (i.runnerEngine?.promptCache ?? null) : null);
+    perInstance('exobar_prompt_cache_bytes', "Bytes held by the runner's prompt cache.", (i) => cacheOf(i)?.bytes ?? null);
+    perInstance('exobar_prompt_cache_cap_bytes', "The cap of the runner's prompt cache (0: off).", (i) => cacheOf(i)?.capBytes ?? null);
+    const perInstanceCounter = (name: string, help: string, value: (i: InstanceSnapshot) => number | null) =>
+      new Counter({
+        name,
+        help,
+        labelNames: [...INSTANCE_LABELS],
+        registers,
+        collect() {
+          this.reset();
+          for (const instance of snapshot().instances) {
+            const v = value(instance);
+            if (v != null) this.inc(labelsOf(instance), v);
+          }
+        },
+      });
+    perInstanceCounter('exobar_prompt_cache_hits_total', 'Prompts the prompt cache served a prefix of (since the runner started).', (i) => cacheOf(i)?.hits ?? null);
+    perInstanceCounter('exobar_prompt_cache_misses_total', 'Prompts the prompt cache had no prefix of (since the runner started).', (i) => cacheOf(i)?.misses ?? null);
+    perInstanceCounter('exobar_prompt_cache_hit_tokens_total', 'Prompt tokens served from the prompt cache, not prefilled (since the runner started).', (i) =>
+      cacheOf(i)?.hitTokens ?? null,
+    );
     new Gauge({
       name: 'exobar_instance_state',
       help: `The instance's lifecycle state: 1 for its current state (${INSTANCE_LIFECYCLES.join(', ')}), 0 for the others.`,

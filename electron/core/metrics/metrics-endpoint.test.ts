@@ -81,4 +81,23 @@ describe('GET /metrics', () => {
     // The refused scrapes above count as refused inputs at the HTTP boundary.
     expect(sample(text, 'exobar_rejected_inputs_total', { boundary: 'http' })).toBe(rig.node.snapshot().rejectedInputs.http);
   });
+
+  it("shows the runner's prompt cache as the snapshot does: bytes, cap, hits, misses, hit tokens", async () => {
+    const messages = [{ role: 'user' as const, content: 'w1 w2 w3 w4 w5 w6 w7 w8 metrics-cache' }];
+    await rig.client.chat.completions.create({ model: 'sim/llama-3.2-1b', messages, max_tokens: 2 });
+    const again = await rig.client.chat.completions.create({ model: 'sim/llama-3.2-1b', messages, max_tokens: 2 });
+    expect(again.usage?.prompt_tokens_details?.cached_tokens).toBe(again.usage!.prompt_tokens - 1);
+    const text = await (await fetch(`${rig.url}/metrics`, { headers: { Authorization: `Bearer ${rig.token}` } })).text();
+    const instance = localInstances(rig.node.snapshot())[0]!;
+    const cache = instance.runnerEngine!.promptCache!;
+    expect(instance.runnerEngine!.schedule).toBe('interleaved');
+    expect(cache.hits).toBeGreaterThanOrEqual(1);
+    const labels = { model: 'sim/llama-3.2-1b', instance: instance.id, source: 'local' };
+    expect(sample(text, 'exobar_prompt_cache_bytes', labels)).toBe(cache.bytes);
+    expect(sample(text, 'exobar_prompt_cache_cap_bytes', labels)).toBe(cache.capBytes);
+    expect(cache.capBytes).toBeGreaterThan(0);
+    expect(sample(text, 'exobar_prompt_cache_hits_total', labels)).toBe(cache.hits);
+    expect(sample(text, 'exobar_prompt_cache_misses_total', labels)).toBe(cache.misses);
+    expect(sample(text, 'exobar_prompt_cache_hit_tokens_total', labels)).toBe(cache.hitTokens);
+  });
 });

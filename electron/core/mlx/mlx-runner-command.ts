@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { fastSynchEnv } from '../../../shared/fast-synch-policy';
+import { MAX_PREFILL_CHUNK_MS, MIN_PREFILL_CHUNK_MS, runnerEngineArgs, RunnerScheduleSchema } from '../../../shared/runner-protocol';
 import { resolveMlxRunnerDir } from '../runner-entry';
 
 /**
@@ -49,6 +50,14 @@ export const MlxRunnerCommandOptionsSchema = z.object({
   /** exo's defaults: 4096-token prefill chunks, 8 requests per decode batch. */
   prefillChunk: positiveInt.optional(),
   maxBatch: positiveInt.optional(),
+  /** The schedule, prefill chunk ms and prompt cache cap (runnerEngineArgs); absent: the runner's defaults. */
+  engineOptions: z
+    .object({
+      schedule: RunnerScheduleSchema,
+      prefillChunkMs: z.number().int().min(MIN_PREFILL_CHUNK_MS).max(MAX_PREFILL_CHUNK_MS),
+      promptCacheBytes: z.number().int().nonnegative(),
+    })
+    .optional(),
   /** Generation cap when a request sets no maxTokens. */
   defaultMaxTokens: positiveInt.optional(),
   /**
@@ -103,6 +112,7 @@ export function mlxRunnerCommand(options: MlxRunnerCommandOptions): MlxRunnerCom
   const args = [o.runnerScript ?? defaultMlxRunnerScript(), '--model', o.model, '--engine', o.engine];
   if (o.prefillChunk !== undefined) args.push('--prefill-chunk', String(o.prefillChunk));
   if (o.maxBatch !== undefined) args.push('--max-batch', String(o.maxBatch));
+  if (o.engineOptions !== undefined) args.push(...runnerEngineArgs(o.engineOptions));
   if (o.defaultMaxTokens !== undefined) args.push('--default-max-tokens', String(o.defaultMaxTokens));
   if (o.wiredLimitBytes !== undefined) {
     if (o.engine !== 'mlx') throw new Error('invalid MLX runner options: wiredLimitBytes only applies to the mlx engine');

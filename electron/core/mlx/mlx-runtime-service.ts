@@ -8,6 +8,7 @@ import type { Settings } from '../../../shared/api';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
 import type { ExobarNode } from '../node/node-types';
+import type { RunnerEngineOptions } from '../../../shared/runner-protocol';
 import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { detectMlxRuntime, type MlxRuntimeStatus } from './detect-mlx-runtime';
 import { mlxPlatform } from './mlx-platform';
@@ -73,7 +74,7 @@ export class MlxRuntimeService {
   }
 
   /** The spawn spec of a runner for an MLX model; null when the runtime is missing. */
-  spawnSpec(model: CatalogModel): SpawnSpec | null {
+  spawnSpec(model: CatalogModel, engineOptions?: RunnerEngineOptions): SpawnSpec | null {
     if (model.engine !== 'mlx' || !model.path || !this.status?.available || !this.status.python) return null;
     // fastSynch null: the node sets the policy's variables over this spec before spawning.
     const engine = this.options.runnerEngine ?? 'mlx';
@@ -83,6 +84,7 @@ export class MlxRuntimeService {
       fastSynch: null,
       baseEnv: {},
       engine,
+      ...(engineOptions ? { engineOptions } : {}),
       ...(engine === 'test' && this.options.testTimeScale !== undefined ? { timeScale: this.options.testTimeScale } : {}),
     });
     const env = Object.fromEntries(Object.entries(command.env).filter((e): e is [string, string] => e[1] !== undefined));

@@ -8,6 +8,7 @@ import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot, PrefillSnapshot, TtftSnapshot } from '../../../shared/snapshot';
 import type { RunnerSupervisor } from '../supervisor/runner-supervisor';
 import type { NodeRequest } from './node-request';
+import type { RunnerEngineSnapshot } from '../../../shared/runner-engine-view';
 
 export interface InstanceView {
   id: string;
@@ -28,6 +29,8 @@ export interface InstanceView {
   counters: LocalInstanceSnapshot['counters'];
   residency: LocalInstanceSnapshot['residency'];
   sharing: LocalInstanceSnapshot['sharing'];
+  /** The runner's schedule and prompt cache; null before its hello. */
+  runnerEngine: RunnerEngineSnapshot | null;
 }
 
 export function buildInstanceSnapshot(view: InstanceView, now: number): LocalInstanceSnapshot {
@@ -78,6 +81,7 @@ export function buildInstanceSnapshot(view: InstanceView, now: number): LocalIns
     counters: { ...view.counters },
     residency: view.residency,
     sharing: view.sharing,
+    runnerEngine: view.runnerEngine,
   };
 }
 

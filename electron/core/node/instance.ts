@@ -3,6 +3,7 @@
  * the requests in flight and their metrics. Everything here reacts to events; nothing
  * waits on another instance (docs/architecture.md, invariant 1).
  */
+import type { RunnerEngineSnapshot } from '../../../shared/runner-engine-view';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
@@ -77,6 +78,8 @@ export class Instance {
   private reserved = 0;
   private readonly createdAt = performance.now();
   private loadedOnce = false;
+  /** The current runner's schedule and prompt cache, from its hello and its PromptCacheStats; null before a hello. */
+  private runnerEngine: RunnerEngineSnapshot | null = null;
 
   constructor(
     private readonly config: InstanceConfig,
@@ -253,6 +256,7 @@ export class Instance {
         counters: this.counters,
         residency: this.residency.snapshot(now, this.requests.size, this.ready),
         sharing: this.sharing.snapshot(now),
+        runnerEngine: this.runnerEngine,
       },
       now,
     );
@@ -299,6 +303,11 @@ export class Instance {
         this.log.record({ kind: 'runner_spawned', instanceId: this.id, data: { pid: event.pid } });
         break;
       case 'hello':
+        // A new runner: its own schedule, and a cache that starts empty.
+        this.runnerEngine = {
+          schedule: event.schedule,
+          promptCache: event.promptCache ? { ...event.promptCache, entries: 0, bytes: 0, hits: 0, misses: 0, hitTokens: 0 } : null,
+        };
         this.log.record({
           kind: 'runner_hello',
           instanceId: this.id,
@@ -307,6 +316,12 @@ export class Instance {
         break;
       case 'runner_status':
         this.log.record({ kind: 'runner_status', instanceId: this.id, data: { status: event.status } });
+        break;
+      case 'prompt_cache':
+        if (this.runnerEngine?.promptCache) {
+          const { entries, bytes, capBytes, hits, misses, hitTokens } = event.stats;
+          this.runnerEngine = { ...this.runnerEngine, promptCache: { ...this.runnerEngine.promptCache, entries, bytes, capBytes, hits, misses, hitTokens } };
+        }
         break;
       case 'ready':
         this.residency.touch(now);
@@ -389,6 +404,8 @@ export class Instance {
         data: { processed: chunk.processedTokens, total: chunk.totalTokens },
       });
     } else if (chunk.kind === 'TokenChunk') {
+      // The last chunk's usage says how much of the prompt the runner's cache served (a cancel's too).
+      if (chunk.usage?.cachedTokens !== undefined) request.cachedTokens = chunk.usage.cachedTokens;
       if (chunk.finishReason === 'cancelled' || chunk.finishReason === 'error') return;
       if (chunk.finishReason) {
         request.finishReason = chunk.finishReason;

@@ -34,6 +34,8 @@ export class NodeRequest {
   cancelRequestedAt: number | null = null;
   finishReason: 'stop' | 'length' | null = null;
   stats: GenerationStats | null = null;
+  /** Prompt tokens the runner's prompt cache served, from its last usage; null when it did not say (no cache, older runner). */
+  cachedTokens: number | null = null;
   runnerError: string | null = null;
   ttft: TtftSample | null = null;
   outcome: RequestTimeline['outcome'] = 'in_flight';
@@ -114,7 +116,8 @@ export class NodeRequest {
   }
 
   usage(): Usage {
-    return { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
+    const usage: Usage = { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
+    return this.cachedTokens === null ? usage : { ...usage, cachedTokens: Math.min(this.cachedTokens, this.promptTokens) };
   }
 
   finish(event: TerminalEvent, now = performance.now()): boolean {
@@ -139,6 +142,7 @@ export class NodeRequest {
       model: this.model,
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
+      cachedTokens: this.cachedTokens,
       arrivedAt: this.arrivedAt,
       ...(this.loadedAt !== undefined ? { loadedAt: this.loadedAt } : {}),
       dispatchedAt: this.dispatchedAt,

@@ -2,7 +2,8 @@
  * The node's public surface: what the API server, the Electron glue, the benchmark
  * and the diagnostic bundle use. The implementation is electron/core/node/node.ts.
  */
-import type { ChatMessage, GenerationStats, Usage } from '../../../shared/runner-protocol';
+import type { ChatMessage, GenerationStats, RunnerEngineOptions, RunnerSchedule, Usage } from '../../../shared/runner-protocol';
+import type { Settings } from '../../../shared/api';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { ExoProcessState } from '../../../shared/exo-process';
@@ -76,6 +77,10 @@ export interface CreateInstanceOptions {
   onDemand?: boolean;
   /** What it holds in memory by the fit estimate (electron/core/fit/); default the catalog's figure. */
   memoryBytes?: number;
+  /** Its runner's schedule; absent: the setting `runner.schedule`. */
+  schedule?: RunnerSchedule;
+  /** Its runner's prompt cache cap as the fit check counted it; absent: computed from the setting. */
+  promptCacheBytes?: number;
 }
 
 /** A change of an instance's residency: pinned, or its idle time to live (null: never; undefined: the setting). */
@@ -98,6 +103,8 @@ export interface RequestTimeline {
   model: string;
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens served by the runner's prompt cache; null when the runner did not say. */
+  cachedTokens?: number | null;
   arrivedAt: number;
   /** Present when the request arrived while its model was loading: when the load ended (null: it had not). */
   loadedAt?: number | null;
@@ -165,8 +172,10 @@ export interface NodeOptions {
   defaultFastSynch?: FastSynchOverride;
   /** Models the node may launch beyond the built-in sim models (e.g. local MLX models). */
   extraModels?: CatalogModel[];
-  /** How to start a runner for an MLX model; null when the MLX runtime is missing. */
-  mlxSpawnSpec?: (model: CatalogModel) => SpawnSpec | null;
+  /** How to start a runner for an MLX model with its engine options; null when the MLX runtime is missing. */
+  mlxSpawnSpec?: (model: CatalogModel, engine: RunnerEngineOptions) => SpawnSpec | null;
+  /** The settings `runner.*`, read at each instance's creation (default: the schema's defaults). */
+  runnerSettings?: () => Settings['runner'];
   /** Requests waiting per instance before 429 (default 64). */
   queueCapacity?: number;
   /** Version string reported in the snapshot. */

@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
 import { exoFastSynchMismatchWarning, type ExoProcessState } from '../../../shared/exo-process';
 import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldShareGpuWithFastSynch } from '../../../shared/fast-synch-policy';
-import { GenerationParamsSchema } from '../../../shared/runner-protocol';
+import { GenerationParamsSchema, type RunnerEngineOptions } from '../../../shared/runner-protocol';
+import { defaultSettings } from '../../../shared/api';
+import { DEFAULT_FIT_CONTEXT_TOKENS } from '../../../shared/fit-check';
+import { estimateModelMemory } from '../fit/model-memory';
 import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Snapshot, Warning } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
 import { createDispatcher, type DispatchMode } from './dispatcher';
@@ -48,7 +51,7 @@ export interface NodeInternals {
   /** Only the benchmark sets 'blocking-baseline' (exo's worker before its fix). */
   dispatchMode?: DispatchMode;
   /** How to start a runner for a model; defaults to the sim runner for sim models. */
-  runnerCommand?: (model: CatalogModel, instanceId: string) => SpawnSpec | null;
+  runnerCommand?: (model: CatalogModel, instanceId: string, engine: RunnerEngineOptions) => SpawnSpec | null;
   maxInFlightPerInstance?: number;
 }
 
@@ -130,7 +133,17 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
 
   const runnerCommand =
     internals.runnerCommand ??
-    ((model: CatalogModel) => (model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir) : (options.mlxSpawnSpec?.(model) ?? null)));
+    ((model: CatalogModel, _id: string, engine: RunnerEngineOptions) =>
+      model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir, engine) : (options.mlxSpawnSpec?.(model, engine) ?? null));
+  const runnerSettings = options.runnerSettings ?? (() => defaultSettings().runner);
+
+  /** The engine options of a new instance's runner: its own schedule or the setting's, the cache cap the fit counted. */
+  async function engineOptionsFor(model: CatalogModel, create: CreateInstanceOptions): Promise<RunnerEngineOptions> {
+    const settings = runnerSettings();
+    const promptCacheBytes =
+      create.promptCacheBytes ?? (await estimateModelMemory(model, DEFAULT_FIT_CONTEXT_TOKENS, settings.promptCacheBytes)).promptCacheBytes ?? 0;
+    return { schedule: create.schedule ?? settings.schedule, prefillChunkMs: settings.prefillChunkMs, promptCacheBytes };
+  }
 
   /**
    * The settings' limits. A sim runner's floor shrinks with its time scale, as all its
@@ -331,6 +344,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     async createInstance(create: CreateInstanceOptions) {
       if (shuttingDown) throw new NodeError('node_shutdown', 'the node is shutting down', 503);
       const model = findModel(create.model);
+      // Before any check: nothing awaits between the checks and the instance's creation.
+      const engine = await engineOptionsFor(model, create);
       const typeProblem = model.engine === 'mlx' ? mlxInstanceTypeProblem(create.instanceType) : null;
       if (typeProblem) throw new NodeError('invalid_request', typeProblem, 400);
       const decision = decideFastSynch(create.instanceType, create.fastSynch, defaultFastSynch, placedExcept().length > 0);
@@ -338,7 +353,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       if (!create.acknowledgeRisk && wouldShareGpuWithFastSynch(placedExcept(), candidate)) throw riskError(model.id);
       instanceCounter += 1;
       const id = `${model.id.split('/').pop()}-${instanceCounter}`;
-      const probe = runnerCommand(model, id);
+      const probe = runnerCommand(model, id, engine);
       if (!probe) {
         throw new NodeError(
           'model_not_found',
@@ -359,7 +374,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
           supervisor: {
             // The policy's environment wins over anything the command brings (docs/architecture.md, invariant 4).
             spawnSpec: (): SpawnSpec => {
-              const spec = runnerCommand(model, id)!;
+              const spec = runnerCommand(model, id, engine)!;
               return { ...spec, env: { ...spec.env, ...fastSynchEnv(instance.decision.enabled) } };
             },
             logDir: join(dataDir, 'logs', id),

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAULT_PROMPTS } from '../../../shared/runner-protocol';
+import { FAULT_PROMPTS, type RunnerEngineOptions } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
 import { simSpawnSpec } from './sim-spawn-spec';
@@ -17,8 +17,8 @@ const faultPrompt = (fault: string) => [{ role: 'user' as const, content: `pleas
 
 /** Wraps the sim runner in a shell that does something first (garbage, env overrides). */
 function wrappedSim(dataDir: string, prefix: string) {
-  return (model: { id: string }) => {
-    const spec = simSpawnSpec(model.id, TIME_SCALE, join(dataDir, 'sim-gpu'));
+  return (model: { id: string }, _id: string, engine: RunnerEngineOptions) => {
+    const spec = simSpawnSpec(model.id, TIME_SCALE, join(dataDir, 'sim-gpu'), engine);
     return { ...spec, command: 'sh', args: ['-c', `${prefix}; exec "$0" "$@"`, spec.command, ...spec.args] };
   };
 }

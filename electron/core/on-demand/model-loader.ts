@@ -132,6 +132,8 @@ export class ModelLoader {
         acknowledgeRisk: false,
         onDemand: true,
         memoryBytes: fit.neededBytes,
+        // The runner's prompt cache gets the cap the fit check counted.
+        ...(fit.models[0]?.promptCacheBytes !== undefined ? { promptCacheBytes: fit.models[0].promptCacheBytes } : {}),
         ...(options.keepAliveSeconds !== undefined ? { ttlSeconds: options.keepAliveSeconds } : {}),
       });
     } catch (error) {

@@ -37,8 +37,8 @@ export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
     node: mac,
     client: ended.client,
     promptTokens: t.promptTokens,
-    // Neither engine says how much of a prompt came from a prefix cache.
-    cachedTokens: null,
+    // What the runner's prompt cache served, where the runner says (protocol 3).
+    cachedTokens: t.cachedTokens ?? null,
     outputTokens: t.completionTokens,
     ttftMs: ttft?.totalMs ?? null,
     loadMs: ttft?.loadMs ?? null,

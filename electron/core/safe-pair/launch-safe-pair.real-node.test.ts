@@ -80,8 +80,8 @@ describe('launchSafePair with the real node', () => {
       { dataDir, simTimeScale: 0.05, restart: { maxRestarts: 0 } },
       {
         // The medium model's "runner" never says hello (a wedged start); the small one is a real sim runner.
-        runnerCommand: (model) =>
-          model.id === MEDIUM ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} } : simSpawnSpec(model.id, 0.05, gpuDir),
+        runnerCommand: (model, _id, engine) =>
+          model.id === MEDIUM ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} } : simSpawnSpec(model.id, 0.05, gpuDir, engine),
       },
     );
     node = n;

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { simRunnerSpec } from '../../../test/support/sim-runner-spec';
+import { PROTOCOL_VERSION } from '../../../shared/runner-protocol';
 import { RunnerSupervisor, type SupervisorEvent } from './runner-supervisor';
 import { UNKNOWN_MODEL_PRIOR } from './runner-rates';
 import type { SpawnSpec } from './spawn-spec';
@@ -46,7 +47,7 @@ describe('supervisor: prefill pacing', () => {
     await Promise.all(supervisors.splice(0).map((s) => s.dispose()));
   });
 
-  it('sends a pacing to a protocol-2 runner and reports its acknowledgement', async () => {
+  it('sends a pacing to a runner of this protocol and reports its acknowledgement', async () => {
     const { supervisor, events } = supervise(() => {
       const spec = simRunnerSpec({ model: 'sim/llama-3.2-1b', timeScale: 0.05 });
       const env = Object.fromEntries(Object.entries(spec.env ?? {}).filter((e): e is [string, string] => e[1] !== undefined));
@@ -54,7 +55,7 @@ describe('supervisor: prefill pacing', () => {
     });
     supervisor.start();
     await until('ready', () => supervisor.serving);
-    expect(supervisor.protocolVersion).toBe(2);
+    expect(supervisor.protocolVersion).toBe(PROTOCOL_VERSION);
     expect(supervisor.supportsPacing).toBe(true);
     const pacingId = supervisor.setPrefillPacing({ chunkTokens: 256, pauseMs: 10 });
     expect(pacingId).toMatch(/^paced-pacing-/);

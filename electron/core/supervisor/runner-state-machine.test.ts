@@ -182,7 +182,7 @@ describe('runner state machine with a real runner process', () => {
   const startupFailures: Array<[string, RegExp, string[]]> = [
     ['load-fails', /model not found: \/models\/missing \(no config\.json\)/, ['stopped>starting', 'starting>loading', 'loading>down', 'down>failed']],
     ['exit-before-hello', /No module named mlx_lm/, ['stopped>starting', 'starting>down', 'down>failed']],
-    ['protocol-3', /protocol 3, exobar 1-2/, ['stopped>starting', 'starting>down', 'down>failed']],
+    ['protocol-4', /protocol 4, exobar 1-3/, ['stopped>starting', 'starting>down', 'down>failed']],
   ];
   for (const [mode, words, sequence] of startupFailures) {
     it(`a start-up failure that would repeat (${mode}) fails at once with the runner's words, no retry`, async () => {

@@ -23,6 +23,9 @@ import {
   type PrefillPacing,
   type RunnerOutput,
   type RunnerStatus,
+  type Hello,
+  type PromptCacheStats,
+  type RunnerSchedule,
   type Task,
   type TaskStatus,
 } from '../../../shared/runner-protocol';
@@ -100,7 +103,10 @@ export const REFUSED_RUNNER_TRANSITION = 'refused runner transition';
 
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
-  | { type: 'hello'; fastSynch: boolean; engine: string }
+  /** `schedule` is exo's for a runner older than protocol 3; `promptCache` null when it has none. */
+  | { type: 'hello'; fastSynch: boolean; engine: string; schedule: RunnerSchedule; promptCache: Hello['promptCache'] | null }
+  /** The runner's prompt cache after a request's prefill (protocol 3). */
+  | { type: 'prompt_cache'; stats: PromptCacheStats }
   | { type: 'runner_status'; status: RunnerStatus }
   | { type: 'ready' }
   | { type: 'ack'; taskId: string }
@@ -400,7 +406,13 @@ export class RunnerSupervisor {
       // An older runner is served as before; only what it lacks (pacing) is not sent.
       this.protocolVersion = hello.protocolVersion;
       this.reportedFastSynch = hello.fastSynch;
-      this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
+      this.emit({
+        type: 'hello',
+        fastSynch: hello.fastSynch,
+        engine: hello.engine,
+        schedule: hello.schedule ?? 'exo',
+        promptCache: hello.promptCache ?? null,
+      });
       const expected = this.options.expectedFastSynch();
       if (reportedFastSynchDiffers(expected, hello.fastSynch)) {
         const message =
@@ -511,6 +523,9 @@ export class RunnerSupervisor {
         if (this.ledger.inProgress.size === 0 && this.machine.state === 'running') this.machine.transition('ready', 'no request in progress');
         return;
       }
+      case 'PromptCacheStats':
+        this.emit({ type: 'prompt_cache', stats: message });
+        return;
       case 'PrefillPacingApplied': {
         const { pacingId, chunkTokens, pauseMs, commandId } = message;
         this.emit({ type: 'pacing_applied', pacingId, pacing: { chunkTokens, pauseMs }, commandId });

@@ -10,6 +10,13 @@ describe('sim runner args', () => {
     expect(b.ok && b.value.timeScale).toBe(1);
   });
 
+  it('takes every runner\'s engine flags, with the protocol\'s defaults: interleaved, 250 ms chunks, no cache', () => {
+    const a = parseSimRunnerArgs(['--model', 'sim/llama-3.2-1b', '--schedule', 'exo', '--prefill-chunk-ms=100', '--prompt-cache-bytes', '1048576']);
+    expect(a.ok && [a.value.schedule, a.value.prefillChunkMs, a.value.promptCacheBytes]).toEqual(['exo', 100, 1048576]);
+    const b = parseSimRunnerArgs(['--model', 'sim/llama-3.2-1b']);
+    expect(b.ok && [b.value.schedule, b.value.prefillChunkMs, b.value.promptCacheBytes]).toEqual(['interleaved', 250, 0]);
+  });
+
   it.each([
     [[], '--model is required'],
     [['--model', 'sim/nope'], 'unknown sim model "sim/nope" (known: sim/llama-3.2-1b, sim/llama-3.2-3b)'],
@@ -17,6 +24,9 @@ describe('sim runner args', () => {
     [['--model', 'sim/llama-3.2-1b', '--time-scale', '0'], '--time-scale must be a number in (0, 1000], got "0"'],
     [['--model', 'sim/llama-3.2-1b', '--time-scale', 'fast'], '--time-scale must be a number in (0, 1000], got "fast"'],
     [['--model', 'sim/llama-3.2-1b', '--verbose'], 'unknown argument "--verbose"'],
+    [['--model', 'sim/llama-3.2-1b', '--schedule', 'fifo'], '--schedule must be exo or interleaved, got "fifo"'],
+    [['--model', 'sim/llama-3.2-1b', '--prefill-chunk-ms', '2.5'], '--prefill-chunk-ms must be an integer in [10, 10000], got "2.5"'],
+    [['--model', 'sim/llama-3.2-1b', '--prompt-cache-bytes', '-1'], '--prompt-cache-bytes must be a whole number of bytes (0: no cache), got "-1"'],
   ])('rejects %j with a clear message', (argv, error) => {
     expect(parseSimRunnerArgs(argv)).toEqual({ ok: false, error });
   });

@@ -1,10 +1,20 @@
 /**
  * Command-line arguments of the sim runner:
- * `--model <sim catalog id> [--time-scale X]` (also `--flag=value`).
+ * `--model <sim catalog id> [--time-scale X] [--schedule exo|interleaved]
+ *  [--prefill-chunk-ms N] [--prompt-cache-bytes N]` (also `--flag=value`).
+ * The last three are every runner's (shared/runner-protocol.ts, runnerEngineArgs).
  */
 import { findSimModel, SIM_MODELS, type CatalogModel, type SimTimings } from '../../../shared/catalog';
+import {
+  DEFAULT_PREFILL_CHUNK_MS,
+  DEFAULT_RUNNER_SCHEDULE,
+  MAX_PREFILL_CHUNK_MS,
+  MIN_PREFILL_CHUNK_MS,
+  RunnerScheduleSchema,
+  type RunnerEngineOptions,
+} from '../../../shared/runner-protocol';
 
-export interface SimRunnerArgs {
+export interface SimRunnerArgs extends RunnerEngineOptions {
   model: CatalogModel & { sim: SimTimings };
   /** Every simulated duration is multiplied by this (tests run at 0.05-0.25). */
   timeScale: number;
@@ -12,7 +22,11 @@ export interface SimRunnerArgs {
 
 export type ParseArgsResult = { ok: true; value: SimRunnerArgs } | { ok: false; error: string };
 
-export const USAGE = 'usage: node out/main/sim-runner.cjs --model <sim model id> [--time-scale <number > 0>]';
+export const USAGE =
+  'usage: node out/main/sim-runner.cjs --model <sim model id> [--time-scale <number > 0>] ' +
+  '[--schedule exo|interleaved] [--prefill-chunk-ms <ms>] [--prompt-cache-bytes <bytes, 0 = off>]';
+
+const FLAGS = new Set(['--model', '--time-scale', '--schedule', '--prefill-chunk-ms', '--prompt-cache-bytes']);
 
 /** Parses argv (without node and the script). Never throws: bad input is a clear message. */
 export function parseSimRunnerArgs(argv: readonly string[]): ParseArgsResult {
@@ -21,7 +35,7 @@ export function parseSimRunnerArgs(argv: readonly string[]): ParseArgsResult {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
     const name = eq >= 0 ? arg.slice(0, eq) : arg;
-    if (name !== '--model' && name !== '--time-scale') return { ok: false, error: `unknown argument "${arg}"` };
+    if (!FLAGS.has(name)) return { ok: false, error: `unknown argument "${arg}"` };
     let value: string | undefined;
     if (eq >= 0) value = arg.slice(eq + 1);
     else value = argv[++i];
@@ -43,5 +57,15 @@ export function parseSimRunnerArgs(argv: readonly string[]): ParseArgsResult {
       return { ok: false, error: `--time-scale must be a number in (0, 1000], got "${rawScale}"` };
     }
   }
-  return { ok: true, value: { model: { ...model, sim: model.sim }, timeScale } };
+  const schedule = RunnerScheduleSchema.safeParse(values.get('--schedule') ?? DEFAULT_RUNNER_SCHEDULE);
+  if (!schedule.success) return { ok: false, error: `--schedule must be exo or interleaved, got "${values.get('--schedule')}"` };
+  const prefillChunkMs = Number(values.get('--prefill-chunk-ms') ?? DEFAULT_PREFILL_CHUNK_MS);
+  if (!Number.isInteger(prefillChunkMs) || prefillChunkMs < MIN_PREFILL_CHUNK_MS || prefillChunkMs > MAX_PREFILL_CHUNK_MS) {
+    return { ok: false, error: `--prefill-chunk-ms must be an integer in [${MIN_PREFILL_CHUNK_MS}, ${MAX_PREFILL_CHUNK_MS}], got "${values.get('--prefill-chunk-ms')}"` };
+  }
+  const promptCacheBytes = Number(values.get('--prompt-cache-bytes') ?? 0);
+  if (!Number.isSafeInteger(promptCacheBytes) || promptCacheBytes < 0) {
+    return { ok: false, error: `--prompt-cache-bytes must be a whole number of bytes (0: no cache), got "${values.get('--prompt-cache-bytes')}"` };
+  }
+  return { ok: true, value: { model: { ...model, sim: model.sim }, timeScale, schedule: schedule.data, prefillChunkMs, promptCacheBytes } };
 }

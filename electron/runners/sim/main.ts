@@ -18,14 +18,14 @@ import { createRunnerLogger } from './logger';
 import { RunnerOutputWriter } from './output';
 import { Pacer } from './pacer';
 import { SharedGpu } from './shared-gpu';
-import { SimRunner } from './sim-runner';
+import { promptCacheHello, SimRunner } from './sim-runner';
 
 const args = parseSimRunnerArgs(process.argv.slice(2));
 if (!args.ok) {
   process.stderr.write(`exobar sim runner: ${args.error}\n${USAGE}\n`);
   process.exit(2);
 }
-const { model, timeScale } = args.value;
+const { model, timeScale, schedule, prefillChunkMs, promptCacheBytes } = args.value;
 
 const log = createRunnerLogger(model.id);
 const out = new RunnerOutputWriter(process.stdout);
@@ -95,7 +95,9 @@ out.emit({
   pid: process.pid,
   env,
   fastSynch: effectiveFastSynch(env),
+  schedule,
+  promptCache: promptCacheHello(model, promptCacheBytes),
 });
-log.info({ timeScale, fastSynch: effectiveFastSynch(env) }, 'sim runner started');
+log.info({ timeScale, fastSynch: effectiveFastSynch(env), schedule, prefillChunkMs, promptCacheBytes }, 'sim runner started');
 
-void new SimRunner({ model, timeScale, out, inbox, gpu, pacer, log, exit, hang }).serve();
+void new SimRunner({ model, timeScale, schedule, prefillChunkMs, promptCacheBytes, out, inbox, gpu, pacer, log, exit, hang }).serve();

@@ -31,7 +31,12 @@ export class PrefillPacingState {
     this.log.info({ pacingId: message.pacingId, ...this.current, commandId }, 'prefill pacing applied');
   }
 
-  /** Prompt tokens of the next prefill chunk. */
+  /** The chunk the supervisor asked for; null: the runner's own (its schedule decides). */
+  get requestedChunkTokens(): number | null {
+    return this.current.chunkTokens;
+  }
+
+  /** Prompt tokens of the next prefill chunk (exo's schedule). */
   get chunkTokens(): number {
     return this.current.chunkTokens ?? DEFAULT_PREFILL_CHUNK_TOKENS;
   }

@@ -4,21 +4,22 @@
  * TextGeneration on a Ready runner starts the generation loop, which owns the inbox
  * until nothing is left to generate.
  */
-import type { CatalogModel, SimTimings } from '../../../shared/catalog';
-import type { Task } from '../../../shared/runner-protocol';
+import { kvBytesPerToken, type CatalogModel, type SimTimings } from '../../../shared/catalog';
+import type { RunnerEngineOptions, Task } from '../../../shared/runner-protocol';
 import { GenerationEngine, type TextGenerationTask } from './generation-engine';
 import type { Inbox } from './inbox';
 import type { Logger } from './logger';
 import type { RunnerOutputWriter } from './output';
 import type { Pacer } from './pacer';
 import { PrefillPacingState } from './prefill-pacing';
+import { SimPromptCache } from './prompt-cache';
 import { RunnerState } from './runner-state';
 import type { SharedGpu } from './shared-gpu';
 
 /** RunnerLoading updates sent while loading (exo reports layers as they load). */
 const LOADING_UPDATES = 8;
 
-export interface SimRunnerDeps {
+export interface SimRunnerDeps extends RunnerEngineOptions {
   model: CatalogModel & { sim: SimTimings };
   timeScale: number;
   out: RunnerOutputWriter;
@@ -30,6 +31,17 @@ export interface SimRunnerDeps {
   exit: (code: number) => Promise<never>;
   /** The hang fault: silence stdout and never return (the process stays alive). */
   hang: (reason: string) => Promise<never>;
+}
+
+/** The model's prompt cache: off when the cap is 0 or the catalog gives no KV size (the hello says why). */
+export function simPromptCache(model: CatalogModel, capBytes: number): SimPromptCache {
+  return new SimPromptCache(model.kvCache ? capBytes : 0, model.kvCache ? kvBytesPerToken(model.kvCache) : 0);
+}
+
+/** The hello's `promptCache`: what the cache is, or why this model has none. */
+export function promptCacheHello(model: CatalogModel, capBytes: number): { capBytes: number; supported: boolean; reason: string | null } {
+  if (!model.kvCache) return { capBytes, supported: false, reason: `the catalog gives no KV cache size for ${model.id}` };
+  return { capBytes, supported: true, reason: null };
 }
 
 export class SimRunner {
@@ -50,6 +62,9 @@ export class SimRunner {
       gpu: deps.gpu,
       pacer: deps.pacer,
       pacing: this.pacing,
+      schedule: deps.schedule,
+      prefillChunkMs: deps.prefillChunkMs,
+      cache: simPromptCache(deps.model, deps.promptCacheBytes),
       log: deps.log,
       crash: async (reason) => {
         deps.log.error({ reason }, 'crashing on purpose (fault prompt)');

@@ -5,6 +5,7 @@ import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
 import { PacingRow } from './pacing-row';
+import { RunnerEngineRow } from './runner-engine-row';
 import { PendingCancels } from './pending-cancels';
 import { PrefillProgress } from './prefill-progress';
 import { QueueList } from './queue-list';
@@ -72,6 +73,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       {local && <ResidencyRow instance={local} />}
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {local?.pacing && <PacingRow pacing={local.pacing} />}
+      {local?.runnerEngine && <RunnerEngineRow engine={local.runnerEngine} />}
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />
       <PendingCancels cancels={instance.pendingCancels} />
       <TtftPanel instanceId={instance.id} ttft={instance.ttft} />

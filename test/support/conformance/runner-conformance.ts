@@ -10,6 +10,12 @@
  * task per step, tasks beyond the batch wait in a queue inside the runner and a cancel
  * removes them from it at once; and it drops a cancel for a task it has not read (so the
  * supervisor must hold cancels until the ack).
+ *
+ * Every case runs under both schedules (`--schedule exo` and `interleaved`,
+ * docs/runner-protocol.md, "Schedules"); where they differ the case asserts each one's
+ * behaviour: under `interleaved` a task is acknowledged within a step even while a long
+ * prompt prefills, prefill chunks are sized from the measured rate (at most 4096 tokens),
+ * and a cancel written right after its task is applied, not dropped.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -17,6 +23,7 @@ import {
   FAULT_PROMPTS,
   PROTOCOL_VERSION,
   type Chunk,
+  type RunnerSchedule,
   type Hello,
   type RunnerInput,
   type RunnerOutput,
@@ -41,8 +48,9 @@ export interface RunnerConformanceProfile {
    * `extraEnv` sets them. The command must be the runner itself (not a shell wrapper):
    * the hello's pid is checked against the spawned pid. Every call should give an
    * isolated runner (for the sim: its own simulated GPU), since cases measure ordering.
+   * `schedule` goes to the runner as `--schedule`; absent: `exo` (the pacing suite's).
    */
-  spawn(extraEnv: Record<string, string | undefined>): RunnerSpawnSpec;
+  spawn(extraEnv: Record<string, string | undefined>, schedule?: RunnerSchedule): RunnerSpawnSpec;
   /** The `engine` the hello must report. */
   engine: Hello['engine'];
   /** The `model` the hello must report (what the spawn spec asked for). */
@@ -128,6 +136,26 @@ function chunks<K extends Chunk['kind']>(runner: RunnerProcess, commandId: strin
  * Every case spawns its own runner(s) and kills them afterwards.
  */
 export function describeRunnerConformance(label: string, profile: RunnerConformanceProfile): void {
+  for (const schedule of ['exo', 'interleaved'] as const) describeUnderSchedule(label, profile, schedule);
+}
+
+/** Checks a run of prefill progress: increasing, ending at the total, in exo's 4096-token chunks or (interleaved) chunks of at most that. */
+function expectChunks(processed: number[], total: number, schedule: RunnerSchedule): void {
+  if (schedule === 'exo') {
+    const expected: number[] = [];
+    for (let p = PREFILL_CHUNK_TOKENS; p < total; p += PREFILL_CHUNK_TOKENS) expected.push(p);
+    expect(processed).toEqual([...expected, total]);
+    return;
+  }
+  expect(processed.at(-1)).toBe(total);
+  processed.forEach((p, i) => {
+    const size = p - (i > 0 ? processed[i - 1]! : 0);
+    expect(size).toBeGreaterThan(0);
+    expect(size).toBeLessThanOrEqual(PREFILL_CHUNK_TOKENS);
+  });
+}
+
+function describeUnderSchedule(label: string, profile: RunnerConformanceProfile, schedule: RunnerSchedule): void {
   const startTimeout = profile.startTimeoutMs ?? 15_000;
   const lifecycleTimeout = profile.lifecycleTimeoutMs ?? 15_000;
   const generationTimeout = profile.generationTimeoutMs ?? 10_000;
@@ -140,7 +168,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
   }
 
   async function start(extraEnv: Record<string, string | undefined> = {}): Promise<RunnerProcess> {
-    const runner = spawnRunner(profile.spawn(extraEnv));
+    const runner = spawnRunner(profile.spawn(extraEnv, schedule));
     await runner.waitFor((m) => m.type === 'Hello', startTimeout, { description: 'the hello' });
     return runner;
   }
@@ -165,7 +193,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
     }
   }
 
-  describe(`runner conformance: ${label}`, () => {
+  describe(`runner conformance: ${label} (schedule ${schedule})`, () => {
     useRunnerProcessCleanup();
 
     it(
@@ -198,6 +226,9 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
             pid: runner.pid,
             env,
             fastSynch: c.fastSynch,
+            schedule,
+            // Started without --prompt-cache-bytes: no cache; whether the family could have one is the runner's to say.
+            promptCache: { capBytes: 0, supported: expect.any(Boolean), reason: hello?.type === 'Hello' && hello.promptCache?.supported === false ? expect.any(String) : null },
           });
           expect(idle).toEqual({ type: 'RunnerStatusUpdated', status: { kind: 'RunnerIdle' } });
         });
@@ -261,7 +292,11 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
         expect(firstChunk).toBeGreaterThan(Math.max(running, runnerRunning));
 
         const progress = chunks(runner, 'cmd-gen', 'PrefillProgressChunk');
-        expect(progress.map((p) => p.chunk.processedTokens)).toEqual([4096, 8192, promptTokens]);
+        expectChunks(
+          progress.map((p) => p.chunk.processedTokens),
+          promptTokens,
+          schedule,
+        );
         expect(progress.every((p) => p.chunk.totalTokens === promptTokens)).toBe(true);
 
         const tokens = chunks(runner, 'cmd-gen', 'TokenChunk');
@@ -337,6 +372,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
       );
     }
 
+    if (schedule === 'exo') {
     it(
       'acknowledges every task read between steps, and admits at most one per step: an ack waits for the running prefill',
       async () => {
@@ -375,6 +411,34 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
       },
       caseTimeout,
     );
+    } else {
+    it(
+      'interleaved: a task written during a long prefill is acknowledged within a step and admitted at once; the long prompt still completes',
+      async () => {
+        const runner = await startReady();
+        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
+        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
+        const sentSecond = runner.sent.length;
+        runner.send(generationTask('second', { promptTokens: 20, maxTokens: 2 }));
+        runner.send(generationTask('third', { promptTokens: 20, maxTokens: 2 }));
+        const ackThird = await runner.waitFor(isAck('third'), longTimeout);
+        await runner.waitFor(isTerminal('long'), longTimeout);
+        await runner.waitFor(isTerminal('second'), longTimeout);
+        await runner.waitFor(isTerminal('third'), longTimeout);
+        const longDone = chunks(runner, 'cmd-long', 'PrefillProgressChunk').at(-1)!;
+        expect(longDone.chunk.processedTokens).toBe(profile.longPromptTokens);
+        expectWrittenBefore(runner, sentSecond + 1, longDone, 'the third task');
+        const ackSecond = runner.received.find((r) => isAck('second')(r.message))!;
+        // Both read at a step boundary inside the long prefill, not after it (exo's schedule waits for its end).
+        expect(ackSecond.index).toBeLessThan(longDone.index);
+        expect(ackThird.index).toBeLessThan(longDone.index);
+        for (const taskId of ['long', 'second', 'third']) {
+          expect(runner.messages.some(isStatus(taskId, 'Complete'))).toBe(true);
+        }
+      },
+      caseTimeout,
+    );
+    }
 
     it(
       'a task beyond a full batch is acknowledged within one step and waits in the runner; its cancel removes it at once',
@@ -451,6 +515,7 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
       caseTimeout,
     );
 
+    if (schedule === 'exo') {
     it(
       'drops a cancel for a task it has not admitted yet: that task runs to completion',
       async () => {
@@ -471,6 +536,25 @@ export function describeRunnerConformance(label: string, profile: RunnerConforma
       },
       caseTimeout,
     );
+    } else {
+    it(
+      'interleaved: a cancel written right after its task, during a long prefill, is applied: the task ends cancelled',
+      async () => {
+        const runner = await startReady();
+        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
+        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
+        runner.send(generationTask('queued', { promptTokens: 20, maxTokens: 3 }));
+        runner.send({ kind: 'CancelTask', cancelledTaskId: 'queued' });
+        const done = await runner.waitFor(isTerminal('queued'), longTimeout);
+        // The task is read within a step, so its cancel finds it (exo's schedule drops it: the task was unread).
+        expect(done.message).toMatchObject({ status: 'Cancelled' });
+        expect(chunks(runner, 'cmd-queued', 'TokenChunk').at(-1)!.chunk.finishReason).toBe('cancelled');
+        await runner.waitFor(isStatus('long', 'Complete'), longTimeout);
+        expect(runner.exit).toBeNull();
+      },
+      caseTimeout,
+    );
+    }
 
     it(
       `decodes up to ${MAX_CONCURRENT_REQUESTS} requests together, never more`,
