@@ -100,7 +100,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     log.debug({ code }, 'input refused');
   };
 
-  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError): void => {
+  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError, shape: (error: ApiError) => unknown = errorBody): void => {
     if (error.rejectedInput) countRejected(error.code);
     if (res.headersSent) {
       res.destroy();
@@ -109,7 +109,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const headers: Record<string, string> = { ...error.options.headers };
     // An unread body would be taken for the next request on this connection: close it.
     if (!req.complete) headers.Connection = 'close';
-    sendJson(res, error.status, errorBody(error), headers);
+    sendJson(res, error.status, shape(error), headers);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -124,6 +124,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     // One line per request, at info for the API (the operator's record of what clients
     // asked), at debug for the page's static files.
     const logFields: Record<string, unknown> = {};
+    let errorShape: ((error: ApiError) => unknown) | undefined;
     res.on('finish', () => {
       const line = { method, path: pathname, status: res.statusCode, ms: Math.round((performance.now() - arrivedAt) * 10) / 10, ...logFields };
       if (isApiPath(pathname)) log.info(line, 'request');
@@ -147,6 +148,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         await serveStatic(req, res, parsedUrl.pathname, rendererDir);
         return;
       }
+      errorShape = match.route.errorBody;
       if (match.route.auth) {
         const authRefusal = checkBearer(req, options.token, options.tokenFile);
         if (authRefusal) throw authRefusal;
@@ -176,7 +178,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
           'request failed',
         );
       else log.debug({ path: pathname, status: apiError.status, code: apiError.code }, 'request refused');
-      sendError(req, res, apiError);
+      sendError(req, res, apiError, errorShape);
     }
   };
 

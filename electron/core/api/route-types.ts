@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { ExobarNode } from '../node/node-types';
+import type { ApiError } from './api-error';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -43,6 +44,8 @@ export interface ApiRoute {
   /** True: the request needs `Authorization: Bearer <token>`. */
   auth: boolean;
   handle(ctx: RouteContext): Promise<void> | void;
+  /** The body of an error answer in this route's API dialect (Anthropic's, Ollama's); default: OpenAI's. */
+  errorBody?: (error: ApiError) => unknown;
 }
 
 export interface RouteMatch {

@@ -3,7 +3,7 @@
  * Holds the timestamps every view needs (phase, TTFT parts, the bundle's timeline);
  * never keeps prompt or completion text beyond handing tokens to the caller.
  */
-import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
+import type { GenerationParams, GenerationStats, ToolCall, Usage } from '../../../shared/runner-protocol';
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from './node-types';
@@ -32,13 +32,15 @@ export class NodeRequest {
   endedAt: number | null = null;
   completionTokens = 0;
   cancelRequestedAt: number | null = null;
-  finishReason: 'stop' | 'length' | null = null;
+  finishReason: 'stop' | 'length' | 'tool_calls' | null = null;
   stats: GenerationStats | null = null;
   runnerError: string | null = null;
   ttft: TtftSample | null = null;
   outcome: RequestTimeline['outcome'] = 'in_flight';
   /** The client's User-Agent (the request log's `client`). */
   client: string | null = null;
+  /** The API dialect it came in by (the request log's `api`). */
+  api: string | null = null;
   /** Who asked for the cancel, once one was asked for. */
   cancelledBy: CancelledBy | null = null;
   /** The code it failed with, once it failed. */
@@ -111,6 +113,11 @@ export class NodeRequest {
     }
     this.onEvent({ type: 'token', text, tokenId });
     return sample;
+  }
+
+  /** The runner's complete tool calls, handed to the caller as they come. */
+  markToolCalls(toolCalls: ToolCall[]): void {
+    this.onEvent({ type: 'tool_calls', toolCalls });
   }
 
   usage(): Usage {

@@ -19,6 +19,7 @@ import {
   PACING_PROTOCOL_VERSION,
   PROTOCOL_VERSION,
   type Chunk,
+  type Hello,
   type PrefillPacing,
   type RunnerOutput,
   type RunnerStatus,
@@ -98,7 +99,7 @@ export const REFUSED_RUNNER_TRANSITION = 'refused runner transition';
 
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
-  | { type: 'hello'; fastSynch: boolean; engine: string }
+  | { type: 'hello'; fastSynch: boolean; engine: string; features?: Hello['features'] }
   | { type: 'runner_status'; status: RunnerStatus }
   | { type: 'ready' }
   | { type: 'ack'; taskId: string }
@@ -419,7 +420,7 @@ export class RunnerSupervisor {
       // An older runner is served as before; only what it lacks (pacing) is not sent.
       this.protocolVersion = hello.protocolVersion;
       this.reportedFastSynch = hello.fastSynch;
-      this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine });
+      this.emit({ type: 'hello', fastSynch: hello.fastSynch, engine: hello.engine, features: hello.features });
       const expected = this.options.expectedFastSynch();
       if (reportedFastSynchDiffers(expected, hello.fastSynch)) {
         const message =

@@ -95,6 +95,8 @@ out.emit({
   pid: process.pid,
   env,
   fastSynch: effectiveFastSynch(env),
+  // The sim scripts tool calls and schema-valid JSON (scripted-answer.ts).
+  features: { tools: true, structuredOutput: true },
 });
 log.info({ timeScale, fastSynch: effectiveFastSynch(env) }, 'sim runner started');
 
