@@ -17,6 +17,7 @@ import type { FitChecker } from '../fit/fit-gate';
 import { controlRoutes } from './control-routes';
 import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurityHeaders, type OriginPolicy } from './http-security';
 import { openAiRoutes, REQUEST_ID_HEADER } from './openai-routes';
+import { ollamaDialectRoutes, v1DialectRoutes } from './dialects/dialect-routes';
 import type { ModelLoader } from '../on-demand/model-loader';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from './read-json-body';
 import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
@@ -82,7 +83,10 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const table = new RouteTable([
     ...(options.extraRoutes ?? []),
     ...openAiRoutes({ loader: options.modelLoader }),
+    ...v1DialectRoutes({ loader: options.modelLoader }),
     ...controlRoutes({ fitChecker: options.fitChecker }),
+    // After the control routes: an Ollama path can never shadow one.
+    ...ollamaDialectRoutes({ loader: options.modelLoader }),
   ]);
   const streams = new Set<() => void>();
   let rejectedCount = 0;
@@ -148,7 +152,6 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         await serveStatic(req, res, parsedUrl.pathname, rendererDir);
         return;
       }
-      errorShape = match.route.errorBody;
       if (match.route.auth) {
         const authRefusal = checkBearer(req, options.token, options.tokenFile);
         if (authRefusal) throw authRefusal;
@@ -164,6 +167,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         logFields,
         body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit),
         json: (status, body, headers) => sendJson(res, status, body, headers),
+        useErrorBody(shape) {
+          errorShape = shape;
+        },
         trackStream(end) {
           streams.add(end);
           return () => streams.delete(end);

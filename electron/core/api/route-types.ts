@@ -32,6 +32,11 @@ export interface RouteContext {
    * stream) so it ends when the server stops; returns the unregister function.
    */
   trackStream(end: () => void): () => void;
+  /**
+   * Answers this request's errors in another API dialect's shape (Anthropic's, Ollama's)
+   * instead of OpenAI's. A method, so it holds through a context a route layer copied.
+   */
+  useErrorBody?(shape: (error: ApiError) => unknown): void;
 }
 
 export interface ApiRoute {
@@ -44,8 +49,6 @@ export interface ApiRoute {
   /** True: the request needs `Authorization: Bearer <token>`. */
   auth: boolean;
   handle(ctx: RouteContext): Promise<void> | void;
-  /** The body of an error answer in this route's API dialect (Anthropic's, Ollama's); default: OpenAI's. */
-  errorBody?: (error: ApiError) => unknown;
 }
 
 export interface RouteMatch {
