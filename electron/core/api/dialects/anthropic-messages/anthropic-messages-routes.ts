@@ -13,7 +13,7 @@ import {
   AnthropicMessagesRequestSchema,
   type AnthropicCountTokensRequest,
   type AnthropicMessagesRequest,
-} from '../../../../../shared/api-dialects/anthropic-messages';
+} from '../../../../../shared/dialect-anthropic-messages';
 import { countPromptTokens } from '../../../../../shared/token-count';
 import type { Usage } from '../../../../../shared/runner-protocol';
 import type { ModelLoader } from '../../../on-demand/model-loader';

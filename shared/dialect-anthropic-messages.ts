@@ -5,7 +5,7 @@
  * SDKs send new optional fields over time). docs/api.md lists them field by field.
  */
 import { z } from 'zod';
-import { MAX_STOP_SEQUENCES } from '../stop-sequences';
+import { MAX_STOP_SEQUENCES } from './stop-sequences';
 
 const TextBlock = z.object({ type: z.literal('text'), text: z.string() });
 const ToolUseBlock = z.object({ type: z.literal('tool_use'), id: z.string().min(1).max(200), name: z.string().min(1).max(200), input: z.unknown() });
