@@ -7,8 +7,14 @@
  */
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { OVERHEAD_MODEL, nodeTtftMs, quantile } from './api-overhead';
 import type { RunningCore } from '../electron/core/start-core';
+
+/** What bench/api-overhead.ts measures with, handed in (it imports this file). */
+export interface OverheadTools {
+  model: string;
+  nodeTtftMs(core: RunningCore, requestId: string): number;
+  quantile(values: readonly number[], q: number): number;
+}
 
 interface DialectProbe {
   api: string;
@@ -64,8 +70,8 @@ export const DIALECT_PROBES: readonly DialectProbe[] = [
 const agent = new Agent({ keepAlive: true, maxSockets: 8 });
 
 /** One streamed request in `probe`'s dialect: its request id and when its first content arrived. */
-function probeOnce(url: string, probe: DialectProbe, content: string): Promise<{ id: string; ttftMs: number }> {
-  const body = JSON.stringify(probe.body(OVERHEAD_MODEL, content));
+function probeOnce(url: string, model: string, probe: DialectProbe, content: string): Promise<{ id: string; ttftMs: number }> {
+  const body = JSON.stringify(probe.body(model, content));
   return new Promise((resolve, reject) => {
     const sentAt = performance.now();
     let firstAt: number | null = null;
@@ -99,12 +105,18 @@ function probeOnce(url: string, probe: DialectProbe, content: string): Promise<{
 }
 
 /** The median API overhead of each dialect over `requests` sequential requests (after a warm-up), interleaved so load drifts hit all alike. */
-export async function measureDialectOverhead(core: RunningCore, requests: number, progress: (line: string) => void = () => undefined): Promise<Record<string, number>> {
-  for (const probe of DIALECT_PROBES) for (let i = 0; i < 2; i++) await probeOnce(core.url, probe, `warm up ${i}`);
+export async function measureDialectOverhead(
+  core: RunningCore,
+  requests: number,
+  tools: OverheadTools,
+  progress: (line: string) => void = () => undefined,
+): Promise<Record<string, number>> {
+  const { model, nodeTtftMs, quantile } = tools;
+  for (const probe of DIALECT_PROBES) for (let i = 0; i < 2; i++) await probeOnce(core.url, model, probe, `warm up ${i}`);
   const overhead = new Map<string, number[]>(DIALECT_PROBES.map((p) => [p.api, []]));
   for (let i = 0; i < requests; i++) {
     for (const probe of DIALECT_PROBES) {
-      const result = await probeOnce(core.url, probe, `overhead probe ${i}`);
+      const result = await probeOnce(core.url, model, probe, `overhead probe ${i}`);
       overhead.get(probe.api)!.push(result.ttftMs - nodeTtftMs(core, result.id));
     }
   }

@@ -203,7 +203,7 @@ export async function measureApiOverhead(options: ApiBenchOptions = {}): Promise
   try {
     for (const model of STREAM_MODELS) await launch(core, model);
     const { overhead, client, node } = await measureOverhead(core, requests, progress);
-    const byDialect = await measureDialectOverhead(core, Math.max(5, Math.round(requests / 3)), progress);
+    const byDialect = await measureDialectOverhead(core, Math.max(5, Math.round(requests / 3)), { model: OVERHEAD_MODEL, nodeTtftMs, quantile }, progress);
     // Warm both runners' batched decode before timing throughput.
     await measureDirectStreams(core, streamsPerModel, 16);
     const direct = await measureDirectStreams(core, streamsPerModel, streamTokens);
