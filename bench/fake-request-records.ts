@@ -19,6 +19,7 @@ export function fakeRequestRecords(count: number, instances: number, startAt = D
       source: n % 4 === 3 ? 'exo' : 'local',
       node: n % 4 === 3 ? 'mac-studio-2' : 'local',
       client: 'OpenAI/JS 4.0',
+      api: 'openai-chat',
       promptTokens: 20 + (i % 300),
       cachedTokens: null,
       outputTokens: outcome === 'failed' ? 0 : 32,

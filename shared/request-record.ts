@@ -38,6 +38,11 @@ export const RequestRecordSchema = z.object({
   node: z.string().nullable(),
   /** The client's User-Agent; null when it sent none. */
   client: z.string().nullable(),
+  /**
+   * The API dialect it came in by (`openai-chat`, `openai-completions`, `openai-responses`,
+   * `anthropic-messages`, `ollama-chat`, `ollama-generate`); null when not known (older rows: null).
+   */
+  api: z.string().max(40).nullable().default(null),
   promptTokens: z.number().int().nonnegative(),
   /** Prompt tokens served from a prefix cache, where the engine says; null when unknown. */
   cachedTokens: z.number().int().nonnegative().nullable(),

@@ -107,11 +107,42 @@ export const RunnerStatusSchema = z.discriminatedUnion('kind', [
 export type RunnerStatus = z.infer<typeof RunnerStatusSchema>;
 export type RunnerStatusKind = RunnerStatus['kind'];
 
+/** One tool call of the model: `arguments` is JSON text, as OpenAI's wire carries it. */
+export const ToolCallSchema = z.object({
+  id: z.string().min(1).max(200),
+  name: z.string().min(1).max(200),
+  arguments: z.string(),
+});
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
 export const ChatMessageSchema = z.object({
   role: z.enum(['system', 'user', 'assistant', 'developer', 'tool']),
   content: z.string(),
+  /** An assistant message's tool calls (an earlier turn the client sends back). */
+  toolCalls: z.array(ToolCallSchema).optional(),
+  /** A `tool` message's answer is to this call. */
+  toolCallId: z.string().max(200).optional(),
 });
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+
+/** A function the model may call; `parameters` is its arguments' JSON schema. */
+export const ToolSpecSchema = z.object({
+  name: z.string().min(1).max(200),
+  description: z.string().optional(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+});
+export type ToolSpec = z.infer<typeof ToolSpecSchema>;
+
+/** none: no call; auto: the model decides; required: at least one call; {name}: that function. */
+export const ToolChoiceSchema = z.union([z.enum(['none', 'auto', 'required']), z.object({ name: z.string().min(1).max(200) })]);
+export type ToolChoice = z.infer<typeof ToolChoiceSchema>;
+
+/** Structured output: any JSON object, or JSON valid against `schema`. */
+export const ResponseFormatSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('json_object') }),
+  z.object({ type: z.literal('json_schema'), name: z.string().optional(), schema: z.record(z.string(), z.unknown()), strict: z.boolean().optional() }),
+]);
+export type ResponseFormat = z.infer<typeof ResponseFormatSchema>;
 
 export const GenerationParamsSchema = z.object({
   messages: z.array(ChatMessageSchema).min(1),
@@ -125,6 +156,18 @@ export const GenerationParamsSchema = z.object({
    * them must not be sent any (the API refuses `stop` for its models).
    */
   stop: z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES).optional(),
+  /** Functions the model may call; sent only to a runner whose Hello says `features.tools`. */
+  tools: z.array(ToolSpecSchema).optional(),
+  toolChoice: ToolChoiceSchema.optional(),
+  /** Sent only to a runner whose Hello says `features.structuredOutput`. */
+  responseFormat: ResponseFormatSchema.optional(),
+  /** Sampling, mlx-lm's sampler and logits processors' terms; absent: the engine's default. */
+  topP: z.number().gt(0).max(1).optional(),
+  topK: z.number().int().nonnegative().optional(),
+  minP: z.number().min(0).max(1).optional(),
+  repetitionPenalty: z.number().positive().optional(),
+  presencePenalty: z.number().min(-2).max(2).optional(),
+  frequencyPenalty: z.number().min(-2).max(2).optional(),
 });
 export type GenerationParams = z.infer<typeof GenerationParamsSchema>;
 
@@ -205,7 +248,8 @@ export const GenerationStatsSchema = z.object({
 });
 export type GenerationStats = z.infer<typeof GenerationStatsSchema>;
 
-export const FinishReasonSchema = z.enum(['stop', 'length', 'cancelled', 'error']);
+/** `tool_calls`: the request ended with a ToolCallChunk (its calls are the answer). */
+export const FinishReasonSchema = z.enum(['stop', 'length', 'cancelled', 'error', 'tool_calls']);
 export type FinishReason = z.infer<typeof FinishReasonSchema>;
 
 export const ChunkSchema = z.discriminatedUnion('kind', [
@@ -230,6 +274,8 @@ export const ChunkSchema = z.discriminatedUnion('kind', [
     totalTokens: z.number().int().nonnegative(),
   }),
   z.object({ kind: z.literal('ErrorChunk'), errorMessage: z.string() }),
+  /** Complete tool calls, sent as each is parsed; the request's last TokenChunk then says finish `tool_calls`. */
+  z.object({ kind: z.literal('ToolCallChunk'), toolCalls: z.array(ToolCallSchema).min(1) }),
 ]);
 export type Chunk = z.infer<typeof ChunkSchema>;
 
@@ -261,6 +307,12 @@ export const HelloSchema = z.object({
       reason: z.string().nullable(),
     })
     .optional(),
+  /**
+   * What this model can do beyond text (absent: neither). `tools`: its chat template takes
+   * tools and its tokenizer declares a tool-call parser; `structuredOutput`: the runner
+   * constrains decoding to `responseFormat`. The node refuses what a model cannot do.
+   */
+  features: z.object({ tools: z.boolean(), structuredOutput: z.boolean() }).optional(),
 });
 export type Hello = z.infer<typeof HelloSchema>;
 

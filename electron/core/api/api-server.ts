@@ -17,8 +17,9 @@ import type { FitChecker } from '../fit/fit-gate';
 import { controlRoutes } from './control-routes';
 import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurityHeaders, type OriginPolicy } from './http-security';
 import { openAiRoutes, REQUEST_ID_HEADER } from './openai-routes';
+import { ollamaDialectRoutes, v1DialectRoutes } from './dialects/dialect-routes';
 import type { ModelLoader } from '../on-demand/model-loader';
-import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from './read-json-body';
+import { bodyLimitForContext, readJsonBody, type BodyLimit } from './read-json-body';
 import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
 import { defaultRendererDir, serveStatic } from './static-files';
 import { EXOBAR_API_PORT } from '../../../shared/addresses';
@@ -39,6 +40,7 @@ export interface ApiServerOptions {
   port?: number;
   /** The built renderer; null serves only the "not built" page. Default: <repo>/out/renderer. */
   rendererDir?: string | null;
+  /** A fixed body limit (tests); default: sized from the largest context of the models served (read-json-body.ts). */
   bodyLimitBytes?: number;
   /** More endpoints (e.g. the safe launch, the diagnostic bundle), matched before the built-in ones. */
   extraRoutes?: ApiRoute[];
@@ -77,12 +79,21 @@ function isApiPath(path: string): boolean {
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const host = options.host ?? DEFAULT_API_HOST;
   const log = options.logger ?? pino({ level: 'silent' });
-  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  // Read at each request: the models served (the MLX scan) change while the server runs.
+  const limit = (): number | BodyLimit => {
+    if (options.bodyLimitBytes !== undefined) return options.bodyLimitBytes;
+    const contexts = options.node.models().map((m) => m.contextLength ?? 0);
+    const largest = Math.max(0, ...contexts);
+    return bodyLimitForContext(largest > 0 ? largest : null);
+  };
   const rendererDir = options.rendererDir === undefined ? defaultRendererDir() : options.rendererDir;
   const table = new RouteTable([
     ...(options.extraRoutes ?? []),
     ...openAiRoutes({ loader: options.modelLoader }),
+    ...v1DialectRoutes({ loader: options.modelLoader }),
     ...controlRoutes({ fitChecker: options.fitChecker }),
+    // After the control routes: an Ollama path can never shadow one.
+    ...ollamaDialectRoutes({ loader: options.modelLoader }),
   ]);
   const streams = new Set<() => void>();
   let rejectedCount = 0;
@@ -100,7 +111,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     log.debug({ code }, 'input refused');
   };
 
-  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError): void => {
+  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError, shape: (error: ApiError) => unknown = errorBody): void => {
     if (error.rejectedInput) countRejected(error.code);
     if (res.headersSent) {
       res.destroy();
@@ -109,7 +120,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const headers: Record<string, string> = { ...error.options.headers };
     // An unread body would be taken for the next request on this connection: close it.
     if (!req.complete) headers.Connection = 'close';
-    sendJson(res, error.status, errorBody(error), headers);
+    sendJson(res, error.status, shape(error), headers);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -124,6 +135,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     // One line per request, at info for the API (the operator's record of what clients
     // asked), at debug for the page's static files.
     const logFields: Record<string, unknown> = {};
+    let errorShape: ((error: ApiError) => unknown) | undefined;
     res.on('finish', () => {
       const line = { method, path: pathname, status: res.statusCode, ms: Math.round((performance.now() - arrivedAt) * 10) / 10, ...logFields };
       if (isApiPath(pathname)) log.info(line, 'request');
@@ -160,8 +172,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         node: options.node,
         log,
         logFields,
-        body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit),
+        body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit()),
         json: (status, body, headers) => sendJson(res, status, body, headers),
+        useErrorBody(shape) {
+          errorShape = shape;
+        },
         trackStream(end) {
           streams.add(end);
           return () => streams.delete(end);
@@ -176,7 +191,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
           'request failed',
         );
       else log.debug({ path: pathname, status: apiError.status, code: apiError.code }, 'request refused');
-      sendError(req, res, apiError);
+      sendError(req, res, apiError, errorShape);
     }
   };
 

@@ -1,5 +1,5 @@
 /**
- * The control API's authentication: `Authorization: Bearer <token>`, compared in
+ * The control API's authentication: `Authorization: Bearer <token>` (or Anthropic's `x-api-key: <token>`), compared in
  * constant time. The token is never accepted from the URL (a query string ends up in
  * logs and browser history); the browser page sends the header with fetch.
  */
@@ -19,9 +19,11 @@ export type TokenFile = string | null | undefined;
  * token), so the page can tell the operator what to open.
  */
 export function checkBearer(req: IncomingMessage, token: string, tokenFile?: TokenFile): ApiError | null {
-  const header = req.headers.authorization;
+  // Anthropic's clients send the key as `x-api-key`: taken the same as a bearer token.
+  const apiKey = req.headers['x-api-key'];
+  const header = req.headers.authorization || (typeof apiKey === 'string' && apiKey !== '' ? `Bearer ${apiKey}` : undefined);
   if (header == null || header === '') {
-    return refusal('missing_token', `this endpoint needs "Authorization: Bearer <token>"; ${whereWords(tokenFile)}`, tokenFile);
+    return refusal('missing_token', `this endpoint needs "Authorization: Bearer <token>" (or "x-api-key: <token>"); ${whereWords(tokenFile)}`, tokenFile);
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (match?.[1] == null || !tokensEqual(match[1], token)) {

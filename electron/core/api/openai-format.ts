@@ -2,14 +2,14 @@
  * OpenAI's response shapes for chat completions: the whole `chat.completion` and the
  * streamed `chat.completion.chunk`s, plus exo's `generation_stats` comment payload.
  */
-import type { GenerationStats, Usage } from '../../../shared/runner-protocol';
+import type { GenerationStats, ToolCall, Usage } from '../../../shared/runner-protocol';
 import type { RequestHandle } from '../node/node-types';
 
 /**
  * OpenAI's finish reasons plus `cancelled` (exo's name) for a request cancelled by the
  * client or by `/v1/cancel/{id}`. OpenAI clients pass unknown values through unchanged.
  */
-export type ApiFinishReason = 'stop' | 'length' | 'cancelled';
+export type ApiFinishReason = 'stop' | 'length' | 'tool_calls' | 'cancelled';
 
 export interface OpenAiUsage {
   prompt_tokens: number;
@@ -30,14 +30,29 @@ export function openAiUsage(usage: Usage): OpenAiUsage {
 
 type Ids = Pick<RequestHandle, 'id' | 'created' | 'model'>;
 
-export function completionBody(handle: Ids, content: string, finishReason: ApiFinishReason, usage: Usage) {
+/** OpenAI's `tool_calls` of a message (or, with `index`, of a streamed delta). */
+export function openAiToolCalls(calls: readonly ToolCall[], firstIndex?: number) {
+  return calls.map((c, i) => ({
+    ...(firstIndex !== undefined ? { index: firstIndex + i } : {}),
+    id: c.id,
+    type: 'function' as const,
+    function: { name: c.name, arguments: c.arguments },
+  }));
+}
+
+export function completionBody(handle: Ids, content: string, finishReason: ApiFinishReason, usage: Usage, toolCalls: readonly ToolCall[] = []) {
+  // OpenAI's content is null for a turn that is only tool calls.
+  const message =
+    toolCalls.length > 0
+      ? { role: 'assistant' as const, content: content === '' ? null : content, refusal: null, tool_calls: openAiToolCalls(toolCalls) }
+      : { role: 'assistant' as const, content, refusal: null };
   return {
     id: handle.id,
     object: 'chat.completion' as const,
     created: handle.created,
     model: handle.model,
     system_fingerprint: null,
-    choices: [{ index: 0, message: { role: 'assistant' as const, content, refusal: null }, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
     usage: openAiUsage(usage),
   };
 }
@@ -66,6 +81,14 @@ export function contentChunk(handle: Ids, text: string) {
   return {
     ...chunkEnvelope(handle),
     choices: [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }],
+  };
+}
+
+/** Complete tool calls in one delta, numbered from `firstIndex` within the turn. */
+export function toolCallChunk(handle: Ids, calls: readonly ToolCall[], firstIndex: number) {
+  return {
+    ...chunkEnvelope(handle),
+    choices: [{ index: 0, delta: { tool_calls: openAiToolCalls(calls, firstIndex) }, logprobs: null, finish_reason: null }],
   };
 }
 

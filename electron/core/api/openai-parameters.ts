@@ -28,7 +28,7 @@ const always = (why: string) => (value: unknown) => (isUnset(value) ? null : why
 /** Refused unless the value is its no-op default. */
 const unless = (isNoOp: (value: unknown) => boolean, why: string) => (value: unknown) => (isUnset(value) || isNoOp(value) ? null : why);
 
-const NO_TOOLS = "exobar's engines generate text only and do not call tools or functions; describe the task in the messages instead";
+const LEGACY_FUNCTIONS = 'the legacy `functions` / `function_call` parameters are not taken: send the same functions as `tools` (and `tool_choice`)';
 const TEXT_ONLY = "exobar's engines take and produce text only";
 const NO_SAMPLER = (what: string) => `exobar's engines do not implement ${what}; leave it out (or send its neutral value)`;
 
@@ -37,9 +37,9 @@ export const CHAT_COMPLETION_PARAMETERS: readonly ParameterRule[] = [
   { name: 'messages', support: 'honoured' },
   { name: 'model', support: 'honoured' },
   { name: 'audio', support: 'refused', refuse: always(`audio output is not supported: ${TEXT_ONLY}`) },
-  { name: 'frequency_penalty', support: 'refused', refuse: unless((v) => v === 0, NO_SAMPLER('a frequency penalty')) },
-  { name: 'function_call', support: 'refused', refuse: unless((v) => v === 'none', `function calling is not supported: ${NO_TOOLS}`) },
-  { name: 'functions', support: 'refused', refuse: unless(isEmptyList, `function calling is not supported: ${NO_TOOLS}`) },
+  { name: 'frequency_penalty', support: 'honoured' },
+  { name: 'function_call', support: 'refused', refuse: unless((v) => v === 'none', LEGACY_FUNCTIONS) },
+  { name: 'functions', support: 'refused', refuse: unless(isEmptyList, LEGACY_FUNCTIONS) },
   { name: 'logit_bias', support: 'refused', refuse: unless(isEmptyObject, NO_SAMPLER('logit bias')) },
   { name: 'logprobs', support: 'refused', refuse: unless((v) => v === false, "log probabilities are not returned by exobar's engines") },
   { name: 'max_completion_tokens', support: 'honoured' },
@@ -51,19 +51,13 @@ export const CHAT_COMPLETION_PARAMETERS: readonly ParameterRule[] = [
     refuse: unless((v) => Array.isArray(v) && v.every((m) => m === 'text'), `only the "text" modality is supported: ${TEXT_ONLY}`),
   },
   { name: 'n', support: 'refused', refuse: unless((v) => v === 1, 'n must be 1: exobar generates one choice per request; send several requests instead') },
+  // The model's own template and parser decide how many calls one turn holds.
   { name: 'parallel_tool_calls', support: 'ignored' },
   { name: 'prediction', support: 'refused', refuse: always("predicted outputs are not supported by exobar's engines") },
-  { name: 'presence_penalty', support: 'refused', refuse: unless((v) => v === 0, NO_SAMPLER('a presence penalty')) },
+  { name: 'presence_penalty', support: 'honoured' },
   { name: 'prompt_cache_key', support: 'ignored' },
   { name: 'reasoning_effort', support: 'refused', refuse: always('the models exobar runs have no reasoning-effort setting') },
-  {
-    name: 'response_format',
-    support: 'refused',
-    refuse: unless(
-      (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'text',
-      'structured output (json_object, json_schema) is not supported: exobar\'s engines cannot constrain their output; ask for JSON in the messages and validate it, or send {"type":"text"}',
-    ),
-  },
+  { name: 'response_format', support: 'honoured' },
   { name: 'safety_identifier', support: 'ignored' },
   { name: 'seed', support: 'honoured' },
   { name: 'service_tier', support: 'ignored' },
@@ -72,10 +66,10 @@ export const CHAT_COMPLETION_PARAMETERS: readonly ParameterRule[] = [
   { name: 'stream', support: 'honoured' },
   { name: 'stream_options', support: 'honoured' },
   { name: 'temperature', support: 'honoured' },
-  { name: 'tool_choice', support: 'refused', refuse: unless((v) => v === 'none' || v === 'auto', `tool calls cannot be required: ${NO_TOOLS}`) },
-  { name: 'tools', support: 'refused', refuse: unless(isEmptyList, `tools are not supported: ${NO_TOOLS}`) },
+  { name: 'tool_choice', support: 'honoured' },
+  { name: 'tools', support: 'honoured' },
   { name: 'top_logprobs', support: 'refused', refuse: unless((v) => v === 0, "log probabilities are not returned by exobar's engines") },
-  { name: 'top_p', support: 'refused', refuse: unless((v) => v === 1, NO_SAMPLER('nucleus sampling (top_p)')) },
+  { name: 'top_p', support: 'honoured' },
   { name: 'user', support: 'ignored' },
   {
     name: 'verbosity',
@@ -85,6 +79,10 @@ export const CHAT_COMPLETION_PARAMETERS: readonly ParameterRule[] = [
   { name: 'web_search_options', support: 'refused', refuse: always("exobar's engines cannot search the web") },
   // Not OpenAI's: Ollama's, which clients of local servers send (how long the model stays loaded).
   { name: 'keep_alive', support: 'honoured' },
+  // Not OpenAI's: the sampler settings local servers (vLLM, LM Studio, llama.cpp) take under these names.
+  { name: 'top_k', support: 'honoured' },
+  { name: 'min_p', support: 'honoured' },
+  { name: 'repetition_penalty', support: 'honoured' },
 ];
 
 const RULES = new Map(CHAT_COMPLETION_PARAMETERS.map((rule) => [rule.name, rule]));

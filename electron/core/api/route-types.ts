@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { ExobarNode } from '../node/node-types';
+import type { ApiError } from './api-error';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -31,6 +32,11 @@ export interface RouteContext {
    * stream) so it ends when the server stops; returns the unregister function.
    */
   trackStream(end: () => void): () => void;
+  /**
+   * Answers this request's errors in another API dialect's shape (Anthropic's, Ollama's)
+   * instead of OpenAI's. A method, so it holds through a context a route layer copied.
+   */
+  useErrorBody?(shape: (error: ApiError) => unknown): void;
 }
 
 export interface ApiRoute {

@@ -62,7 +62,7 @@ export class CheckRequests {
       else if (event.type === 'token') {
         r.tokenTimes.push(now);
         if (r.tokenTimes.length === 1) resolveFirst();
-      } else {
+      } else if (event.type !== 'tool_calls') {
         r.endedAt = now;
         r.outcome = event.type;
         r.error = event.type === 'failed' ? event.error.message : null;

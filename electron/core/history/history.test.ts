@@ -22,6 +22,7 @@ function record(model: string, ttftMs: number, outcome: RequestRecord['outcome']
     source: 'local',
     node: 'mac',
     client: null,
+    api: 'openai-chat',
     promptTokens: 10,
     cachedTokens: null,
     outputTokens: 5,

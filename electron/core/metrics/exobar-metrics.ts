@@ -52,8 +52,9 @@ export class ExobarMetrics {
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
-    const histogram = (name: string, help: string, buckets: number[]) => new Histogram({ name, help, buckets, labelNames: [...INSTANCE_LABELS], registers });
-    this.ttft = histogram('exobar_ttft_seconds', 'Time to first token, from arrival at exobar to the first token.', TTFT_BUCKETS);
+    const histogram = (name: string, help: string, buckets: number[], extra: string[] = []) =>
+      new Histogram({ name, help, buckets, labelNames: [...INSTANCE_LABELS, ...extra], registers });
+    this.ttft = histogram('exobar_ttft_seconds', 'Time to first token, from arrival at exobar to the first token, by API dialect too.', TTFT_BUCKETS, ['api']);
     this.ttftWait = histogram(
       'exobar_ttft_wait_seconds',
       "TTFT part: arrival until the engine admitted the request (exobar's queue, the runner's acknowledgement; for exo, until its first prefill progress).",
@@ -74,8 +75,8 @@ export class ExobarMetrics {
     this.prefillRate = histogram('exobar_prefill_tokens_per_second', 'Prefill speed per request: prompt tokens per second of prefill.', PREFILL_RATE_BUCKETS);
     this.requests = new Counter({
       name: 'exobar_requests_total',
-      help: 'Requests ended, by outcome (done, cancelled, failed) and, for failed ones, error code.',
-      labelNames: [...INSTANCE_LABELS, 'outcome', 'code'],
+      help: 'Requests ended, by API dialect (openai-chat, anthropic-messages, ...), outcome (done, cancelled, failed) and, for failed ones, error code.',
+      labelNames: [...INSTANCE_LABELS, 'api', 'outcome', 'code'],
       registers,
     });
     this.generatedTokens = new Counter({ name: 'exobar_generated_tokens_total', help: 'Tokens generated.', labelNames: [...INSTANCE_LABELS], registers });
@@ -103,10 +104,10 @@ export class ExobarMetrics {
   /** One ended request (from the request feed), with its inter-token gaps in ms where they are known. */
   observeRequest(record: RequestRecord, itlGapsMs: readonly number[] = []): void {
     const labels: InstanceLabels = { model: record.model, instance: record.instance ?? 'unknown', source: record.source, node: record.node ?? 'unknown' };
-    this.requests.inc({ ...labels, outcome: record.outcome, code: record.errorCode ?? '' });
+    this.requests.inc({ ...labels, api: record.api ?? 'unknown', outcome: record.outcome, code: record.errorCode ?? '' });
     if (record.outputTokens > 0) this.generatedTokens.inc(labels, record.outputTokens);
     if (record.promptTokens > 0) this.promptTokens.inc(labels, record.promptTokens);
-    if (record.ttftMs != null) this.ttft.observe(labels, record.ttftMs / 1000);
+    if (record.ttftMs != null) this.ttft.observe({ ...labels, api: record.api ?? 'unknown' }, record.ttftMs / 1000);
     if (record.waitMs != null) this.ttftWait.observe(labels, record.waitMs / 1000);
     if (record.prefillMs != null) this.ttftPrefill.observe(labels, record.prefillMs / 1000);
     if (record.firstTokenMs != null) this.ttftFirstToken.observe(labels, record.firstTokenMs / 1000);

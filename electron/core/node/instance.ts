@@ -7,6 +7,7 @@ import type { RunnerEngineSnapshot } from '../../../shared/runner-engine-view';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { FastSynchDecision } from '../../../shared/fast-synch-policy';
 import type { Chunk } from '../../../shared/runner-protocol';
+import { featureRefusal, NO_FEATURES, type RunnerFeatures } from './feature-gate';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { FastSynchOverride, InstanceType, LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { NodeError, type NodeErrorCode } from './node-types';
@@ -104,6 +105,9 @@ export class Instance {
   }
 
   /** True while the runner takes new requests; a relaunch's drain (state draining) is not. */
+  /** What its runner said it can do beyond text (Hello `features`); null before the first hello. */
+  features: RunnerFeatures | null = null;
+
   get ready(): boolean {
     return this.supervisor.serving;
   }
@@ -265,6 +269,12 @@ export class Instance {
   private pump(): void {
     while (this.ready && this.queue.length > 0 && this.reserved < this.config.maxInFlight) {
       const request = this.queue.shift()!;
+      // Checked at submit when the hello had come; here for a request that waited for the load.
+      const refusal = featureRefusal(request.params, this.features, this.model.id);
+      if (refusal) {
+        this.end(request, { type: 'failed', error: refusal });
+        continue;
+      }
       this.reserved += 1;
       request.dispatchQueuedAt = performance.now();
       request.taskId = this.supervisor.nextTaskId('gen');
@@ -308,6 +318,7 @@ export class Instance {
           schedule: event.schedule,
           promptCache: event.promptCache ? { ...event.promptCache, entries: 0, bytes: 0, hits: 0, misses: 0, hitTokens: 0 } : null,
         };
+        this.features = event.features ?? NO_FEATURES;
         this.log.record({
           kind: 'runner_hello',
           instanceId: this.id,
@@ -428,6 +439,8 @@ export class Instance {
           },
         });
       }
+    } else if (chunk.kind === 'ToolCallChunk') {
+      request.markToolCalls(chunk.toolCalls);
     } else {
       request.runnerError = chunk.errorMessage;
     }

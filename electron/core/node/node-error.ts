@@ -25,7 +25,11 @@ export type NodeErrorCode =
   /** A retry of an instance whose runner is neither failed nor waiting for the operator. */
   | 'not_retryable'
   /** The fit check refused a launch: the models need more memory than is free (`acknowledgeMemory: true` launches anyway). */
-  | 'insufficient_memory';
+  | 'insufficient_memory'
+  /** A request with tools for a model whose runner cannot take them (its Hello's `features.tools`). */
+  | 'tools_unsupported'
+  /** A request with a response format for a model whose runner cannot constrain its output. */
+  | 'structured_output_unsupported';
 
 /** An error the node answers with; `status` is the HTTP status the API maps it to. */
 export class NodeError extends Error {

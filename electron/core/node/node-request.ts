@@ -3,7 +3,7 @@
  * Holds the timestamps every view needs (phase, TTFT parts, the bundle's timeline);
  * never keeps prompt or completion text beyond handing tokens to the caller.
  */
-import type { GenerationParams, GenerationStats, Usage } from '../../../shared/runner-protocol';
+import type { GenerationParams, GenerationStats, ToolCall, Usage } from '../../../shared/runner-protocol';
 import type { RequestPhase, TtftSample } from '../../../shared/snapshot';
 import type { CancelledBy } from '../../../shared/request-record';
 import type { NodeError, NodeErrorCode, RequestEvent, RequestTimeline } from './node-types';
@@ -32,7 +32,7 @@ export class NodeRequest {
   endedAt: number | null = null;
   completionTokens = 0;
   cancelRequestedAt: number | null = null;
-  finishReason: 'stop' | 'length' | null = null;
+  finishReason: 'stop' | 'length' | 'tool_calls' | null = null;
   stats: GenerationStats | null = null;
   /** Prompt tokens the runner's prompt cache served, from its last usage; null when it did not say (no cache, older runner). */
   cachedTokens: number | null = null;
@@ -41,6 +41,8 @@ export class NodeRequest {
   outcome: RequestTimeline['outcome'] = 'in_flight';
   /** The client's User-Agent (the request log's `client`). */
   client: string | null = null;
+  /** The API dialect it came in by (the request log's `api`). */
+  api: string | null = null;
   /** Who asked for the cancel, once one was asked for. */
   cancelledBy: CancelledBy | null = null;
   /** The code it failed with, once it failed. */
@@ -113,6 +115,11 @@ export class NodeRequest {
     }
     this.onEvent({ type: 'token', text, tokenId });
     return sample;
+  }
+
+  /** The runner's complete tool calls, handed to the caller as they come. */
+  markToolCalls(toolCalls: ToolCall[]): void {
+    this.onEvent({ type: 'tool_calls', toolCalls });
   }
 
   usage(): Usage {

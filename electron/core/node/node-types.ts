@@ -2,7 +2,7 @@
  * The node's public surface: what the API server, the Electron glue, the benchmark
  * and the diagnostic bundle use. The implementation is electron/core/node/node.ts.
  */
-import type { ChatMessage, GenerationStats, RunnerEngineOptions, RunnerSchedule, Usage } from '../../../shared/runner-protocol';
+import type { ChatMessage, GenerationParams, GenerationStats, RunnerEngineOptions, RunnerSchedule, ToolCall, Usage } from '../../../shared/runner-protocol';
 import type { Settings } from '../../../shared/api';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { CancelledBy } from '../../../shared/request-record';
@@ -37,6 +37,18 @@ export interface SubmitRequest {
   arrivedAt?: number;
   /** The client's User-Agent, for the request log; null or absent when it sent none. */
   client?: string | null;
+  /** The API dialect it came in by (the request log's and the metrics' `api`); absent: none said. */
+  api?: string | null;
+  /** Tools, tool choice, structured output and sampling, as the runner protocol names them. */
+  tools?: GenerationParams['tools'];
+  toolChoice?: GenerationParams['toolChoice'];
+  responseFormat?: GenerationParams['responseFormat'];
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  repetitionPenalty?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
 }
 
 /** What happens to one request, in order; exactly one terminal event (finished, cancelled, failed). */
@@ -44,7 +56,9 @@ export type RequestEvent =
   | { type: 'acknowledged' }
   | { type: 'prefill_progress'; processedTokens: number; totalTokens: number }
   | { type: 'token'; text: string; tokenId: number }
-  | { type: 'finished'; finishReason: 'stop' | 'length'; usage: Usage; stats: GenerationStats | null }
+  /** The model's complete tool calls (before its terminal event, which then says finish `tool_calls`). */
+  | { type: 'tool_calls'; toolCalls: ToolCall[] }
+  | { type: 'finished'; finishReason: 'stop' | 'length' | 'tool_calls'; usage: Usage; stats: GenerationStats | null }
   | { type: 'cancelled'; usage: Usage }
   | { type: 'failed'; error: NodeError };
 
@@ -139,6 +153,8 @@ export interface EndedRequest {
   /** Epoch ms of its end. */
   endedAtEpochMs: number;
   client: string | null;
+  /** The API dialect it came in by; null when not said. */
+  api: string | null;
   /** Who cancelled it; null unless cancelled. */
   cancelledBy: CancelledBy | null;
   /** The NodeError code it failed with; null unless failed. */

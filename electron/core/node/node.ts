@@ -18,6 +18,7 @@ import { countPromptTokens } from '../../../shared/token-count';
 import { createDispatcher, type DispatchMode } from './dispatcher';
 import { EventLog } from './event-log';
 import { Instance } from './instance';
+import { beyondText, featureRefusal } from './feature-gate';
 import { NodeRequest } from './node-request';
 import { simSpawnSpec } from './sim-spawn-spec';
 import { SnapshotBroadcaster } from './snapshot-broadcaster';
@@ -255,6 +256,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       arrivedAtEpochMs: request.arrivedAtEpochMs,
       endedAtEpochMs: Date.now(),
       client: request.client,
+      api: request.api,
       cancelledBy: request.outcome === 'cancelled' ? request.cancelledBy : null,
       errorCode: request.errorCode,
       stats: request.stats,
@@ -293,6 +295,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         temperature: input.temperature ?? null,
         seed: input.seed ?? null,
         ...(input.stop && input.stop.length > 0 ? { stop: input.stop } : {}),
+        ...beyondText(input),
       });
       if (!parsed.success) throw new NodeError('invalid_request', parsed.error.issues.map((i) => i.message).join('; '), 400);
       const candidates = [...instances.values()].filter((i) => i.model.id === input.model);
@@ -302,6 +305,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       }
       // The least loaded instance that can take work; a failed one only if nothing else is left.
       const instance = candidates.sort((a, b) => Number(!!a.fatalError) - Number(!!b.fatalError) || a.load - b.load)[0]!;
+      const refusal = featureRefusal(parsed.data, instance.features, instance.model.id);
+      if (refusal) throw refusal;
       const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
       const request = new NodeRequest(
         id,
@@ -324,6 +329,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         },
       );
       request.client = input.client ?? null;
+      request.api = input.api ?? null;
       instance.admit(request);
       requestIndex.set(id, { request, instance });
       return { id, model: request.model, instanceId: instance.id, promptTokens: request.promptTokens, created: request.created, done: request.done };

@@ -36,6 +36,7 @@ export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
     source: 'local',
     node: mac,
     client: ended.client,
+    api: ended.api,
     promptTokens: t.promptTokens,
     // What the runner's prompt cache served, where the runner says (protocol 3).
     cachedTokens: t.cachedTokens ?? null,
@@ -80,6 +81,8 @@ export function exoRecord(r: ProxiedRequest, place: { instance: string | null; n
     source: 'exo',
     node: place.node,
     client: r.client ?? null,
+    // The exo proxy serves OpenAI's chat completions.
+    api: 'openai-chat',
     promptTokens,
     cachedTokens: null,
     outputTokens: stats?.generation_tokens ?? r.completionTokens,

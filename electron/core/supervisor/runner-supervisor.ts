@@ -20,10 +20,10 @@ import {
   PACING_PROTOCOL_VERSION,
   PROTOCOL_VERSION,
   type Chunk,
+  type Hello,
   type PrefillPacing,
   type RunnerOutput,
   type RunnerStatus,
-  type Hello,
   type PromptCacheStats,
   type RunnerSchedule,
   type Task,
@@ -104,7 +104,7 @@ export const REFUSED_RUNNER_TRANSITION = 'refused runner transition';
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
   /** `schedule` is exo's for a runner older than protocol 3; `promptCache` null when it has none. */
-  | { type: 'hello'; fastSynch: boolean; engine: string; schedule: RunnerSchedule; promptCache: Hello['promptCache'] | null }
+  | { type: 'hello'; fastSynch: boolean; engine: string; schedule: RunnerSchedule; promptCache: Hello['promptCache'] | null; features?: Hello['features'] }
   /** The runner's prompt cache after a request's prefill (protocol 3). */
   | { type: 'prompt_cache'; stats: PromptCacheStats }
   | { type: 'runner_status'; status: RunnerStatus }
@@ -412,6 +412,7 @@ export class RunnerSupervisor {
         engine: hello.engine,
         schedule: hello.schedule ?? 'exo',
         promptCache: hello.promptCache ?? null,
+        features: hello.features,
       });
       const expected = this.options.expectedFastSynch();
       if (reportedFastSynchDiffers(expected, hello.fastSynch)) {

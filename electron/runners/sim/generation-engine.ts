@@ -31,6 +31,8 @@ import type { PrefillPacingState } from './prefill-pacing';
 import type { RunnerState } from './runner-state';
 import type { SharedGpu } from './shared-gpu';
 import { createTokenSource, planCompletion, type CompletionPlan, type SimToken } from './token-stream';
+import { scriptedAnswer } from './scripted-answer';
+import type { ToolCall } from '../../../shared/runner-protocol';
 import { DEFAULT_PREFILL_CHUNK_TOKENS, interleavedChunkTokens, MAX_DECODE_BATCH, MIN_INTERLEAVED_CHUNK_TOKENS, type RunnerSchedule, type Usage } from '../../../shared/runner-protocol';
 
 /** exo's prefill chunk size (shared/runner-protocol.ts). */
@@ -64,6 +66,8 @@ interface ActiveRequest {
   fault: Fault | null;
   prefillMs: number;
   decodeStartedAt: number;
+  /** The scripted tool call it ends with, if any (scripted-answer.ts). */
+  toolCall: ToolCall | null;
 }
 
 export interface EngineDeps {
@@ -270,6 +274,7 @@ export class GenerationEngine {
     await this.deps.pacer.wait(timings.admitOverheadS * timeScale * 1000);
 
     const tokens = promptTokensOf(task.params.messages);
+    const { plan, nextToken, toolCall } = this.answerOf(task);
     const request: ActiveRequest = {
       task,
       promptTokens: tokens.length,
@@ -278,8 +283,9 @@ export class GenerationEngine {
       prefilled: 0,
       prefilling: true,
       prefillStartedAt: 0,
-      plan: planCompletion(task.params, task.commandId),
-      nextToken: createTokenSource(task.params, task.commandId),
+      plan,
+      nextToken,
+      toolCall,
       stop: new StopSequenceMatcher(task.params.stop ?? []),
       produced: 0,
       fault,
@@ -319,6 +325,25 @@ export class GenerationEngine {
     this.prefillDone(request);
   }
 
+  /** What the request will say: the scripted tool call or structured output, else the seeded words. */
+  private answerOf(task: TextGenerationTask): { plan: CompletionPlan; nextToken: () => SimToken; toolCall: ToolCall | null } {
+    const scripted = scriptedAnswer(task.params, task.commandId);
+    if (scripted?.kind === 'tool_call') {
+      return { plan: { length: 1, finishReason: 'tool_calls' }, nextToken: () => ({ text: '', tokenId: 1000 }), toolCall: scripted.call };
+    }
+    if (scripted?.kind === 'text') {
+      const max = task.params.maxTokens;
+      const cut = max !== null && max < scripted.pieces.length;
+      let i = 0;
+      return {
+        plan: { length: cut ? max : scripted.pieces.length, finishReason: cut ? 'length' : 'stop' },
+        nextToken: () => ({ text: scripted.pieces[i] ?? '', tokenId: 1000 + i++ }),
+        toolCall: null,
+      };
+    }
+    return { plan: planCompletion(task.params, task.commandId), nextToken: createTokenSource(task.params, task.commandId), toolCall: null };
+  }
+
   /** One decode step: one token for every request past its prefill, step time growing with the batch. */
   private async decodeStep(): Promise<void> {
     const { timings, timeScale } = this.deps;
@@ -352,6 +377,7 @@ export class GenerationEngine {
     const decodeMs = performance.now() - request.decodeStartedAt;
     const simSeconds = (ms: number) => Math.max(ms, 0.001) / 1000 / this.deps.timeScale;
     const totalTokens = request.promptTokens + request.produced;
+    if (request.toolCall && !step.stopped) this.deps.out.chunk(task.commandId, { kind: 'ToolCallChunk', toolCalls: [request.toolCall] });
     this.deps.out.chunk(task.commandId, {
       kind: 'TokenChunk',
       text,

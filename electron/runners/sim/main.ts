@@ -97,6 +97,8 @@ out.emit({
   fastSynch: effectiveFastSynch(env),
   schedule,
   promptCache: promptCacheHello(model, promptCacheBytes),
+  // The sim scripts tool calls and schema-valid JSON (scripted-answer.ts).
+  features: { tools: true, structuredOutput: true },
 });
 log.info({ timeScale, fastSynch: effectiveFastSynch(env), schedule, prefillChunkMs, promptCacheBytes }, 'sim runner started');
 

@@ -73,7 +73,7 @@ export interface SimToken {
 export interface CompletionPlan {
   /** Tokens the request will produce if nothing stops it. */
   length: number;
-  finishReason: 'stop' | 'length';
+  finishReason: 'stop' | 'length' | 'tool_calls';
 }
 
 /** FNV-1a, 32 bit: a stable hash of the seed text. */
