@@ -95,7 +95,9 @@ describe('Requests view', () => {
     fireEvent.click(screen.getAllByTestId('request-row')[0]!);
     const timeline = screen.getByTestId('request-timeline');
     expect(timeline.textContent).toContain('wait 50 ms');
-    expect(timeline.textContent).toContain('prefill 200 ms (100 tokens)');
+    expect(timeline.textContent).toContain('prefill 200 ms (100 tokens, 500 tok/s)');
+    // The columns the popover hides are said in the timeline.
+    expect(timeline.textContent).toContain('chatcmpl-a · local ·');
     expect(timeline.textContent).toContain('client curl/8');
     expect(screen.getByTestId('requests-disk').textContent).toContain('of 16.0 MiB on disk');
   });

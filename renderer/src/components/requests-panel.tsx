@@ -13,17 +13,19 @@ import { PanelToggle } from './panel-toggle';
 import { ModelEventsList } from './model-events-list';
 
 type SortKey = 'at' | 'model' | 'source' | 'outcome' | 'ttftMs' | 'prefillTokensPerSecond' | 'decodeTokensPerSecond' | 'itlP95Ms' | 'outputTokens';
-const COLUMNS: Array<{ key: SortKey; label: string }> = [
+/** `wide`: a column only a window wider than the popover shows (app.css); the filters and the row's timeline say it there. */
+const COLUMNS: Array<{ key: SortKey; label: string; wide?: boolean }> = [
   { key: 'at', label: 'Time' },
   { key: 'model', label: 'Model' },
-  { key: 'source', label: 'Source' },
+  { key: 'source', label: 'Source', wide: true },
   { key: 'outcome', label: 'Outcome' },
   { key: 'ttftMs', label: 'TTFT' },
-  { key: 'prefillTokensPerSecond', label: 'Prefill tok/s' },
+  { key: 'prefillTokensPerSecond', label: 'Prefill tok/s', wide: true },
   { key: 'decodeTokensPerSecond', label: 'Decode tok/s' },
   { key: 'itlP95Ms', label: 'ITL p95' },
-  { key: 'outputTokens', label: 'Out tok' },
+  { key: 'outputTokens', label: 'Out tok', wide: true },
 ];
+const wideOnly = (key: SortKey): string | undefined => (COLUMNS.find((c) => c.key === key)?.wide ? 'wide-only' : undefined);
 
 const ms = (v: number | null) => (v == null ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`);
 const rate = (v: number | null) => (v == null ? '—' : v >= 100 ? String(Math.round(v)) : v.toFixed(1));
@@ -100,12 +102,13 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {decodeMs ? <span className="seg decode" style={{ width: `${(decodeMs / total) * 100}%` }} /> : null}
       </div>
       <p className="small">
-        {r.id} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
+        {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
       </p>
       <p className="small">
         arrived {new Date(r.at).toLocaleString()} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
         {r.promptTokens} tokens
-        {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
+        {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}
+        {r.prefillTokensPerSecond == null ? '' : `, ${rate(r.prefillTokensPerSecond)} tok/s`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
         {r.outputTokens} tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
       </p>
     </div>
@@ -199,7 +202,7 @@ export function RequestsPanel() {
             <thead>
               <tr>
                 {COLUMNS.map((c) => (
-                  <th key={c.key} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
+                  <th key={c.key} className={`col-${c.key}${c.wide ? ' wide-only' : ''}`} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
                     <button type="button" onClick={() => setSort((s) => ({ key: c.key, desc: s.key === c.key ? !s.desc : c.key === 'at' }))}>
                       {c.label}
                       {sort.key === c.key ? (sort.desc ? ' ▾' : ' ▴') : ''}
@@ -232,14 +235,14 @@ function RequestRow({ r, open, onToggle }: { r: RequestRecord; open: boolean; on
     <>
       <tr className={`request-row ${r.outcome}`} onClick={onToggle} aria-expanded={open} data-testid="request-row">
         <td>{time(r.at)}</td>
-        <td>{r.model}</td>
-        <td>{r.source}</td>
-        <td>{outcomeWords(r)}</td>
+        <td className="wraps">{r.model}</td>
+        <td className={wideOnly('source')}>{r.source}</td>
+        <td className="wraps">{outcomeWords(r)}</td>
         <td>{ms(r.ttftMs)}</td>
-        <td>{rate(r.prefillTokensPerSecond)}</td>
+        <td className={wideOnly('prefillTokensPerSecond')}>{rate(r.prefillTokensPerSecond)}</td>
         <td>{rate(r.decodeTokensPerSecond)}</td>
         <td>{ms(r.itlP95Ms)}</td>
-        <td>{r.outputTokens}</td>
+        <td className={wideOnly('outputTokens')}>{r.outputTokens}</td>
       </tr>
       {open && (
         <tr className="request-detail">
