@@ -54,6 +54,11 @@ describe('app states', () => {
     expect(error.textContent).not.toContain('Cannot reach');
     expect(screen.queryByTestId('loading-state')).toBeNull();
     expect(screen.getByTestId('app-header').textContent).toContain('Token refused');
+    // Nothing it cannot know: no snapshot came, so no counts and no version.
+    expect(screen.queryByTestId('running-count')).toBeNull();
+    expect(screen.queryByTestId('warning-count')).toBeNull();
+    expect(screen.queryByTestId('version')).toBeNull();
+    expect(document.body.textContent).not.toMatch(/0 models running|0 warnings|v0\.0\.0/);
   });
 
   it('says "Cannot reach exobar" when nothing answers, and "No access token" without one', () => {
@@ -64,6 +69,7 @@ describe('app states', () => {
     act(() => bridge.connection(noTokenMessage('http://127.0.0.1:52416', '/data/token'), 'no_token'));
     expect(screen.getByTestId('connection-error').querySelector('h2')?.textContent).toBe('No access token');
     expect(screen.getByTestId('connection-error').textContent).toContain('The token is in /data/token');
+    expect(document.body.textContent).not.toMatch(/models? running|warnings?\b|v0\.0\.0/);
   });
 
   it('keeps the last state on screen when the connection drops, and clears the error when it returns', async () => {
