@@ -2,13 +2,16 @@
  * The Requests view: the request log (local and through exobar to exo), newest first,
  * filterable by model, source and outcome, sortable by any column; a row opens that
  * request's timeline (its TTFT parts); export as CSV or as a markdown table. Read from
- * `/api/requests` (or IPC) while open, every 5 s. Below it, the models' loads and
- * unloads the log keeps beside the requests. Collapsed by default.
+ * `/api/requests` (or IPC) while open, every 5 s and whenever a request ends. Below it,
+ * the models' loads and unloads the log keeps beside the requests. Collapsed by
+ * default; its heading's count follows the log while collapsed too (read again, one
+ * record only, whenever the snapshot says a request ended or a model came or went).
  */
 import { stringify } from 'csv-stringify/browser/esm/sync';
-import { useEffect, useId, useMemo, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { REQUEST_RECORD_COLUMNS, type RequestList, type RequestRecord } from '../../../shared/request-record';
-import { useActions } from '../store/store-context';
+import type { Snapshot } from '../../../shared/snapshot';
+import { useActions, useExobar } from '../store/store-context';
 import { PanelToggle } from './panel-toggle';
 import { ModelEventsList } from './model-events-list';
 
@@ -115,6 +118,22 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
   );
 }
 
+/**
+ * A number that changes whenever the log gains a record: requests ended (local counters,
+ * exo's ended tasks) and models loaded or unloaded (the instances present).
+ */
+export function logActivity(snapshot: Snapshot): string {
+  let ended = 0;
+  for (const i of snapshot.instances) {
+    if (i.source === 'local') ended += i.counters.completed + i.counters.failed + i.counters.cancelled + i.counters.rejected;
+    else ended += i.exo.endedTasks;
+  }
+  return `${ended}:${snapshot.instances.map((i) => i.id).join(',')}`;
+}
+
+/** Reads of the log at most once a second, however fast requests end (the last change is always read). */
+const MIN_READ_GAP_MS = 1_000;
+
 export function RequestsPanel() {
   const { listRequests } = useActions();
   const [open, setOpen] = useState(false);
@@ -127,21 +146,35 @@ export function RequestsPanel() {
   const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: 'at', desc: true });
   const [selected, setSelected] = useState<string | null>(null);
 
+  const activity = useExobar((s) => logActivity(s.snapshot));
+  const [total, setTotal] = useState<number | null>(null);
+  const lastRead = useRef(0);
+
+  // Open: the rows (and the total), every 5 s and after each change the snapshot shows.
+  // Collapsed: the total only (one record read), after each change and every 15 s.
   useEffect(() => {
-    if (!open) return;
     let live = true;
-    const load = () =>
-      listRequests({ limit: 1000 }).then(
-        (got) => live && (setList(got), setError(null)),
-        (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
+    const load = () => {
+      lastRead.current = Date.now();
+      return listRequests({ limit: open ? 1000 : 1 }).then(
+        (got) => {
+          if (!live) return;
+          setTotal(got.total);
+          if (open) setList(got);
+          setError(null);
+        },
+        (e: unknown) => live && open && setError(e instanceof Error ? e.message : String(e)),
       );
-    void load();
-    const timer = setInterval(() => void load(), 5_000);
+    };
+    const soon = setTimeout(() => void load(), Math.max(0, lastRead.current + MIN_READ_GAP_MS - Date.now()));
+    // A slow read too: a record exo's side writes after the snapshot that counted its task.
+    const timer = setInterval(() => void load(), open ? 5_000 : 15_000);
     return () => {
       live = false;
+      clearTimeout(soon);
       clearInterval(timer);
     };
-  }, [open, listRequests]);
+  }, [open, listRequests, activity]);
 
   const all = useMemo(() => list?.requests ?? [], [list]);
   const models = useMemo(() => [...new Set(all.map((r) => r.model))].sort(), [all]);
@@ -156,7 +189,11 @@ export function RequestsPanel() {
       <PanelToggle open={open} onToggle={() => setOpen((o) => !o)} bodyId={bodyId}>
         <span>Requests</span>
         <span className="spacer" />
-        {list && <span className="muted small">{list.total} logged</span>}
+        {total !== null && (
+          <span className="muted small" data-testid="requests-logged">
+            {total} logged
+          </span>
+        )}
       </PanelToggle>
       <div id={bodyId} className="panel-body" hidden={!open}>
         {error && (
