@@ -108,7 +108,16 @@ export interface SafePairPlan {
    * `fastSynchRisk` when both ring models would share a Mac's GPU with fast synch on or
    * assumed on; a launch that creates an instance then needs `acknowledgeRisk: true`.
    */
-  exo?: { url: string; fastSynchRisk: { message: string; assumed: boolean } | null };
+  exo?: {
+    url: string;
+    fastSynchRisk: { message: string; assumed: boolean } | null;
+    /**
+     * Set when exo did not answer the plan's questions: why, in words. The plan's models
+     * and memory are then this Mac's alone, and `blockers` says the launch (which goes
+     * to exo while it is attached) cannot run.
+     */
+    unavailable?: string;
+  };
 }
 
 /** POST /api/launch/safe-pair's optional body. */

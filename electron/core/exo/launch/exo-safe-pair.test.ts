@@ -198,6 +198,26 @@ describe('the safe launch on an attached exo, through the core', () => {
   });
 });
 
+describe('the safe launch plan while the attached exo does not answer', () => {
+  it("answers 200 with this Mac's plan and exo's part unavailable in words, not a 500", async () => {
+    const cluster = new FakeExoCluster();
+    cluster.addNode({ name: 'studio-a', ramGb: 96 });
+    exo = await startServingExo({ cluster, loadStepMs: 10 });
+    const url = exo.url;
+    rig = await startCoreRig({ exoUrl: url });
+    await exo.close();
+    exo = null;
+    const plan = await rig.control('GET', '/api/launch/safe-pair');
+    expect(plan.status).toBe(200);
+    expect(plan.body.models.map((m: { model: string }) => m.model)).toEqual(['sim/llama-3.2-1b', 'sim/llama-3.2-3b']);
+    expect(plan.body.memory.requiredBytes).toBeGreaterThan(0);
+    expect(plan.body.canRun).toBe(false);
+    expect(plan.body.exo.unavailable).toMatch(new RegExp(`^exo's part of the plan is unavailable: exo at ${url} could not be reached for GET /`));
+    expect(plan.body.exo.unavailable).toContain("The figures below are this Mac's alone.");
+    expect(plan.body.blockers).toContain(plan.body.exo.unavailable);
+  });
+});
+
 describe('the default pair', () => {
   it('takes the two smallest downloaded text models that fit, unless settings name the pair', () => {
     const downloaded = [
