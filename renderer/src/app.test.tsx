@@ -158,6 +158,22 @@ describe('app states', () => {
     expect((screen.getByRole('button', { name: 'Safe pair loading…' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
+  it('says the pair failed, naming the model, when a model it reuses has failed: never "loading"', async () => {
+    const { bridge } = renderApp();
+    const plan = safePairPlan();
+    bridge.getSafePairPlan.mockResolvedValue({
+      ...plan,
+      models: [
+        { ...plan.models[0]!, alreadyRunning: true, state: 'serving' },
+        { ...plan.models[1]!, alreadyRunning: true, state: 'failed' },
+      ],
+    });
+    act(() => bridge.push(snapshot({ instances: [instance()] })));
+    await waitFor(() => expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'failed']));
+    expect((screen.getByRole('button', { name: 'Safe pair failed: Llama 3.2 3B (simulated)' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByRole('region', { name: 'Safe launch' }).textContent).not.toContain('loading');
+  });
+
   it('shows a failed plan request in words', async () => {
     const { bridge } = renderApp();
     bridge.getSafePairPlan.mockRejectedValue(new Error('The server answered 500'));

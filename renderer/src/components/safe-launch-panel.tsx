@@ -70,6 +70,20 @@ function riskOf(detail: string): string {
   return at >= 0 ? detail.slice(at) : detail;
 }
 
+/**
+ * The button's words once every model of the pair has an instance: the worst state
+ * among them, so a pair with a failed model never reads "loading" (the card says why).
+ */
+export function reusedPairWords(models: SafePairPlan['models']): string {
+  const named = (state: InstanceLifecycle) => models.filter((m) => (m.state ?? 'serving') === state).map((m) => m.modelName);
+  const failed = named('failed');
+  if (failed.length > 0) return `Safe pair failed: ${failed.join(' and ')}`;
+  if (named('stopping').length > 0) return 'Safe pair stopping…';
+  if (named('restarting').length > 0) return 'Safe pair restarting…';
+  if (named('loading').length > 0) return 'Safe pair loading…';
+  return 'Safe pair running';
+}
+
 /** The launch in progress (or its failure), from snapshot.launch. */
 function LaunchStatus() {
   const launch = useExobar((s) => s.snapshot.launch);
@@ -128,7 +142,6 @@ export function SafeLaunchPanel() {
   const p = plan.plan;
   const offers = p ? launchAnywayOffers(p) : null;
   const allRunning = p !== null && p.models.length > 0 && p.models.every((m) => m.alreadyRunning);
-  const allServing = allRunning && p.models.every((m) => (m.state ?? 'serving') === 'serving');
   return (
     <section className="panel safe-launch" aria-label="Safe launch">
       <div className="row">
@@ -170,7 +183,7 @@ export function SafeLaunchPanel() {
         disabled={launching || !p || !p.canRun || allRunning || (offers?.length ?? 0) > 0}
         onClick={() => void launchSafePair()}
       >
-        {launching ? 'Launching…' : allServing ? 'Safe pair running' : allRunning ? 'Safe pair loading…' : 'Launch safe pair'}
+        {launching ? 'Launching…' : allRunning ? reusedPairWords(p.models) : 'Launch safe pair'}
       </button>
       {offers && offers.length > 0 && !allRunning && (
         <LaunchAnyway offers={offers} disabled={launching} onLaunch={() => void launchSafePair(acknowledging(offers))} />
