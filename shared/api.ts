@@ -71,7 +71,11 @@ export interface SafePairPlanEntry {
   instanceType: 'ring' | 'jaccl';
   fastSynch: boolean;
   fastSynchReason: string;
-  /** The model's memory: what the launch adds when it starts a new instance (counted in `memory.requiredBytes`). */
+  /**
+   * The model's memory: what the launch adds when it starts a new instance (counted in
+   * `memory.requiredBytes`): the fit check's need (weights plus KV cache) where the plan
+   * was checked, else the catalog's figure.
+   */
   memoryBytes: number;
   /** An instance of the model exists: the launch reuses it and adds no memory. */
   alreadyRunning: boolean;

@@ -90,7 +90,7 @@ describe('app states', () => {
     const panel = screen.getByRole('region', { name: 'Safe launch' });
     expect(panel.textContent).toContain('Llama 3.2 1B (simulated)');
     expect(panel.textContent).toContain('fast synch off — ring instance');
-    expect(screen.getByTestId('plan-memory').textContent).toContain('needs 4.8 GB of 20.0 GB free');
+    expect(screen.getByTestId('plan-memory').textContent).toContain('Memory: needs 4.8 GiB; 20.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 18.0 GiB usable');
     const launch = within(panel).getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement;
     expect(launch.disabled).toBe(false);
     fireEvent.click(launch);
@@ -100,9 +100,9 @@ describe('app states', () => {
 
   it('disables the launch and lists the blockers when the plan cannot run', async () => {
     const { bridge } = renderApp();
-    bridge.getSafePairPlan.mockResolvedValue(safePairPlan({ canRun: false, blockers: ['Needs 4.8 GB, 2.0 GB free'] }));
+    bridge.getSafePairPlan.mockResolvedValue(safePairPlan({ canRun: false, blockers: ['Needs 4.8 GiB, 2.0 GiB free'] }));
     act(() => bridge.push(snapshot()));
-    await waitFor(() => expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toContain('Needs 4.8 GB, 2.0 GB free'));
+    await waitFor(() => expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toContain('Needs 4.8 GiB, 2.0 GiB free'));
     expect((screen.getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
@@ -137,7 +137,7 @@ describe('app states', () => {
       memory: { requiredBytes: 0, freeBytes: 20 * 1024 ** 3, headroomBytes: 2 * 1024 ** 3 },
     });
     act(() => bridge.push(snapshot({ instances: [instance()] })));
-    await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (20.0 GB free)'));
+    await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (20.0 GiB free)'));
     expect((screen.getByRole('button', { name: 'Safe pair running' }) as HTMLButtonElement).disabled).toBe(true);
     expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'serving']);
   });

@@ -16,7 +16,7 @@ const ENGINE_LABEL: Record<string, string> = { sim: 'sim', mlx: 'MLX' };
 const VERDICT_TONE: Record<FitVerdict, string> = { fits: 'ok', tight: 'warn', does_not_fit: 'bad' };
 const VERDICT_LABEL: Record<FitVerdict, string> = { fits: 'fits', tight: 'tight', does_not_fit: 'does not fit' };
 
-/** "fits: needs 1.6 GB, 18.0 GB free": the fit check's verdict and figures for a model not running. */
+/** "fits: needs 1.6 GiB; 18.0 GiB free, …": the fit check's verdict and figures for a model not running. */
 function FitLine({ fit }: { fit: ModelFit }) {
   if (fit.running || !fit.verdict) return null;
   return (

@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import type { SafePairPlan } from '../../../shared/api';
 import { instanceLifecycle, type InstanceLifecycle } from '../../../shared/instance-state';
 import { acknowledging, launchAnywayOffers, type LaunchAnywayOffer } from '../../../shared/launch-anyway';
+import { fitSentence } from '../../../shared/memory-words';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { ProgressBar } from './progress-bar';
@@ -160,9 +161,7 @@ export function SafeLaunchPanel() {
             {p.fit && p.fit.neededBytes > 0
               ? `Memory: ${p.fit.summary}`
               : p.memory.requiredBytes > 0
-                ? `Memory: needs ${formatBytes(p.memory.requiredBytes)} of ${formatBytes(p.memory.freeBytes)} free${
-                    p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''
-                  }`
+                ? `Memory: ${fitSentence({ neededBytes: p.memory.requiredBytes, freeBytes: p.memory.freeBytes, headroomBytes: p.memory.headroomBytes })}`
                 : `Memory: nothing more to load (${freeWords(p.memory)})`}
           </p>
           {p.blockers.length > 0 && (
@@ -192,7 +191,7 @@ export function SafeLaunchPanel() {
   );
 }
 
-/** "22.5 GB free", or on an exo cluster each Mac's own: "studio-a 22.5 GB free, studio-b 22.5 GB free". */
+/** "22.5 GiB free", or on an exo cluster each Mac's own: "studio-a 22.5 GiB free, studio-b 22.5 GiB free". */
 function freeWords(memory: SafePairPlan['memory']): string {
   if (!memory.byMac || memory.byMac.length === 0) return `${formatBytes(memory.freeBytes)} free`;
   return memory.byMac.map((m) => `${m.label} ${formatBytes(m.freeBytes)} free`).join(', ');

@@ -12,7 +12,8 @@
  * A model already served again, or already placed again and loading, is not placed twice.
  */
 import type { PlaceAgainResult } from '../../../../shared/exo-cluster-events';
-import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
+import { DEFAULT_HEADROOM_BYTES } from '../../../../shared/safe-pair-plan';
+import { formatMemory } from '../../../../shared/memory-words';
 import { NodeError } from '../../node/node-types';
 import { exoCall, readCluster, storageOf, downloadedModels } from '../launch/exo-cluster-api';
 import type { FastSynchOf } from '../launch/exo-safe-pair';
@@ -63,7 +64,7 @@ export async function placeAgain(options: PlaceAgainOptions): Promise<PlaceAgain
       if (available !== null && share + headroom > available)
         throw new NodeError(
           'launch_failed',
-          `${labelOf(labels, id)} has ${formatGiB(available)} available; ${lost.model} needs ${formatGiB(share)} there plus ${formatGiB(headroom)} headroom`,
+          `${labelOf(labels, id)} has ${formatMemory(available)} available; ${lost.model} needs ${formatMemory(share)} there plus ${formatMemory(headroom)} headroom`,
           409,
         );
     }

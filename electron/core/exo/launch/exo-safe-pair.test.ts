@@ -100,10 +100,10 @@ describe('safe launch on exo', () => {
     const { exo, rig } = await start({ ramGb: 5 });
     const plan = (await rig.control('GET', '/api/launch/safe-pair')).body as ExoSafePairPlan;
     expect(plan.exo.placements.every((p) => p.error === null)).toBe(true);
-    const problem = /^Not enough memory on studio-a: needs 2\.\d GB, 4\.0 GB free \(2\.0 GB kept as headroom\)\.$/;
+    const problem = /^Not enough memory on studio-a: needs 2\.\d GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable\.$/;
     expect(plan.blockers).toEqual([expect.stringMatching(problem)]);
     expect(plan.fit).toMatchObject({ fits: false, problems: plan.blockers, gpuLimitBytes: null, risk: expect.stringMatching(/swapping/) });
-    expect(plan.fit!.summary).toMatch(/^studio-a needs 2\.\d GB, 4\.0 GB free \(KV cache unknown: exo's model sizes, weights only\)$/);
+    expect(plan.fit!.summary).toMatch(/^studio-a needs 2\.\d GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable \(KV cache unknown: exo's model sizes, weights only\)$/);
     expect(plan.fit!.models.map((m) => [m.model, m.weightsSource, m.kvCacheBytes])).toEqual([
       [LLAMA_1B, 'exo', null],
       [LLAMA_3B, 'exo', null],
@@ -112,7 +112,7 @@ describe('safe launch on exo', () => {
     const refused = await rig.control('POST', '/api/launch/safe-pair');
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('insufficient_memory');
-    expect(refused.body.error.message).toMatch(/Not enough memory on studio-a: needs 2\.\d GB/);
+    expect(refused.body.error.message).toMatch(/Not enough memory on studio-a: needs 2\.\d GiB/);
     expect(refused.body.error.fit.fits).toBe(false);
     expect(exo.cluster.instances.size).toBe(0);
 
