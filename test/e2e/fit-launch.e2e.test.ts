@@ -92,6 +92,8 @@ describe('the fit check in the page', () => {
     expect(await fits.nth(1).getAttribute('data-verdict')).toBe('does_not_fit');
     // The headroom is in the Models panel too, in the same sentence.
     expect(await fits.nth(1).innerText()).toMatch(/^does not fit\s+needs 4\.3 GiB; \d+\.\d GiB free, of which \d+\.\d GiB is kept free for macOS and other apps: \d+\.\d GiB usable$/);
+    // One figure per model: the row's memory is the need the fit line says.
+    expect(await models.getByTestId('model-memory').allInnerTexts()).toEqual(['1.7 GiB', '4.3 GiB']);
     await models.getByRole('list', { name: 'Model catalog' }).screenshot({ path: `${IMAGES}models-fit.png` });
   });
 

@@ -27,6 +27,11 @@ function FitLine({ fit }: { fit: ModelFit }) {
   );
 }
 
+/** The model's memory, one figure per model: the fit check's need (weights plus KV cache) when it made one, else the catalog's. */
+function needOf(model: CatalogModel, fit: ModelFit | undefined): number {
+  return fit?.fit?.models.find((m) => m.model === model.id)?.neededBytes ?? model.memoryBytes;
+}
+
 function ModelRow({ model, instance, fit }: { model: CatalogModel; instance: LocalInstanceSnapshot | undefined; fit: ModelFit | undefined }) {
   const running = instance !== undefined;
   return (
@@ -41,8 +46,8 @@ function ModelRow({ model, instance, fit }: { model: CatalogModel; instance: Loc
         <span className="badge" data-testid="model-engine">
           {ENGINE_LABEL[model.engine] ?? model.engine}
         </span>
-        <span className="muted small tabular" data-testid="model-memory" title="Memory once loaded">
-          {formatBytes(model.memoryBytes)}
+        <span className="muted small tabular" data-testid="model-memory" title="Memory once loaded (weights plus KV cache where the fit check estimated it)">
+          {formatBytes(needOf(model, fit))}
         </span>
       </div>
       <ModelResidency model={model.id} name={model.name} instance={instance} />
