@@ -89,7 +89,7 @@ describe('app states', () => {
     await waitFor(() => expect(screen.getAllByTestId('plan-row')).toHaveLength(2));
     const panel = screen.getByRole('region', { name: 'Safe launch' });
     expect(panel.textContent).toContain('Llama 3.2 1B (simulated)');
-    expect(panel.textContent).toContain('fast synch off — ring instance');
+    expect(panel.textContent).toContain('fast synch off, the rule for ring instances');
     expect(screen.getByTestId('plan-memory').textContent).toContain('Memory: needs 4.8 GiB; 20.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 18.0 GiB usable');
     const launch = within(panel).getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement;
     expect(launch.disabled).toBe(false);

@@ -63,7 +63,7 @@ describe('the page against exobar serve', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('exobar.token'))).toBe(serve.token);
     await page.getByTestId('plan-row').first().waitFor();
     expect(await page.getByTestId('plan-row').count()).toBe(2);
-    expect(await page.getByRole('region', { name: 'Safe launch' }).innerText()).toContain('fast synch off — ring instance');
+    expect(await page.getByRole('region', { name: 'Safe launch' }).innerText()).toContain('fast synch off, the rule for ring instances');
     await shot('01-empty');
   });
 

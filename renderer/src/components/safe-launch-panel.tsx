@@ -37,7 +37,11 @@ function PlanTable({ plan }: { plan: SafePairPlan }) {
             <span className="muted small tabular">{formatBytes(m.memoryBytes)}</span>
           </div>
           <div className="row small muted">
-            {m.instanceType === 'ring' ? 'ring' : 'JACCL'} · fast synch {m.fastSynch ? 'on' : 'off'} — {m.fastSynchReason}
+            {m.instanceType === 'ring' ? 'ring' : 'JACCL'} · fast synch {m.fastSynch ? 'on' : 'off'}
+            {/* "ring · fast synch off — ring instance" said the type twice: the reason only when it adds something. */}
+            {m.fastSynchReason === `${m.instanceType} instance`
+              ? `, the rule for ${m.instanceType === 'ring' ? 'ring' : 'JACCL'} instances`
+              : ` — ${m.fastSynchReason}`}
           </div>
         </li>
       ))}
