@@ -100,6 +100,8 @@ describe('Requests view', () => {
     // The columns the popover hides are said in the timeline.
     expect(timeline.textContent).toContain('chatcmpl-a · local ·');
     expect(timeline.textContent).toContain('client curl/8');
+    // The same 24-hour time as the rows, not a second format.
+    expect(timeline.textContent).toMatch(/arrived \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} ·/);
     expect(screen.getByTestId('requests-disk').textContent).toContain('of 16.0 MiB on disk');
   });
 

@@ -33,6 +33,8 @@ const wideOnly = (key: SortKey): string | undefined => (COLUMNS.find((c) => c.ke
 const ms = (v: number | null) => (v == null ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`);
 const rate = (v: number | null) => (v == null ? '—' : v >= 100 ? String(Math.round(v)) : v.toFixed(1));
 const time = (at: number) => new Date(at).toLocaleTimeString([], { hour12: false });
+// One date format on the page: the rows' 24-hour time, after the day as 2026-12-03 (Sweden's locale writes ISO dates, in local time).
+const day = (at: number) => new Date(at).toLocaleDateString('sv-SE');
 const outcomeWords = (r: RequestRecord) =>
   r.outcome === 'failed'
     ? `failed (${r.errorCode})`
@@ -108,7 +110,7 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
       </p>
       <p className="small">
-        arrived {new Date(r.at).toLocaleString()} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
+        arrived {day(r.at)} {time(r.at)} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
         {r.promptTokens} tokens
         {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}
         {r.prefillTokensPerSecond == null ? '' : `, ${rate(r.prefillTokensPerSecond)} tok/s`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
