@@ -83,7 +83,11 @@ export interface SafePairPlanEntry {
   instanceType: InstanceType;
   fastSynch: boolean;
   fastSynchReason: string;
-  /** The model's memory: what the launch adds when it starts a new instance (counted in `memory.requiredBytes`). */
+  /**
+   * The model's memory: what the launch adds when it starts a new instance (counted in
+   * `memory.requiredBytes`): the fit check's need (weights plus KV cache) where the plan
+   * was checked, else the catalog's figure.
+   */
   memoryBytes: number;
   /** An instance of the model exists: the launch reuses it and adds no memory. */
   alreadyRunning: boolean;
@@ -120,7 +124,16 @@ export interface SafePairPlan {
    * `fastSynchRisk` when both ring models would share a Mac's GPU with fast synch on or
    * assumed on; a launch that creates an instance then needs `acknowledgeRisk: true`.
    */
-  exo?: { url: string; fastSynchRisk: { message: string; assumed: boolean } | null };
+  exo?: {
+    url: string;
+    fastSynchRisk: { message: string; assumed: boolean } | null;
+    /**
+     * Set when exo did not answer the plan's questions: why, in words. The plan's models
+     * and memory are then this Mac's alone, and `blockers` says the launch (which goes
+     * to exo while it is attached) cannot run.
+     */
+    unavailable?: string;
+  };
 }
 
 /** POST /api/launch/safe-pair's optional body. */

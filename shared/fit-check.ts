@@ -5,16 +5,6 @@
  */
 import { z } from 'zod';
 
-const GiB = 1024 ** 3;
-
-/**
- * "6.1 GB": one decimal, in the GB macOS itself speaks (Activity Monitor and About This
- * Mac count 1024^3 bytes as a GB), so the figures match what the operator sees there.
- */
-export function formatGB(bytes: number): string {
-  return `${(Math.max(0, bytes) / GiB).toFixed(1)} GB`;
-}
-
 /** The context length a fit check assumes when the operator picks none. */
 export const DEFAULT_FIT_CONTEXT_TOKENS = 8192;
 
@@ -53,7 +43,7 @@ export const FitCheckSchema = z.object({
   gpuLimitBytes: z.number().nonnegative().nullable(),
   /** What the instances already on the GPU are estimated to use of that limit. */
   gpuInUseBytes: z.number().nonnegative(),
-  /** "needs 6.1 GB, 18.0 GB free" (and the GPU limit on a Mac). */
+  /** "needs 6.1 GiB; 18.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 16.0 GiB usable" (and the GPU limit on a Mac): shared/memory-words.ts. */
   summary: z.string(),
   /** Why it does not fit, in words; empty when it fits. */
   problems: z.array(z.string()),

@@ -75,6 +75,16 @@ export function instanceLifecycle(instance: InstanceSnapshot): InstanceLifecycle
   return runnersLifecycle(instance.exo.runners);
 }
 
+/**
+ * The instances whose state exobar sees now: every local one, and exo's only while exo
+ * answers. With exo unreachable its last instances stay on the page (marked as last
+ * seen), but no count says they run.
+ */
+export function instancesSeenNow(snapshot: Pick<Snapshot, 'instances' | 'exo'>): InstanceSnapshot[] {
+  if (!snapshot.exo || snapshot.exo.connected) return snapshot.instances;
+  return snapshot.instances.filter((i) => i.source === 'local');
+}
+
 /** How many instances are in each lifecycle state (every state present, zero when none). */
 export function lifecycleCounts(instances: readonly InstanceSnapshot[]): Record<InstanceLifecycle, number> {
   const counts = Object.fromEntries(INSTANCE_LIFECYCLES.map((s) => [s, 0])) as Record<InstanceLifecycle, number>;

@@ -1,11 +1,12 @@
 /**
  * Each catalog model's fit on this Mac right now, in one word and its figures: what the
- * Models panel shows beside every model ("fits: needs 1.6 GB, 18.0 GB free"). Shared
+ * Models panel shows beside every model ("fits: needs 1.6 GiB; 18.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 16.0 GiB usable"). Shared
  * because `GET /api/models/fit` answers it and the renderer shows it
  * (electron/core/fit/model-fits.ts computes it with the same check every launch uses).
  */
 import { z } from 'zod';
-import { FitCheckSchema, formatGB, type FitCheck } from './fit-check';
+import { FitCheckSchema, type FitCheck } from './fit-check';
+import { formatMemory } from './memory-words';
 
 /** fits; tight: fits, but leaves less than {@link TIGHT_MARGIN} of the room; does_not_fit: a launch is refused without "launch anyway". */
 export const FitVerdictSchema = z.enum(['fits', 'tight', 'does_not_fit']);
@@ -23,7 +24,7 @@ export const ModelFitSchema = z.object({
   /** True when an instance of the model holds memory already: a launch reuses it, so no check is made. */
   running: z.boolean(),
   verdict: FitVerdictSchema.nullable(),
-  /** "fits: needs 1.6 GB, 18.0 GB free", or "running" for a running model. */
+  /** "fits: needs 1.6 GiB; 18.0 GiB free, …", or "running" for a running model. */
   words: z.string(),
   fit: FitCheckSchema.nullable(),
 });
@@ -49,9 +50,9 @@ export function fitVerdict(fit: FitCheck): FitVerdict {
 
 const VERDICT_WORDS: Record<FitVerdict, string> = { fits: 'fits', tight: 'tight', does_not_fit: 'does not fit' };
 
-/** "tight: needs 6.1 GB, 7.0 GB free (…)": the verdict, then the check's own figures. */
+/** "tight: needs 6.1 GiB; 7.0 GiB free, …; leaves 0.9 GiB": the verdict, then the check's own figures. */
 export function fitWords(fit: FitCheck): string {
   const verdict = fitVerdict(fit);
-  const room = verdict === 'tight' ? `; leaves ${formatGB(roomBytes(fit) - fit.neededBytes)}` : '';
+  const room = verdict === 'tight' ? `; leaves ${formatMemory(roomBytes(fit) - fit.neededBytes)}` : '';
   return `${VERDICT_WORDS[verdict]}: ${fit.summary}${room}`;
 }

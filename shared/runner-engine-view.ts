@@ -4,7 +4,7 @@
  * Built from the runner's hello and its PromptCacheStats events (shared/runner-protocol.ts).
  */
 import { z } from 'zod';
-import { formatGB } from './fit-check';
+import { formatMemory } from './memory-words';
 import { RunnerScheduleSchema } from './runner-protocol';
 
 export const PromptCacheSnapshotSchema = z.object({
@@ -43,5 +43,5 @@ export function promptCacheWords(cache: PromptCacheSnapshot | null): string {
   if (cache.capBytes === 0) return 'prompt cache off';
   const rate = promptCacheHitRate(cache);
   const hits = rate === null ? 'no lookups yet' : `${Math.round(rate * 100)}% hits`;
-  return `prompt cache ${formatGB(cache.bytes)} / ${formatGB(cache.capBytes)}, ${hits}`;
+  return `prompt cache ${formatMemory(cache.bytes)} / ${formatMemory(cache.capBytes)}, ${hits}`;
 }

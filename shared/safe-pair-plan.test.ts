@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from './api';
 import { SIM_MODELS, type CatalogModel } from './catalog';
-import { DEFAULT_HEADROOM_BYTES, formatGiB, pickSafePairModels, planSafePair, type SafePairPlanInput } from './safe-pair-plan';
+import { DEFAULT_HEADROOM_BYTES, pickSafePairModels, planSafePair, type SafePairPlanInput } from './safe-pair-plan';
 
 const GiB = 1024 ** 3;
 const SMALL = 'sim/llama-3.2-1b';
@@ -125,7 +125,7 @@ describe('planSafePair', () => {
     const plan = planSafePair(input({ freeMemoryBytes: 5 * GiB, headroomBytes: 2 * GiB }));
     expect(plan.canRun).toBe(false);
     // 1.4 + 3.4 GiB needed; 5 - 2 = 3 GiB available.
-    expect(plan.blockers).toEqual(['Not enough memory: needs 4.8 GiB, 3.0 GiB free after 2.0 GiB headroom.']);
+    expect(plan.blockers).toEqual(['Not enough memory: needs 4.8 GiB; 5.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 3.0 GiB usable.']);
     expect(plan.memory).toMatchObject({ freeBytes: 5 * GiB, headroomBytes: 2 * GiB });
   });
 
@@ -137,7 +137,7 @@ describe('planSafePair', () => {
 
   it('never reports negative free memory after headroom', () => {
     const plan = planSafePair(input({ freeMemoryBytes: 1 * GiB }));
-    expect(plan.blockers[0]).toBe('Not enough memory: needs 4.8 GiB, 0.0 GiB free after 2.0 GiB headroom.');
+    expect(plan.blockers[0]).toBe('Not enough memory: needs 4.8 GiB; 1.0 GiB free, less than the 2.0 GiB kept free for macOS and other apps: nothing usable.');
   });
 
   it('blocks an unknown model set in settings, naming it and the slot', () => {
@@ -193,12 +193,5 @@ describe('pickSafePairModels', () => {
       { ...mlx('sim/mid', 'medium', 2), engine: 'sim', simulated: true },
     ];
     expect(pickSafePairModels(other, defaultSettings())).toEqual({ small: 'sim/tiny', medium: 'sim/mid' });
-  });
-});
-
-describe('formatGiB', () => {
-  it('prints one decimal', () => {
-    expect(formatGiB(1.44 * GiB)).toBe('1.4 GiB');
-    expect(formatGiB(0)).toBe('0.0 GiB');
   });
 });

@@ -13,6 +13,7 @@ import type { CatalogModel } from './catalog';
 import type { InstanceLifecycle } from './instance-state';
 import type { InstanceType } from './instance-vocabulary';
 import { decideFastSynch, sharedGpuWarnings, type PlacedInstance } from './fast-synch-policy';
+import { fitSentence } from './memory-words';
 
 const GiB = 1024 ** 3;
 
@@ -48,11 +49,6 @@ export interface SafePairPlanInput {
   freeMemoryBytes: number;
   /** Defaults to {@link DEFAULT_HEADROOM_BYTES}. */
   headroomBytes?: number;
-}
-
-/** "3.4 GiB": one decimal, the unit the blockers speak in. */
-export function formatGiB(bytes: number): string {
-  return `${(bytes / GiB).toFixed(1)} GiB`;
 }
 
 /**
@@ -134,7 +130,7 @@ export function planSafePair(input: SafePairPlanInput): SafePairPlan {
   const requiredBytes = models.filter((m) => !m.alreadyRunning).reduce((sum, m) => sum + m.memoryBytes, 0);
   const availableBytes = Math.max(0, freeBytes - headroomBytes);
   if (requiredBytes > availableBytes) {
-    blockers.push(`${MEMORY_BLOCKER}: needs ${formatGiB(requiredBytes)}, ${formatGiB(availableBytes)} free after ${formatGiB(headroomBytes)} headroom.`);
+    blockers.push(`${MEMORY_BLOCKER}: ${fitSentence({ neededBytes: requiredBytes, freeBytes, headroomBytes })}.`);
   }
 
   return { models, memory: { requiredBytes, freeBytes, headroomBytes }, blockers, canRun: blockers.length === 0 };

@@ -50,7 +50,7 @@ describe('the menu launch', () => {
     expect(d.questions).toHaveLength(1);
     expect(d.questions[0]).toMatchObject({ type: 'warning', buttons: [...LAUNCH_ANYWAY_BUTTONS], defaultId: 1, cancelId: 1 });
     expect(d.questions[0]!.message).toBe('The safe pair does not fit in memory. Launch it anyway?');
-    expect(d.questions[0]!.detail).toMatch(/^Not enough memory: needs 5\.9 GB, 4\.0 GB free \(2\.0 GB kept as headroom\)\. Launching anyway may push macOS/);
+    expect(d.questions[0]!.detail).toMatch(/^Not enough memory: needs 5\.9 GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable\. Launching anyway may push macOS/);
     expect(d.launch).toHaveBeenCalledWith({ acknowledgeMemory: true });
   });
 
@@ -81,7 +81,7 @@ describe('the menu launch', () => {
     expect(d.questions[0]!.message).toBe(
       'The safe pair does not fit on every Mac it lands on. Two ring models on one GPU, fast synch assumed on. Launch it anyway?',
     );
-    expect(d.questions[0]!.detail).toMatch(/^Not enough memory on studio-a: needs 2\.\d GB, 4\.0 GB free/);
+    expect(d.questions[0]!.detail).toMatch(/^Not enough memory on studio-a: needs 2\.\d GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable/);
     expect(d.launch).toHaveBeenCalledWith({ acknowledgeMemory: true, acknowledgeRisk: true });
   });
 });

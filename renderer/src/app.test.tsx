@@ -54,6 +54,11 @@ describe('app states', () => {
     expect(error.textContent).not.toContain('Cannot reach');
     expect(screen.queryByTestId('loading-state')).toBeNull();
     expect(screen.getByTestId('app-header').textContent).toContain('Token refused');
+    // Nothing it cannot know: no snapshot came, so no counts and no version.
+    expect(screen.queryByTestId('running-count')).toBeNull();
+    expect(screen.queryByTestId('warning-count')).toBeNull();
+    expect(screen.queryByTestId('version')).toBeNull();
+    expect(document.body.textContent).not.toMatch(/0 models running|0 warnings|v0\.0\.0/);
   });
 
   it('says "Cannot reach exobar" when nothing answers, and "No access token" without one', () => {
@@ -64,6 +69,7 @@ describe('app states', () => {
     act(() => bridge.connection(noTokenMessage('http://127.0.0.1:52416', '/data/token'), 'no_token'));
     expect(screen.getByTestId('connection-error').querySelector('h2')?.textContent).toBe('No access token');
     expect(screen.getByTestId('connection-error').textContent).toContain('The token is in /data/token');
+    expect(document.body.textContent).not.toMatch(/models? running|warnings?\b|v0\.0\.0/);
   });
 
   it('keeps the last state on screen when the connection drops, and clears the error when it returns', async () => {
@@ -83,8 +89,8 @@ describe('app states', () => {
     await waitFor(() => expect(screen.getAllByTestId('plan-row')).toHaveLength(2));
     const panel = screen.getByRole('region', { name: 'Safe launch' });
     expect(panel.textContent).toContain('Llama 3.2 1B (simulated)');
-    expect(panel.textContent).toContain('fast synch off — ring instance');
-    expect(screen.getByTestId('plan-memory').textContent).toContain('needs 4.8 GB of 20.0 GB free');
+    expect(panel.textContent).toContain('fast synch off, the rule for ring instances');
+    expect(screen.getByTestId('plan-memory').textContent).toContain('Memory: needs 4.8 GiB; 20.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 18.0 GiB usable');
     const launch = within(panel).getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement;
     expect(launch.disabled).toBe(false);
     fireEvent.click(launch);
@@ -94,9 +100,9 @@ describe('app states', () => {
 
   it('disables the launch and lists the blockers when the plan cannot run', async () => {
     const { bridge } = renderApp();
-    bridge.getSafePairPlan.mockResolvedValue(safePairPlan({ canRun: false, blockers: ['Needs 4.8 GB, 2.0 GB free'] }));
+    bridge.getSafePairPlan.mockResolvedValue(safePairPlan({ canRun: false, blockers: ['Needs 4.8 GiB, 2.0 GiB free'] }));
     act(() => bridge.push(snapshot()));
-    await waitFor(() => expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toContain('Needs 4.8 GB, 2.0 GB free'));
+    await waitFor(() => expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toContain('Needs 4.8 GiB, 2.0 GiB free'));
     expect((screen.getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
@@ -131,7 +137,7 @@ describe('app states', () => {
       memory: { requiredBytes: 0, freeBytes: 20 * 1024 ** 3, headroomBytes: 2 * 1024 ** 3 },
     });
     act(() => bridge.push(snapshot({ instances: [instance()] })));
-    await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (20.0 GB free)'));
+    await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (20.0 GiB free)'));
     expect((screen.getByRole('button', { name: 'Safe pair running' }) as HTMLButtonElement).disabled).toBe(true);
     expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'serving']);
   });
@@ -150,6 +156,22 @@ describe('app states', () => {
     await waitFor(() => expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'loading']));
     expect(screen.getByRole('region', { name: 'Safe launch' }).textContent).not.toContain('running');
     expect((screen.getByRole('button', { name: 'Safe pair loading…' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('says the pair failed, naming the model, when a model it reuses has failed: never "loading"', async () => {
+    const { bridge } = renderApp();
+    const plan = safePairPlan();
+    bridge.getSafePairPlan.mockResolvedValue({
+      ...plan,
+      models: [
+        { ...plan.models[0]!, alreadyRunning: true, state: 'serving' },
+        { ...plan.models[1]!, alreadyRunning: true, state: 'failed' },
+      ],
+    });
+    act(() => bridge.push(snapshot({ instances: [instance()] })));
+    await waitFor(() => expect(screen.getAllByTestId('plan-state').map((b) => b.textContent)).toEqual(['serving', 'failed']));
+    expect((screen.getByRole('button', { name: 'Safe pair failed: Llama 3.2 3B (simulated)' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByRole('region', { name: 'Safe launch' }).textContent).not.toContain('loading');
   });
 
   it('shows a failed plan request in words', async () => {

@@ -43,7 +43,7 @@ interface Progress {
 
 const PROGRESS = /^(\d+)% · (\d+\.\d) GB of 16\.0 GB · (\d+) MB\/s · (?:(\d+) m )?(\d+) s left$/;
 
-/** "21% · 3.4 GB of 16.0 GB · 100 MB/s · 2 m 15 s left", read back as figures (null until speed is known). */
+/** "21% · 3.4 GiB of 16.0 GiB · 100 MB/s · 2 m 15 s left", read back as figures (null until speed is known). */
 function parseProgress(text: string | null): Progress | null {
   const m = PROGRESS.exec(text ?? '');
   if (!m) return null;
@@ -102,7 +102,7 @@ describe("exo's downloads in the Models panel", () => {
     const leftGb = 16 - first.downloadedGb;
     expect(first.leftS).toBeGreaterThan(((leftGb - 0.2) * GB) / 110e6);
     expect(first.leftS).toBeLessThan(((leftGb + 0.2) * GB) / 90e6);
-    // The percent is floored, the bytes rounded to 0.1 GB: they agree within 1.5 points.
+    // The percent is floored, the bytes rounded to 0.1 GiB: they agree within 1.5 points.
     expect(Math.abs(first.percent - (first.downloadedGb / 16) * 100)).toBeLessThanOrEqual(1.5);
 
     // The next poll: more bytes, a higher percent, less time left, the speed still the real one.

@@ -41,7 +41,7 @@ describe('exo downloads and a cancelled request exo keeps generating, in the pag
     await expect.poll(() => rig.page.getByTestId('exo-connection').textContent(), { timeout: 30_000 }).toBe('connected');
     const progress = rig.page.locator('[data-testid="exo-node"][data-node="studio-a"] [data-testid="exo-download-progress"]');
     // Speed and time left need two reads of /state/downloads, 5 s apart.
-    await expect.poll(() => progress.textContent(), { timeout: 20_000 }).toMatch(/^\d+% · \d+\.\d GB of 16\.0 GB · \d+ MB\/s · (\d+ m )?\d+ s left$/);
+    await expect.poll(() => progress.textContent(), { timeout: 20_000 }).toMatch(/^\d+% · \d+\.\d GiB of 16\.0 GiB · \d+ MB\/s · (\d+ m )?\d+ s left$/);
 
     // A long answer through exobar, cancelled after a few chunks: exo's runner goes on.
     const response = await fetch(`${rig.serve.url}/v1/chat/completions`, {

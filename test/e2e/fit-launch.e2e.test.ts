@@ -1,7 +1,7 @@
 /**
  * The fit check and the connection words in a real browser against `exobar serve` with
  * sim runners. The settings keep all but about 3 GB of this machine's free memory as
- * headroom (`fit.headroomBytes`), so the sim pair (5.9 GB) really does not fit: the
+ * headroom (`fit.headroomBytes`), so the sim pair (5.9 GiB) really does not fit: the
  * page refuses with the figures, the Models panel says which model fits, and "Launch
  * anyway" launches both. Then a stale token: the header, the footer and the access
  * message say the same thing.
@@ -33,7 +33,7 @@ async function availableBytes(): Promise<number> {
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'exobar-e2e-fit-'));
-  // About 3 GB of room: the 1B (1.7 GB) fits, the 3B (4.3 GB) and the pair (5.9 GB) do not.
+  // About 3 GiB of room: the 1B (1.7 GiB) fits, the 3B (4.3 GiB) and the pair (5.9 GiB) do not.
   const headroomBytes = Math.max(0, Math.round((await availableBytes()) - 3 * GiB));
   await writeFile(join(dataDir, 'settings.json'), JSON.stringify({ fit: { headroomBytes } }));
   serve = await startServe({ simTimeScale: 0.2, dataDir });
@@ -53,7 +53,16 @@ describe('the fit check in the page', () => {
     const panel = page.getByRole('region', { name: 'Safe launch' });
     const blockers = panel.getByRole('list', { name: 'Blockers' });
     await blockers.waitFor({ timeout: 20_000 });
-    expect(await blockers.innerText()).toMatch(/^Not enough memory: needs 5\.9 GB, \d+\.\d GB free \(\d+\.\d GB kept as headroom\)\.$/);
+    // One sentence that explains the refusal: the headroom is part of what is free, and what is left is too little.
+    const sentence = /^Not enough memory: needs 5\.9 GiB; (\d+\.\d) GiB free, of which (\d+\.\d) GiB is kept free for macOS and other apps: (\d+\.\d) GiB usable\.$/;
+    const [, free, kept, usable] = sentence.exec(await blockers.innerText()) ?? [];
+    expect(free, await blockers.innerText()).toBeDefined();
+    expect(Math.abs(Number(free) - Number(kept) - Number(usable))).toBeLessThanOrEqual(0.11);
+    expect(Number(usable)).toBeLessThan(5.9);
+    // The same figures above it: the plan's memory line and each model's need add up to the one "needs 5.9 GiB".
+    expect(await panel.getByTestId('plan-memory').innerText()).toMatch(/^Memory: needs 5\.9 GiB; \d+\.\d GiB free, of which \d+\.\d GiB is kept free/);
+    const needs = (await panel.getByTestId('plan-row').allInnerTexts()).map((t) => Number(/(\d+\.\d) GiB/.exec(t)?.[1]));
+    expect(Math.abs(needs.reduce((a, b) => a + b, 0) - 5.9)).toBeLessThanOrEqual(0.11);
     expect(await panel.getByRole('button', { name: 'Launch safe pair' }).isDisabled()).toBe(true);
     expect(await page.getByTestId('launch-anyway-memory').innerText()).toMatch(/swapping/);
     await panel.screenshot({ path: `${IMAGES}launch-anyway.png` });
@@ -81,7 +90,10 @@ describe('the fit check in the page', () => {
     await expect.poll(async () => fits.count(), { timeout: 20_000 }).toBe(2);
     expect(await fits.nth(0).getAttribute('data-verdict')).toMatch(/^(fits|tight)$/);
     expect(await fits.nth(1).getAttribute('data-verdict')).toBe('does_not_fit');
-    expect(await fits.nth(1).innerText()).toMatch(/^does not fit\s+needs 4\.3 GB, \d+\.\d GB free$/);
+    // The headroom is in the Models panel too, in the same sentence.
+    expect(await fits.nth(1).innerText()).toMatch(/^does not fit\s+needs 4\.3 GiB; \d+\.\d GiB free, of which \d+\.\d GiB is kept free for macOS and other apps: \d+\.\d GiB usable$/);
+    // One figure per model: the row's memory is the need the fit line says.
+    expect(await models.getByTestId('model-memory').allInnerTexts()).toEqual(['1.7 GiB', '4.3 GiB']);
     await models.getByRole('list', { name: 'Model catalog' }).screenshot({ path: `${IMAGES}models-fit.png` });
   });
 

@@ -35,6 +35,14 @@ async function freshPage(width = 420): Promise<{ context: BrowserContext; page: 
   return { context: ctx, page: await ctx.newPage() };
 }
 
+/** A page that never got a snapshot says nothing about models, warnings or the server's version. */
+async function expectNoInventedFacts(p: Page): Promise<void> {
+  expect(await p.getByTestId('running-count').count()).toBe(0);
+  expect(await p.getByTestId('warning-count').count()).toBe(0);
+  expect(await p.getByTestId('version').count()).toBe(0);
+  expect(await p.locator('body').innerText()).not.toMatch(/models? running|\bwarnings?\b|v0\.0\.0/);
+}
+
 beforeAll(async () => {
   serve = await startServe({ simTimeScale: SIM_TIME_SCALE });
   browser = await launchChromium();
@@ -61,6 +69,7 @@ describe('an operator against exobar serve', () => {
       expect(text).toContain('The token stays the same when the server restarts.');
       expect(text).not.toContain(serve.token);
       expect(await stale.page.getByTestId('app-header').innerText()).toContain('Token refused');
+      await expectNoInventedFacts(stale.page);
     } finally {
       await stale.context.close();
     }
@@ -73,6 +82,7 @@ describe('an operator against exobar serve', () => {
       const banner = bare.page.getByTestId('connection-error');
       await banner.filter({ hasText: `The token is in ${serve.dataDir}/token` }).waitFor({ timeout: 15_000 });
       expect(await banner.locator('h2').innerText()).toBe('No access token');
+      await expectNoInventedFacts(bare.page);
     } finally {
       await bare.context.close();
     }
@@ -133,6 +143,18 @@ describe('an operator against exobar serve', () => {
     expect(await card3b().getByText('TTFT', { exact: true }).getAttribute('title')).toMatch(/^TTFT, time to first token/);
     expect(await card3b().getByText('ring', { exact: true }).getAttribute('title')).toMatch(/^ring: /);
     expect(await card3b().getByText('Fast synch', { exact: true }).getAttribute('title')).toMatch(/MLX_METAL_FAST_SYNCH/);
+  });
+
+  it("counts the logged requests live in the Requests heading while it is collapsed", async () => {
+    const logged = page.getByTestId('requests-logged');
+    await logged.waitFor({ timeout: 15_000 });
+    const before = Number.parseInt(await logged.innerText(), 10);
+    for (let n = 1; n <= 3; n++) {
+      const chat = streamChat(serve.url, SMALL, 40, 4);
+      expect((await chat.done).error).toBeNull();
+      await expect.poll(async () => logged.innerText(), { timeout: 15_000 }).toBe(`${before + n} logged`);
+    }
+    expect(await page.getByRole('button', { name: /^Requests/ }).getAttribute('aria-expanded')).toBe('false');
   });
 
   it('shows the cards side by side at 1280 px with the chart filling its card, and one column at 420 px', async () => {

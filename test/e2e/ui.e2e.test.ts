@@ -63,7 +63,7 @@ describe('the page against exobar serve', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('exobar.token'))).toBe(serve.token);
     await page.getByTestId('plan-row').first().waitFor();
     expect(await page.getByTestId('plan-row').count()).toBe(2);
-    expect(await page.getByRole('region', { name: 'Safe launch' }).innerText()).toContain('fast synch off — ring instance');
+    expect(await page.getByRole('region', { name: 'Safe launch' }).innerText()).toContain('fast synch off, the rule for ring instances');
     await shot('01-empty');
   });
 
@@ -76,7 +76,7 @@ describe('the page against exobar serve', () => {
     await rows.first().waitFor();
     const sim = models.locator('[data-testid=model-row][data-model^="sim/"]');
     expect(await sim.count()).toBe(2);
-    for (const text of await sim.allInnerTexts()) expect(text).toMatch(/simulated[\s\S]*sim[\s\S]*\d+\.\d GB/);
+    for (const text of await sim.allInnerTexts()) expect(text).toMatch(/simulated[\s\S]*sim[\s\S]*\d+\.\d GiB/);
     const engine = models.getByTestId('mlx-engine');
     if (!mlxPlatform(process.platform, process.arch).supported) {
       // Where MLX cannot run: the core's reason, and no setup to offer.

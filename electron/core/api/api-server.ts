@@ -153,7 +153,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
             headers: { Allow: match.allowed.join(', ') },
           });
         }
-        if (isApiPath(parsedUrl.pathname)) throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}; see docs/api.md`);
+        if (isApiPath(parsedUrl.pathname)) {
+          const near = table.nearest(parsedUrl.pathname);
+          const these = near.length > 0 ? `; the endpoints there are ${near.join(', ')}` : '';
+          throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}${these} (all of them: docs/api.md)`);
+        }
         if (method !== 'GET' && method !== 'HEAD')
           throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`, { headers: { Allow: 'GET, HEAD' } });
         await serveStatic(req, res, parsedUrl.pathname, rendererDir);

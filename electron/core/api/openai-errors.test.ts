@@ -80,7 +80,10 @@ describe('error answers in OpenAI shape', () => {
   it('404 for an unknown path and 405 for a wrong method, and keeps serving', async () => {
     const missing = await fetch(`${rig.url}/v1/nothing`);
     expect(missing.status).toBe(404);
-    expect(((await missing.json()) as ApiErrorBody).error.type).toBe('not_found_error');
+    const notFound = ((await missing.json()) as ApiErrorBody).error;
+    expect(notFound.type).toBe('not_found_error');
+    // It names the endpoints that do exist there.
+    expect(notFound.message).toMatch(/^no endpoint GET \/v1\/nothing; the endpoints there are .*GET \/v1\/models.*POST \/v1\/chat\/completions/);
     const wrong = await fetch(`${rig.url}/v1/chat/completions`);
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('POST');

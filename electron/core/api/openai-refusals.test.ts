@@ -123,6 +123,15 @@ describe('OpenAI parameters exobar cannot honour are refused by name', () => {
     expect(answer.counted).toBe(1);
   });
 
+  it('400 in words for an image content part: images are not supported by this model, not zod\'s bare "Invalid input"', async () => {
+    const image = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }];
+    const answer = await rawPost(JSON.stringify({ model: SMALL, messages: image }));
+    expect(answer.status).toBe(400);
+    expect(answer.body!.error.message).toContain('images and audio are not supported by this model');
+    expect(answer.body!.error.message).toContain('messages[0].content');
+    expect(answer.body!.error.message).not.toMatch(/Invalid input/);
+  });
+
   it('400 for malformed stop sequences: more than 4, or an empty one', async () => {
     for (const stop of [['a', 'b', 'c', 'd', 'e'], '', ['ok', '']]) {
       const error = await refusedCounted(() => rig().client.chat.completions.create({ model: SMALL, messages: hi, stop }));

@@ -11,11 +11,11 @@ import { KeepAliveSchema } from '../on-demand/keep-alive';
 
 const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
 
-const ContentSchema = z.union([
-  z.string(),
-  z.array(TextPartSchema, { error: 'content parts must be text parts ({"type":"text","text":"..."}); images and audio are not supported' }),
-  z.null(),
-]);
+// The words on the union: an error inside one branch is swallowed into zod's bare "Invalid input".
+const ContentSchema = z.union([z.string(), z.array(TextPartSchema), z.null()], {
+  error:
+    'content must be a string or text parts ({"type":"text","text":"..."}): images and audio are not supported by this model (its runner takes text only)',
+});
 
 const OpenAiToolCallSchema = z.object({
   id: z.string().min(1).max(200),

@@ -81,6 +81,22 @@ export class RouteTable {
     }
     return { allowed };
   }
+
+  /**
+   * The endpoints nearest a path that matched none ("GET /v1/models", …): those sharing
+   * its first two segments, else its first one; what a 404 names so a client sees what
+   * exists.
+   */
+  nearest(pathname: string): string[] {
+    const parts = pathname.split('/').filter(Boolean);
+    for (const depth of [2, 1]) {
+      if (parts.length < depth) continue;
+      const prefix = parts.slice(0, depth);
+      const near = this.compiled.filter(({ segments }) => prefix.every((p, i) => segments[i] === p)).map(({ route }) => `${route.method} ${route.path}`);
+      if (near.length > 0) return [...new Set(near)];
+    }
+    return [];
+  }
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {

@@ -3,12 +3,12 @@
  * exo's published ones, and the machine's facts. Built from the result alone.
  */
 import { EXO_PUBLISHED, type DecodeRun, type DecodeSpan, type SharingCheckResult } from '../../../shared/sharing-check';
+import { formatMemory } from '../../../shared/memory-words';
 
 const s = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(2)} s`);
 const rate = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)} tok/s`);
 const msf = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)} ms`);
 const pct = (v: number | null) => (v === null ? 'n/a' : `${Math.round(v * 100)} %`);
-const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(0)} GB`;
 
 export function sharingReportMarkdown(r: SharingCheckResult): string {
   const a = r.models.find((m) => m.role === 'A')!;
@@ -23,7 +23,7 @@ export function sharingReportMarkdown(r: SharingCheckResult): string {
   }
   lines.push(`Run ${new Date(r.startedAt).toISOString()} through exobar's supervisor (${r.target.kind}${r.target.node ? `, ${r.target.node}` : ''}).`, '');
   lines.push('## Machine', '');
-  lines.push(`- chip: ${r.machine.chip ?? 'unknown'} (${r.machine.cpus} cores), memory ${gib(r.machine.memoryBytes)}, ${r.machine.os} ${r.machine.arch}`);
+  lines.push(`- chip: ${r.machine.chip ?? 'unknown'} (${r.machine.cpus} cores), memory ${formatMemory(r.machine.memoryBytes)}, ${r.machine.os} ${r.machine.arch}`);
   lines.push(`- MLX ${r.machine.mlxVersion ?? 'unknown'}, mlx-lm ${r.machine.mlxLmVersion ?? 'unknown'}`);
   for (const m of [a, b]) lines.push(`- ${m.role}: ${m.name} (\`${m.id}\`, ${m.engine}${m.quantization ? `, ${m.quantization}` : ''})`);
   lines.push('');

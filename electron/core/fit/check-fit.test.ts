@@ -16,10 +16,10 @@ const est = (model: string, needed: number): FitModelEstimate => ({
 });
 
 describe('checkFit', () => {
-  it('fits and says it in words: "needs 6.1 GB, 18.0 GB free"', () => {
+  it('fits and says it in words: "needs 6.1 GiB; 18.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 16.0 GiB usable"', () => {
     const fit = checkFit([est('a', 6.1 * GiB)], { freeBytes: 18 * GiB, gpuLimitBytes: null });
     expect(fit.fits).toBe(true);
-    expect(fit.summary).toBe('needs 6.1 GB, 18.0 GB free');
+    expect(fit.summary).toBe('needs 6.1 GiB; 18.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 16.0 GiB usable');
     expect(fit.problems).toEqual([]);
     expect(fit.risk).toBeNull();
   });
@@ -28,15 +28,15 @@ describe('checkFit', () => {
     const fit = checkFit([est('a', 5 * GiB), est('b', 2 * GiB)], { freeBytes: 8 * GiB, gpuLimitBytes: null });
     expect(fit.fits).toBe(false);
     expect(fit.neededBytes).toBe(7 * GiB);
-    expect(fit.problems).toEqual(['Not enough memory: needs 7.0 GB, 8.0 GB free (2.0 GB kept as headroom).']);
+    expect(fit.problems).toEqual(['Not enough memory: needs 7.0 GiB; 8.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 6.0 GiB usable.']);
     expect(fit.risk).toMatch(/swap/);
   });
 
   it('on a Mac, refuses past the GPU wired limit beside the models already on it', () => {
     const fit = checkFit([est('a', 6 * GiB)], { freeBytes: 40 * GiB, gpuLimitBytes: 16 * GiB, gpuInUseBytes: 12 * GiB });
     expect(fit.fits).toBe(false);
-    expect(fit.summary).toBe("needs 6.0 GB, 40.0 GB free, 4.0 GB of the GPU's 16.0 GB limit left");
-    expect(fit.problems[0]).toMatch(/^Over the GPU's wired limit: needs 6.0 GB, 4.0 GB of its 16.0 GB left/);
+    expect(fit.summary).toBe("needs 6.0 GiB; 40.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 38.0 GiB usable; 4.0 GiB of the GPU's 16.0 GiB limit left");
+    expect(fit.problems[0]).toMatch(/^Over the GPU's wired limit: needs 6.0 GiB, 4.0 GiB of its 16.0 GiB left/);
   });
 
   it("says when a model's KV cache is unknown", () => {
@@ -61,7 +61,7 @@ describe('the GPU wired limit', () => {
 });
 
 describe('fitForLaunch', () => {
-  it('the sim safe pair at 8192 tokens on a 16 GB Mac with 9 GB free: needs 5.9 GB, fits', async () => {
+  it('the sim safe pair at 8192 tokens on a 16 GB Mac with 9 GB free: needs 5.9 GiB, fits', async () => {
     const fit = await fitForLaunch({
       models: SIM_MODELS,
       running: [],
@@ -69,7 +69,7 @@ describe('fitForLaunch', () => {
       readGpuLimit: async (total) => defaultWiredLimit(total),
     });
     expect(fit.neededBytes / GiB).toBeCloseTo(1.4 + 0.25 + 3.4 + 0.875, 6);
-    expect(fit.summary).toBe("needs 5.9 GB, 9.0 GB free, 10.7 GB of the GPU's 10.7 GB limit left");
+    expect(fit.summary).toBe("needs 5.9 GiB; 9.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 7.0 GiB usable; 10.7 GiB of the GPU's 10.7 GiB limit left");
     expect(fit.fits).toBe(true);
   });
 
@@ -81,8 +81,8 @@ describe('fitForLaunch', () => {
       readGpuLimit: async (total) => defaultWiredLimit(total),
     });
     expect(fit.gpuInUseBytes / GiB).toBeCloseTo(5.925, 6);
-    // 9 GB free is enough, but a 12 GB Mac's GPU limit (8 GB) leaves 2.1 GB beside the two running.
+    // 9 GB free is enough, but a 12 GB Mac's GPU limit (8 GB) leaves 2.1 GiB beside the two running.
     expect(fit.fits).toBe(false);
-    expect(fit.problems).toEqual(["Over the GPU's wired limit: needs 4.3 GB, 2.1 GB of its 8.0 GB left beside the models on it."]);
+    expect(fit.problems).toEqual(["Over the GPU's wired limit: needs 4.3 GiB, 2.1 GiB of its 8.0 GiB left beside the models on it."]);
   });
 });

@@ -4,7 +4,8 @@
  * figures (fit-context.ts) come in, a verdict in figures and words goes out. Every
  * launch path asks it (instance launch, the safe pair, loads on request).
  */
-import { formatGB, type FitCheck, type FitModelEstimate } from '../../../shared/fit-check';
+import type { FitCheck, FitModelEstimate } from '../../../shared/fit-check';
+import { fitSentence, formatMemory } from '../../../shared/memory-words';
 import { DEFAULT_HEADROOM_BYTES } from '../../../shared/safe-pair-plan';
 
 /** The machine's side of the check. */
@@ -38,15 +39,15 @@ export function checkFit(models: readonly FitModelEstimate[], context: FitContex
 
   const usable = Math.max(0, freeBytes - headroomBytes);
   if (neededBytes > usable) {
-    problems.push(`Not enough memory: needs ${formatGB(neededBytes)}, ${formatGB(freeBytes)} free (${formatGB(headroomBytes)} kept as headroom).`);
+    problems.push(`Not enough memory: ${fitSentence({ neededBytes, freeBytes, headroomBytes })}.`);
   }
   let gpuWords = '';
   if (context.gpuLimitBytes !== null) {
     const left = Math.max(0, context.gpuLimitBytes - gpuInUseBytes);
-    gpuWords = `, ${formatGB(left)} of the GPU's ${formatGB(context.gpuLimitBytes)} limit left`;
+    gpuWords = `; ${formatMemory(left)} of the GPU's ${formatMemory(context.gpuLimitBytes)} limit left`;
     if (neededBytes > left) {
       problems.push(
-        `Over the GPU's wired limit: needs ${formatGB(neededBytes)}, ${formatGB(left)} of its ${formatGB(context.gpuLimitBytes)} left beside the models on it.`,
+        `Over the GPU's wired limit: needs ${formatMemory(neededBytes)}, ${formatMemory(left)} of its ${formatMemory(context.gpuLimitBytes)} left beside the models on it.`,
       );
     }
   }
@@ -61,7 +62,7 @@ export function checkFit(models: readonly FitModelEstimate[], context: FitContex
     headroomBytes,
     gpuLimitBytes: context.gpuLimitBytes,
     gpuInUseBytes,
-    summary: `needs ${formatGB(neededBytes)}, ${formatGB(freeBytes)} free${gpuWords}${unknownWords}`,
+    summary: `${fitSentence({ neededBytes, freeBytes, headroomBytes })}${gpuWords}${unknownWords}`,
     problems,
     risk: fits ? null : FIT_RISK,
   };

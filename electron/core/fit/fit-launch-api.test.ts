@@ -22,13 +22,13 @@ describe('fit check at the API', () => {
   it('refuses a launch that does not fit with the figures, launches it with acknowledgeMemory', async () => {
     const rig = await startCoreRig({ fitChecker: tightMac });
     try {
-      // 3B at 8192 tokens: 3.4 GB of weights + 0.9 GB of KV cache, against 3 GB free less 2 GB headroom.
+      // 3B at 8192 tokens: 3.4 GiB of weights + 0.9 GiB of KV cache, against 3 GB free less 2 GB headroom.
       const refused = await rig.control('POST', '/api/instances', { model: 'sim/llama-3.2-3b' });
       expect(refused.status).toBe(409);
       expect(refused.body.error.code).toBe('insufficient_memory');
-      expect(refused.body.error.message).toContain('Not enough memory: needs 4.3 GB, 3.0 GB free (2.0 GB kept as headroom).');
+      expect(refused.body.error.message).toContain('Not enough memory: needs 4.3 GiB; 3.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 1.0 GiB usable.');
       expect(refused.body.error.message).toContain('"acknowledgeMemory": true');
-      expect(refused.body.error.fit.summary).toBe("needs 4.3 GB, 3.0 GB free, 16.0 GB of the GPU's 16.0 GB limit left");
+      expect(refused.body.error.fit.summary).toBe("needs 4.3 GiB; 3.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 1.0 GiB usable; 16.0 GiB of the GPU's 16.0 GiB limit left");
       expect(refused.body.error.fit.risk).toMatch(/swapping/);
       expect(rig.node.snapshot().instances).toHaveLength(0);
 
@@ -39,9 +39,9 @@ describe('fit check at the API', () => {
       const answer = await client.chat.completions.create({ model: 'sim/llama-3.2-3b', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
       expect(answer.choices[0]?.finish_reason).toBe('length');
 
-      // A smaller context fits: the 1B at 1024 tokens needs 1.4 GB.
+      // A smaller context fits: the 1B at 1024 tokens needs 1.4 GiB.
       const small = await rig.control('POST', '/api/instances', { model: 'sim/llama-3.2-1b', contextTokens: 1024 });
-      expect(small.status).toBe(409); // 1.4 GB > 1.0 GB left after headroom
+      expect(small.status).toBe(409); // 1.4 GiB > 1.0 GiB left after headroom
       expect(small.body.error.fit.models[0].contextTokens).toBe(1024);
     } finally {
       await rig.close();
@@ -53,13 +53,13 @@ describe('fit check at the API', () => {
     try {
       const plan = await rig.control('GET', '/api/launch/safe-pair');
       expect(plan.status).toBe(200);
-      expect(plan.body.fit.summary).toMatch(/^needs 5\.9 GB, 3\.0 GB free/);
+      expect(plan.body.fit.summary).toMatch(/^needs 5\.9 GiB; 3\.0 GiB free/);
       expect(plan.body.canRun).toBe(false);
       expect(plan.body.blockers).toEqual(plan.body.fit.problems);
 
       const refused = await rig.control('POST', '/api/launch/safe-pair');
       expect(refused.status).toBe(409);
-      expect(refused.body.error.message).toContain('Not enough memory: needs 5.9 GB');
+      expect(refused.body.error.message).toContain('Not enough memory: needs 5.9 GiB');
 
       const anyway = await rig.control('POST', '/api/launch/safe-pair', { acknowledgeMemory: true });
       expect(anyway.status).toBe(200);

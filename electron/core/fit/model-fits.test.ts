@@ -1,8 +1,8 @@
 /**
  * Each model's fit at `GET /api/models/fit`: the real core with sim runners and the
  * real check; only the machine's readings are replaced, by a Mac whose free memory the
- * test sets (and a 16 GB GPU wired limit). The sim 1B needs 1.7 GB at 8192 tokens
- * (1.4 GB of weights, 0.25 GB of KV cache), the 3B 4.3 GB; 2 GB is kept as headroom.
+ * test sets (and a 16 GB GPU wired limit). The sim 1B needs 1.7 GiB at 8192 tokens
+ * (1.4 GiB of weights, 0.25 GB of KV cache), the 3B 4.3 GiB; 2 GB is kept as headroom.
  */
 import { describe, expect, it } from 'vitest';
 import { startCoreRig } from '../../../test/support/api-harness';
@@ -34,20 +34,20 @@ describe('GET /api/models/fit', () => {
     const mac = macWithFree();
     const rig = await startCoreRig({ fitChecker: mac.checker });
     try {
-      mac.setFree(6.5); // 4.5 GB of room: the 1B leaves 2.8 GB (fits), the 3B 0.2 GB (tight)
+      mac.setFree(6.5); // 4.5 GiB of room: the 1B leaves 2.8 GiB (fits), the 3B 0.2 GiB (tight)
       const roomy = await rig.control('GET', '/api/models/fit');
       expect(roomy.status).toBe(200);
       expect(verdicts(roomy.body)).toEqual([
-        ['sim/llama-3.2-1b', 'fits', "fits: needs 1.7 GB, 6.5 GB free, 16.0 GB of the GPU's 16.0 GB limit left"],
-        ['sim/llama-3.2-3b', 'tight', "tight: needs 4.3 GB, 6.5 GB free, 16.0 GB of the GPU's 16.0 GB limit left; leaves 0.2 GB"],
+        ['sim/llama-3.2-1b', 'fits', "fits: needs 1.7 GiB; 6.5 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 4.5 GiB usable; 16.0 GiB of the GPU's 16.0 GiB limit left"],
+        ['sim/llama-3.2-3b', 'tight', "tight: needs 4.3 GiB; 6.5 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 4.5 GiB usable; 16.0 GiB of the GPU's 16.0 GiB limit left; leaves 0.2 GiB"],
       ]);
       expect(roomy.body.models[1].fit.models[0]).toMatchObject({ contextTokens: 8192, weightsSource: 'catalog' });
 
-      mac.setFree(3.9); // 1.9 GB of room
+      mac.setFree(3.9); // 1.9 GiB of room
       const tight = await rig.control('GET', '/api/models/fit');
       expect(verdicts(tight.body).map(([, v]) => v)).toEqual(['tight', 'does_not_fit']);
-      expect(tight.body.models[1].words).toBe("does not fit: needs 4.3 GB, 3.9 GB free, 16.0 GB of the GPU's 16.0 GB limit left");
-      expect(tight.body.models[1].fit.problems).toEqual(['Not enough memory: needs 4.3 GB, 3.9 GB free (2.0 GB kept as headroom).']);
+      expect(tight.body.models[1].words).toBe("does not fit: needs 4.3 GiB; 3.9 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 1.9 GiB usable; 16.0 GiB of the GPU's 16.0 GiB limit left");
+      expect(tight.body.models[1].fit.problems).toEqual(['Not enough memory: needs 4.3 GiB; 3.9 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 1.9 GiB usable.']);
 
       // The 1B running: it is named so, and its estimate now counts against the GPU limit of the 3B's check.
       mac.setFree(8);
@@ -55,7 +55,7 @@ describe('GET /api/models/fit', () => {
       const after = await rig.control('GET', '/api/models/fit');
       expect(verdicts(after.body)).toEqual([
         ['sim/llama-3.2-1b', 'running', 'running'],
-        ['sim/llama-3.2-3b', 'fits', "fits: needs 4.3 GB, 8.0 GB free, 14.3 GB of the GPU's 16.0 GB limit left"],
+        ['sim/llama-3.2-3b', 'fits', "fits: needs 4.3 GiB; 8.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 6.0 GiB usable; 14.3 GiB of the GPU's 16.0 GiB limit left"],
       ]);
 
       const anonymous = await fetch(`${rig.url}/api/models/fit`);

@@ -120,7 +120,7 @@ describe('refusals, in words', () => {
     expect(refused).toBeInstanceOf(APIError);
     expect(refused).toMatchObject({ status: 503, code: 'model_does_not_fit' });
     expect((refused as APIError).message).toMatch(
-      /sim\/llama-3\.2-3b cannot load: Not enough memory: needs 4\.3 GB, 2\.5 GB free \(2\.0 GB kept as headroom\); nothing else can unload$/,
+      /sim\/llama-3\.2-3b cannot load: Not enough memory: needs 4\.3 GiB; 2\.5 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 0\.5 GiB usable; nothing else can unload$/,
     );
     expect((refused as APIError).headers?.get('x-should-retry')).toBe('false');
     expect(instancesOf(r)).toHaveLength(0);

@@ -37,7 +37,7 @@ describe('making room for a load on request', () => {
     expect(plan).toEqual({
       ok: false,
       reason:
-        'm/new cannot load: at most 2 models may be resident (onDemand.maxModels); not enough memory: it needs 3.0 GB, 0.5 GB would be free; ' +
+        'm/new cannot load: at most 2 models may be resident (onDemand.maxModels); not enough memory: it needs 3.0 GiB, 0.5 GiB would be free; ' +
         'nothing else can unload (m/p (p) is pinned, m/b (b) is busy)',
     });
   });

@@ -9,7 +9,7 @@
  * unloads gives back its estimate. Only an idle, unpinned, serving instance may unload
  * to make room, the least recently used first; a pinned or busy one never does.
  */
-import { formatGB } from '../../../shared/fit-check';
+import { formatMemory } from '../../../shared/memory-words';
 
 /** A resident instance as the plan sees it. */
 export interface ResidentInfo {
@@ -67,13 +67,13 @@ function refusalWords(input: RoomPlanInput, evict: readonly ResidentInfo[]): str
   }
   const staysBytes = residents.filter((r) => !evict.includes(r)).reduce((sum, r) => sum + r.memoryBytes, 0);
   if (input.maxBytes !== null && staysBytes + model.memoryBytes > input.maxBytes) {
-    needs.push(`it needs ${formatGB(model.memoryBytes)} and ${formatGB(staysBytes)} of the ${formatGB(input.maxBytes)} cap (onDemand.maxBytes) stay resident`);
+    needs.push(`it needs ${formatMemory(model.memoryBytes)} and ${formatMemory(staysBytes)} of the ${formatMemory(input.maxBytes)} cap (onDemand.maxBytes) stay resident`);
   }
   const freed = evict.reduce((sum, r) => sum + r.memoryBytes, 0);
   if (input.availableBytes !== null && input.availableBytes + freed < model.memoryBytes) {
     needs.push(
       input.memoryWords?.replace(/\.$/, '') ||
-        `not enough memory: it needs ${formatGB(model.memoryBytes)}, ${formatGB(Math.max(0, input.availableBytes) + freed)} would be free`,
+        `not enough memory: it needs ${formatMemory(model.memoryBytes)}, ${formatMemory(Math.max(0, input.availableBytes) + freed)} would be free`,
     );
   }
   const held = residents

@@ -40,12 +40,18 @@ export interface PlanForNodeOptions {
 /**
  * The plan with its memory judged by the fit check (weights plus KV cache, and the GPU
  * limit) instead of the catalog figures alone: the planner's own memory blocker gives
- * way to the check's problems.
+ * way to the check's problems, and the plan's figures become the check's (each model's
+ * need, the total, free memory and headroom), so one answer never says two needs.
  */
 export function withFit(plan: SafePairPlan, fit: FitCheck): SafePairPlan {
   const blockers = plan.blockers.filter((b) => !b.startsWith(MEMORY_BLOCKER));
   if (!fit.fits) blockers.push(...fit.problems);
-  return { ...plan, blockers, canRun: blockers.length === 0, fit };
+  const models = plan.models.map((m) => {
+    const estimate = m.alreadyRunning ? undefined : fit.models.find((e) => e.model === m.model);
+    return estimate ? { ...m, memoryBytes: estimate.neededBytes } : m;
+  });
+  const memory = { ...plan.memory, requiredBytes: fit.neededBytes, freeBytes: fit.freeBytes, headroomBytes: fit.headroomBytes };
+  return { ...plan, models, memory, blockers, canRun: blockers.length === 0, fit };
 }
 
 /** The plan as launched anyway: the fit check's problems no longer block it. */

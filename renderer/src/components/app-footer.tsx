@@ -6,7 +6,8 @@ import { useActions, useExobar } from '../store/store-context';
 export function AppFooter() {
   const { copyApiBaseUrl, exportDiagnostics, stopAll } = useActions();
   const apiBaseUrl = useExobar((s) => s.snapshot.apiBaseUrl);
-  const version = useExobar((s) => s.snapshot.version);
+  // The server's version is known from its first snapshot only (never the empty snapshot's 0.0.0).
+  const version = useExobar((s) => (s.received ? s.snapshot.version : null));
   // "Stop all" stops this node's runners; exo's instances are exo's to stop.
   const hasInstances = useExobar((s) => s.snapshot.instances.some(isLocal));
   const exporting = useExobar((s) => s.busy.diagnostics === true);
@@ -40,7 +41,7 @@ export function AppFooter() {
           {apiLine}
         </span>
         <span className="spacer" />
-        <span>v{version}</span>
+        {version !== null && <span data-testid="version">v{version}</span>}
       </div>
     </footer>
   );

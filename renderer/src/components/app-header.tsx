@@ -5,21 +5,27 @@ import { useExobar } from '../store/store-context';
 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
-/** The popover's top line: overall state, models running, warnings. */
+/** The popover's top line: overall state, and once a snapshot said so, models running and warnings. */
 export function AppHeader() {
   const state = useExobar(useShallow((s) => overallState(s.snapshot, s.connection, s.received, s.connectionProblem)));
+  // Before any snapshot (no token, a refused one, nothing answering) the counts are unknown, not zero.
+  const known = useExobar((s) => s.received);
   const connection = useExobar((s) => pageConnection(s.connection, s.connectionProblem, s.received));
   return (
     <header className={`app-header level-${state.level}`} data-testid="app-header" data-level={state.level} data-connection={connection}>
       <span className={`dot big level-${state.level}`} aria-hidden="true" />
       <h1>{state.headline}</h1>
       <span className="spacer" />
-      <span className="muted small" data-testid="running-count">
-        {plural(state.running, 'model running', 'models running')}
-      </span>
-      <span className={`small ${state.warnings > 0 ? 'warn-text' : 'muted'}`} data-testid="warning-count">
-        {plural(state.warnings, 'warning', 'warnings')}
-      </span>
+      {known && (
+        <>
+          <span className="muted small" data-testid="running-count">
+            {plural(state.running, 'model running', 'models running')}
+          </span>
+          <span className={`small ${state.warnings > 0 ? 'warn-text' : 'muted'}`} data-testid="warning-count">
+            {plural(state.warnings, 'warning', 'warnings')}
+          </span>
+        </>
+      )}
     </header>
   );
 }

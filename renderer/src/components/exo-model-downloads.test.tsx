@@ -26,7 +26,7 @@ describe('exo downloads in the Models panel', () => {
     expect(macs).toEqual(['studio-a', 'mini-b']);
     const studio = within(part.getAllByTestId('exo-model-downloads-node')[0]!);
     expect(studio.getByTestId('exo-download').getAttribute('data-status')).toBe('ongoing');
-    expect(studio.getByTestId('exo-download-progress').textContent).toBe('26% · 4.2 GB of 16.0 GB · 80 MB/s · 2 m 38 s left');
+    expect(studio.getByTestId('exo-download-progress').textContent).toBe('26% · 4.2 GiB of 16.0 GiB · 80 MB/s · 2 m 38 s left');
     const failed = within(part.getAllByTestId('exo-model-downloads-node')[1]!).getByTestId('exo-download');
     expect(failed.getAttribute('data-status')).toBe('failed');
     expect(failed.textContent).toContain('Not enough disk space: 9.8 GB free, 12.0 GB needed');

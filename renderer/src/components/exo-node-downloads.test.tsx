@@ -20,7 +20,7 @@ describe("downloads on the Macs' rows", () => {
     const [download] = studio.getAllByTestId('exo-download');
     expect(download!.getAttribute('data-status')).toBe('ongoing');
     expect(download!.textContent).toContain('Qwen3-30B-A3B-4bit');
-    expect(studio.getByTestId('exo-download-progress').textContent).toBe('26% · 4.2 GB of 16.0 GB · 80 MB/s · 2 m 38 s left');
+    expect(studio.getByTestId('exo-download-progress').textContent).toBe('26% · 4.2 GiB of 16.0 GiB · 80 MB/s · 2 m 38 s left');
     expect(studio.getByRole('progressbar', { name: 'Downloading Qwen3-30B-A3B-4bit on studio-a' })).toBeTruthy();
     // The placed model's completed download and the 123 pending cards are not listed.
     expect(studio.getAllByTestId('exo-download')).toHaveLength(1);

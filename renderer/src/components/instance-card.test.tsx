@@ -51,7 +51,7 @@ describe('instance card', () => {
     const { push } = renderApp(snapshot({ instances: [instance({ runnerEngine: { schedule: 'interleaved', promptCache: cache } })] }));
     const c = () => card('Llama 3.2 1B (simulated)');
     expect(within(c()).getByText('interleaved').getAttribute('title')).toMatch(/^runner.schedule interleaved/);
-    expect(within(c()).getByTestId('prompt-cache').textContent).toBe('prompt cache 0.3 GB / 1.0 GB, 75% hits');
+    expect(within(c()).getByTestId('prompt-cache').textContent).toBe('prompt cache 0.3 GiB / 1.0 GiB, 75% hits');
     const refused = { ...cache, supported: false, reason: 'Llama 4 (chunked attention): its ChunkedKVCache cannot be cached' };
     push(snapshot({ seq: 2, instances: [instance({ runnerEngine: { schedule: 'exo', promptCache: refused } })] }));
     expect(within(c()).getByText('exo')).toBeTruthy();

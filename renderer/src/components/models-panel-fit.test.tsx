@@ -1,7 +1,7 @@
 /**
  * The Models panel's fit words: each model not running says fits, tight or does not fit
  * with the check's figures. The answers come from the real check (electron/core/fit),
- * as `GET /api/models/fit` computes them, for a Mac with 3.9 GB free.
+ * as `GET /api/models/fit` computes them, for a Mac with 3.9 GiB free.
  */
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,14 +37,14 @@ describe('models panel: fit words', () => {
     await waitFor(() => expect(screen.getAllByTestId('model-fit')).toHaveLength(2));
     const lines = screen.getAllByTestId('model-fit').map((l) => [l.dataset.verdict, l.textContent]);
     expect(lines).toEqual([
-      ['tight', "tightneeds 1.7 GB, 3.9 GB free, 16.0 GB of the GPU's 16.0 GB limit left; leaves 0.2 GB"],
-      ['does_not_fit', "does not fitneeds 4.3 GB, 3.9 GB free, 16.0 GB of the GPU's 16.0 GB limit left"],
+      ['tight', "tightneeds 1.7 GiB; 3.9 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 1.9 GiB usable; 16.0 GiB of the GPU's 16.0 GiB limit left; leaves 0.2 GiB"],
+      ['does_not_fit', "does not fitneeds 4.3 GiB; 3.9 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 1.9 GiB usable; 16.0 GiB of the GPU's 16.0 GiB limit left"],
     ]);
 
     // The 1B runs: its row says "running" and no fit line.
     bridge.modelFits = [{ model: 'sim/llama-3.2-1b', running: true, verdict: null, words: 'running', fit: null }, (await fitsOn(8))[1]!];
     bridge.push(snapshot({ instances: [instance({ model: 'sim/llama-3.2-1b' })] }));
     await waitFor(() => expect(screen.getAllByTestId('model-fit')).toHaveLength(1));
-    expect(screen.getByTestId('model-fit').textContent).toBe("fitsneeds 4.3 GB, 8.0 GB free, 16.0 GB of the GPU's 16.0 GB limit left");
+    expect(screen.getByTestId('model-fit').textContent).toBe("fitsneeds 4.3 GiB; 8.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 6.0 GiB usable; 16.0 GiB of the GPU's 16.0 GiB limit left");
   });
 });

@@ -58,9 +58,9 @@ describe('models panel', () => {
       within(r).queryByText('running') !== null,
     ]);
     expect(cells).toEqual([
-      ['Llama 3.2 1B (simulated)', 'sim', '1.4 GB', true, true],
-      ['Llama 3.2 3B (simulated)', 'sim', '3.4 GB', true, false],
-      ['Llama-3.2-3B-Instruct-4bit', 'MLX', '2.2 GB', false, false],
+      ['Llama 3.2 1B (simulated)', 'sim', '1.4 GiB', true, true],
+      ['Llama 3.2 3B (simulated)', 'sim', '3.4 GiB', true, false],
+      ['Llama-3.2-3B-Instruct-4bit', 'MLX', '2.2 GiB', false, false],
     ]);
   });
 

@@ -16,7 +16,7 @@ const ENGINE_LABEL: Record<string, string> = { sim: 'sim', mlx: 'MLX' };
 const VERDICT_TONE: Record<FitVerdict, string> = { fits: 'ok', tight: 'warn', does_not_fit: 'bad' };
 const VERDICT_LABEL: Record<FitVerdict, string> = { fits: 'fits', tight: 'tight', does_not_fit: 'does not fit' };
 
-/** "fits: needs 1.6 GB, 18.0 GB free": the fit check's verdict and figures for a model not running. */
+/** "fits: needs 1.6 GiB; 18.0 GiB free, …": the fit check's verdict and figures for a model not running. */
 function FitLine({ fit }: { fit: ModelFit }) {
   if (fit.running || !fit.verdict) return null;
   return (
@@ -25,6 +25,11 @@ function FitLine({ fit }: { fit: ModelFit }) {
       <span className="muted selectable">{fit.words.slice(fit.words.indexOf(':') + 1).trim()}</span>
     </div>
   );
+}
+
+/** The model's memory, one figure per model: the fit check's need (weights plus KV cache) when it made one, else the catalog's. */
+function needOf(model: CatalogModel, fit: ModelFit | undefined): number {
+  return fit?.fit?.models.find((m) => m.model === model.id)?.neededBytes ?? model.memoryBytes;
 }
 
 function ModelRow({ model, instance, fit }: { model: CatalogModel; instance: LocalInstanceSnapshot | undefined; fit: ModelFit | undefined }) {
@@ -41,8 +46,8 @@ function ModelRow({ model, instance, fit }: { model: CatalogModel; instance: Loc
         <span className="badge" data-testid="model-engine">
           {ENGINE_LABEL[model.engine] ?? model.engine}
         </span>
-        <span className="muted small tabular" data-testid="model-memory" title="Memory once loaded">
-          {formatBytes(model.memoryBytes)}
+        <span className="muted small tabular" data-testid="model-memory" title="Memory once loaded (weights plus KV cache where the fit check estimated it)">
+          {formatBytes(needOf(model, fit))}
         </span>
       </div>
       <ModelResidency model={model.id} name={model.name} instance={instance} />

@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelEventRecord, RequestRecord } from '../../../shared/request-record';
+import { instance, snapshot } from '../../../test/support/renderer/fixtures';
 import { renderApp } from '../../../test/support/renderer/render-app';
 import { RequestsPanel, requestsMarkdown } from './requests-panel';
 
@@ -96,8 +97,12 @@ describe('Requests view', () => {
     fireEvent.click(screen.getAllByTestId('request-row')[0]!);
     const timeline = screen.getByTestId('request-timeline');
     expect(timeline.textContent).toContain('wait 50 ms');
-    expect(timeline.textContent).toContain('prefill 200 ms (100 tokens)');
+    expect(timeline.textContent).toContain('prefill 200 ms (100 tokens, 500 tok/s)');
+    // The columns the popover hides are said in the timeline.
+    expect(timeline.textContent).toContain('chatcmpl-a · local ·');
     expect(timeline.textContent).toContain('client curl/8');
+    // The same 24-hour time as the rows, not a second format.
+    expect(timeline.textContent).toMatch(/arrived \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} ·/);
     expect(screen.getByTestId('requests-disk').textContent).toContain('of 16.0 MiB on disk');
   });
 
@@ -124,6 +129,18 @@ describe('Requests view', () => {
     fireEvent.click(await screen.findByTestId('request-row'));
     expect(screen.getByTestId('request-timeline').textContent).toContain('model load 520 ms · wait 50 ms');
     expect(screen.queryByTestId('model-events')).toBeNull();
+  });
+
+  it('keeps the heading\'s count live while collapsed: read again whenever a request ends', async () => {
+    const served = (completed: number) => snapshot({ instances: [instance({ counters: { completed, failed: 0, cancelled: 0, rejected: 0 } })] });
+    const rendered = renderApp(undefined, {}, <RequestsPanel />);
+    rendered.bridge.requests = { requests: [], events: [], total: 19, diskBytes: 0, diskCapBytes: 1, problem: null };
+    rendered.push(served(19));
+    await waitFor(() => expect(screen.getByTestId('requests-logged').textContent).toBe('19 logged'));
+    rendered.bridge.requests = { requests: [], events: [], total: 108, diskBytes: 0, diskCapBytes: 1, problem: null };
+    rendered.push(served(108));
+    await waitFor(() => expect(screen.getByTestId('requests-logged').textContent).toBe('108 logged'), { timeout: 5_000 });
+    expect(screen.getByRole('button', { name: /^Requests/ }).getAttribute('aria-expanded')).toBe('false');
   });
 
   it('exports a markdown table of the rows shown', () => {

@@ -2,32 +2,39 @@
  * The Requests view: the request log (local and through exobar to exo), newest first,
  * filterable by model, source and outcome, sortable by any column; a row opens that
  * request's timeline (its TTFT parts); export as CSV or as a markdown table. Read from
- * `/api/requests` (or IPC) while open, every 5 s. Below it, the models' loads and
- * unloads the log keeps beside the requests. Collapsed by default.
+ * `/api/requests` (or IPC) while open, every 5 s and whenever a request ends. Below it,
+ * the models' loads and unloads the log keeps beside the requests. Collapsed by
+ * default; its heading's count follows the log while collapsed too (read again, one
+ * record only, whenever the snapshot says a request ended or a model came or went).
  */
 import { stringify } from 'csv-stringify/browser/esm/sync';
-import { useEffect, useId, useMemo, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { REQUEST_RECORD_COLUMNS, type RequestList, type RequestRecord } from '../../../shared/request-record';
-import { useActions } from '../store/store-context';
+import type { Snapshot } from '../../../shared/snapshot';
+import { useActions, useExobar } from '../store/store-context';
 import { PanelToggle } from './panel-toggle';
 import { ModelEventsList } from './model-events-list';
 
 type SortKey = 'at' | 'model' | 'source' | 'outcome' | 'ttftMs' | 'prefillTokensPerSecond' | 'decodeTokensPerSecond' | 'itlP95Ms' | 'outputTokens';
-const COLUMNS: Array<{ key: SortKey; label: string }> = [
+/** `wide`: a column only a window wider than the popover shows (app.css); the filters and the row's timeline say it there. */
+const COLUMNS: Array<{ key: SortKey; label: string; wide?: boolean }> = [
   { key: 'at', label: 'Time' },
   { key: 'model', label: 'Model' },
-  { key: 'source', label: 'Source' },
+  { key: 'source', label: 'Source', wide: true },
   { key: 'outcome', label: 'Outcome' },
   { key: 'ttftMs', label: 'TTFT' },
-  { key: 'prefillTokensPerSecond', label: 'Prefill tok/s' },
+  { key: 'prefillTokensPerSecond', label: 'Prefill tok/s', wide: true },
   { key: 'decodeTokensPerSecond', label: 'Decode tok/s' },
   { key: 'itlP95Ms', label: 'ITL p95' },
-  { key: 'outputTokens', label: 'Out tok' },
+  { key: 'outputTokens', label: 'Out tok', wide: true },
 ];
+const wideOnly = (key: SortKey): string | undefined => (COLUMNS.find((c) => c.key === key)?.wide ? 'wide-only' : undefined);
 
 const ms = (v: number | null) => (v == null ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`);
 const rate = (v: number | null) => (v == null ? '—' : v >= 100 ? String(Math.round(v)) : v.toFixed(1));
 const time = (at: number) => new Date(at).toLocaleTimeString([], { hour12: false });
+// One date format on the page: the rows' 24-hour time, after the day as 2026-12-03 (Sweden's locale writes ISO dates, in local time).
+const day = (at: number) => new Date(at).toLocaleDateString('sv-SE');
 const outcomeWords = (r: RequestRecord) =>
   r.outcome === 'failed'
     ? `failed (${r.errorCode})`
@@ -100,17 +107,34 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {decodeMs ? <span className="seg decode" style={{ width: `${(decodeMs / total) * 100}%` }} /> : null}
       </div>
       <p className="small">
-        {r.id} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
+        {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
       </p>
       <p className="small">
-        arrived {new Date(r.at).toLocaleString()} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
+        arrived {day(r.at)} {time(r.at)} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
         {r.promptTokens} tokens
-        {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
+        {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}
+        {r.prefillTokensPerSecond == null ? '' : `, ${rate(r.prefillTokensPerSecond)} tok/s`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
         {r.outputTokens} tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
       </p>
     </div>
   );
 }
+
+/**
+ * A number that changes whenever the log gains a record: requests ended (local counters,
+ * exo's ended tasks) and models loaded or unloaded (the instances present).
+ */
+export function logActivity(snapshot: Snapshot): string {
+  let ended = 0;
+  for (const i of snapshot.instances) {
+    if (i.source === 'local') ended += i.counters.completed + i.counters.failed + i.counters.cancelled + i.counters.rejected;
+    else ended += i.exo.endedTasks;
+  }
+  return `${ended}:${snapshot.instances.map((i) => i.id).join(',')}`;
+}
+
+/** Reads of the log at most once a second, however fast requests end (the last change is always read). */
+const MIN_READ_GAP_MS = 1_000;
 
 export function RequestsPanel() {
   const { listRequests } = useActions();
@@ -124,21 +148,35 @@ export function RequestsPanel() {
   const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: 'at', desc: true });
   const [selected, setSelected] = useState<string | null>(null);
 
+  const activity = useExobar((s) => logActivity(s.snapshot));
+  const [total, setTotal] = useState<number | null>(null);
+  const lastRead = useRef(0);
+
+  // Open: the rows (and the total), every 5 s and after each change the snapshot shows.
+  // Collapsed: the total only (one record read), after each change and every 15 s.
   useEffect(() => {
-    if (!open) return;
     let live = true;
-    const load = () =>
-      listRequests({ limit: 1000 }).then(
-        (got) => live && (setList(got), setError(null)),
-        (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
+    const load = () => {
+      lastRead.current = Date.now();
+      return listRequests({ limit: open ? 1000 : 1 }).then(
+        (got) => {
+          if (!live) return;
+          setTotal(got.total);
+          if (open) setList(got);
+          setError(null);
+        },
+        (e: unknown) => live && open && setError(e instanceof Error ? e.message : String(e)),
       );
-    void load();
-    const timer = setInterval(() => void load(), 5_000);
+    };
+    const soon = setTimeout(() => void load(), Math.max(0, lastRead.current + MIN_READ_GAP_MS - Date.now()));
+    // A slow read too: a record exo's side writes after the snapshot that counted its task.
+    const timer = setInterval(() => void load(), open ? 5_000 : 15_000);
     return () => {
       live = false;
+      clearTimeout(soon);
       clearInterval(timer);
     };
-  }, [open, listRequests]);
+  }, [open, listRequests, activity]);
 
   const all = useMemo(() => list?.requests ?? [], [list]);
   const models = useMemo(() => [...new Set(all.map((r) => r.model))].sort(), [all]);
@@ -153,7 +191,11 @@ export function RequestsPanel() {
       <PanelToggle open={open} onToggle={() => setOpen((o) => !o)} bodyId={bodyId}>
         <span>Requests</span>
         <span className="spacer" />
-        {list && <span className="muted small">{list.total} logged</span>}
+        {total !== null && (
+          <span className="muted small" data-testid="requests-logged">
+            {total} logged
+          </span>
+        )}
       </PanelToggle>
       <div id={bodyId} className="panel-body" hidden={!open}>
         {error && (
@@ -199,7 +241,7 @@ export function RequestsPanel() {
             <thead>
               <tr>
                 {COLUMNS.map((c) => (
-                  <th key={c.key} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
+                  <th key={c.key} className={`col-${c.key}${c.wide ? ' wide-only' : ''}`} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
                     <button type="button" onClick={() => setSort((s) => ({ key: c.key, desc: s.key === c.key ? !s.desc : c.key === 'at' }))}>
                       {c.label}
                       {sort.key === c.key ? (sort.desc ? ' ▾' : ' ▴') : ''}
@@ -232,14 +274,14 @@ function RequestRow({ r, open, onToggle }: { r: RequestRecord; open: boolean; on
     <>
       <tr className={`request-row ${r.outcome}`} onClick={onToggle} aria-expanded={open} data-testid="request-row">
         <td>{time(r.at)}</td>
-        <td>{r.model}</td>
-        <td>{r.source}</td>
-        <td>{outcomeWords(r)}</td>
+        <td className="wraps">{r.model}</td>
+        <td className={wideOnly('source')}>{r.source}</td>
+        <td className="wraps">{outcomeWords(r)}</td>
         <td>{ms(r.ttftMs)}</td>
-        <td>{rate(r.prefillTokensPerSecond)}</td>
+        <td className={wideOnly('prefillTokensPerSecond')}>{rate(r.prefillTokensPerSecond)}</td>
         <td>{rate(r.decodeTokensPerSecond)}</td>
         <td>{ms(r.itlP95Ms)}</td>
-        <td>{r.outputTokens}</td>
+        <td className={wideOnly('outputTokens')}>{r.outputTokens}</td>
       </tr>
       {open && (
         <tr className="request-detail">

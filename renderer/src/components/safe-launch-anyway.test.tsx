@@ -25,7 +25,7 @@ describe('safe launch and the fit check', () => {
     const { bridge } = renderApp();
     bridge.getSafePairPlan.mockResolvedValue(await planWithFree(18));
     act(() => bridge.push(snapshot()));
-    await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: needs 5.9 GB, 18.0 GB free'));
+    await waitFor(() => expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: needs 5.9 GiB; 18.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 16.0 GiB usable'));
     expect(screen.queryByTestId('launch-anyway')).toBeNull();
   });
 
@@ -34,7 +34,7 @@ describe('safe launch and the fit check', () => {
     bridge.getSafePairPlan.mockResolvedValue(await planWithFree(4));
     act(() => bridge.push(snapshot()));
     await waitFor(() =>
-      expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toBe('Not enough memory: needs 5.9 GB, 4.0 GB free (2.0 GB kept as headroom).'),
+      expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toBe('Not enough memory: needs 5.9 GiB; 4.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 2.0 GiB usable.'),
     );
     const panel = screen.getByRole('region', { name: 'Safe launch' });
     expect((within(panel).getByRole('button', { name: 'Launch safe pair' }) as HTMLButtonElement).disabled).toBe(true);

@@ -35,10 +35,10 @@ describe('launch anyway on exo, in the popover', () => {
     act(() => bridge.push(snapshot()));
     await waitFor(() =>
       expect(screen.getByRole('list', { name: 'Blockers' }).textContent).toMatch(
-        /^Not enough memory on studio-a: needs 2\.\d GB, 4\.0 GB free \(2\.0 GB kept as headroom\)\.$/,
+        /^Not enough memory on studio-a: needs 2\.\d GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable\.$/,
       ),
     );
-    expect(screen.getByTestId('plan-memory').textContent).toMatch(/^Memory: studio-a needs 2\.\d GB, 4\.0 GB free \(KV cache unknown/);
+    expect(screen.getByTestId('plan-memory').textContent).toMatch(/^Memory: studio-a needs 2\.\d GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable \(KV cache unknown/);
     expect(screen.getByTestId('launch-anyway-memory').textContent).toMatch(
       /^The safe pair does not fit on every Mac it lands on\. Launching anyway may push macOS/,
     );

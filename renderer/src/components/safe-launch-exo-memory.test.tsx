@@ -27,7 +27,7 @@ describe('the safe-launch panel on an exo cluster', () => {
     });
     act(() => bridge.push(snapshot({ instances: [instance()] })));
     await waitFor(() =>
-      expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (studio-a 22.5 GB free, studio-b 22.5 GB free)'),
+      expect(screen.getByTestId('plan-memory').textContent).toBe('Memory: nothing more to load (studio-a 22.5 GiB free, studio-b 22.5 GiB free)'),
     );
   });
 

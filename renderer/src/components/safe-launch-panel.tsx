@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import type { SafePairPlan } from '../../../shared/api';
 import { instanceLifecycle, type InstanceLifecycle } from '../../../shared/instance-state';
 import { acknowledging, launchAnywayOffers, type LaunchAnywayOffer } from '../../../shared/launch-anyway';
+import { fitSentence } from '../../../shared/memory-words';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
 import { ProgressBar } from './progress-bar';
@@ -36,7 +37,11 @@ function PlanTable({ plan }: { plan: SafePairPlan }) {
             <span className="muted small tabular">{formatBytes(m.memoryBytes)}</span>
           </div>
           <div className="row small muted">
-            {m.instanceType === 'ring' ? 'ring' : 'JACCL'} · fast synch {m.fastSynch ? 'on' : 'off'} — {m.fastSynchReason}
+            {m.instanceType === 'ring' ? 'ring' : 'JACCL'} · fast synch {m.fastSynch ? 'on' : 'off'}
+            {/* "ring · fast synch off — ring instance" said the type twice: the reason only when it adds something. */}
+            {m.fastSynchReason === `${m.instanceType} instance`
+              ? `, the rule for ${m.instanceType === 'ring' ? 'ring' : 'JACCL'} instances`
+              : ` — ${m.fastSynchReason}`}
           </div>
         </li>
       ))}
@@ -68,6 +73,20 @@ function LaunchAnyway({ offers, disabled, onLaunch }: { offers: LaunchAnywayOffe
 function riskOf(detail: string): string {
   const at = detail.indexOf('Launching anyway');
   return at >= 0 ? detail.slice(at) : detail;
+}
+
+/**
+ * The button's words once every model of the pair has an instance: the worst state
+ * among them, so a pair with a failed model never reads "loading" (the card says why).
+ */
+export function reusedPairWords(models: SafePairPlan['models']): string {
+  const named = (state: InstanceLifecycle) => models.filter((m) => (m.state ?? 'serving') === state).map((m) => m.modelName);
+  const failed = named('failed');
+  if (failed.length > 0) return `Safe pair failed: ${failed.join(' and ')}`;
+  if (named('stopping').length > 0) return 'Safe pair stopping…';
+  if (named('restarting').length > 0) return 'Safe pair restarting…';
+  if (named('loading').length > 0) return 'Safe pair loading…';
+  return 'Safe pair running';
 }
 
 /** The launch in progress (or its failure), from snapshot.launch. */
@@ -128,7 +147,6 @@ export function SafeLaunchPanel() {
   const p = plan.plan;
   const offers = p ? launchAnywayOffers(p) : null;
   const allRunning = p !== null && p.models.length > 0 && p.models.every((m) => m.alreadyRunning);
-  const allServing = allRunning && p.models.every((m) => (m.state ?? 'serving') === 'serving');
   return (
     <section className="panel safe-launch" aria-label="Safe launch">
       <div className="row">
@@ -147,9 +165,7 @@ export function SafeLaunchPanel() {
             {p.fit && p.fit.neededBytes > 0
               ? `Memory: ${p.fit.summary}`
               : p.memory.requiredBytes > 0
-                ? `Memory: needs ${formatBytes(p.memory.requiredBytes)} of ${formatBytes(p.memory.freeBytes)} free${
-                    p.memory.headroomBytes > 0 ? ` (keeps ${formatBytes(p.memory.headroomBytes)} headroom)` : ''
-                  }`
+                ? `Memory: ${fitSentence({ neededBytes: p.memory.requiredBytes, freeBytes: p.memory.freeBytes, headroomBytes: p.memory.headroomBytes })}`
                 : `Memory: nothing more to load (${freeWords(p.memory)})`}
           </p>
           {p.blockers.length > 0 && (
@@ -170,7 +186,7 @@ export function SafeLaunchPanel() {
         disabled={launching || !p || !p.canRun || allRunning || (offers?.length ?? 0) > 0}
         onClick={() => void launchSafePair()}
       >
-        {launching ? 'Launching…' : allServing ? 'Safe pair running' : allRunning ? 'Safe pair loading…' : 'Launch safe pair'}
+        {launching ? 'Launching…' : allRunning ? reusedPairWords(p.models) : 'Launch safe pair'}
       </button>
       {offers && offers.length > 0 && !allRunning && (
         <LaunchAnyway offers={offers} disabled={launching} onLaunch={() => void launchSafePair(acknowledging(offers))} />
@@ -179,7 +195,7 @@ export function SafeLaunchPanel() {
   );
 }
 
-/** "22.5 GB free", or on an exo cluster each Mac's own: "studio-a 22.5 GB free, studio-b 22.5 GB free". */
+/** "22.5 GiB free", or on an exo cluster each Mac's own: "studio-a 22.5 GiB free, studio-b 22.5 GiB free". */
 function freeWords(memory: SafePairPlan['memory']): string {
   if (!memory.byMac || memory.byMac.length === 0) return `${formatBytes(memory.freeBytes)} free`;
   return memory.byMac.map((m) => `${m.label} ${formatBytes(m.freeBytes)} free`).join(', ');

@@ -116,7 +116,11 @@ export function SharingCheckPanel() {
         {running ? (
           <span className="small">checking… {Math.round(running.progress * 100)} %</span>
         ) : (
-          reports.length > 0 && <span className="muted small">{reports.length} reports</span>
+          reports.length > 0 && (
+            <span className="muted small">
+              {reports.length} {reports.length === 1 ? 'report' : 'reports'}
+            </span>
+          )
         )}
       </PanelToggle>
       <div id={bodyId} className="panel-body" hidden={!open}>

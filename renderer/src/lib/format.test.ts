@@ -20,7 +20,7 @@ describe('format', () => {
   it('formats ages, sizes, counts, rates and ids', () => {
     expect(formatAge(12_900)).toBe('12 s');
     expect(formatAge(190_000)).toBe('3 m 10 s');
-    expect(formatBytes(3.4 * 1024 ** 3)).toBe('3.4 GB');
+    expect(formatBytes(3.4 * 1024 ** 3)).toBe('3.4 GiB');
     expect(formatCount(30000)).toBe('30,000');
     expect(formatRate(42.123)).toBe('42.1 tok/s');
     expect(formatRate(250.6)).toBe('251 tok/s');

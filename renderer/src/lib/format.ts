@@ -2,6 +2,7 @@
  * Formatting for the popover: short, fixed-width-friendly strings. Every function
  * answers "n/a" for a missing value, so a card never shows "NaN" or an empty cell.
  */
+import { formatMemory } from '../../../shared/memory-words';
 
 export const NA = 'n/a';
 
@@ -24,11 +25,10 @@ export function formatAge(ms: number | null | undefined): string {
   return `${Math.floor(totalS / 60)} m ${String(totalS % 60).padStart(2, '0')} s`;
 }
 
-/** Bytes in GiB with one decimal ("3.4 GB"): memory is what the user compares. */
+/** Memory ("3.4 GiB", shared/memory-words.ts: the one unit every view and message uses); n/a when unknown. */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes == null || !Number.isFinite(bytes)) return NA;
-  const gib = bytes / 1024 ** 3;
-  return `${gib.toFixed(1)} GB`;
+  return formatMemory(bytes);
 }
 
 /** Tokens per second with one decimal below 100. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../../shared/snapshot';
+import { exoInstanceFixture, exoSectionFixture } from '../../../test/support/exo-snapshot-fixture';
 import { instance, snapshot, withStatus } from '../../../test/support/renderer/fixtures';
 import { overallState } from './overall-state';
 
@@ -45,5 +46,14 @@ describe('overallState', () => {
 
   it('says disconnected before anything else', () => {
     expect(overallState(snap({ instances: [loading] }), 'error', true)).toMatchObject({ level: 'failed', headline: 'Reconnecting…' });
+  });
+
+  it("does not count exo's models once exo stops answering: only the local ones it still sees", () => {
+    const failing = exoInstanceFixture();
+    const serving = { ...failing, id: 'exo-serving', exo: { ...failing.exo, runners: failing.exo.runners.map((r) => ({ ...r, status: 'RunnerReady' })) } };
+    const attached = snap({ instances: [instance(), failing, serving], exo: exoSectionFixture() });
+    expect(overallState(attached, 'connected', true)).toMatchObject({ level: 'failed', headline: 'Llama 3.3 70B failed', running: 2 });
+    const lost = snap({ instances: [instance(), failing, serving], exo: exoSectionFixture({ connected: false }) });
+    expect(overallState(lost, 'connected', true)).toMatchObject({ level: 'ok', running: 1 });
   });
 });

@@ -8,12 +8,12 @@ import type { ConnectionProblem } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
 import { CONNECTION_WORDS, pageConnection } from './connection-view';
-import { fastSynchMismatch, instanceLifecycle, lifecycleCounts } from '../../../shared/instance-state';
+import { fastSynchMismatch, instanceLifecycle, instancesSeenNow, lifecycleCounts } from '../../../shared/instance-state';
 
 export interface OverallState {
   level: 'ok' | 'loading' | 'warning' | 'failed' | 'connecting';
   headline: string;
-  /** Instances serving now (a model still loading is not counted). */
+  /** Instances serving now (a model still loading is not counted, nor exo's while exo does not answer). */
   running: number;
   warnings: number;
   /**
@@ -26,8 +26,10 @@ export interface OverallState {
 
 /** The header's state for this snapshot and connection. */
 export function overallState(snapshot: Snapshot, connection: ConnectionState, received: boolean, problem: ConnectionProblem | null = null): OverallState {
-  const lifecycle = lifecycleCounts(snapshot.instances);
-  const mismatches = snapshot.instances.filter(fastSynchMismatch).length;
+  // exo's last-seen instances are no evidence of anything once exo stops answering (its warning says so).
+  const seen = instancesSeenNow(snapshot);
+  const lifecycle = lifecycleCounts(seen);
+  const mismatches = seen.filter(fastSynchMismatch).length;
   const hasMismatchWarning = snapshot.warnings.some((w) => w.code === 'fast_synch_mismatch');
   const warnings = snapshot.warnings.length + (hasMismatchWarning ? 0 : mismatches);
   const starting = lifecycle.loading + lifecycle.restarting;
@@ -35,7 +37,7 @@ export function overallState(snapshot: Snapshot, connection: ConnectionState, re
   if (connection === 'error') return { level: 'failed', headline: connectionHeadline(problem, received), ...base };
   if (!received) return { level: 'connecting', headline: 'Connecting…', ...base };
   if (lifecycle.failed > 0) {
-    const failed = snapshot.instances.find((i) => instanceLifecycle(i) === 'failed');
+    const failed = seen.find((i) => instanceLifecycle(i) === 'failed');
     return { level: 'failed', headline: lifecycle.failed === 1 ? `${failed?.modelName} failed` : `${lifecycle.failed} runners failed`, ...base };
   }
   if (snapshot.launch?.state === 'failed') return { level: 'failed', headline: 'Launch failed', ...base };

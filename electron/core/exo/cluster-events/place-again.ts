@@ -18,7 +18,8 @@
  * A model already served again, or already placed again and loading, is not placed twice.
  */
 import type { PlaceAgainResult } from '../../../../shared/exo-cluster-events';
-import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
+import { DEFAULT_HEADROOM_BYTES } from '../../../../shared/safe-pair-plan';
+import { formatMemory } from '../../../../shared/memory-words';
 import { NodeError } from '../../node/node-types';
 import { z } from 'zod';
 import { exoCall, readCluster, storageOf, downloadedModels, type ExoCluster } from '../launch/exo-cluster-api';
@@ -78,7 +79,7 @@ export async function placeAgain(options: PlaceAgainOptions): Promise<PlaceAgain
     if (available !== null && share + headroom > available)
       throw new NodeError(
         'launch_failed',
-        `${labelOf(labels, id)} has ${formatGiB(available)} available; ${lost.model} needs ${formatGiB(share)} there plus ${formatGiB(headroom)} headroom`,
+        `${labelOf(labels, id)} has ${formatMemory(available)} available; ${lost.model} needs ${formatMemory(share)} there plus ${formatMemory(headroom)} headroom`,
         409,
       );
   }
@@ -168,8 +169,8 @@ async function onTheMacsThatRemain(
     if (whole === null || available === null) return `${labelOf(labels, id)}: its free memory or the model's size is unknown`;
     const missing = whole + headroom - available;
     return (
-      `${labelOf(labels, id)} has ${formatGiB(available)} available, the whole model needs ${formatGiB(whole)} plus ${formatGiB(headroom)} headroom` +
-      (missing > 0 ? ` (${formatGiB(missing)} missing)` : '')
+      `${labelOf(labels, id)} has ${formatMemory(available)} available, the whole model needs ${formatMemory(whole)} plus ${formatMemory(headroom)} headroom` +
+      (missing > 0 ? ` (${formatMemory(missing)} missing)` : '')
     );
   });
   const split = offers.length > 0 && remain.length > 1 ? ' No split across them fits either.' : '';

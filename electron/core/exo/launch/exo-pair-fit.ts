@@ -7,7 +7,8 @@
  * "launch anyway" as for this Mac's own pair. exo's model size is the weights; exo does
  * not publish the models' configs, so the KV cache is unknown and said so.
  */
-import { DEFAULT_FIT_CONTEXT_TOKENS, formatGB, type FitCheck } from '../../../../shared/fit-check';
+import { DEFAULT_FIT_CONTEXT_TOKENS, type FitCheck } from '../../../../shared/fit-check';
+import { fitSentence } from '../../../../shared/memory-words';
 import { FIT_RISK } from '../../fit/check-fit';
 import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import type { ExoCluster } from './exo-cluster-api';
@@ -39,9 +40,9 @@ export function exoMacFits(placements: readonly PlacedShards[], cluster: ExoClus
   });
 }
 
-/** "Not enough memory on studio-a: needs 4.3 GB, 3.0 GB free (2.0 GB kept as headroom)." */
+/** "Not enough memory on studio-a: needs 4.3 GiB; 3.0 GiB free, of which 2.0 GiB is kept free for macOS and other apps: 1.0 GiB usable." */
 export function exoMacProblem(mac: ExoMacFit, headroomBytes: number): string {
-  return `Not enough memory on ${mac.label}: needs ${formatGB(mac.neededBytes)}, ${formatGB(mac.availableBytes)} free (${formatGB(headroomBytes)} kept as headroom).`;
+  return `Not enough memory on ${mac.label}: ${fitSentence({ neededBytes: mac.neededBytes, freeBytes: mac.availableBytes, headroomBytes })}.`;
 }
 
 /** The pair's check on the cluster, every Mac it lands on; null when it starts nothing new. */
@@ -61,7 +62,7 @@ export function exoPairFit(placements: readonly PlacedShards[], cluster: ExoClus
     };
   });
   const problems = macs.filter((m) => !m.fits).map((m) => exoMacProblem(m, headroomBytes));
-  const perMac = macs.map((m) => `${m.label} needs ${formatGB(m.neededBytes)}, ${formatGB(m.availableBytes)} free`).join('; ');
+  const perMac = macs.map((m) => `${m.label} ${fitSentence({ neededBytes: m.neededBytes, freeBytes: m.availableBytes, headroomBytes })}`).join('; ');
   const fits = problems.length === 0;
   return {
     fits,

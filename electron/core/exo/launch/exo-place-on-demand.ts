@@ -14,7 +14,8 @@
  *
  * Concurrent requests for one model share one placement.
  */
-import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
+import { DEFAULT_HEADROOM_BYTES } from '../../../../shared/safe-pair-plan';
+import { formatMemory } from '../../../../shared/memory-words';
 import { NodeError } from '../../node/node-types';
 import { exoCall, placeRing, readCluster, type ExoCluster } from './exo-cluster-api';
 import { deleteExoInstance, waitForRunners, type FastSynchOf } from './exo-safe-pair';
@@ -207,7 +208,7 @@ export class ExoPlacer {
       if (need > available - headroom)
         throw new NodeError(
           'model_does_not_fit',
-          `${model} was not placed: ${facts?.name ?? shard.nodeId} has ${formatGiB(available)} available, and ${model} needs ${formatGiB(need)} there plus ${formatGiB(headroom)} headroom`,
+          `${model} was not placed: ${facts?.name ?? shard.nodeId} has ${formatMemory(available)} available, and ${model} needs ${formatMemory(need)} there plus ${formatMemory(headroom)} headroom`,
           503,
         );
     }

@@ -4,9 +4,11 @@
  * POST answers `{instances, launch, plan}` once both models are ready on exo. POST
  * takes an optional JSON body `{"acknowledgeRisk": true, "acknowledgeMemory": true}`
  * (past the fast-synch gate, past the per-Mac fit check). When no exo is attached the
- * local routes answer.
+ * local routes answer. While the attached exo does not answer, GET still answers 200
+ * with what it knows: this Mac's plan, `exo.unavailable` saying why in words, and a
+ * blocker (the launch would go to exo).
  */
-import { LaunchSafePairRequestSchema, type Settings } from '../../../../shared/api';
+import { LaunchSafePairRequestSchema, type SafePairPlan, type Settings } from '../../../../shared/api';
 import type { LaunchProgress } from '../../../../shared/snapshot';
 import { RouteTable, type ApiRoute, type RouteContext } from '../../api/route-types';
 import { launchExoSafePair, planExoSafePair, type ExoSafePairOptions, type FastSynchOf } from './exo-safe-pair';
@@ -43,10 +45,30 @@ export function exoSafePairRoutes(options: ExoSafePairRoutesOptions): ApiRoute[]
     if (!('allowed' in match)) await match.route.handle({ ...ctx, params: match.params });
   };
 
+  /** The local GET's plan, read from its answer rather than sent (none when no local route answers). */
+  const localPlan = async (ctx: RouteContext): Promise<SafePairPlan | null> => {
+    let plan: SafePairPlan | null = null;
+    await delegate({ ...ctx, json: (status, body) => void (status === 200 && (plan = body as SafePairPlan)) });
+    return plan;
+  };
+
   async function get(ctx: RouteContext): Promise<void> {
     const url = options.exoUrl();
     if (!url) return delegate(ctx);
-    ctx.json(200, await planExoSafePair(base(url)));
+    let exoPlan: SafePairPlan;
+    try {
+      exoPlan = await planExoSafePair(base(url));
+    } catch (error) {
+      const unavailable = `exo's part of the plan is unavailable: ${(error as Error).message}. The figures below are this Mac's alone.`;
+      ctx.log.warn({ err: error }, 'safe pair plan on exo unavailable');
+      const local = await localPlan(ctx);
+      const models = local?.models ?? [];
+      const memory = local?.memory ?? { requiredBytes: 0, freeBytes: 0, headroomBytes: 0 };
+      const blockers = [...(local?.blockers ?? []), unavailable];
+      ctx.json(200, { ...local, models, memory, blockers, canRun: false, exo: { url, fastSynchRisk: null, unavailable } } satisfies SafePairPlan);
+      return;
+    }
+    ctx.json(200, exoPlan);
   }
 
   async function post(ctx: RouteContext): Promise<void> {

@@ -100,10 +100,10 @@ describe('safe launch on exo', () => {
     const { exo, rig } = await start({ ramGb: 5 });
     const plan = (await rig.control('GET', '/api/launch/safe-pair')).body as ExoSafePairPlan;
     expect(plan.exo.placements.every((p) => p.error === null)).toBe(true);
-    const problem = /^Not enough memory on studio-a: needs 2\.\d GB, 4\.0 GB free \(2\.0 GB kept as headroom\)\.$/;
+    const problem = /^Not enough memory on studio-a: needs 2\.\d GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable\.$/;
     expect(plan.blockers).toEqual([expect.stringMatching(problem)]);
     expect(plan.fit).toMatchObject({ fits: false, problems: plan.blockers, gpuLimitBytes: null, risk: expect.stringMatching(/swapping/) });
-    expect(plan.fit!.summary).toMatch(/^studio-a needs 2\.\d GB, 4\.0 GB free \(KV cache unknown: exo's model sizes, weights only\)$/);
+    expect(plan.fit!.summary).toMatch(/^studio-a needs 2\.\d GiB; 4\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 2\.0 GiB usable \(KV cache unknown: exo's model sizes, weights only\)$/);
     expect(plan.fit!.models.map((m) => [m.model, m.weightsSource, m.kvCacheBytes])).toEqual([
       [LLAMA_1B, 'exo', null],
       [LLAMA_3B, 'exo', null],
@@ -112,7 +112,7 @@ describe('safe launch on exo', () => {
     const refused = await rig.control('POST', '/api/launch/safe-pair');
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('insufficient_memory');
-    expect(refused.body.error.message).toMatch(/Not enough memory on studio-a: needs 2\.\d GB/);
+    expect(refused.body.error.message).toMatch(/Not enough memory on studio-a: needs 2\.\d GiB/);
     expect(refused.body.error.fit.fits).toBe(false);
     expect(exo.cluster.instances.size).toBe(0);
 
@@ -195,6 +195,26 @@ describe('the safe launch on an attached exo, through the core', () => {
     const local = await rig.control('GET', '/api/launch/safe-pair');
     expect(local.status).toBe(200);
     expect(local.body.exo).toBeUndefined();
+  });
+});
+
+describe('the safe launch plan while the attached exo does not answer', () => {
+  it("answers 200 with this Mac's plan and exo's part unavailable in words, not a 500", async () => {
+    const cluster = new FakeExoCluster();
+    cluster.addNode({ name: 'studio-a', ramGb: 96 });
+    exo = await startServingExo({ cluster, loadStepMs: 10 });
+    const url = exo.url;
+    rig = await startCoreRig({ exoUrl: url });
+    await exo.close();
+    exo = null;
+    const plan = await rig.control('GET', '/api/launch/safe-pair');
+    expect(plan.status).toBe(200);
+    expect(plan.body.models.map((m: { model: string }) => m.model)).toEqual(['sim/llama-3.2-1b', 'sim/llama-3.2-3b']);
+    expect(plan.body.memory.requiredBytes).toBeGreaterThan(0);
+    expect(plan.body.canRun).toBe(false);
+    expect(plan.body.exo.unavailable).toMatch(new RegExp(`^exo's part of the plan is unavailable: exo at ${url} could not be reached for GET /`));
+    expect(plan.body.exo.unavailable).toContain("The figures below are this Mac's alone.");
+    expect(plan.body.blockers).toContain(plan.body.exo.unavailable);
   });
 });
 

@@ -20,7 +20,8 @@
 import type { SafePairPlan, SafePairPlanEntry, Settings } from '../../../../shared/api';
 import { defaultSettings } from '../../../../shared/api';
 import type { LaunchProgress } from '../../../../shared/snapshot';
-import { DEFAULT_HEADROOM_BYTES, formatGiB } from '../../../../shared/safe-pair-plan';
+import { DEFAULT_HEADROOM_BYTES } from '../../../../shared/safe-pair-plan';
+import { formatMemory } from '../../../../shared/memory-words';
 import { NodeError } from '../../node/node-types';
 import { fitRefusal } from '../../fit/fit-gate';
 import { acknowledgingMemory } from '../../safe-pair/plan-for-node';
@@ -236,7 +237,7 @@ export async function launchExoSafePair(options: ExoSafePairOptions, launch: Exo
           // Launched anyway: the operator took the memory risk, the re-check does not take it back.
           if (need > free && !launch.acknowledgeMemory)
             throw new Error(
-              `${facts?.name ?? shard.nodeId} now has ${formatGiB(facts?.memoryAvailableBytes ?? 0)} available, too little for ${model} (${formatGiB(need)} plus headroom)`,
+              `${facts?.name ?? shard.nodeId} now has ${formatMemory(facts?.memoryAvailableBytes ?? 0)} available, too little for ${model} (${formatMemory(need)} plus headroom)`,
             );
         }
         const answer = await exoCall(options.url, 'POST', '/instance', { instance: placed.tagged });
