@@ -5,6 +5,7 @@
 // exits non-zero if any stage failed. The stages' commands stay in package.json: this
 // file only sequences them and reports.
 import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 
 const STAGES = ['typecheck', 'lint', 'test:unit', 'test:e2e'];
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
