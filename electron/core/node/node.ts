@@ -142,7 +142,14 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       at: Date.now(),
       version: options.version ?? '0.0.0',
       apiBaseUrl,
-      instances: [...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })), ...exoView.instances],
+      instances: [
+        ...[...instances.values()].map((i) => ({
+          ...i.snapshot(now),
+          pacing: pacingSnapshot(pacing.pacedNow(i.id), now),
+          ...(pacing.waitingForBaseline(i.id) ? { pacingWaitingForBaseline: true } : {}),
+        })),
+        ...exoView.instances,
+      ],
       warnings: [...warnings, ...exoView.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },

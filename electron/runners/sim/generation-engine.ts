@@ -140,6 +140,9 @@ export class GenerationEngine {
     const { out, timings, timeScale } = this.deps;
     const fault = detectFault(task.params.messages);
     if (fault === 'hang') await this.deps.hang(`fault prompt in task ${task.taskId}`);
+    // Its turn has come: the 0-token progress tells the node its prefill begins now, so the
+    // time it waited in this runner behind earlier prompts is not counted as its prefill.
+    out.chunk(task.commandId, { kind: 'PrefillProgressChunk', processedTokens: 0, totalTokens: countPromptTokens(task.params.messages) });
 
     // CPU side (chat template, tokenizer): not GPU work, so not slowed by other runners.
     await this.deps.pacer.wait(timings.admitOverheadS * timeScale * 1000);

@@ -89,6 +89,7 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
   const parts = [
     { label: 'load', v: r.loadMs, cls: 'load' },
     { label: 'wait', v: r.waitMs, cls: 'wait' },
+    { label: 'waiting in the runner', v: r.runnerWaitMs, cls: 'runner-wait' },
     { label: 'prefill', v: r.prefillMs, cls: 'prefill' },
     { label: 'first token', v: r.firstTokenMs, cls: 'first' },
   ];
@@ -103,7 +104,7 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {r.id} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
       </p>
       <p className="small">
-        arrived {new Date(r.at).toLocaleString()} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
+        arrived {new Date(r.at).toLocaleString()} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · {r.runnerWaitMs ? `waiting in the runner ${ms(r.runnerWaitMs)} · ` : ''}prefill {ms(r.prefillMs)} (
         {r.promptTokens} tokens
         {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
         {r.outputTokens} tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
