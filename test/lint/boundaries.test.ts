@@ -65,5 +65,4 @@ describe('lint boundaries', { timeout: 240_000 }, () => {
     const [result] = await hooks.lintText(code, { filePath: join(root, 'renderer/src/components/x.tsx') });
     expect(result!.messages.map((m) => m.ruleId)).toContain('react-hooks/rules-of-hooks');
   });
-
 });

@@ -16,7 +16,10 @@ describe('request metrics', () => {
     const parts = measureTtftParts(t, 1670);
     expect(parts).toEqual({ loadMs: null, dispatchMs: 1, ackWaitMs: 2, runnerWaitMs: 1600, prefillMs: 50, firstTokenMs: 17 });
     // Still waiting for its turn: the wait grows, the prefill has not begun.
-    expect(measureTtftParts({ ...t, prefillStartAt: null, prefillEndAt: null, firstTokenAt: null }, 1000)).toMatchObject({ runnerWaitMs: 997, prefillMs: null });
+    expect(measureTtftParts({ ...t, prefillStartAt: null, prefillEndAt: null, firstTokenAt: null }, 1000)).toMatchObject({
+      runnerWaitMs: 997,
+      prefillMs: null,
+    });
   });
 
   it('measures a request still waiting up to `until`, later parts null', () => {

@@ -62,12 +62,19 @@ describe('watchdog under a starved node', () => {
     // A "runner" that answers each line with a line, then marks that it has written.
     const child = spawn(
       process.execPath,
-      ['-e', `require('readline').createInterface({ input: process.stdin }).on('line', () => { process.stdout.write('progress\\n', () => require('fs').writeFileSync(${JSON.stringify(wrote)}, '')); });`],
+      [
+        '-e',
+        `require('readline').createInterface({ input: process.stdin }).on('line', () => { process.stdout.write('progress\\n', () => require('fs').writeFileSync(${JSON.stringify(wrote)}, '')); });`,
+      ],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     const firings: WatchdogFiring[] = [];
     const deadlineMs = 100;
-    const watchdog = new Watchdog({ ...DEFAULT_WATCHDOG_LIMITS, floorMs: deadlineMs }, () => ({ phase: 'decode', deadlineMs }), (f) => firings.push(f));
+    const watchdog = new Watchdog(
+      { ...DEFAULT_WATCHDOG_LIMITS, floorMs: deadlineMs },
+      () => ({ phase: 'decode', deadlineMs }),
+      (f) => firings.push(f),
+    );
     const lines = createInterface({ input: child.stdout! });
     let seen = 0;
     lines.on('line', () => {

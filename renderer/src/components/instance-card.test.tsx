@@ -73,7 +73,9 @@ describe('instance card', () => {
   it('says when pacing waits for a baseline for this model, and nothing once it has one', () => {
     const base = instance({ engine: 'mlx', simulated: false, modelName: 'Some MLX model' });
     const { push } = renderApp(snapshot({ instances: [{ ...base, pacingWaitingForBaseline: true }] }));
-    expect(within(card('Some MLX model')).getByTestId('pacing-baseline').textContent).toMatch(/^Pacing waits for a baseline: this model's speed alone is not known yet/);
+    expect(within(card('Some MLX model')).getByTestId('pacing-baseline').textContent).toMatch(
+      /^Pacing waits for a baseline: this model's speed alone is not known yet/,
+    );
     push(snapshot({ seq: 2, instances: [base] }));
     expect(within(card('Some MLX model')).queryByTestId('pacing-baseline')).toBeNull();
   });

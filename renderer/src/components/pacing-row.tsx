@@ -37,8 +37,8 @@ export function PacingRow({ pacing }: { pacing: PacingSnapshot }) {
 export function PacingBaselineRow() {
   return (
     <div className="row pacing small muted" data-testid="pacing-baseline" role="status">
-      Pacing waits for a baseline: this model's speed alone is not known yet (no stream without a neighbour seen, no calibrated figure), so
-      a neighbour's prefill is not paced for it
+      Pacing waits for a baseline: this model's speed alone is not known yet (no stream without a neighbour seen, no calibrated figure), so a neighbour's
+      prefill is not paced for it
     </div>
   );
 }

@@ -20,7 +20,9 @@ export const waitedInRunnerBehindPrompts: Cause = (ctx, { t, parts, until }) => 
   const [from, to] = waitWindow(t, until);
   const othersMs = sameRunnerPrefillMsWithin(ctx, t, from, to);
   if (othersMs < runnerWaitMs / 2) return null;
-  const earlier = (ctx.byInstance.get(t.instanceId) ?? []).filter((o) => o !== t && o.acknowledgedAt !== null && o.acknowledgedAt <= from && (o.firstTokenAt ?? o.endedAt ?? Infinity) > from);
+  const earlier = (ctx.byInstance.get(t.instanceId) ?? []).filter(
+    (o) => o !== t && o.acknowledgedAt !== null && o.acknowledgedAt <= from && (o.firstTokenAt ?? o.endedAt ?? Infinity) > from,
+  );
   return {
     cause: 'queued_behind_same_model_prefill',
     bugToReport: false,
