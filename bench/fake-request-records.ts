@@ -26,6 +26,7 @@ export function fakeRequestRecords(count: number, instances: number, startAt = D
       ttftMs: outcome === 'failed' ? null : ttftMs,
       loadMs: null,
       waitMs: outcome === 'failed' ? null : 5,
+      runnerWaitMs: outcome === 'failed' ? null : 0,
       prefillMs: outcome === 'failed' ? null : ttftMs - 25,
       firstTokenMs: outcome === 'failed' ? null : 20,
       prefillTokensPerSecond: outcome === 'failed' ? null : 900 + (i % 400),

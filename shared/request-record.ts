@@ -52,6 +52,8 @@ export const RequestRecordSchema = z.object({
   /** Arrival until its model was loaded, for a request that waited for a load (on request, or a placement on exo); null otherwise (older rows: null). */
   loadMs: ms.nullable().default(null),
   waitMs: ms.nullable(),
+  /** Waiting in the runner: acknowledged until the runner began its prefill, its turn behind earlier prompts; null where not measured (exo, older rows). */
+  runnerWaitMs: ms.nullable().default(null),
   prefillMs: ms.nullable(),
   firstTokenMs: ms.nullable(),
   prefillTokensPerSecond: rate.nullable(),

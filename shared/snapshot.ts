@@ -90,7 +90,12 @@ export const TtftSampleSchema = z.object({
   loadMs: ms.optional(),
   /** Arrival at the node (or the end of the load) until the runner acknowledged the task. */
   waitMs: ms,
-  /** Acknowledgement until the last prefill progress chunk. */
+  /**
+   * Waiting in the runner: acknowledged until the runner began its prefill (its turn came
+   * behind the runner's earlier prompts). Absent: none (exo's requests, older samples).
+   */
+  runnerWaitMs: ms.optional(),
+  /** The start of its prefill until the last prefill progress chunk. */
   prefillMs: ms,
   /** Last prefill chunk until the first token. */
   firstTokenMs: ms,
@@ -236,6 +241,11 @@ export const LocalInstanceSnapshotSchema = InstanceBaseSchema.extend({
   pacing: PacingSnapshotSchema.nullable().optional(),
   /** Its runner's schedule and prompt cache (shared/runner-engine-view.ts); null before the runner's hello. */
   runnerEngine: RunnerEngineSnapshotSchema.nullable().optional(),
+  /**
+   * True while pacing could not judge this model's stream: no baseline ITL yet (no solo
+   * decode seen, none earlier, no calibrated figure for its model). Absent: not waiting.
+   */
+  pacingWaitingForBaseline: z.boolean().optional(),
 });
 export type LocalInstanceSnapshot = z.infer<typeof LocalInstanceSnapshotSchema>;
 

@@ -13,13 +13,11 @@ describe('startCore', () => {
   afterEach(async () => rig?.close());
 
   it('gives the node the watchdog limits from settings', async () => {
-    // A floor of 10 minutes: only the 1 s ceilings from settings explain an answer within 10 s.
+    // A floor of 10 minutes: only the 1 s ceilings from settings explain a 1 s deadline.
     rig = await startCoreRig({ settings: { ...defaultSettings(), watchdog: { prefillMs: 1000, decodeMs: 1000, floorMs: 600_000 } } });
     await rig.launch('sim/llama-3.2-1b');
     const client = new OpenAI({ baseURL: `${rig.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const started = performance.now();
     const hung = client.chat.completions.create({ model: 'sim/llama-3.2-1b', messages: [{ role: 'user', content: FAULT_PROMPTS.hang }], max_tokens: 5 });
-    await expect(hung).rejects.toMatchObject({ status: 503, code: 'runner_stuck' });
-    expect(performance.now() - started).toBeLessThan(10_000);
+    await expect(hung).rejects.toMatchObject({ status: 503, code: 'runner_stuck', message: expect.stringMatching(/watchdog deadline 1(\.0)? s/) });
   });
 });

@@ -26,7 +26,7 @@ export type StallCause =
   | 'unexplained';
 
 /** The parts of a time to first token (they add up to the total); `load` only for a request that waited for its model to load. */
-export type TtftPart = 'load' | 'dispatch' | 'ack_wait' | 'prefill' | 'first_token';
+export type TtftPart = 'load' | 'dispatch' | 'ack_wait' | 'runner_wait' | 'prefill' | 'first_token';
 
 /** What the diagnosis counts as slow, and the clock it measures unfinished requests against. */
 export interface DiagnosisOptions {

@@ -40,6 +40,7 @@ import { modelLoad } from './causes/model-load';
 import { nodeDispatchDelay } from './causes/node-dispatch-delay';
 import { ownPrefill } from './causes/own-prefill';
 import { queuedBehindSameModelPrefill } from './causes/queued-behind-same-model-prefill';
+import { unexplainedRunnerWait, waitedInRunnerBehindPrompts } from './causes/waited-in-runner';
 import { runnerCrashed } from './causes/runner-crashed';
 import { runnerStuck } from './causes/runner-stuck';
 import { sharedGpu } from './causes/shared-gpu';
@@ -71,6 +72,7 @@ const CAUSES_BY_PART: Record<TtftPart, { tried: readonly Cause[]; otherwise: Fal
   load: { tried: [], otherwise: modelLoad },
   dispatch: { tried: [waitingForRunner], otherwise: nodeDispatchDelay },
   ack_wait: { tried: [queuedBehindSameModelPrefill], otherwise: unexplainedAckWait },
+  runner_wait: { tried: [waitedInRunnerBehindPrompts], otherwise: unexplainedRunnerWait },
   prefill: { tried: [sharedGpu], otherwise: ownPrefill },
   first_token: { tried: [sharedGpu], otherwise: ownPrefill },
 };
@@ -83,6 +85,7 @@ export function ttftParts(t: RequestTimeline, until: number): TtftParts {
     loadMs: round(parts.loadMs),
     dispatchMs: round(parts.dispatchMs),
     ackWaitMs: round(parts.ackWaitMs),
+    runnerWaitMs: round(parts.runnerWaitMs),
     prefillMs: round(parts.prefillMs),
     firstTokenMs: round(parts.firstTokenMs),
   };
@@ -94,6 +97,7 @@ function dominant(parts: TtftParts): TtftPart {
     ['load', parts.loadMs ?? 0],
     ['dispatch', parts.dispatchMs ?? 0],
     ['ack_wait', parts.ackWaitMs ?? 0],
+    ['runner_wait', parts.runnerWaitMs ?? 0],
     ['prefill', parts.prefillMs ?? 0],
     ['first_token', parts.firstTokenMs ?? 0],
   ];

@@ -101,10 +101,12 @@ export function readmeText(input: ReadmeInput): string {
   lines.push('');
   lines.push('Reading timeline.csv', '--------------------');
   lines.push('All times are milliseconds of one monotonic clock (events.jsonl uses the same).');
-  lines.push('ttft_ms = dispatch_ms + ack_wait_ms + prefill_ms + first_token_gap_ms.');
+  lines.push('ttft_ms = load_ms + dispatch_ms + ack_wait_ms + runner_wait_ms + prefill_ms + first_token_gap_ms.');
   lines.push('- dispatch_ms long while the runner was ready: the node held the task back (a bug).');
   lines.push('- ack_wait_ms long: the runner was in a step, usually another prompt\u2019s prefill on the same model');
   lines.push('  (a runner admits new tasks only between steps). Other models must not be affected.');
+  lines.push('- runner_wait_ms long: acknowledged, the request waited in the runner for its turn while it prefilled');
+  lines.push('  the prompts of the same model ahead of it (one per step). Not its own prefill.');
   lines.push('- prefill_ms or first_token_gap_ms long: the prompt itself, or the GPU shared with a busy runner');
   lines.push('  (compare with the same model\u2019s rows that have no concurrent_busy_instances).');
   lines.push('See docs/diagnostics.md in the exobar repository for more.');

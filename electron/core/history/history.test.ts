@@ -29,6 +29,7 @@ function record(model: string, ttftMs: number, outcome: RequestRecord['outcome']
     ttftMs,
     loadMs: null,
     waitMs: 0,
+    runnerWaitMs: 0,
     prefillMs: ttftMs,
     firstTokenMs: 0,
     prefillTokensPerSecond: null,

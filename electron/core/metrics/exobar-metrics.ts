@@ -37,6 +37,7 @@ export class ExobarMetrics {
   readonly registry = new Registry();
   private readonly ttft: Histogram<string>;
   private readonly ttftWait: Histogram<string>;
+  private readonly ttftRunnerWait: Histogram<string>;
   private readonly ttftPrefill: Histogram<string>;
   private readonly ttftFirstToken: Histogram<string>;
   private readonly itl: Histogram<string>;
@@ -57,7 +58,12 @@ export class ExobarMetrics {
     this.ttft = histogram('exobar_ttft_seconds', 'Time to first token, from arrival at exobar to the first token, by API dialect too.', TTFT_BUCKETS, ['api']);
     this.ttftWait = histogram(
       'exobar_ttft_wait_seconds',
-      "TTFT part: arrival until the engine admitted the request (exobar's queue, the runner's acknowledgement; for exo, until its first prefill progress).",
+      "TTFT part: arrival until the engine took the request (exobar's queue, the runner's acknowledgement; for exo, until its first prefill progress).",
+      TTFT_BUCKETS,
+    );
+    this.ttftRunnerWait = histogram(
+      'exobar_ttft_runner_wait_seconds',
+      "TTFT part: waiting in the runner, from its acknowledgement until the runner began the request's prefill (its turn behind the same model's earlier prompts). Local runners only.",
       TTFT_BUCKETS,
     );
     this.ttftPrefill = histogram('exobar_ttft_prefill_seconds', 'TTFT part: the prompt prefill.', TTFT_BUCKETS);
@@ -109,6 +115,7 @@ export class ExobarMetrics {
     if (record.promptTokens > 0) this.promptTokens.inc(labels, record.promptTokens);
     if (record.ttftMs != null) this.ttft.observe({ ...labels, api: record.api ?? 'unknown' }, record.ttftMs / 1000);
     if (record.waitMs != null) this.ttftWait.observe(labels, record.waitMs / 1000);
+    if (record.runnerWaitMs != null) this.ttftRunnerWait.observe(labels, record.runnerWaitMs / 1000);
     if (record.prefillMs != null) this.ttftPrefill.observe(labels, record.prefillMs / 1000);
     if (record.firstTokenMs != null) this.ttftFirstToken.observe(labels, record.firstTokenMs / 1000);
     if (record.itlP95Ms != null) this.itl.observe(labels, record.itlP95Ms / 1000);

@@ -434,6 +434,7 @@ export class Instance {
             totalMs: sample.totalMs,
             ...(sample.loadMs !== undefined ? { loadMs: sample.loadMs } : {}),
             waitMs: sample.waitMs,
+            ...(sample.runnerWaitMs !== undefined ? { runnerWaitMs: sample.runnerWaitMs } : {}),
             prefillMs: sample.prefillMs,
             firstTokenMs: sample.firstTokenMs,
           },

@@ -30,7 +30,10 @@ export type NodeEvent =
   | (OfRequest & { kind: 'request_requeued' })
   | (OfRequest & { kind: 'request_acknowledged' })
   | (OfRequest & { kind: 'prefill_progress'; data: { processed: number; total: number } })
-  | (OfRequest & { kind: 'first_token'; data: { totalMs: number; loadMs?: number; waitMs: number; prefillMs: number; firstTokenMs: number } })
+  | (OfRequest & {
+      kind: 'first_token';
+      data: { totalMs: number; loadMs?: number; waitMs: number; runnerWaitMs?: number; prefillMs: number; firstTokenMs: number };
+    })
   | (OfRequest & { kind: 'request_finished'; data: { completionTokens: number } })
   | (OfRequest & { kind: 'request_failed'; data: { completionTokens: number; code: NodeErrorCode; reason: string } })
   | (OfRequest & { kind: 'request_cancelled'; data: { completionTokens: number } })

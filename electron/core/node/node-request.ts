@@ -25,6 +25,11 @@ export class NodeRequest {
   /** Written to the runner's stdin. */
   dispatchedAt: number | null = null;
   acknowledgedAt: number | null = null;
+  /**
+   * The runner began this task's prefill: its first prefill progress (the 0-token report
+   * sent at admission). Until then an acknowledged task waits in the runner for its turn.
+   */
+  prefillStartAt: number | null = null;
   prefillEndAt: number | null = null;
   prefillProcessed = 0;
   prefillTotal = 0;
@@ -97,6 +102,8 @@ export class NodeRequest {
   }
 
   markPrefill(processed: number, total: number, now: number): void {
+    // A runner that reports no start (its first report comes after a chunk) began at the ack.
+    this.prefillStartAt ??= processed === 0 ? now : this.acknowledgedAt;
     this.prefillProcessed = processed;
     this.prefillTotal = total;
     this.prefillEndAt = now;
@@ -154,7 +161,7 @@ export class NodeRequest {
       ...(this.loadedAt !== undefined ? { loadedAt: this.loadedAt } : {}),
       dispatchedAt: this.dispatchedAt,
       acknowledgedAt: this.acknowledgedAt,
-      prefillStartAt: this.acknowledgedAt,
+      prefillStartAt: this.prefillStartAt ?? (this.prefillEndAt !== null || this.firstTokenAt !== null ? this.acknowledgedAt : null),
       prefillEndAt: this.prefillEndAt,
       firstTokenAt: this.firstTokenAt,
       endedAt: this.endedAt,
@@ -166,7 +173,7 @@ export class NodeRequest {
     };
   }
 
-  /** The sample at the first token: the parts of request-metrics, the node's waits (dispatch and ack) as one. */
+  /** The sample at the first token: the parts of request-metrics, the node's waits (dispatch and ack) as one, the runner's wait apart. */
   private buildTtftSample(now: number): TtftSample {
     const parts = measureTtftParts(this, now);
     return {
@@ -175,6 +182,7 @@ export class NodeRequest {
       totalMs: now - this.arrivedAt,
       ...(parts.loadMs !== null ? { loadMs: parts.loadMs } : {}),
       waitMs: (parts.dispatchMs ?? 0) + (parts.ackWaitMs ?? 0),
+      runnerWaitMs: parts.runnerWaitMs ?? 0,
       prefillMs: parts.prefillMs ?? 0,
       firstTokenMs: parts.firstTokenMs ?? 0,
       promptTokens: this.promptTokens,

@@ -165,7 +165,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       version: options.version ?? '0.0.0',
       apiBaseUrl,
       instances: [
-        ...[...instances.values()].map((i) => ({ ...i.snapshot(now), pacing: pacingSnapshot(pacing.pacedNow(i.id), now) })),
+        ...[...instances.values()].map((i) => ({
+          ...i.snapshot(now),
+          pacing: pacingSnapshot(pacing.pacedNow(i.id), now),
+          ...(pacing.waitingForBaseline(i.id) ? { pacingWaitingForBaseline: true } : {}),
+        })),
         ...[...stoppingInstances.values()].map((i) => ({ ...i.snapshot(now), pacing: null })),
         ...exoView.instances,
       ],

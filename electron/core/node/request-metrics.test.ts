@@ -2,11 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { BusyIntervals, busyIntervalOf, overlapMs, measureTtftParts } from './request-metrics';
 
 describe('request metrics', () => {
-  it('splits a time to first token into four parts that add up to it', () => {
+  it('splits a time to first token into parts that add up to it', () => {
     const t = { arrivedAt: 0, dispatchedAt: 2, acknowledgedAt: 1500, prefillEndAt: 1900, firstTokenAt: 1950 };
     const parts = measureTtftParts(t, 1950);
-    expect(parts).toEqual({ loadMs: null, dispatchMs: 2, ackWaitMs: 1498, prefillMs: 400, firstTokenMs: 50 });
+    // A runner that does not report the start of its prefill: it began at the acknowledgement.
+    expect(parts).toEqual({ loadMs: null, dispatchMs: 2, ackWaitMs: 1498, runnerWaitMs: 0, prefillMs: 400, firstTokenMs: 50 });
     expect(parts.dispatchMs! + parts.ackWaitMs! + parts.prefillMs! + parts.firstTokenMs!).toBe(1950);
+  });
+
+  it('counts the time a request waited in the runner for its turn apart from its own prefill', () => {
+    // Acknowledged at once, behind five other prompts: its prefill began 1.6 s later and took 50 ms.
+    const t = { arrivedAt: 0, dispatchedAt: 1, acknowledgedAt: 3, prefillStartAt: 1603, prefillEndAt: 1653, firstTokenAt: 1670 };
+    const parts = measureTtftParts(t, 1670);
+    expect(parts).toEqual({ loadMs: null, dispatchMs: 1, ackWaitMs: 2, runnerWaitMs: 1600, prefillMs: 50, firstTokenMs: 17 });
+    // Still waiting for its turn: the wait grows, the prefill has not begun.
+    expect(measureTtftParts({ ...t, prefillStartAt: null, prefillEndAt: null, firstTokenAt: null }, 1000)).toMatchObject({
+      runnerWaitMs: 997,
+      prefillMs: null,
+    });
   });
 
   it('measures a request still waiting up to `until`, later parts null', () => {
@@ -14,6 +27,7 @@ describe('request metrics', () => {
       loadMs: null,
       dispatchMs: 5,
       ackWaitMs: 295,
+      runnerWaitMs: null,
       prefillMs: null,
       firstTokenMs: null,
     });
@@ -22,13 +36,14 @@ describe('request metrics', () => {
   it('puts the wait for a model load first, the other parts from the end of the load', () => {
     const t = { arrivedAt: 0, loadedAt: 2000, dispatchedAt: 2001, acknowledgedAt: 2010, prefillEndAt: 2200, firstTokenAt: 2250 };
     const parts = measureTtftParts(t, 2250);
-    expect(parts).toEqual({ loadMs: 2000, dispatchMs: 1, ackWaitMs: 9, prefillMs: 190, firstTokenMs: 50 });
+    expect(parts).toEqual({ loadMs: 2000, dispatchMs: 1, ackWaitMs: 9, runnerWaitMs: 0, prefillMs: 190, firstTokenMs: 50 });
     expect(Object.values(parts).reduce((a, b) => a! + b!, 0)).toBe(2250);
     // Still loading: only the load has begun.
     expect(measureTtftParts({ ...t, loadedAt: null, dispatchedAt: null, acknowledgedAt: null, prefillEndAt: null, firstTokenAt: null }, 700)).toEqual({
       loadMs: 700,
       dispatchMs: null,
       ackWaitMs: null,
+      runnerWaitMs: null,
       prefillMs: null,
       firstTokenMs: null,
     });

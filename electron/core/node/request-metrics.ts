@@ -15,8 +15,13 @@ export interface RequestMoments {
   loadedAt?: number | null;
   /** Written to the runner. */
   dispatchedAt: number | null;
-  /** The runner admitted it (it admits only between generation steps). */
+  /** The runner acknowledged it (it reads and acknowledges tasks only between generation steps). */
   acknowledgedAt: number | null;
+  /**
+   * The runner began its prefill (its first prefill progress, the 0-token report a runner
+   * sends when it admits the task); null or absent: not reported, taken as the acknowledgement.
+   */
+  prefillStartAt?: number | null;
   /** The last prefill progress chunk. */
   prefillEndAt: number | null;
   firstTokenAt: number | null;
@@ -32,9 +37,14 @@ export interface TtftParts {
   loadMs: number | null;
   /** Arrival at the node (or the end of the load) until the task was written to the runner. */
   dispatchMs: number | null;
-  /** Written until the runner acknowledged it (the runner admits only between steps). */
+  /** Written until the runner acknowledged it (the runner reads tasks only between steps). */
   ackWaitMs: number | null;
-  /** Acknowledgement until the last prefill progress (or the first token). */
+  /**
+   * Waiting in the runner: acknowledged until the runner began its prefill (its turn came,
+   * behind the runner's earlier prompts). Zero for a runner that does not report the start.
+   */
+  runnerWaitMs: number | null;
+  /** The start of its prefill until the last prefill progress (or the first token). */
   prefillMs: number | null;
   /** Last prefill progress until the first token. */
   firstTokenMs: number | null;
@@ -42,7 +52,7 @@ export interface TtftParts {
 
 /** The parts of a request's wait so far, measured up to `until` (its first token, its end, or now). */
 export function measureTtftParts(t: RequestMoments, until: number): TtftParts {
-  const parts: TtftParts = { loadMs: null, dispatchMs: null, ackWaitMs: null, prefillMs: null, firstTokenMs: null };
+  const parts: TtftParts = { loadMs: null, dispatchMs: null, ackWaitMs: null, runnerWaitMs: null, prefillMs: null, firstTokenMs: null };
   let from = t.arrivedAt;
   if (t.loadedAt !== undefined) {
     const loaded = Math.min(t.loadedAt ?? until, until);
@@ -56,10 +66,16 @@ export function measureTtftParts(t: RequestMoments, until: number): TtftParts {
   const ack = t.acknowledgedAt ?? until;
   parts.ackWaitMs = ack - t.dispatchedAt;
   if (t.acknowledgedAt === null) return parts;
-  // The runner prefills a prompt inside the step that admits (and acknowledges) it.
-  const lastPrefill = t.prefillEndAt ?? (t.firstTokenAt !== null ? t.acknowledgedAt : until);
-  parts.prefillMs = Math.max(0, Math.min(lastPrefill, until) - t.acknowledgedAt);
-  if (t.firstTokenAt !== null) parts.firstTokenMs = Math.max(0, t.firstTokenAt - Math.max(lastPrefill, t.acknowledgedAt));
+  // Acknowledged, a task waits in the runner's own queue until the runner admits it and
+  // prefills it (inside the step that admits it); the runner reports that start.
+  // A runner that does not report the start: its prefill began at the acknowledgement.
+  const started = t.prefillStartAt ?? (t.prefillEndAt !== null || t.firstTokenAt !== null ? t.acknowledgedAt : null);
+  parts.runnerWaitMs = Math.max(0, Math.min(started ?? until, until) - t.acknowledgedAt);
+  if (started === null) return parts;
+  const prefillFrom = Math.max(started, t.acknowledgedAt);
+  const lastPrefill = t.prefillEndAt ?? (t.firstTokenAt !== null ? prefillFrom : until);
+  parts.prefillMs = Math.max(0, Math.min(lastPrefill, until) - prefillFrom);
+  if (t.firstTokenAt !== null) parts.firstTokenMs = Math.max(0, t.firstTokenAt - Math.max(lastPrefill, prefillFrom));
   return parts;
 }
 

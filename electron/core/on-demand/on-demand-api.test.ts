@@ -74,7 +74,7 @@ describe('load on request', () => {
     const sample = instance!.ttft.latest!;
     // The sim 1B loads in ~0.5 s at this time scale (0.8 s load + 0.2 s warm-up, x0.5).
     expect(sample.loadMs).toBeGreaterThan(300);
-    expect(sample.loadMs! + sample.waitMs + sample.prefillMs + sample.firstTokenMs).toBeCloseTo(sample.totalMs, 0);
+    expect(sample.loadMs! + sample.waitMs + (sample.runnerWaitMs ?? 0) + sample.prefillMs + sample.firstTokenMs).toBeCloseTo(sample.totalMs, 0);
     const timeline = r.node.requestTimelines().find((t) => t.requestId === sample.requestId)!;
     expect(timeline.loadedAt).toBeGreaterThan(timeline.arrivedAt);
     expect(events(r, 'instance_created').at(-1)).toMatchObject({ data: { model: SMALL, onDemand: true, instanceType: 'ring', fastSynch: false } });

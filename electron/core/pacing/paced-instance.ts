@@ -4,6 +4,7 @@
  */
 import type { Instance } from '../node/instance';
 import type { PacedRunner } from './pacing-controller';
+import { UNKNOWN_MODEL_PRIOR } from '../supervisor/runner-rates';
 
 /** The controller's view of one local instance. */
 export function pacedRunnerOf(instance: Instance): PacedRunner {
@@ -20,6 +21,8 @@ export function pacedRunnerOf(instance: Instance): PacedRunner {
       return tokens;
     },
     soloItl: () => instance.sharing.soloFigures(performance.now()),
+    // The catalog's calibrated decode step (scaled for a sim); none for a model outside it.
+    calibratedItlMs: () => (instance.supervisor.rates.prior === UNKNOWN_MODEL_PRIOR ? null : instance.supervisor.rates.prior.decodeStepMs),
     supervisor: instance.supervisor,
   };
 }

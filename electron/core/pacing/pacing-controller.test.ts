@@ -25,6 +25,8 @@ class ScriptedRunner implements PacedRunner {
   remaining = 0;
   /** Its solo decode: 12 ms gaps, plenty of them. */
   solo: SoloItl = { gaps: 200, itlP50Ms: 12 };
+  /** Its calibrated ITL alone (the catalog's figure); null: a model outside the catalog. */
+  calibrated: number | null = 12;
   private readonly listeners = new Set<() => void>();
   readonly supervisor: PacedRunner['supervisor'];
 
@@ -60,6 +62,10 @@ class ScriptedRunner implements PacedRunner {
 
   soloItl(): SoloItl {
     return this.solo;
+  }
+
+  calibratedItlMs(): number | null {
+    return this.calibrated;
   }
 
   set(phase: GpuPhase, remaining = this.remaining): void {
@@ -223,16 +229,54 @@ describe('adaptive decode-first pacing', () => {
     expect(peak.ratio).toBeGreaterThan(1);
     expect(peak.ratio).toBeLessThan(1.2);
 
-    // Too few solo gaps to know B's solo ITL: interference is unknown, and unknown is not paced.
+    // A stream with no solo window, no earlier solo figure and no calibrated one: interference
+    // is unknown, and unknown is not paced (the card says pacing waits for a baseline).
     events = [];
-    b.solo = { gaps: 2, itlP50Ms: 12 };
-    a.set('prefilling', 30_000);
-    gaps(b, 40, 12, 20);
-    expect(a.sent).toEqual([]);
-    a.set('idle', 0);
+    const c = new ScriptedRunner('c', 'tiny mamba2');
+    const d = new ScriptedRunner('d', 'unknown model');
+    d.solo = { gaps: 2, itlP50Ms: 12 };
+    d.calibrated = null;
+    controllerOf(c, d);
+    d.set('decoding');
+    expect(controller.waitingForBaseline('d')).toBe(true);
+    c.set('prefilling', 30_000);
+    gaps(d, 40, 12, 20);
+    expect(c.sent).toEqual([]);
+    c.set('idle', 0);
     expect(events).toEqual([
-      { kind: 'pacing_not_needed', instanceId: 'a', data: { model: 'tiny mamba2', neighbours: ['tiny llama'], peak: null, engageItlRatio: 1.2 } },
+      { kind: 'pacing_not_needed', instanceId: 'c', data: { model: 'tiny mamba2', neighbours: ['unknown model'], peak: null, engageItlRatio: 1.2 } },
     ]);
+  });
+
+  it('paces a stream busy from its first request against its calibrated ITL: no solo window is needed', () => {
+    // The README's scenario: the 1B streams from the start while the 3B prefills 60k tokens.
+    const a = new ScriptedRunner('a', 'Llama 3.2 3B');
+    const b = new ScriptedRunner('b', 'Llama 3.2 1B');
+    b.solo = { gaps: 0, itlP50Ms: null };
+    controllerOf(a, b);
+    b.set('decoding');
+    a.set('prefilling', 60_000);
+    expect(controller.waitingForBaseline('b')).toBe(false);
+    gaps(b, 30);
+    expect(a.sent).toHaveLength(1);
+    expect(last('pacing_engaged').data).toMatchObject({ trigger: { neighbour: 'Llama 3.2 1B', soloItlMs: 12, ratio: 2.5 } });
+  });
+
+  it('keeps the solo ITL it last trusted once the window has no solo gaps left', () => {
+    const a = new ScriptedRunner('a', 'Llama 3.2 3B');
+    const b = new ScriptedRunner('b', 'Llama 3.2 1B');
+    b.calibrated = null;
+    b.solo = { gaps: 200, itlP50Ms: 10 };
+    controllerOf(a, b);
+    b.set('decoding');
+    a.set('prefilling', 30_000);
+    gaps(b, 11, 6);
+    expect(a.sent).toEqual([]);
+    // Busy ever since: the window's solo gaps aged out, the earlier figure still stands.
+    b.solo = { gaps: 0, itlP50Ms: null };
+    gaps(b, 25, 6);
+    expect(a.sent).toHaveLength(1);
+    expect(last('pacing_engaged').data).toMatchObject({ trigger: { soloItlMs: 10 } });
   });
 
   it('never paces a prefill past its ceiling: full speed once the added time reaches it, until that prefill ends', () => {

@@ -40,6 +40,11 @@ export interface PacedRunner {
   prefillRemainingTokens(): number;
   /** Its solo decode over the sharing window (no neighbour busy): what its live ITL is compared with. */
   soloItl(): SoloItl;
+  /**
+   * Its calibrated ITL alone (ms per decode step at batch 1, the catalog's measured figure
+   * for its model); null where none is known (a model outside the catalog).
+   */
+  calibratedItlMs(): number | null;
   supervisor: {
     readonly supportsPacing: boolean;
     setPrefillPacing(pacing: PrefillPacing): string | null;
@@ -81,6 +86,8 @@ export class PacingController {
   private readonly unsubscribe = new Map<string, () => void>();
   /** Per decoding runner: its live ITL beside a neighbour's prefill. */
   private readonly live = new Map<string, LiveItl>();
+  /** Per runner: the last solo ITL its window trusted, kept once the window has no solo gaps left. */
+  private readonly earlierSolo = new Map<string, SoloItl>();
   private readonly tuning: PacingTuning;
   private readonly now: () => number;
 
@@ -103,6 +110,7 @@ export class PacingController {
   remove(runnerId: string): void {
     this.unsubscribe.get(runnerId)?.();
     this.unsubscribe.delete(runnerId);
+    this.earlierSolo.delete(runnerId);
     const episode = this.episodes.get(runnerId);
     if (episode) this.endEpisode(runnerId, null, episode, 'runner_gone');
     this.evaluate();
@@ -125,8 +133,33 @@ export class PacingController {
     if (!runner || runner.phase() !== 'decoding') return;
     let live = this.live.get(runnerId);
     if (!live) this.live.set(runnerId, (live = new LiveItl(runner.label, this.tuning)));
-    live.add(gapMs, runner.soloItl());
+    live.add(gapMs, this.baselineOf(runner).solo ?? { gaps: 0, itlP50Ms: null });
     this.evaluate();
+  }
+
+  /**
+   * What a stream's live ITL is compared with, and where it comes from: its solo window
+   * when that has enough gaps; else the solo figure the window last trusted (earlier);
+   * else the runner's calibrated figure. A model busy from its first request never gets
+   * a solo window, and must still be paced. `waiting`: none known yet.
+   */
+  baselineOf(runner: PacedRunner): { source: 'solo' | 'earlier' | 'calibrated' | 'waiting'; solo: SoloItl | null } {
+    const window = runner.soloItl();
+    if (window.gaps >= this.tuning.minSoloGaps && window.itlP50Ms !== null && window.itlP50Ms > 0) {
+      this.earlierSolo.set(runner.id, window);
+      return { source: 'solo', solo: window };
+    }
+    const earlier = this.earlierSolo.get(runner.id);
+    if (earlier) return { source: 'earlier', solo: earlier };
+    const calibrated = runner.calibratedItlMs();
+    if (calibrated !== null && calibrated > 0) return { source: 'calibrated', solo: { gaps: this.tuning.minSoloGaps, itlP50Ms: calibrated } };
+    return { source: 'waiting', solo: null };
+  }
+
+  /** Whether pacing `runnerId`'s stream waits for a baseline (no solo, earlier or calibrated ITL known), for the card. */
+  waitingForBaseline(runnerId: string): boolean {
+    const runner = this.options.runners().find((r) => r.id === runnerId);
+    return runner !== undefined && this.options.policy() === 'decode_first' && this.baselineOf(runner).source === 'waiting';
   }
 
   /** Re-decides every runner's pacing; called on every phase change, every gap beside a prefill and when the setting changes. */

@@ -44,6 +44,7 @@ export function localRecord(ended: EndedRequest, mac: string): RequestRecord {
     ttftMs: ttft?.totalMs ?? null,
     loadMs: ttft?.loadMs ?? null,
     waitMs: ttft?.waitMs ?? null,
+    runnerWaitMs: ttft?.runnerWaitMs ?? null,
     prefillMs: ttft?.prefillMs ?? null,
     firstTokenMs: ttft?.firstTokenMs ?? null,
     // The runner's own figure where it sent one (at the end), else the prompt over the measured prefill.
@@ -89,6 +90,7 @@ export function exoRecord(r: ProxiedRequest, place: { instance: string | null; n
     ttftMs: ttft?.totalMs ?? null,
     loadMs: ttft?.loadMs ?? null,
     waitMs: ttft?.waitMs ?? null,
+    runnerWaitMs: ttft?.runnerWaitMs ?? null,
     prefillMs: ttft?.prefillMs ?? null,
     firstTokenMs: ttft?.firstTokenMs ?? null,
     prefillTokensPerSecond: rateOrNull(stats?.prompt_tps) ?? perSecond(promptTokens, ttft?.prefillMs ?? null),

@@ -50,10 +50,13 @@ describe('runner process', () => {
       `const c = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { detached: true, stdio: ['ignore', 'inherit', 'ignore'] });` +
         `c.unref(); process.stdout.write(JSON.stringify({ type: 'TaskAcknowledged', taskId: String(c.pid) }) + '\\n'); process.exit(4);`,
     );
-    const started = performance.now();
     expect(await r.exited).toEqual({ code: 4, signal: null });
-    expect(performance.now() - started).toBeLessThan(4000);
+    // Handled while the holder (alive for 30 s) still keeps the output open: the exit was
+    // not waiting for the pipe to close, whatever the machine's speed.
     const holder = r.messages[0];
-    if (holder?.type === 'TaskAcknowledged') process.kill(Number(holder.taskId), 'SIGKILL');
+    expect(holder?.type).toBe('TaskAcknowledged');
+    const holderPid = Number(holder?.type === 'TaskAcknowledged' ? holder.taskId : NaN);
+    expect(() => process.kill(holderPid, 0)).not.toThrow();
+    process.kill(holderPid, 'SIGKILL');
   });
 });

@@ -1,7 +1,12 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { findSimModel } from '../../../shared/catalog';
 import { RunnerRates, ratePriorFor, UNKNOWN_MODEL_PRIOR } from './runner-rates';
-import { DEFAULT_WATCHDOG_LIMITS, watchdogDeadlineMs } from './watchdog';
+import { DEFAULT_WATCHDOG_LIMITS, Watchdog, watchdogDeadlineMs, type WatchdogFiring } from './watchdog';
 
 const LIMITS = { ...DEFAULT_WATCHDOG_LIMITS, floorMs: 5000, prefillMs: 600_000, decodeMs: 120_000, safetyFactor: 4 };
 const B3 = findSimModel('sim/llama-3.2-3b')!;
@@ -47,5 +52,52 @@ describe('runner rates', () => {
     // Recent history only: a faster spell brings it back down.
     for (let i = 0; i < 20; i++) rates.recordPrefillChunk(4096, (4096 * 1000) / 1590, false);
     expect(rates.prefillStepMs(4096, 1) / before).toBeLessThan(1.3);
+  });
+});
+
+describe('watchdog under a starved node', () => {
+  it('does not blame the runner for the silence of a node that was starved while the runner wrote', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'exobar-watchdog-'));
+    const wrote = join(dir, 'wrote');
+    // A "runner" that answers each line with a line, then marks that it has written.
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require('readline').createInterface({ input: process.stdin }).on('line', () => { process.stdout.write('progress\\n', () => require('fs').writeFileSync(${JSON.stringify(wrote)}, '')); });`,
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    const firings: WatchdogFiring[] = [];
+    const deadlineMs = 100;
+    const watchdog = new Watchdog(
+      { ...DEFAULT_WATCHDOG_LIMITS, floorMs: deadlineMs },
+      () => ({ phase: 'decode', deadlineMs }),
+      (f) => firings.push(f),
+    );
+    const lines = createInterface({ input: child.stdout! });
+    let seen = 0;
+    lines.on('line', () => {
+      seen += 1;
+      watchdog.outputSeen();
+    });
+    try {
+      watchdog.start();
+      child.stdin!.write('step\n');
+      // The node is starved (its loop blocked) well past the deadline, and the runner's
+      // line is in the pipe by then, unread: an event, not a window, ends the block.
+      const blockedAt = performance.now();
+      while (!existsSync(wrote) || performance.now() - blockedAt < 5 * deadlineMs) {
+        /* starved */
+      }
+      // The first turn of the loop reads the line before the watchdog judges.
+      await new Promise<void>((resolve) => lines.once('line', () => setImmediate(resolve)));
+      expect(seen).toBe(1);
+      expect(firings).toEqual([]);
+    } finally {
+      watchdog.stop();
+      child.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -95,12 +95,25 @@ export class Watchdog {
   }
 
   private check(): void {
-    const current = this.deadline();
-    if (current === null) return;
-    const silentMs = this.silentMs();
-    if (silentMs > current.deadlineMs) {
+    if (this.overdue() === null) return;
+    // Timers run before the event loop reads pipes: after the node itself was starved of
+    // CPU (a busy machine, a wake from sleep), the runner's lines may be waiting unread
+    // in its stdout, and the silence is the node's, not the runner's. Judge again once
+    // the loop has read what is pending (setImmediate runs after the poll phase).
+    setImmediate(() => {
+      if (this.timer === null) return;
+      const firing = this.overdue();
+      if (firing === null) return;
       this.stop();
-      this.onStuck({ phase: current.phase, silentMs, deadlineMs: current.deadlineMs });
-    }
+      this.onStuck(firing);
+    });
+  }
+
+  /** The firing the runner's silence calls for now, or null while it is within its deadline. */
+  private overdue(): WatchdogFiring | null {
+    const current = this.deadline();
+    if (current === null) return null;
+    const silentMs = this.silentMs();
+    return silentMs > current.deadlineMs ? { phase: current.phase, silentMs, deadlineMs: current.deadlineMs } : null;
   }
 }

@@ -269,17 +269,22 @@ export class GenerationEngine {
     const { timings, timeScale } = this.deps;
     const fault = detectFault(task.params.messages);
     if (fault === 'hang') await this.deps.hang(`fault prompt in task ${task.taskId}`);
+    const tokens = promptTokensOf(task.params.messages);
+    const cachedTokens = this.deps.cache.lookup(tokens);
+    // Its turn has come: the 0-token progress tells the node its prefill begins now, so the
+    // time it waited in this runner behind earlier prompts is not counted as its prefill
+    // (the total is what it will prefill: the cached tokens left out).
+    this.deps.out.chunk(task.commandId, { kind: 'PrefillProgressChunk', processedTokens: 0, totalTokens: tokens.length - cachedTokens });
 
     // CPU side (chat template, tokenizer): not GPU work, so not slowed by other runners.
     await this.deps.pacer.wait(timings.admitOverheadS * timeScale * 1000);
 
-    const tokens = promptTokensOf(task.params.messages);
     const { plan, nextToken, toolCall } = this.answerOf(task);
     const request: ActiveRequest = {
       task,
       promptTokens: tokens.length,
       tokens,
-      cachedTokens: this.deps.cache.lookup(tokens),
+      cachedTokens,
       prefilled: 0,
       prefilling: true,
       prefillStartedAt: 0,

@@ -84,6 +84,16 @@ describe('instance card', () => {
     expect(within(card(paced.modelName)).queryByTestId('pacing')).toBeNull();
   });
 
+  it('says when pacing waits for a baseline for this model, and nothing once it has one', () => {
+    const base = instance({ engine: 'mlx', simulated: false, modelName: 'Some MLX model' });
+    const { push } = renderApp(snapshot({ instances: [{ ...base, pacingWaitingForBaseline: true }] }));
+    expect(within(card('Some MLX model')).getByTestId('pacing-baseline').textContent).toMatch(
+      /^Pacing waits for a baseline: this model's speed alone is not known yet/,
+    );
+    push(snapshot({ seq: 2, instances: [base] }));
+    expect(within(card('Some MLX model')).queryByTestId('pacing-baseline')).toBeNull();
+  });
+
   it('shows prefill progress with tokens, percent and ETA, and it advances with the next snapshot', () => {
     const { push } = renderApp(snapshot({ instances: [prefillingInstance()] }));
     const prefill = within(card('Llama 3.2 3B (simulated)')).getByTestId('prefill');
@@ -154,6 +164,15 @@ describe('instance card', () => {
     renderApp(snapshot({ instances: [{ ...base, ttft: { ...base.ttft, latest, samples: [latest] } }] }));
     const breakdown = within(card('Llama 3.2 1B (simulated)')).getByTestId('ttft-breakdown').textContent ?? '';
     expect(breakdown).toMatch(/^model load 4\.19 s.*wait/);
+  });
+
+  it('shows the time a request waited in the runner for its turn as its own part, not as prefill', () => {
+    const base = instanceWithTtft(1);
+    // The sixth of six short prompts: 1.9 s behind the other five, 40 ms of its own prefill.
+    const latest = { ...base.ttft.latest!, runnerWaitMs: 1900, prefillMs: 40, totalMs: base.ttft.latest!.waitMs + 1900 + 40 + base.ttft.latest!.firstTokenMs };
+    renderApp(snapshot({ instances: [{ ...base, ttft: { ...base.ttft, latest, samples: [latest] } }] }));
+    const breakdown = within(card('Llama 3.2 1B (simulated)')).getByTestId('ttft-breakdown').textContent ?? '';
+    expect(breakdown).toMatch(/wait .*waiting in the runner 1\.90 s.*prefill 40 ms/);
   });
 
   it('shows TTFT samples on the chart with p50/p95 and the latest split into wait, prefill and first token', () => {

@@ -4,7 +4,7 @@ import { runnerLogSource } from '../../../shared/logs';
 import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
-import { PacingRow } from './pacing-row';
+import { PacingBaselineRow, PacingRow } from './pacing-row';
 import { RunnerEngineRow } from './runner-engine-row';
 import { PendingCancels } from './pending-cancels';
 import { PrefillProgress } from './prefill-progress';
@@ -74,6 +74,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
       {instance.prefill && <PrefillProgress prefill={instance.prefill} />}
       {local?.pacing && <PacingRow pacing={local.pacing} />}
       {local?.runnerEngine && <RunnerEngineRow engine={local.runnerEngine} />}
+      {local?.pacingWaitingForBaseline && <PacingBaselineRow />}
       <QueueList requests={instance.queue.requests} capacity={instance.queue.capacity} />
       <PendingCancels cancels={instance.pendingCancels} />
       <TtftPanel instanceId={instance.id} ttft={instance.ttft} />

@@ -29,3 +29,16 @@ export function PacingRow({ pacing }: { pacing: PacingSnapshot }) {
     </div>
   );
 }
+
+/**
+ * Shown while pacing cannot judge this model's stream: it compares the stream's ITL
+ * beside a neighbour's prefill with the model's ITL alone, and none is known yet.
+ */
+export function PacingBaselineRow() {
+  return (
+    <div className="row pacing small muted" data-testid="pacing-baseline" role="status">
+      Pacing waits for a baseline: this model's speed alone is not known yet (no stream without a neighbour seen, no calibrated figure), so a neighbour's
+      prefill is not paced for it
+    </div>
+  );
+}

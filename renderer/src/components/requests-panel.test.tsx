@@ -23,6 +23,7 @@ const base: RequestRecord = {
   ttftMs: 300,
   loadMs: null,
   waitMs: 50,
+  runnerWaitMs: null,
   prefillMs: 200,
   firstTokenMs: 50,
   prefillTokensPerSecond: 500,

@@ -96,6 +96,7 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
   const parts = [
     { label: 'load', v: r.loadMs, cls: 'load' },
     { label: 'wait', v: r.waitMs, cls: 'wait' },
+    { label: 'waiting in the runner', v: r.runnerWaitMs, cls: 'runner-wait' },
     { label: 'prefill', v: r.prefillMs, cls: 'prefill' },
     { label: 'first token', v: r.firstTokenMs, cls: 'first' },
   ];
@@ -110,7 +111,8 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
       </p>
       <p className="small">
-        arrived {day(r.at)} {time(r.at)} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} · prefill {ms(r.prefillMs)} (
+        arrived {day(r.at)} {time(r.at)} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} ·{' '}
+        {r.runnerWaitMs ? `waiting in the runner ${ms(r.runnerWaitMs)} · ` : ''}prefill {ms(r.prefillMs)} (
         {r.promptTokens} tokens
         {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}
         {r.prefillTokensPerSecond == null ? '' : `, ${rate(r.prefillTokensPerSecond)} tok/s`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (

@@ -20,6 +20,8 @@ function TtftBreakdown({ latest }: { latest: TtftSample | null }) {
     // A request that waited for its model's load (on request, or a placement on exo): the load comes first.
     ...(latest?.loadMs === undefined ? [] : [{ key: 'load', label: 'model load', ms: latest.loadMs }]),
     { key: 'wait', label: 'wait', ms: latest?.waitMs ?? null },
+    // Acknowledged, then held in the runner behind the same model's earlier prompts (local runners).
+    ...(latest?.runnerWaitMs ? [{ key: 'runner-wait', label: 'waiting in the runner', ms: latest.runnerWaitMs }] : []),
     { key: 'prefill', label: 'prefill', ms: latest?.prefillMs ?? null },
     { key: 'first', label: 'first token', ms: latest?.firstTokenMs ?? null },
   ];

@@ -33,10 +33,13 @@ function pacing(pacingId: string, chunkTokens: number | null, pauseMs: number): 
   return { kind: 'SetPrefillPacing', pacingId, chunkTokens, pauseMs };
 }
 
-/** The request's prefill progress events, in order. */
+/** The request's prefill progress events after each chunk, in order (not the 0-token report of its start). */
 function progressOf(runner: RunnerProcess, commandId: string): (ReceivedMessage & { processed: number })[] {
   return runner.received.flatMap((r) =>
-    r.message.type === 'ChunkGenerated' && r.message.commandId === commandId && r.message.chunk.kind === 'PrefillProgressChunk'
+    r.message.type === 'ChunkGenerated' &&
+    r.message.commandId === commandId &&
+    r.message.chunk.kind === 'PrefillProgressChunk' &&
+    r.message.chunk.processedTokens > 0
       ? [{ ...r, processed: r.message.chunk.processedTokens }]
       : [],
   );

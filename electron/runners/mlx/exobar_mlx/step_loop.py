@@ -340,6 +340,9 @@ class StepLoop:
         except RequestError as err:
             self._fail_request(task.task_id, task.command_id, str(err))
             return
+        # Its turn has come: the 0-token progress tells the node its prefill begins now, so
+        # the time it waited in this runner behind earlier prompts is not counted as prefill.
+        self.out.prefill_progress(task.command_id, 0, int(request.prompt_tokens))
         state = ActiveRequest(
             task_id=task.task_id,
             command_id=task.command_id,

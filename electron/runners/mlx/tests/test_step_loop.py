@@ -110,7 +110,7 @@ class LifecycleTest(unittest.TestCase):
             + ["runner:RunnerLoading"] * 5
             + ["runner:RunnerLoaded", "task:load:Complete",
                "ack:warm", "task:warm:Running", "runner:RunnerWarmingUp", "runner:RunnerReady", "task:warm:Complete",
-               "ack:t1", "task:t1:Running", "runner:RunnerRunning", "prefill:cmd-t1:10/12",
+               "ack:t1", "task:t1:Running", "runner:RunnerRunning", "prefill:cmd-t1:0/12", "prefill:cmd-t1:10/12",
                "prefill:cmd-t1:12/12", "token:cmd-t1:None", "token:cmd-t1:length", "task:t1:Complete", "runner:RunnerReady",
                "ack:bye", "task:bye:Running", "runner:RunnerShuttingDown", "task:bye:Complete", "runner:RunnerShutdown"],
         )
@@ -135,7 +135,7 @@ class LifecycleTest(unittest.TestCase):
         h.wait_label("task:t1:Complete")
         h.shutdown()
         progress = [l for l in h.labels() if l.startswith("prefill:")]
-        self.assertEqual(progress, ["prefill:cmd-t1:10/35", "prefill:cmd-t1:20/35", "prefill:cmd-t1:30/35", "prefill:cmd-t1:35/35"])
+        self.assertEqual(progress, ["prefill:cmd-t1:0/35", "prefill:cmd-t1:10/35", "prefill:cmd-t1:20/35", "prefill:cmd-t1:30/35", "prefill:cmd-t1:35/35"])
 
     def test_out_of_order_tasks_are_answered(self):
         h = Harness()
@@ -234,7 +234,7 @@ class CancelTest(unittest.TestCase):
         labels = h.labels()
         self.assertEqual(
             labels[h.index("ack:t1"):h.index("task:t1:Cancelled") + 2],
-            ["ack:t1", "task:t1:Running", "runner:RunnerRunning", "prefill:cmd-t1:10/57", "prefill:cmd-t1:20/57",
+            ["ack:t1", "task:t1:Running", "runner:RunnerRunning", "prefill:cmd-t1:0/57", "prefill:cmd-t1:10/57", "prefill:cmd-t1:20/57",
              "token:cmd-t1:cancelled", "task:t1:Cancelled", "runner:RunnerReady"],
         )
         final = [m for m in h.capture.messages if describe(m) == "token:cmd-t1:cancelled"][0]["chunk"]
@@ -338,7 +338,7 @@ class PacingTest(unittest.TestCase):
         h.wait_label("task:t1:Complete")
         h.shutdown()
         labels = h.labels()
-        progress = [label for label in labels if label.startswith("prefill:cmd-t1:")]
+        progress = [label for label in labels if label.startswith("prefill:cmd-t1:") and not label.startswith("prefill:cmd-t1:0/")]
         # Read after the first 100-token chunk, acknowledged there, 64-token chunks from the next one.
         self.assertEqual(progress[:4], ["prefill:cmd-t1:100/407", "prefill:cmd-t1:164/407", "prefill:cmd-t1:228/407", "prefill:cmd-t1:292/407"])
         self.assertEqual(progress[-1], "prefill:cmd-t1:407/407")
