@@ -61,6 +61,9 @@ describe('exobar check sharing on exo', () => {
     ]);
     if (!result.ttft.ran || !result.decode.ran || !result.idleNeighbour.ran) throw new Error('an experiment did not run');
 
+    console.log(
+      `on the fake exo: B's TTFT with an A request queued ${result.ttft.runs.map((r) => `hold ${r.hold ? 'on' : 'off'} ${r.bWhileAPrefillsWithQueuedS?.toFixed(2)} s (A's prefill ${r.aPrefillS?.toFixed(2)} s)`).join(', ')}`,
+    );
     // Experiment 1, hold on then off.
     expect(result.ttft.runs.map((r) => r.hold)).toEqual([true, false]);
     const [ttftOn, ttftOff] = result.ttft.runs;
