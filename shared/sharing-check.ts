@@ -8,6 +8,9 @@ import { z } from 'zod';
 
 const ms = z.number().finite();
 
+/** The experiments, in the order they run: `idle_neighbour` is B's decode with A resident and idle against A unloaded. */
+export const CHECK_EXPERIMENTS = ['ttft', 'decode', 'throughput', 'idle_neighbour'] as const;
+
 export const SharingCheckRequestSchema = z.strictObject({
   /** `[A, B]`: A prefills the long prompt, B is measured. Default: the safe pair (the two models running, else the sim pair). */
   models: z.tuple([z.string().min(1), z.string().min(1)]).optional(),
@@ -23,11 +26,8 @@ export const SharingCheckRequestSchema = z.strictObject({
   consent: z.boolean().default(false),
   /** Experiment 1 through the blocking dispatch as well (exo's worker before its fix). */
   baseline: z.boolean().default(false),
-  /** Which experiments to run (default all three). */
-  experiments: z
-    .array(z.enum(['ttft', 'decode', 'throughput']))
-    .min(1)
-    .optional(),
+  /** Which experiments to run (default all four). */
+  experiments: z.array(z.enum(CHECK_EXPERIMENTS)).min(1).optional(),
   /** B's tokens per phase of experiment 2 (before and after A's prefill). */
   decodeTokens: z.number().int().min(8).max(10_000).default(64),
 });
@@ -45,8 +45,8 @@ export type DecodeSpan = z.infer<typeof DecodeSpanSchema>;
 
 const Skipped = z.object({ ran: z.literal(false), reason: z.string() });
 
-export const TtftExperimentSchema = z.object({
-  ran: z.literal(true),
+/** One run of experiment 1 (on exo: one with exobar's hold on, one with it off). */
+export const TtftRunSchema = z.object({
   /** B's time to first token, seconds, per condition; null when it could not be measured. */
   bAloneS: z.number().nullable(),
   bWhileAPrefillsS: z.number().nullable(),
@@ -57,6 +57,15 @@ export const TtftExperimentSchema = z.object({
   /** A's long prompt as sent and its prefill time. */
   promptTokens: z.number().int(),
   aPrefillS: z.number().nullable(),
+  /** On exo, exobar's hold (setting `exo.hold`) for this run; null: a local run, where it does not apply. */
+  hold: z.boolean().nullable().default(null),
+});
+export type TtftRun = z.infer<typeof TtftRunSchema>;
+
+/** Experiment 1: its top-level figures are the first run's; `runs` holds every run (on exo: hold on, then off). */
+export const TtftExperimentSchema = TtftRunSchema.extend({
+  ran: z.literal(true),
+  runs: z.array(TtftRunSchema).default([]),
 });
 
 /** One run of experiment 2 under one sharing policy. */
@@ -75,8 +84,10 @@ export const DecodeRunSchema = z.object({
   aPrefill: z.object({ start: ms, end: ms }).nullable(),
   /** A's prefill time in this run (request acknowledged to first token), seconds. */
   aPrefillS: z.number().nullable().default(null),
-  /** The sharing policy in force for the run (setting `sharing.policy`); null: as configured. */
+  /** The sharing policy in force for the run (setting `sharing.policy`); null: as configured (on exo, where exobar paces nothing). */
   policy: z.string().nullable(),
+  /** On exo, exobar's hold (setting `exo.hold`) for this run; null: a local run. */
+  hold: z.boolean().nullable().default(null),
 });
 export type DecodeRun = z.infer<typeof DecodeRunSchema>;
 
@@ -86,7 +97,7 @@ export type DecodeRun = z.infer<typeof DecodeRunSchema>;
  */
 export const DecodeExperimentSchema = DecodeRunSchema.extend({
   ran: z.literal(true),
-  /** One run per sharing policy (`off`, then `decode_first`), same prompt and lengths. */
+  /** One run per sharing policy (`off`, then `decode_first`), or on exo per hold (on, then off); same prompt and lengths. */
   runs: z.array(DecodeRunSchema).default([]),
   /** A's prefill time with `decode_first` over with `off`: what pacing costs A (null unless both ran). */
   prefillCostRatio: z.number().nullable().default(null),
@@ -111,6 +122,25 @@ export const ThroughputExperimentSchema = z.object({
   ran: z.literal(true),
   fastSynchOff: ThroughputRunSchema,
   fastSynchOn: z.union([ThroughputRunSchema, Skipped]),
+});
+
+/**
+ * Experiment 4: B decodes with A resident and idle (loaded, no request), then with A
+ * unloaded (locally stopped through the node; on exo its instance deleted through exo's
+ * API), same prompt and length. oMLX users measured idle resident siblings halving
+ * decode on an M3 Ultra (docs/sharing-policy.md).
+ */
+export const IdleNeighbourExperimentSchema = z.object({
+  ran: z.literal(true),
+  /** B's decode with A resident and idle. */
+  resident: DecodeSpanSchema,
+  /** B's decode with A unloaded. */
+  unloaded: DecodeSpanSchema,
+  /** resident over unloaded tokens/s: below 1, A's mere residence slows B. */
+  decodeRatio: z.number().nullable(),
+  itlP95Ratio: z.number().nullable(),
+  /** How A was unloaded and brought back, in words. */
+  how: z.string(),
 });
 
 export const MachineFactsSchema = z.object({
@@ -149,6 +179,7 @@ export const SharingCheckResultSchema = z.object({
   ttft: z.union([TtftExperimentSchema, Skipped]),
   decode: z.union([DecodeExperimentSchema, Skipped]),
   throughput: z.union([ThroughputExperimentSchema, Skipped]),
+  idleNeighbour: z.union([IdleNeighbourExperimentSchema, Skipped]).default({ ran: false, reason: 'not run by this version' }),
   /** The instance ids before and after: the check leaves them as it found them. */
   instancesBefore: z.array(z.string()),
   instancesAfter: z.array(z.string()),

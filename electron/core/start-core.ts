@@ -47,6 +47,7 @@ import { loadSettings, SettingsStore, type SettingsPatch } from './settings/sett
 import { CheckManager } from './checks/check-manager';
 import { CHECK_POLICIES } from './checks/decode-experiment';
 import { createPolicyOverride } from './pacing/policy-override';
+import { createHoldOverride } from './checks/hold-override';
 import { checkRoutes } from './checks/check-routes';
 
 export interface StartCoreOptions {
@@ -204,8 +205,10 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   // Looking for Python and scanning model folders takes a moment: the API does not wait.
   void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
   const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
+  // The operator's exo.hold, which the sharing check overrides for its runs on exo only.
+  const hold = createHoldOverride(() => getSettings().exo.hold);
   const exo = new ExoAttachment({
-    holdEnabled: () => getSettings().exo.hold,
+    holdEnabled: hold.current,
     placeOnDemand: () => getSettings().exo.placeOnDemand,
     // What exobar places on exo for a request unloads after the same idle time as a local model.
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
@@ -259,7 +262,14 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const localSafePair = safePairRoutes({ getSettings, fitChecker });
   // Checks on demand (GPU sharing), through this node's supervisor; reports kept in <dataDir>/checks.
   // Experiment 2 runs under each policy in turn; the operator's is back after it.
-  const checks = new CheckManager({ node, dataDir, decode: { policies: CHECK_POLICIES, applyPolicy: sharingPolicy.apply } });
+  // On exo, its requests go through this server's own /v1 (known once it listens), with the hold on and off.
+  let ownUrl: string | null = null;
+  const checks = new CheckManager({
+    node,
+    dataDir,
+    decode: { policies: CHECK_POLICIES, applyPolicy: sharingPolicy.apply },
+    exo: { exoUrl: () => exo.url, baseUrl: () => ownUrl, applyHold: hold.apply },
+  });
   const coreRoutes: ApiRoute[] = [
     ...checkRoutes(checks),
     // While exo is attached the safe launch is on the cluster; else the local one answers.
@@ -319,6 +329,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     throw error;
   }
   node.setApiBaseUrl(`${listening.url}/v1`);
+  ownUrl = listening.url;
   // Every change of exo's state is said (stderr for the CLI, the log for the app), whoever started it.
   const exoLog = options.exoProcess?.log ?? ((line: string) => logger.info({ component: 'exo-process' }, line));
   reportExoProgress(exoProcess, exoLog);

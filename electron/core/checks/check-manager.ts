@@ -9,6 +9,7 @@ import type { ExobarNode } from '../node/node-types';
 import { CheckCancelled } from './check-context';
 import { CheckStore, checksDir } from './check-store';
 import type { DecodeExperimentOptions } from './decode-experiment';
+import type { ExoCheckHooks } from './exo-check-target';
 import { runSharingCheck } from './sharing-check';
 import { sharingReportMarkdown } from './sharing-report';
 
@@ -18,6 +19,8 @@ export interface CheckManagerOptions {
   /** Experiment 2 under a sharing policy (for the fair-sharing setting). */
   decode?: Pick<DecodeExperimentOptions, 'policies' | 'applyPolicy'>;
   appleSilicon?: boolean;
+  /** The attached exo: a check of exo's models goes through exobar's proxy, with the hold on and off. */
+  exo?: ExoCheckHooks;
 }
 
 interface Running {
@@ -69,6 +72,7 @@ export class CheckManager {
       signal: abort.signal,
       decode: this.options.decode,
       appleSilicon: this.options.appleSilicon,
+      exo: this.options.exo,
       progress: (step, fraction) => {
         status.step = step;
         status.progress = Math.max(status.progress, Math.min(1, fraction));

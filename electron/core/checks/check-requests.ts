@@ -1,15 +1,46 @@
 /**
- * The check's own requests through the node, timed: every event's moment in
- * `performance.now()` ms, and a registry so a cancelled check ends all of them.
+ * The check's own requests, timed: every event's moment in `performance.now()` ms, and
+ * a registry so a cancelled check ends all of them. They go through a channel: the
+ * node's supervisor for local runners (`nodeChannel`), or exobar's own
+ * `/v1/chat/completions` for an attached exo (proxy-channel.ts), so exo's requests are
+ * measured and held as any client's.
  */
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
-import type { ExobarNode, RequestHandle } from '../node/node-types';
+import type { ExobarNode } from '../node/node-types';
+
+/** What the check hears of a request: the node's events, or the proxy's stream read back. */
+export type CheckEvent =
+  | { type: 'acknowledged' }
+  | { type: 'prefill_progress' }
+  | { type: 'token' }
+  | { type: 'finished' }
+  | { type: 'cancelled' }
+  | { type: 'failed'; message: string };
+
+/** Where the check's requests go. */
+export interface CheckChannel {
+  submit(model: string, messages: ChatMessage[], maxTokens: number, onEvent: (event: CheckEvent) => void): { id: string; cancel(): void };
+}
+
+/** The node's supervisor: the local runners. */
+export function nodeChannel(node: ExobarNode): CheckChannel {
+  return {
+    submit(model, messages, maxTokens, onEvent) {
+      const handle = node.submit({ model, messages, maxTokens, temperature: 0, arrivedAt: performance.now() }, (event) => {
+        // The check sends no tools: a tool call cannot come, and would say nothing about timing.
+        if (event.type === 'tool_calls') return;
+        onEvent(event.type === 'failed' ? { type: 'failed', message: event.error.message } : { type: event.type });
+      });
+      return { id: handle.id, cancel: () => node.cancel(handle.id) };
+    },
+  };
+}
 
 /** One request as the check saw it. */
 export interface TimedRequest {
-  handle: RequestHandle;
+  handle: { id: string; cancel(): void };
   submittedAt: number;
   acknowledgedAt: number | null;
   firstProgressAt: number | null;
@@ -34,7 +65,7 @@ export function uniquePrompt(tokens: number): ChatMessage[] {
 export class CheckRequests {
   private readonly live = new Set<TimedRequest>();
 
-  constructor(private readonly node: ExobarNode) {}
+  constructor(private readonly channel: CheckChannel) {}
 
   submit(model: string, messages: ChatMessage[], maxTokens: number): TimedRequest {
     let resolveDone!: () => void;
@@ -53,7 +84,7 @@ export class CheckRequests {
       firstToken: new Promise((res) => (resolveFirst = res)),
       acknowledged: new Promise((res) => (resolveAck = res)),
     };
-    r.handle = this.node.submit({ model, messages, maxTokens, temperature: 0, arrivedAt: r.submittedAt }, (event) => {
+    r.handle = this.channel.submit(model, messages, maxTokens, (event) => {
       const now = performance.now();
       if (event.type === 'acknowledged') {
         r.acknowledgedAt = now;
@@ -62,10 +93,10 @@ export class CheckRequests {
       else if (event.type === 'token') {
         r.tokenTimes.push(now);
         if (r.tokenTimes.length === 1) resolveFirst();
-      } else if (event.type !== 'tool_calls') {
+      } else {
         r.endedAt = now;
         r.outcome = event.type;
-        r.error = event.type === 'failed' ? event.error.message : null;
+        r.error = event.type === 'failed' ? event.message : null;
         this.live.delete(r);
         resolveAck();
         resolveFirst();
@@ -77,7 +108,7 @@ export class CheckRequests {
   }
 
   cancel(r: TimedRequest): void {
-    if (r.endedAt === null) this.node.cancel(r.handle.id);
+    if (r.endedAt === null) r.handle.cancel();
   }
 
   /** Cancels every request of the check still in flight and waits for their ends. */

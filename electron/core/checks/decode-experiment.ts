@@ -7,7 +7,9 @@
  * With `policies` and `applyPolicy` (setting `sharing.policy`), it runs once per policy
  * in one check (`off`, then `decode_first`): `applyPolicy` sets the policy for that run
  * and returns the undo, called after it also on cancel or failure, so the operator's
- * policy is back once the experiment ends. The top-level figures are the first run's.
+ * policy is back once the experiment ends. On an attached exo, where exobar paces
+ * nothing, it runs once per hold instead (`holds` and `applyHold`, setting `exo.hold`:
+ * on, then off). The top-level figures are the first run's.
  */
 import type { z } from 'zod';
 import type { DecodeExperimentSchema, DecodeRun } from '../../../shared/sharing-check';
@@ -21,6 +23,30 @@ export interface DecodeExperimentOptions {
   /** The sharing policies to run under, one run each (named in the result); none: one run as configured. */
   policies?: readonly string[];
   applyPolicy?: (policy: string) => Promise<() => Promise<void>>;
+  /** On exo: the holds to run under (one run each), and how to set one for a run; replaces the policies. */
+  holds?: readonly boolean[];
+  applyHold?: (on: boolean) => Promise<() => Promise<void>>;
+}
+
+/** On exo, experiments 1 and 2 run with exobar's hold on, then off. */
+export const CHECK_HOLDS = [true, false] as const;
+
+/** One run's setting: a sharing policy (local) or the hold (exo), and how to put it in force. */
+export interface RunVariant {
+  policy: string | null;
+  hold: boolean | null;
+  apply: (() => Promise<() => Promise<void>>) | null;
+  label: string;
+}
+
+/** The runs asked for: one per hold on exo, else one per policy, else one as configured. */
+export function runVariants(options: Pick<DecodeExperimentOptions, 'policies' | 'applyPolicy' | 'holds' | 'applyHold'>): RunVariant[] {
+  const { applyHold, applyPolicy } = options;
+  if (applyHold && options.holds?.length)
+    return options.holds.map((hold) => ({ policy: null, hold, apply: () => applyHold(hold), label: `, hold ${hold ? 'on' : 'off'}` }));
+  if (applyPolicy && options.policies?.length)
+    return options.policies.map((policy) => ({ policy, hold: null, apply: () => applyPolicy(policy), label: `, policy ${policy}` }));
+  return [{ policy: null, hold: null, apply: null, label: '' }];
 }
 
 /** The policies the check compares, in this order: the first is the report's headline run. */
@@ -42,11 +68,11 @@ export async function runDecodeExperiment(
   options: DecodeExperimentOptions,
   at: [number, number],
 ): Promise<z.infer<typeof DecodeExperimentSchema>> {
-  const policies: Array<string | null> = options.applyPolicy && options.policies?.length ? [...options.policies] : [null];
+  const variants = runVariants(options);
   const runs: DecodeRun[] = [];
-  for (const [i, policy] of policies.entries()) {
-    const share = (at[1] - at[0]) / policies.length;
-    runs.push(await runOnce(ctx, options, policy, [at[0] + share * i, at[0] + share * (i + 1)]));
+  for (const [i, variant] of variants.entries()) {
+    const share = (at[1] - at[0]) / variants.length;
+    runs.push(await runOnce(ctx, options, variant, [at[0] + share * i, at[0] + share * (i + 1)]));
   }
   const first = runs[0]!;
   const off = runs.find((r) => r.policy === 'off');
@@ -54,12 +80,12 @@ export async function runDecodeExperiment(
   return { ran: true, ...first, runs, prefillCostRatio: off && on ? ratioOf(on.aPrefillS, off.aPrefillS) : null };
 }
 
-async function runOnce(ctx: CheckContext, options: DecodeExperimentOptions, policy: string | null, at: [number, number]): Promise<DecodeRun> {
-  const undo = policy && options.applyPolicy ? await options.applyPolicy(policy) : null;
+async function runOnce(ctx: CheckContext, options: DecodeExperimentOptions, variant: RunVariant, at: [number, number]): Promise<DecodeRun> {
+  const undo = variant.apply ? await variant.apply() : null;
   try {
     const promptTokens = longPromptTokens(ctx.a, options.promptTokens);
     const n = options.decodeTokens;
-    const label = policy ? `, policy ${policy}` : '';
+    const label = variant.label;
     const say = (what: string, f: number) => ctx.progress(`Experiment 2 (decode under prefill${label}): ${what}`, at[0] + (at[1] - at[0]) * f);
     say(`${ctx.b.name} decodes alone`, 0);
     const bMax = Math.min(B_MAX_TOKENS, Math.max(3 * n + 64, (ctx.b.contextLength ?? B_MAX_TOKENS) - 64));
@@ -87,7 +113,8 @@ async function runOnce(ctx: CheckContext, options: DecodeExperimentOptions, poli
       itl: gaps.map((g) => ({ t: Math.round((g.at - origin) * 10) / 10, itlMs: Math.round(g.gapMs * 100) / 100 })),
       aPrefill: { start: Math.round(prefillStart - origin), end: Math.round(prefillEnd - origin) },
       aPrefillS: Math.round(prefillEnd - prefillStart) / 1000,
-      policy,
+      policy: variant.policy,
+      hold: variant.hold,
     };
   } finally {
     await undo?.();

@@ -5,8 +5,9 @@
  * seconds on two CPU cores; B: the wider llama, whose decode steps take milliseconds)
  * found where exo keeps models, short settings. The two runners really share the two
  * cores, so A's prefill slows B's decode: B's decode ratio is below 1 while A
- * prefills, and about 1 with A idle. Every figure is measured; the instances afterwards
- * are those before.
+ * prefills, and about 1 with A idle; with A resident but idle (experiment 4) B decodes
+ * about as with A stopped. Every figure is measured; the instances afterwards are those
+ * before.
  *
  * The interpreter is `$EXOBAR_MLX_PYTHON` (CI sets it). Without it the test is skipped
  * with one loud line; under CI=true it fails.
@@ -128,6 +129,14 @@ if (!python) {
       expect(off.idleRatio).toBeLessThan(3);
       expect(result.throughput.fastSynchOff.models.every((m) => m.completed > 0 && m.requestsPerMinute > 0 && m.tokensPerSecond > 0)).toBe(true);
       expect(result.throughput.fastSynchOn).toMatchObject({ ran: false });
+      // Experiment 4: B beside A resident and idle, then A stopped (the check launched it). An
+      // idle runner process computes nothing here, so no effect beyond the shared cores' noise.
+      if (!result.idleNeighbour.ran) throw new Error('experiment 4 did not run');
+      console.log(`experiment 4 on real MLX: resident/unloaded decode ${result.idleNeighbour.decodeRatio?.toFixed(3)}`);
+      expect(result.idleNeighbour.resident.tokens).toBeGreaterThanOrEqual(60);
+      expect(result.idleNeighbour.unloaded.tokens).toBeGreaterThanOrEqual(60);
+      expect(result.idleNeighbour.decodeRatio).toBeGreaterThan(0.3);
+      expect(result.idleNeighbour.decodeRatio).toBeLessThan(3);
     }, 900_000);
   });
 }

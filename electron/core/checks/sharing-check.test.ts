@@ -3,7 +3,8 @@
  * end to end (its own core, short settings), every figure measured; the instances
  * afterwards are those before; refused consent runs no fast-synch experiment; a
  * cancelled check leaves no runner it started; experiment 2 runs under `off` and
- * `decode_first`, both measured, and the operator's policy is back afterwards.
+ * `decode_first`, both measured, and the operator's policy is back afterwards;
+ * experiment 4 measures B beside A resident and idle, then with A stopped.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,6 +93,15 @@ describe('exobar check sharing', () => {
     expect(off.models.every((m) => m.completed > 0 && m.requestsPerMinute > 0 && m.tokensPerSecond > 0)).toBe(true);
     expect(result.throughput.fastSynchOn).toMatchObject({ ran: false });
     expect('reason' in result.throughput.fastSynchOn && result.throughput.fastSynchOn.reason).toMatch(/Apple silicon|consent/);
+    // Experiment 4: A resident and idle, then stopped (the check had launched it, so it stays stopped).
+    // The sim's idle runner computes nothing: no effect beyond the machine's noise.
+    if (!result.idleNeighbour.ran) throw new Error('experiment 4 did not run');
+    expect(result.idleNeighbour.resident.tokens).toBeGreaterThanOrEqual(40);
+    expect(result.idleNeighbour.unloaded.tokens).toBeGreaterThanOrEqual(40);
+    expect(result.idleNeighbour.decodeRatio).toBeGreaterThan(0.4);
+    expect(result.idleNeighbour.decodeRatio).toBeLessThan(2.5);
+    expect(result.idleNeighbour.how).toMatch(/stays unloaded/);
+    expect(markdown).toMatch(/## 4\. B decodes beside an idle neighbour/);
     const kept = readdirSync(join(dataDir, 'checks'));
     expect(kept).toEqual([`${result.id}.json`, `${result.id}.md`]);
   }, 180_000);

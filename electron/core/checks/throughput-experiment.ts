@@ -65,6 +65,8 @@ export interface ThroughputOptions {
   fastSynchCompare: boolean;
   consent: boolean;
   appleSilicon: boolean;
+  /** Through the proxy to an attached exo: exobar does not relaunch exo's runners, so no fast-synch run. */
+  onExo?: boolean;
 }
 
 export async function runThroughputExperiment(
@@ -72,16 +74,18 @@ export async function runThroughputExperiment(
   options: ThroughputOptions,
   at: [number, number],
 ): Promise<z.infer<typeof ThroughputExperimentSchema>> {
-  const compare = options.fastSynchCompare && options.appleSilicon && options.consent;
+  const compare = options.fastSynchCompare && options.appleSilicon && options.consent && !options.onExo;
   const mid = compare ? (at[0] + at[1]) / 2 : at[1];
   ctx.progress(`Experiment 3 (throughput): ${options.streams} streaming clients per model for ${options.seconds} s, fast synch off`, at[0]);
   const off = await loadRun(ctx, options.streams, options.seconds, false);
   if (!compare) {
     const reason = !options.fastSynchCompare
       ? 'not asked for (--fast-synch-compare)'
-      : !options.appleSilicon
-        ? 'not run: fast synch matters only on an Apple GPU, and this machine is not Apple silicon'
-        : `not run: the operator did not consent to the risk. ${FAST_SYNCH_RISK}`;
+      : options.onExo
+        ? "not run on exo: exobar does not relaunch exo's runners with fast synch changed (exo sets it per node, at its start)"
+        : !options.appleSilicon
+          ? 'not run: fast synch matters only on an Apple GPU, and this machine is not Apple silicon'
+          : `not run: the operator did not consent to the risk. ${FAST_SYNCH_RISK}`;
     return { ran: true, fastSynchOff: off, fastSynchOn: { ran: false, reason } };
   }
   ctx.progress('Experiment 3 (throughput): both runners relaunched with fast synch on', mid);

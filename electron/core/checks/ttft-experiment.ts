@@ -1,12 +1,15 @@
 /**
  * Experiment 1, the seed's table on this machine: B's time to first token alone, while
  * A prefills a long prompt, and while A prefills with a second A request queued behind
- * it (the case where exo's blocking plan loop stalled B for 15 s).
+ * it (the case where exo's blocking plan loop stalled B for 15 s). On an attached exo
+ * it runs once with exobar's hold on and once with it off (`runVariants`): the hold is
+ * what keeps B from waiting behind the queued A request there.
  */
 import type { z } from 'zod';
-import type { TtftExperimentSchema } from '../../../shared/sharing-check';
+import type { TtftExperimentSchema, TtftRun } from '../../../shared/sharing-check';
 import { ttftS, uniquePrompt } from './check-requests';
 import { longPromptTokens, sleep, unlessCancelled, type CheckContext } from './check-context';
+import { runVariants, type DecodeExperimentOptions, type RunVariant } from './decode-experiment';
 
 const SHORT_PROMPT = 40;
 
@@ -23,13 +26,31 @@ async function bBeside(ctx: CheckContext, promptTokens: number, queued: boolean)
   return { ttft: ttftS(b), aPrefillS };
 }
 
-export async function runTtftExperiment(
-  ctx: CheckContext,
-  options: { promptTokens: number; baseline: boolean },
-  at: [number, number],
-): Promise<z.infer<typeof TtftExperimentSchema>> {
+type TtftOptions = { promptTokens: number; baseline: boolean } & Pick<DecodeExperimentOptions, 'holds' | 'applyHold'>;
+
+export async function runTtftExperiment(ctx: CheckContext, options: TtftOptions, at: [number, number]): Promise<z.infer<typeof TtftExperimentSchema>> {
+  // Only the hold changes experiment 1 (no policy paces a first token): one run per hold on exo, else one.
+  const variants = runVariants({ holds: options.holds, applyHold: options.applyHold });
+  const runs: TtftRun[] = [];
+  for (const [i, variant] of variants.entries()) {
+    const share = (at[1] - at[0]) / variants.length;
+    runs.push(await ttftOnce(ctx, options, variant, [at[0] + share * i, at[0] + share * (i + 1)]));
+  }
+  return { ran: true, ...runs[0]!, runs };
+}
+
+async function ttftOnce(ctx: CheckContext, options: TtftOptions, variant: RunVariant, at: [number, number]): Promise<TtftRun> {
+  const undo = variant.apply ? await variant.apply() : null;
+  try {
+    return await measure(ctx, options, variant, at);
+  } finally {
+    await undo?.();
+  }
+}
+
+async function measure(ctx: CheckContext, options: TtftOptions, variant: RunVariant, at: [number, number]): Promise<TtftRun> {
   const promptTokens = longPromptTokens(ctx.a, options.promptTokens);
-  const step = (what: string, i: number) => ctx.progress(`Experiment 1 (time to first token): ${what}`, at[0] + ((at[1] - at[0]) * i) / 3);
+  const step = (what: string, i: number) => ctx.progress(`Experiment 1 (time to first token${variant.label}): ${what}`, at[0] + ((at[1] - at[0]) * i) / 3);
   step(`${ctx.b.name} alone`, 0);
   const alone = ctx.requests.submit(ctx.b.id, uniquePrompt(SHORT_PROMPT), 1);
   await unlessCancelled(ctx.signal, alone.done);
@@ -38,7 +59,6 @@ export async function runTtftExperiment(
   step(`${ctx.b.name} while ${ctx.a.name} prefills with a request queued`, 2);
   const queued = await bBeside(ctx, promptTokens, true);
   return {
-    ran: true,
     bAloneS: ttftS(alone),
     bWhileAPrefillsS: busy.ttft,
     bWhileAPrefillsWithQueuedS: queued.ttft,
@@ -48,5 +68,6 @@ export async function runTtftExperiment(
       : null,
     promptTokens,
     aPrefillS: busy.aPrefillS,
+    hold: variant.hold,
   };
 }

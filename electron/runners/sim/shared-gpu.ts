@@ -9,6 +9,11 @@
  * and each slice is stretched by the number of runners busy at that moment (time
  * slicing). The state is in the file name, so one readdir per slice is all the I/O.
  * CPU-side work (templating, tokenizing) never goes through here.
+ *
+ * An idle runner (loaded, no request) keeps no marker, so it slows nobody: the oMLX
+ * report of idle resident models halving decode is not a measured or documented cause
+ * for separate runner processes, so the sim does not model one (docs/sharing-policy.md,
+ * "Experiment 4"); the sharing check measures it on a real machine.
  */
 import { mkdirSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';

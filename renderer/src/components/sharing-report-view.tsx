@@ -2,11 +2,12 @@
  * One finished GPU sharing check: the machine and models, experiment 1's times to first
  * token beside exo's published ones, experiment 2's chart per sharing policy (B's ITL
  * over time with A's prefill shaded) and its decode figures, experiment 3's throughput,
- * and "Copy as markdown" (the report as kept, for an exo issue). A simulated report says
- * so first: the sim's decode figures are not evidence.
+ * experiment 4's decode beside an idle neighbour, and "Copy as markdown" (the report as kept, for an exo issue). A simulated report says
+ * so first: the sim's decode figures are not evidence. A check run on exo through
+ * exobar's proxy shows experiments 1 and 2 once with exobar's hold on and once off.
  */
 import { useRef, useState } from 'react';
-import { EXO_PUBLISHED, type DecodeRun, type SharingCheckResult } from '../../../shared/sharing-check';
+import { EXO_PUBLISHED, type DecodeRun, type SharingCheckResult, type TtftRun } from '../../../shared/sharing-check';
 import { ItlChart } from '../charts/itl-chart';
 import { copyText } from '../lib/clipboard';
 import { formatBytes, NA } from '../lib/format';
@@ -16,14 +17,17 @@ const s = (v: number | null) => (v === null ? NA : `${v.toFixed(2)} s`);
 const rate = (v: number | null) => (v === null ? NA : `${v.toFixed(1)} tok/s`);
 const ms = (v: number | null) => (v === null ? NA : `${v.toFixed(1)} ms`);
 const pct = (v: number | null) => (v === null ? NA : `${Math.round(v * 100)} %`);
+/** A run's setting: exobar's hold on exo, the sharing policy locally. */
+const settingOf = (run: { hold: boolean | null; policy?: string | null }) =>
+  run.hold !== null ? `Hold ${run.hold ? 'on' : 'off'}` : `Sharing policy ${run.policy ?? 'as configured'}`;
 
 function DecodeRunView({ run, b, a }: { run: DecodeRun; b: string; a: string }) {
   const ref = useRef<HTMLDivElement>(null);
   const width = useElementWidth(ref, 360);
   return (
-    <div className="sharing-run" data-testid="sharing-run" data-policy={run.policy ?? ''}>
+    <div className="sharing-run" data-testid="sharing-run" data-policy={run.policy ?? ''} data-hold={run.hold === null ? '' : String(run.hold)}>
       <h4 className="small">
-        Sharing policy {run.policy ?? 'as configured'}:{' '}
+        {settingOf(run)}:{' '}
         <strong>
           {b} decodes at {pct(run.decodeRatio)} of its solo rate while {a} prefills
         </strong>{' '}
@@ -62,6 +66,8 @@ export function SharingReportView({ result, markdown }: { result: SharingCheckRe
   const b = result.models.find((m) => m.role === 'B')?.name ?? 'B';
   const m = result.machine;
   const runs = result.decode.ran ? (result.decode.runs.length > 0 ? result.decode.runs : [result.decode]) : [];
+  const ttftRuns: TtftRun[] = result.ttft.ran ? (result.ttft.runs.length > 0 ? result.ttft.runs : [result.ttft]) : [];
+  const idle = result.idleNeighbour;
   const copy = () =>
     markdown &&
     copyText(markdown).then(
@@ -82,32 +88,50 @@ export function SharingReportView({ result, markdown }: { result: SharingCheckRe
         {m.chip ?? 'unknown chip'} ({m.cpus} cores), {formatBytes(m.memoryBytes)}, {m.os} {m.arch} · MLX {m.mlxVersion ?? 'unknown'}, mlx-lm{' '}
         {m.mlxLmVersion ?? 'unknown'}
       </p>
+      {result.target.kind === 'exo' && (
+        <p className="small" data-testid="sharing-exo">
+          On exo at {result.target.node ?? 'unknown'}, through exobar&apos;s proxy; experiments 1 and 2 with exobar&apos;s hold on and off.
+        </p>
+      )}
       {result.ttft.ran ? (
         <table className="sharing-table small" data-testid="sharing-ttft">
           <thead>
             <tr>
               <th>{b}&apos;s time to first token</th>
-              <th>here</th>
+              {ttftRuns.map((run, i) => (
+                <th key={i}>{run.hold === null ? 'here' : settingOf(run).toLowerCase()}</th>
+              ))}
               <th>exo published</th>
             </tr>
           </thead>
           <tbody>
             <tr>
               <td>alone</td>
-              <td>{s(result.ttft.bAloneS)}</td>
+              {ttftRuns.map((run, i) => (
+                <td key={i}>{s(run.bAloneS)}</td>
+              ))}
               <td>{EXO_PUBLISHED.bAloneS} s</td>
             </tr>
             <tr>
               <td>
                 {a} prefilling {result.ttft.promptTokens} tokens
               </td>
-              <td>{s(result.ttft.bWhileAPrefillsS)}</td>
+              {ttftRuns.map((run, i) => (
+                <td key={i}>{s(run.bWhileAPrefillsS)}</td>
+              ))}
               <td>{EXO_PUBLISHED.bWhileAPrefillsS} s</td>
             </tr>
             <tr>
               <td>same, one {a} request queued</td>
-              <td>{s(result.ttft.bWhileAPrefillsWithQueuedS)}</td>
-              <td>{EXO_PUBLISHED.nonBlockingQueuedS} s</td>
+              {ttftRuns.map((run, i) => (
+                <td key={i}>{s(run.bWhileAPrefillsWithQueuedS)}</td>
+              ))}
+              <td>
+                {result.target.kind === 'exo'
+                  ? `${EXO_PUBLISHED.blockingQueuedS} (stock exo), ${EXO_PUBLISHED.nonBlockingQueuedS}`
+                  : EXO_PUBLISHED.nonBlockingQueuedS}{' '}
+                s
+              </td>
             </tr>
           </tbody>
         </table>
@@ -126,6 +150,15 @@ export function SharingReportView({ result, markdown }: { result: SharingCheckRe
         </p>
       ) : (
         <p className="muted small">Throughput: not run ({result.throughput.reason}).</p>
+      )}
+      {idle.ran ? (
+        <p className="small" data-testid="sharing-idle-neighbour">
+          {b} beside an idle neighbour: {rate(idle.resident.decodeTokensPerSecond)} with {a} resident and idle, {rate(idle.unloaded.decodeTokensPerSecond)} with{' '}
+          {a} unloaded: <strong>{pct(idle.decodeRatio)}</strong>{' '}
+          <span className="muted">(ITL p95 ×{idle.itlP95Ratio === null ? NA : idle.itlP95Ratio.toFixed(2)})</span>
+        </p>
+      ) : (
+        <p className="muted small">Idle neighbour: not run ({idle.reason}).</p>
       )}
       <div className="row">
         <button type="button" className="button small" onClick={() => void copy()} disabled={!markdown}>
