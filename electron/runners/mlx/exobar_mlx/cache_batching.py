@@ -61,3 +61,19 @@ def decide_batching(caches: List[Any], model_type: Optional[str] = None) -> Batc
                 f"serves one request at a time",
             )
     return Batching("batched", kinds)
+
+
+def refusal_of(caches: List[Any]) -> Optional[str]:
+    """Why this model's caches cannot go in the prompt cache, or None when they can.
+
+    mlx-lm's LRUPromptCache weighs each entry by its caches' `nbytes` and copies them
+    with deepcopy; which entries may serve a prompt (exact, shorter, or a longer one
+    only when every cache can be trimmed) it decides itself per cache, so KVCache,
+    RotatingKVCache, ArraysCache, ChunkedKVCache and CacheList all qualify. A cache
+    class without `nbytes` would break its byte cap: refused, named.
+    """
+    for cache in caches:
+        for leaf in _leaves(cache):
+            if not hasattr(type(leaf), "nbytes"):
+                return f"its {type(leaf).__name__} does not report its size, so it cannot be kept within the cache's byte cap"
+    return None

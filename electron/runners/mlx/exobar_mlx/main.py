@@ -65,13 +65,19 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     from .inbox import Inbox, start_reader
     from .protocol import ProtocolWriter
+    from .interleaved_loop import InterleavedLoop
     from .step_loop import LoopHooks, LoopOptions, StepLoop
 
     writer = ProtocolWriter(out_stream)
     if args.engine == "test":
         from .test_engine import TestEngine
 
-        engine = TestEngine(timings=test_timings(args), time_scale=args.time_scale, prefill_chunk=args.prefill_chunk)
+        engine = TestEngine(
+            timings=test_timings(args),
+            time_scale=args.time_scale,
+            prefill_chunk=args.prefill_chunk,
+            prompt_cache_bytes=args.prompt_cache_bytes,
+        )
     else:
         from .mlx_engine import MlxEngine  # imports mlx only when it loads
 
@@ -81,9 +87,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             max_batch=args.max_batch,
             default_max_tokens=args.default_max_tokens,
             wired_limit=args.wired_limit_bytes,
+            prompt_cache_bytes=args.prompt_cache_bytes,
         )
 
-    extra = {}
+    # Every family the engines serve can be cached (mlx-lm's LRUPromptCache decides
+    # per cache what may be reused); a refusal known only after load (an mlx-lm without
+    # it, a cache that cannot be weighed) is logged and reported in RunnerLoaded.
+    extra = {
+        "schedule": args.schedule,
+        "promptCache": {"capBytes": args.prompt_cache_bytes, "supported": True, "reason": None},
+    }
     refusal = None
     if args.engine == "mlx":
         from .device import detect_device, skipped_features
@@ -93,6 +106,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         refusal = unsupported_reason(installed)
         device = detect_device()
         extra = {
+            **extra,
             "device": device,
             "mlxLm": {"installed": installed, "supported": SUPPORTED_RANGE},
             "wiredLimitBytes": args.wired_limit_bytes,
@@ -104,7 +118,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         log.error("%s", refusal)
         writer.runner_status("RunnerFailed", errorMessage=refusal)
         return 1
-    log.info("runner started (fast synch %s, prefill chunk %d, max batch %d)", "on" if enabled else "off", args.prefill_chunk, args.max_batch)
+    log.info(
+        "runner started (fast synch %s, schedule %s, prefill chunk %s, max batch %d, prompt cache %d bytes)",
+        "on" if enabled else "off",
+        args.schedule,
+        f"{args.prefill_chunk} tokens" if args.schedule == "exo" else f"~{args.prefill_chunk_ms} ms",
+        args.max_batch,
+        args.prompt_cache_bytes,
+    )
 
     inbox = Inbox()
     start_reader(
@@ -118,13 +139,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.flush()
         os._exit(1)
 
-    loop = StepLoop(
-        engine,
-        writer,
-        inbox,
-        LoopOptions(max_batch=args.max_batch, default_max_tokens=args.default_max_tokens),
-        LoopHooks(crash=crash, hang=lambda: _hang_forever(log)),
-    )
+    options = LoopOptions(max_batch=args.max_batch, default_max_tokens=args.default_max_tokens)
+    hooks = LoopHooks(crash=crash, hang=lambda: _hang_forever(log))
+    if args.schedule == "exo":
+        loop = StepLoop(engine, writer, inbox, options, hooks)
+    else:
+        loop = InterleavedLoop(engine, writer, inbox, options, hooks, prefill_chunk_ms=args.prefill_chunk_ms)
     return loop.run()
 
 

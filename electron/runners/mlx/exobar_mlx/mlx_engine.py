@@ -29,24 +29,25 @@ import json
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional
 
-from .cache_batching import Batching, decide_batching
+from .cache_batching import Batching, decide_batching, refusal_of
 from .device import apply_wired_limit
 from .engine import (
     Engine,
     EngineUnavailableError,
     GeneratedToken,
     LoadProgress,
-    PrefillCancelled,
-    PrefillProgress,
+    PrefillJob,
     PreparedRequest,
     RequestError,
 )
 from .model_resolver import read_total_layers, resolve_model
+from .prompt_cache import MlxPromptCache
 from .protocol import GenerationParams
 from .request_sampler import RequestSampler
 from .sequential_decoder import SequentialDecoder
@@ -82,7 +83,23 @@ def import_mlx() -> SimpleNamespace:
         BatchGenerator=BatchGenerator,
         generation_stream=generation_stream,
         make_prompt_cache=make_prompt_cache,
+        LRUPromptCache=_lru_prompt_cache_class(),
     )
+
+
+def _lru_prompt_cache_class() -> Any:
+    """mlx-lm's LRUPromptCache, or None in an mlx-lm without it (the cache is refused)."""
+    try:
+        from mlx_lm.models.cache import LRUPromptCache
+    except ImportError:
+        return None
+    return LRUPromptCache
+
+
+@dataclass
+class _Prefill:
+    cache: List[Any]
+    sampler: RequestSampler
 
 
 @dataclass
@@ -126,8 +143,15 @@ class MlxEngine(Engine):
         env: Optional[Dict[str, str]] = None,
         home: Optional[Path] = None,
         wired_limit: Optional[int] = None,
+        prompt_cache_bytes: int = 0,
     ) -> None:
         self.model_ref = model_ref
+        self.prompt_cache_bytes = prompt_cache_bytes
+        self.prompt_cache: Optional[MlxPromptCache] = None
+        #: Why the prompt cache is off although a cap was given (after load), else None.
+        self.prompt_cache_reason: Optional[str] = None
+        #: False during warm-up: its prompt is neither looked up nor cached.
+        self._caching = True
         self.prefill_chunk = prefill_chunk
         self.max_batch = max_batch
         self.default_max_tokens = default_max_tokens
@@ -177,7 +201,21 @@ class MlxEngine(Engine):
         self._eos = frozenset(int(t) for t in eos)
         self.batching = decide_batching(api.make_prompt_cache(model), self._model_type())
         log.info("caches %s: %s", ", ".join(self.batching.cache_types), self.batching.reason or "batched decoding")
+        self._start_prompt_cache(api)
         self._start_decoder()
+
+    def _start_prompt_cache(self, api: SimpleNamespace) -> None:
+        if self.prompt_cache_bytes <= 0:
+            return
+        lru_class = getattr(api, "LRUPromptCache", None)
+        self.prompt_cache_reason = (
+            f"mlx-lm {api.version} has no LRUPromptCache" if lru_class is None else refusal_of(api.make_prompt_cache(self.model))
+        )
+        if self.prompt_cache_reason is not None:
+            log.warning("prompt cache off: %s", self.prompt_cache_reason)
+            return
+        self.prompt_cache = MlxPromptCache(lru_class, self.prompt_cache_bytes)
+        log.info("prompt cache on: %d bytes", self.prompt_cache_bytes)
 
     def _model_type(self) -> Optional[str]:
         try:
@@ -215,6 +253,7 @@ class MlxEngine(Engine):
             "batching": self.batching.mode,
             "cacheTypes": self.batching.cache_types,
             **({"batchingReason": self.batching.reason} if self.batching.reason else {}),
+            **({"promptCacheReason": self.prompt_cache_reason} if self.prompt_cache_reason else {}),
         }
 
     def warmup(self) -> None:
@@ -222,7 +261,16 @@ class MlxEngine(Engine):
         request = self.prepare(
             "warmup", "warmup", GenerationParams([{"role": "user", "content": WARMUP_PROMPT}], 2, 0.0, None), 2
         )
-        self.prefill(request, lambda *_: None)
+        self._caching = False
+        try:
+            started = time.perf_counter()
+            self.prefill(request, lambda *_: None)
+            elapsed = time.perf_counter() - started
+        finally:
+            self._caching = True
+        # A short prompt's rate, overheads included: a conservative first estimate.
+        if elapsed > 0:
+            self.prefill_rate_hint = max(1.0, request.prompt_tokens / elapsed)
         for _ in range(8):
             if any(t.finish_reason or t.error for t in self.decode_step()) or not self._decoding:
                 break
@@ -236,6 +284,7 @@ class MlxEngine(Engine):
         self._decoding.clear()
         self._by_uid.clear()
         self._held.clear()
+        self.prompt_cache = None
         self.model = None
         self.tokenizer = None
         gc.collect()
@@ -288,41 +337,54 @@ class MlxEngine(Engine):
             payload=tokens,
         )
 
-    def fill_cache(self, tokens: List[int], on_chunk: PrefillProgress) -> List[Any]:
-        """A fresh prompt cache holding `tokens`, filled chunk by chunk (generate_step's
-        arithmetic); on_chunk(processed, len(tokens) + 1) after each chunk but the last."""
-        api = self._require()
-        mx = api.mx
-        cache = api.make_prompt_cache(self.model)
-        total = len(tokens) + 1
-        done = 0
-        while done < len(tokens):
-            piece = tokens[done : done + self.prefill_chunk]
-            with mx.stream(api.generation_stream):
-                self.model(mx.array(piece)[None], cache=cache)
-                mx.eval([c.state for c in cache])
-            done += len(piece)
-            mx.clear_cache()
-            if done < len(tokens):
-                # The last chunk's boundary is reported by the caller as the whole prompt
-                # (the last token goes with it), as the protocol's progress ends at the total.
-                on_chunk(done, total)  # may raise PrefillCancelled: the cache is dropped
-        return cache
-
-    def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
+    def start_prefill(self, request: PreparedRequest) -> PrefillJob:
         api = self._require()
         tokens: List[int] = request.payload
-        total = len(tokens)
         temperature = DEFAULT_TEMPERATURE if request.temperature is None else request.temperature
         sampler = RequestSampler(api.mx, temperature, request.seed)
+        # The cache holds tokens[:-1]: the last prompt token goes to the decoder.
+        cache, cached = (None, 0)
+        if self.prompt_cache is not None and self._caching:
+            try:
+                cache, cached = self.prompt_cache.fetch(tokens[:-1])
+            except Exception as err:  # a cache that fails is a miss, never a failed request
+                log.warning("prompt cache lookup failed: %s", _describe_failure(err))
+                cache, cached = None, 0
+        if cache is None:
+            cache = api.make_prompt_cache(self.model)
+        request.cached_tokens = cached
+        return PrefillJob(request, done=cached, end=len(tokens) - 1, total=len(tokens), state=_Prefill(cache, sampler))
+
+    def prefill_some(self, job: PrefillJob, max_tokens: int) -> int:
+        """One chunk, model(chunk[None], cache=...) under the generation stream and its
+        cache state evaluated: generate_step's arithmetic, chunk for chunk."""
+        api = self._require()
+        mx = api.mx
+        tokens: List[int] = job.request.payload
+        piece = tokens[job.done : job.done + min(max(1, max_tokens), job.remaining)]
         try:
-            cache = self.fill_cache(tokens[:-1], on_chunk)
-        except PrefillCancelled:
-            raise
+            with mx.stream(api.generation_stream):
+                self.model(mx.array(piece)[None], cache=job.state.cache)
+                mx.eval([c.state for c in job.state.cache])
+            mx.clear_cache()
         except Exception as err:  # this request's failure (an OOM included), not the runner's
             self._clear_cache()
             raise RequestError(f"prefill failed: {_describe_failure(err)}") from err
-        on_chunk(total, total)
+        job.done += len(piece)
+        job.chunks += 1
+        return len(piece)
+
+    def finish_prefill(self, job: PrefillJob) -> None:
+        api = self._require()
+        request = job.request
+        tokens: List[int] = request.payload
+        cache, sampler = job.state.cache, job.state.sampler
+        job.state = None
+        if self.prompt_cache is not None and self._caching:
+            try:
+                self.prompt_cache.insert(tokens[:-1], cache)
+            except Exception as err:
+                log.warning("prompt cache insert failed: %s", _describe_failure(err))
         try:
             if self._sequential is not None:
                 uid = self._sequential.insert(tokens[-1], cache, sampler)
@@ -341,6 +403,10 @@ class MlxEngine(Engine):
             # admitted prompt's prefill; the other requests' tokens it returns are
             # handed out by the next decode_step.
             self._held.extend(self._advance())
+        del api
+
+    def prompt_cache_stats(self) -> Optional[Dict[str, int]]:
+        return self.prompt_cache.stats() if self.prompt_cache is not None else None
 
     def _new_detokenizer(self) -> Callable[[Optional[int], bool], str]:
         """A per-request (token, last) -> new text function (mlx-lm hands out a fresh

@@ -1,4 +1,7 @@
-"""The step loop: exo's generation semantics on top of any engine.
+"""The step loop: exo's generation semantics on top of any engine (`--schedule exo`).
+
+The interleaved schedule (interleaved_loop.py) is a subclass that changes only when
+requests are admitted and how their prefill is cut between decode steps.
 
 What a real exo runner does, and what this loop reproduces (docs/mlx-runner.md):
 - New tasks are read only between generation steps, and every task read is
@@ -321,7 +324,7 @@ class StepLoop:
         assert task.command_id is not None
         log.info("task %s cancelled while waiting for the batch", task_id)
         self.out.token(task.command_id, "", -1, finish_reason="cancelled",
-                       usage={"promptTokens": 0, "completionTokens": 0}, stats=None)
+                       usage={"promptTokens": 0, "completionTokens": 0, "cachedTokens": 0}, stats=None)
         self.out.task_status(task_id, "Cancelled")
         return True
 
@@ -379,6 +382,13 @@ class StepLoop:
         state.prefill_ended_at = self.hooks.clock()
         state.decoding = True
         self.active[state.task_id] = state
+        self._report_cache()
+
+    def _report_cache(self) -> None:
+        """PromptCacheStats after a request's prefill, when the engine has a prompt cache."""
+        stats = self.engine.prompt_cache_stats()
+        if stats is not None:
+            self.out.prompt_cache_stats(stats)
 
     def _fail_request(self, task_id: str, command_id: str, message: str) -> None:
         log.warning("request %s failed: %s", task_id, message)
@@ -416,7 +426,11 @@ class StepLoop:
             del self.active[state.task_id]
 
     def _usage(self, state: ActiveRequest) -> dict:
-        return {"promptTokens": state.request.prompt_tokens, "completionTokens": state.completion_tokens}
+        return {
+            "promptTokens": state.request.prompt_tokens,
+            "completionTokens": state.completion_tokens,
+            "cachedTokens": state.request.cached_tokens,
+        }
 
     def _stats(self, state: ActiveRequest) -> dict:
         now = self.hooks.clock()
