@@ -83,9 +83,17 @@ class PrefillJob:
     #: Prefill chunks run so far.
     chunks: int = 0
 
+    #: Prompt tokens served from the prompt cache when it started.
+    cached: int = 0
+
     @property
     def remaining(self) -> int:
         return max(0, self.end - self.done)
+
+    def progress(self) -> "tuple[int, int]":
+        """PrefillProgressChunk's (processed, total): the tokens prefilled, the cached ones
+        left out, so a supervisor's learnt prefill rate stays true after a hit."""
+        return self.done - self.cached, self.total - self.cached
 
 
 @dataclass
@@ -132,15 +140,15 @@ class Engine(ABC):
     def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
         """Prefills the prompt in chunks of `prefill_chunk` (read anew before each), calling
         on_chunk after each one but the last, then once with processed == total before the
-        first token. On return the request decodes with the batch. If on_chunk raises
+        first token (both counting the tokens prefilled, not those the cache served). On return the request decodes with the batch. If on_chunk raises
         PrefillCancelled the request is dropped (never cached) and the exception propagates."""
         job = self.start_prefill(request)
         try:
             while job.remaining > 0:
                 self.prefill_some(job, self.prefill_chunk)
                 if job.remaining > 0:
-                    on_chunk(job.done, job.total)
-            on_chunk(job.total, job.total)
+                    on_chunk(*job.progress())
+            on_chunk(job.total - job.cached, job.total - job.cached)
         except BaseException:
             self.drop_prefill(job)
             raise

@@ -141,12 +141,13 @@ class InterleavedLoop(StepLoop):
                 self.sizer.observe(done, (self.hooks.clock() - started) / scale)
                 budget -= done
             if job.remaining > 0:
-                self.out.prefill_progress(state.command_id, job.done, job.total)
+                self.out.prefill_progress(state.command_id, *job.progress())
             else:
                 self._complete(state, job)
 
     def _complete(self, state: ActiveRequest, job: PrefillJob) -> None:
-        self.out.prefill_progress(state.command_id, job.total, job.total)
+        prefilled = job.total - job.cached
+        self.out.prefill_progress(state.command_id, prefilled, prefilled)
         self.prefilling.remove(state)
         del self.jobs[state.task_id]
         try:

@@ -40,6 +40,20 @@ def _hang_forever(log: logging.Logger) -> None:
             os._exit(1)
 
 
+def _prompt_cache_refusal(args) -> Optional[str]:
+    """The hello's prompt-cache refusal for this model's family, from its config.json."""
+    import json
+
+    from .cache_batching import refusal_for_model_type
+    from .model_resolver import resolve_model
+
+    try:
+        config = resolve_model(args.model, dict(os.environ)) / "config.json"
+        return refusal_for_model_type(json.loads(config.read_text()).get("model_type"))
+    except Exception:  # a model that does not resolve fails at load, saying why
+        return None
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     env = dict(os.environ)
     reported = fast_synch.reported_env(env)
@@ -90,12 +104,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             prompt_cache_bytes=args.prompt_cache_bytes,
         )
 
-    # Every family the engines serve can be cached (mlx-lm's LRUPromptCache decides
-    # per cache what may be reused); a refusal known only after load (an mlx-lm without
-    # it, a cache that cannot be weighed) is logged and reported in RunnerLoaded.
+    # The prompt cache's refusal by the model's type, known before it loads; one known
+    # only after load (an mlx-lm without LRUPromptCache, a cache that cannot be weighed)
+    # is logged and reported in RunnerLoaded (promptCacheReason).
+    cache_refusal = _prompt_cache_refusal(args) if args.engine == "mlx" else None
     extra = {
         "schedule": args.schedule,
-        "promptCache": {"capBytes": args.prompt_cache_bytes, "supported": True, "reason": None},
+        "promptCache": {"capBytes": args.prompt_cache_bytes, "supported": cache_refusal is None, "reason": cache_refusal},
     }
     refusal = None
     if args.engine == "mlx":

@@ -353,7 +353,7 @@ class MlxEngine(Engine):
         if cache is None:
             cache = api.make_prompt_cache(self.model)
         request.cached_tokens = cached
-        return PrefillJob(request, done=cached, end=len(tokens) - 1, total=len(tokens), state=_Prefill(cache, sampler))
+        return PrefillJob(request, done=cached, end=len(tokens) - 1, total=len(tokens), state=_Prefill(cache, sampler), cached=cached)
 
     def prefill_some(self, job: PrefillJob, max_tokens: int) -> int:
         """One chunk, model(chunk[None], cache=...) under the generation stream and its

@@ -375,10 +375,11 @@ class StepLoop:
             return
         except Exception as err:
             raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
-        if reported < request.prompt_tokens:
+        prefilled = request.prompt_tokens - request.cached_tokens
+        if reported < prefilled:
             # An engine that skipped the last report still owes the final boundary's
             # progress and cancel check before the first token.
-            on_chunk(request.prompt_tokens, request.prompt_tokens)
+            on_chunk(prefilled, prefilled)
         state.prefill_ended_at = self.hooks.clock()
         state.decoding = True
         self.active[state.task_id] = state

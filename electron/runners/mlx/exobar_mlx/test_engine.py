@@ -111,7 +111,7 @@ class TestEngine(Engine):
         tokens = request.payload[1]
         if self.prompt_cache is not None:
             request.cached_tokens = self.prompt_cache.fetch(tokens)
-        return PrefillJob(request, done=request.cached_tokens, end=len(tokens), total=len(tokens))
+        return PrefillJob(request, done=request.cached_tokens, end=len(tokens), total=len(tokens), cached=request.cached_tokens)
 
     def prefill_some(self, job: PrefillJob, max_tokens: int) -> int:
         tokens = min(max(1, max_tokens), job.remaining)
