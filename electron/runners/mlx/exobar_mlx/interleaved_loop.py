@@ -16,6 +16,14 @@ One step:
 So tasks are read, acknowledged and cancels applied between short steps, and the
 streams already decoding get a token after every chunk.
 
+The machine is shared by request, not by step: after a chunk that took T seconds the
+steps that follow only decode, for T x decoding / prefilling requests, before the
+next chunk. One stream beside one long prompt keeps about half its decode rate (one
+decode step per 250 ms chunk would leave it a tenth on a GPU, less on a CPU) and the
+prompt's prefill takes about twice as long; eight prompts arriving together while one
+stream decodes lose only an eighth of their prefill time to it. With nothing
+decoding, chunks follow each other at once.
+
 Prefill stays one prompt at a time through the model (the engine's chunked prefill,
 generate_step's arithmetic for every cache family), not mlx-lm's right-padded batched
 prefill: greedy tokens then equal mlx-lm's own with one request or eight, and on a CPU
@@ -50,6 +58,8 @@ class InterleavedLoop(StepLoop):
         #: Admitted requests still prefilling, in arrival order (also in self.active).
         self.prefilling: List[ActiveRequest] = []
         self.jobs: Dict[str, PrefillJob] = {}
+        #: Until this clock time the steps only decode (the decoding streams' share).
+        self.decode_until = 0.0
 
     def _warmup(self, task: Task) -> Optional[int]:
         code = super()._warmup(task)
@@ -74,7 +84,7 @@ class InterleavedLoop(StepLoop):
         if not self.waiting and not self.active and self.inbox.closed:
             log.info("stdin closed during generation: shutting down")
             return self._shutdown(None)
-        if self.prefilling:
+        if self.prefilling and (self.engine.batch_size() == 0 or self.hooks.clock() >= self.decode_until):
             self._prefill_chunk()
         if self.engine.batch_size() > 0:
             try:
@@ -124,6 +134,8 @@ class InterleavedLoop(StepLoop):
         """One chunk of prefill, spread over the prompts in arrival order."""
         budget = self._chunk_tokens()
         scale = self.engine.time_scale or 1.0
+        chunk_started = self.hooks.clock()
+        waiting_prompts = len(self.prefilling)
         for state in list(self.prefilling):
             job = self.jobs[state.task_id]
             if job.remaining > 0:
@@ -144,6 +156,10 @@ class InterleavedLoop(StepLoop):
                 self.out.prefill_progress(state.command_id, *job.progress())
             else:
                 self._complete(state, job)
+        decoding = sum(1 for s in self.active.values() if s.decoding)
+        if decoding > 0 and self.prefilling:
+            spent = self.hooks.clock() - chunk_started
+            self.decode_until = self.hooks.clock() + spent * decoding / max(1, waiting_prompts)
 
     def _complete(self, state: ActiveRequest, job: PrefillJob) -> None:
         prefilled = job.total - job.cached

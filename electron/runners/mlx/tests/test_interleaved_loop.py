@@ -6,6 +6,7 @@ import unittest
 from exobar_mlx.chunk_sizer import FIRST_CHUNK_TOKENS, ChunkSizer, bounded_chunk
 from exobar_mlx.interleaved_loop import InterleavedLoop
 from exobar_mlx.protocol import Cancel
+from exobar_mlx.step_loop import LoopHooks
 
 from .helpers import generation
 from .test_step_loop import Harness, HookedEngine
@@ -25,20 +26,37 @@ class FixedSizer(ChunkSizer):
 
 
 class ChunkHookedEngine(HookedEngine):
-    """Calls after_chunk(request_id, done) after each interleaved prefill chunk."""
+    """Calls after_chunk(request_id, done) after each interleaved prefill chunk. With a
+    `clock` (a one-item list, seconds), a chunk costs `chunk_s` and a decode step
+    `step_s` on it and nothing else moves it: the loop's time is the engine's work."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, clock=None, chunk_s=0.0, step_s=0.0, **kwargs):
         super().__init__(**kwargs)
         self.after_chunk = lambda request_id, done: None
+        self.clock, self.chunk_s, self.step_s = clock, chunk_s, step_s
 
     def prefill_some(self, job, max_tokens):
         done = super().prefill_some(job, max_tokens)
+        if self.clock is not None:
+            self.clock[0] += self.chunk_s
         self.after_chunk(job.request.request_id, job.done)
         return done
 
+    def decode_step(self):
+        if self.clock is not None and self.batch_size() > 0:
+            self.clock[0] += self.step_s
+        return super().decode_step()
 
-def interleaved(engine=None, max_batch=8, chunk=CHUNK):
-    h = Harness(engine=engine or ChunkHookedEngine(), max_batch=max_batch, loop_class=InterleavedLoop)
+
+def clocked(chunk_s=1.0, step_s=0.25, **kwargs):
+    """An engine whose chunks and decode steps are the only time there is."""
+    clock = [0.0]
+    engine = ChunkHookedEngine(clock=clock, chunk_s=chunk_s, step_s=step_s, **kwargs)
+    return engine, LoopHooks(clock=lambda: clock[0])
+
+
+def interleaved(engine=None, max_batch=8, chunk=CHUNK, hooks=None):
+    h = Harness(engine=engine or ChunkHookedEngine(), max_batch=max_batch, loop_class=InterleavedLoop, hooks=hooks)
     h.loop.sizer = FixedSizer(chunk)
     return h.start_ready()
 
@@ -103,9 +121,11 @@ class InterleavedAdmissionTest(unittest.TestCase):
 
 
 class InterleavedChunkingTest(unittest.TestCase):
-    def test_a_long_prompt_is_cut_into_chunks_with_one_decode_step_between_them(self):
-        engine = ChunkHookedEngine()
-        h = interleaved(engine)
+    def test_a_long_prompt_is_cut_into_chunks_with_the_streams_share_of_decode_steps_between_them(self):
+        # A chunk costs 1 s and a decode step 0.25 s: one stream beside one prompt
+        # decodes for as long as each chunk took, 4 steps, then the next chunk comes.
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
         # The long prompt (100 tokens: 10 chunks) arrives while the stream decodes.
         engine.after_decode = lambda step: step == 2 and h.put(generation("long", words=93, max_tokens=2))
         h.put(generation("stream", max_tokens=60))
@@ -117,7 +137,30 @@ class InterleavedChunkingTest(unittest.TestCase):
         marks = [i for i, l in enumerate(labels) if l.startswith("prefill:cmd-long:")]
         for before, after in zip(marks, marks[1:]):
             between = labels[before:after]
-            self.assertEqual(between.count("token:cmd-stream:None"), 1, between)
+            self.assertEqual(between.count("token:cmd-stream:None"), 4, between)
+
+    def test_prompts_arriving_together_lose_only_the_decoding_streams_share(self):
+        # One stream decodes, four prompts prefill: after a 1 s chunk, 1/4 s of decoding.
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
+        prompts = [generation(f"p{i}", words=93, max_tokens=1) for i in range(4)]
+        engine.after_decode = lambda step: step == 2 and h.put(*prompts)
+        h.put(generation("stream", max_tokens=200))
+        h.wait_label("task:p3:Complete")
+        h.shutdown()
+        labels = h.labels()
+        marks = [i for i, l in enumerate(labels) if l.startswith("prefill:cmd-p0:")]
+        for before, after in zip(marks, marks[1:]):
+            self.assertEqual(labels[before:after].count("token:cmd-stream:None"), 1)
+
+    def test_with_nothing_decoding_chunks_follow_each_other(self):
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
+        h.put(generation("long", words=93, max_tokens=1))
+        h.wait_label("task:long:Complete")
+        h.shutdown()
+        self.assertEqual(progress(h.labels(), "cmd-long"), [10, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+        self.assertEqual(engine.steps, 1)  # the first token's step only
 
     def test_pacing_chunk_caps_the_measured_chunk(self):
         h = interleaved(chunk=50)
