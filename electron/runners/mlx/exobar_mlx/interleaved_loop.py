@@ -12,7 +12,7 @@ One step:
    end and the next one's start share a chunk); a prompt whose prefill completes joins
    the batch (and the prompt cache);
 4. one decode step for the batch;
-5. the pacing's pause, when a prefill is still under way.
+5. the pacing's pause, after a chunk when a prefill is still under way.
 So tasks are read, acknowledged and cancels applied between short steps, and the
 streams already decoding get a token after every chunk.
 
@@ -84,7 +84,8 @@ class InterleavedLoop(StepLoop):
         if not self.waiting and not self.active and self.inbox.closed:
             log.info("stdin closed during generation: shutting down")
             return self._shutdown(None)
-        if self.prefilling and (self.engine.batch_size() == 0 or self.hooks.clock() >= self.decode_until):
+        chunked = bool(self.prefilling) and (self.engine.batch_size() == 0 or self.hooks.clock() >= self.decode_until)
+        if chunked:
             self._prefill_chunk()
         if self.engine.batch_size() > 0:
             try:
@@ -92,7 +93,7 @@ class InterleavedLoop(StepLoop):
             except Exception as err:
                 raise FatalRunnerError(f"decode step failed: {type(err).__name__}: {err}") from err
             self._emit_tokens(tokens)
-        if self.prefilling and self.pacing_pause_s > 0:
+        if chunked and self.prefilling and self.pacing_pause_s > 0:
             self.engine.pause(self.pacing_pause_s)
         self._ready_when_idle()
         return None

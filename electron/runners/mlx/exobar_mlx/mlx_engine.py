@@ -5,9 +5,11 @@ template, the model's forward pass with its own caches (`make_prompt_cache`), an
 `BatchGenerator` for batched decoding. This module owns the prefill, the way exo's
 runner wants it for every cache type:
 
-- Prefill is `tokens[:-1]` in chunks of `prefill_chunk`, each one
-  `model(chunk[None], cache=...)` under the generation stream, its cache state
-  evaluated, then a progress report and a cancel check (on_chunk). This is the
+- Prefill is `tokens[:-1]` in chunks (a job the step loop drives: start_prefill,
+  prefill_some per chunk, finish_prefill), each one `model(chunk[None], cache=...)`
+  under the generation stream, its cache state evaluated, then a progress report and
+  a cancel check. It starts from the prompt cache's longest prefix when there is one
+  (prompt_cache.py, mlx-lm's LRUPromptCache) and, complete, is cached. This is the
   arithmetic of mlx_lm.generate's generate_step, chunk for chunk. Nothing is trimmed
   and no token is thrown away, so it is right for KVCache, RotatingKVCache (sliding
   windows), ChunkedKVCache and ArraysCache (state-space/hybrid) alike.
@@ -375,7 +377,7 @@ class MlxEngine(Engine):
         return len(piece)
 
     def finish_prefill(self, job: PrefillJob) -> None:
-        api = self._require()
+        self._require()
         request = job.request
         tokens: List[int] = request.payload
         cache, sampler = job.state.cache, job.state.sampler
@@ -403,7 +405,6 @@ class MlxEngine(Engine):
             # admitted prompt's prefill; the other requests' tokens it returns are
             # handed out by the next decode_step.
             self._held.extend(self._advance())
-        del api
 
     def prompt_cache_stats(self) -> Optional[Dict[str, int]]:
         return self.prompt_cache.stats() if self.prompt_cache is not None else None

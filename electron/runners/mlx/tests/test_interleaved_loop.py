@@ -177,6 +177,22 @@ class InterleavedChunkingTest(unittest.TestCase):
         self.assertEqual(progress(h2.labels(), "cmd-t1"), [64, 128, 192, 200])
 
 
+class InterleavedPacingTest(unittest.TestCase):
+    def test_the_pacings_pause_follows_each_chunk_but_the_last_and_no_decode_only_step(self):
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        pauses = []
+        engine.pause = lambda seconds: pauses.append(seconds)
+        h = interleaved(engine, hooks=hooks)
+        h.put({"kind": "SetPrefillPacing", "pacingId": "p1", "chunkTokens": None, "pauseMs": 20})
+        engine.after_decode = lambda step: step == 2 and h.put(generation("long", words=93, max_tokens=1))
+        h.put(generation("stream", max_tokens=80))
+        h.wait_label("task:long:Complete")
+        h.wait_label("task:stream:Complete")
+        h.shutdown()
+        # The stream's own prompt (2 chunks) and the long one (10): a pause after each but a prompt's last.
+        self.assertEqual(pauses, [0.02] * (1 + 9))
+
+
 class InterleavedCancelTest(unittest.TestCase):
     def test_a_cancel_is_applied_at_every_step_in_prefill_and_in_decode(self):
         # The long request (100 prompt tokens: 10 chunks, then 20 tokens) is cancelled
