@@ -439,7 +439,8 @@ class StepLoop:
         prefill_s = (state.prefill_ended_at - state.prefill_started_at) / scale
         decode_s = (now - state.prefill_ended_at) / scale
         return {
-            "promptTps": state.request.prompt_tokens / prefill_s if prefill_s > 0 else 0.0,
+            # The rate of the tokens prefilled: those the prompt cache served took no time.
+            "promptTps": (state.request.prompt_tokens - state.request.cached_tokens) / prefill_s if prefill_s > 0 else 0.0,
             "generationTps": state.completion_tokens / decode_s if decode_s > 0 else 0.0,
             "promptTokens": state.request.prompt_tokens,
             "generationTokens": state.completion_tokens,
