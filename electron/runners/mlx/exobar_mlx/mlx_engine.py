@@ -391,7 +391,14 @@ class MlxEngine(Engine):
             if self._sequential is not None:
                 uid = self._sequential.insert(tokens[-1], cache, sampler)
             else:
-                uid = int(self._gen.insert([[tokens[-1]]], max_tokens=[request.max_tokens], caches=[cache], samplers=[sampler])[0])
+                # all_tokens: the generator keeps the tokens its cache holds, so a finished
+                # request's cache (prompt and reply) can be keyed for the prompt cache.
+                uid = int(
+                    self._gen.insert(
+                        [[tokens[-1]]], max_tokens=[request.max_tokens], caches=[cache], samplers=[sampler],
+                        all_tokens=[list(tokens[:-1])],
+                    )[0]
+                )
         except Exception as err:
             raise RequestError(f"the request could not join the batch: {_describe_failure(err)}") from err
         self._by_uid[uid] = request.request_id
@@ -445,10 +452,12 @@ class MlxEngine(Engine):
                 out.append(GeneratedToken(request_id, -1, "", None, error=state.sampler.error))
                 self.remove(request_id)
                 continue
-            out.append(self._token(request_id, state, int(response.token), response.finish_reason))
+            out.append(self._token(request_id, state, int(response.token), response.finish_reason, response))
         return out
 
-    def _token(self, request_id: str, state: _Decoding, token: int, finish: Optional[str]) -> GeneratedToken:
+    def _token(
+        self, request_id: str, state: _Decoding, token: int, finish: Optional[str], response: Any = None
+    ) -> GeneratedToken:
         state.produced += 1
         if token in state.eos:
             finish, text = "stop", state.detokenize(None, True)
@@ -458,8 +467,24 @@ class MlxEngine(Engine):
             text = state.detokenize(token, finish is not None)
         if finish is not None:
             finish = "stop" if finish == "stop" else "length"
-            self.remove(request_id)  # the generator may have dropped it already: harmless
+            self._finish(request_id, response)
         return GeneratedToken(request_id, token, text, finish)
+
+    def _finish(self, request_id: str, response: Any) -> None:
+        """Drops a finished request (the generator may have dropped it already); its cache,
+        prompt and reply, goes to the prompt cache, so a chat's next turn, which sends
+        the reply back, finds it (mlx_lm.server does the same)."""
+        state = self._decoding.get(request_id)
+        if self.prompt_cache is not None and self._caching and state is not None and self._gen is not None:
+            try:
+                if getattr(response, "prompt_cache", None) is not None:
+                    self.prompt_cache.insert(list(response.all_tokens), response.prompt_cache)
+                else:
+                    for cache, tokens in self._gen.remove([state.uid], return_prompt_caches=True).values():
+                        self.prompt_cache.insert(list(tokens), cache)
+            except Exception as err:  # the cache is an optimisation: the request still ends well
+                log.warning("caching a finished request failed: %s", _describe_failure(err))
+        self.remove(request_id)
 
     def _fail_batch(self, err: BaseException) -> List[GeneratedToken]:
         """A step that failed as a whole: its requests end with the error, the decoder is

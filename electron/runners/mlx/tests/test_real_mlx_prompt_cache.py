@@ -84,6 +84,27 @@ class GreedyWithAndWithoutACacheHit(unittest.TestCase):
                 self.assertGreater(cached[2], cached[1])
                 self.assertGreater(exact_cached, cached[2])
 
+    def test_a_chats_next_turn_finds_the_reply_cached_too(self):
+        # The model's own reply sent back, as a chat client does: the finished request's
+        # cache (prompt and reply) serves the next turn past the previous prompt.
+        for family in FAMILIES:
+            if family in REFUSED:
+                continue
+            with self.subTest(family=family):
+                engine = cached_engine(family)
+                first = chat(60)
+                reply, _ = run_one(engine, "t1", first)
+                text = engine.tokenizer.decode(reply)
+                second = first + [{"role": "assistant", "content": text}, {"role": "user", "content": words(10, 500)}]
+                prompt_1 = len(engine.prepare("x", "x", params(first, 1), 1).payload)
+                got, cached = run_one(engine, "t2", second)
+                engine.close()
+                self.assertGreater(cached, prompt_1)
+                plain = cached_engine(family, cap=0)
+                expected, _ = run_one(plain, "p2", second)
+                plain.close()
+                self.assertEqual(got, expected)
+
     def test_an_entry_over_the_byte_cap_evicts_the_least_recently_used(self):
         engine = cached_engine("llama")
         run_one(engine, "a", chat(40))
