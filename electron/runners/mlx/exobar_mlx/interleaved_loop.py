@@ -16,13 +16,14 @@ One step:
 So tasks are read, acknowledged and cancels applied between short steps, and the
 streams already decoding get a token after every chunk.
 
-The machine is shared by request, not by step: after a chunk that took T seconds the
-steps that follow only decode, for T x decoding / prefilling requests, before the
-next chunk. One stream beside one long prompt keeps about half its decode rate (one
-decode step per 250 ms chunk would leave it a tenth on a GPU, less on a CPU) and the
-prompt's prefill takes about twice as long; eight prompts arriving together while one
-stream decodes lose only an eighth of their prefill time to it. With nothing
-decoding, chunks follow each other at once.
+The machine is shared by request, not by step, up to half each: after a chunk that
+took T seconds the steps that follow only decode, for T x decoding / prefilling
+requests but at most T, before the next chunk. One stream beside one long prompt
+keeps about half its decode rate (one decode step per 250 ms chunk would leave it a
+tenth on a GPU, less on a CPU) and the prompt's prefill takes about twice as long;
+eight prompts arriving together while one stream decodes lose only an eighth of their
+prefill time to it; however many streams decode, a prompt's prefill gets at least
+half the time. With nothing decoding, chunks follow each other at once.
 
 Prefill stays one prompt at a time through the model (the engine's chunked prefill,
 generate_step's arithmetic for every cache family), not mlx-lm's right-padded batched
@@ -160,7 +161,7 @@ class InterleavedLoop(StepLoop):
         decoding = sum(1 for s in self.active.values() if s.decoding)
         if decoding > 0 and self.prefilling:
             spent = self.hooks.clock() - chunk_started
-            self.decode_until = self.hooks.clock() + spent * decoding / max(1, waiting_prompts)
+            self.decode_until = self.hooks.clock() + spent * min(1.0, decoding / max(1, waiting_prompts))
 
     def _complete(self, state: ActiveRequest, job: PrefillJob) -> None:
         prefilled = job.total - job.cached

@@ -153,6 +153,20 @@ class InterleavedChunkingTest(unittest.TestCase):
         for before, after in zip(marks, marks[1:]):
             self.assertEqual(labels[before:after].count("token:cmd-stream:None"), 1)
 
+    def test_many_streams_take_at_most_half_the_time_from_a_prompt(self):
+        # Four streams decode, one prompt prefills: decoding for the chunk's time, not four times it.
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
+        engine.after_decode = lambda step: step == 15 and h.put(generation("long", words=93, max_tokens=1))
+        h.put(*[generation(f"s{i}", max_tokens=120) for i in range(4)])
+        h.wait_label("task:long:Complete")
+        h.shutdown()
+        labels = h.labels()
+        marks = [i for i, l in enumerate(labels) if l.startswith("prefill:cmd-long:")]
+        counts = [labels[a:b].count("token:cmd-s0:None") for a, b in zip(marks, marks[1:])]
+        # (The first chunk is shared with the last stream's prompt end: two engine calls, 2 s.)
+        self.assertEqual(counts[1:], [4] * (len(counts) - 1))
+
     def test_with_nothing_decoding_chunks_follow_each_other(self):
         engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
         h = interleaved(engine, hooks=hooks)
