@@ -51,12 +51,14 @@ class HookedEngine(TestEngine):
 
 
 class Harness:
-    def __init__(self, engine=None, max_batch=8, hooks: Optional[LoopHooks] = None):
+    """A loop on its own thread. `loop_class` picks the schedule (StepLoop: exo)."""
+
+    def __init__(self, engine=None, max_batch=8, hooks: Optional[LoopHooks] = None, loop_class=StepLoop, **loop_kwargs):
         self.engine = engine or HookedEngine(prefill_chunk=10)
         self.capture = CapturingWriter()
         self.inbox = Inbox()
-        self.loop = StepLoop(self.engine, ProtocolWriter(self.capture), self.inbox,
-                             LoopOptions(max_batch=max_batch, default_max_tokens=64), hooks)
+        self.loop = loop_class(self.engine, ProtocolWriter(self.capture), self.inbox,
+                               LoopOptions(max_batch=max_batch, default_max_tokens=64), hooks, **loop_kwargs)
         self.code = None
         self.error: Optional[BaseException] = None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -124,7 +126,7 @@ class LifecycleTest(unittest.TestCase):
         h.wait_label("task:t1:Complete")
         h.shutdown()
         final = [m for m in h.capture.messages if describe(m) == "token:cmd-t1:length"][0]["chunk"]
-        self.assertEqual(final["usage"], {"promptTokens": 27, "completionTokens": 4})
+        self.assertEqual(final["usage"], {"promptTokens": 27, "completionTokens": 4, "cachedTokens": 0})
         self.assertEqual(final["stats"]["promptTokens"], 27)
         self.assertEqual(final["stats"]["generationTokens"], 4)
         self.assertGreater(final["stats"]["peakMemoryBytes"], 0)
@@ -238,7 +240,7 @@ class CancelTest(unittest.TestCase):
              "token:cmd-t1:cancelled", "task:t1:Cancelled", "runner:RunnerReady"],
         )
         final = [m for m in h.capture.messages if describe(m) == "token:cmd-t1:cancelled"][0]["chunk"]
-        self.assertEqual(final["usage"], {"promptTokens": 57, "completionTokens": 0})
+        self.assertEqual(final["usage"], {"promptTokens": 57, "completionTokens": 0, "cachedTokens": 0})
 
     def test_cancel_after_the_last_chunk_stops_before_the_first_token(self):
         engine = HookedEngine(prefill_chunk=10)
