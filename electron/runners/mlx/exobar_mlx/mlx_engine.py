@@ -439,7 +439,10 @@ class MlxEngine(Engine):
         plan = request.plan
         if plan is None:
             return None
-        plan.prompt_tail = list(request.payload[-PENALTY_CONTEXT - 1 : -1])
+        # The batch's processors see the prompt already (insert's all_tokens, given for the
+        # prompt cache, starts their context with it); the sequential decoder's start at the
+        # last prompt token, so the penalties get the prompt's tail prepended there only.
+        plan.prompt_tail = list(request.payload[-PENALTY_CONTEXT - 1 : -1]) if self._sequential is not None else []
         try:
             return plan.start()
         except Exception as err:
