@@ -324,7 +324,7 @@ class StepLoop:
         assert task.command_id is not None
         log.info("task %s cancelled while waiting for the batch", task_id)
         self.out.token(task.command_id, "", -1, finish_reason="cancelled",
-                       usage={"promptTokens": 0, "completionTokens": 0, "cachedTokens": 0}, stats=None)
+                       usage=self._usage_of(0, 0, 0), stats=None)
         self.out.task_status(task_id, "Cancelled")
         return True
 
@@ -429,11 +429,15 @@ class StepLoop:
             del self.active[state.task_id]
 
     def _usage(self, state: ActiveRequest) -> dict:
-        return {
-            "promptTokens": state.request.prompt_tokens,
-            "completionTokens": state.completion_tokens,
-            "cachedTokens": state.request.cached_tokens,
-        }
+        return self._usage_of(state.request.prompt_tokens, state.completion_tokens, state.request.cached_tokens)
+
+    def _usage_of(self, prompt: int, completion: int, cached: int) -> dict:
+        """A request's usage; `cachedTokens` only when the prompt cache is on (protocol 3,
+        as the sim does: without a cache there is nothing to count)."""
+        usage = {"promptTokens": prompt, "completionTokens": completion}
+        if self.engine.prompt_cache_stats() is not None:
+            usage["cachedTokens"] = cached
+        return usage
 
     def _stats(self, state: ActiveRequest) -> dict:
         now = self.hooks.clock()

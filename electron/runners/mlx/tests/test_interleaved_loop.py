@@ -294,7 +294,7 @@ class InterleavedPromptCacheTest(unittest.TestCase):
         h.wait_label("task:t1:Complete")
         h.shutdown()
         self.assertFalse(any(m["type"] == "PromptCacheStats" for m in h.capture.messages))
-        self.assertEqual(final_usage(h, "t1")["cachedTokens"], 0)
+        self.assertNotIn("cachedTokens", final_usage(h, "t1"))
 
 
 if __name__ == "__main__":

@@ -126,7 +126,7 @@ class LifecycleTest(unittest.TestCase):
         h.wait_label("task:t1:Complete")
         h.shutdown()
         final = [m for m in h.capture.messages if describe(m) == "token:cmd-t1:length"][0]["chunk"]
-        self.assertEqual(final["usage"], {"promptTokens": 27, "completionTokens": 4, "cachedTokens": 0})
+        self.assertEqual(final["usage"], {"promptTokens": 27, "completionTokens": 4})
         self.assertEqual(final["stats"]["promptTokens"], 27)
         self.assertEqual(final["stats"]["generationTokens"], 4)
         self.assertGreater(final["stats"]["peakMemoryBytes"], 0)
@@ -240,7 +240,7 @@ class CancelTest(unittest.TestCase):
              "token:cmd-t1:cancelled", "task:t1:Cancelled", "runner:RunnerReady"],
         )
         final = [m for m in h.capture.messages if describe(m) == "token:cmd-t1:cancelled"][0]["chunk"]
-        self.assertEqual(final["usage"], {"promptTokens": 57, "completionTokens": 0, "cachedTokens": 0})
+        self.assertEqual(final["usage"], {"promptTokens": 57, "completionTokens": 0})
 
     def test_cancel_after_the_last_chunk_stops_before_the_first_token(self):
         engine = HookedEngine(prefill_chunk=10)
