@@ -16,8 +16,9 @@ import { measureMetricsScrape } from './metrics-scrape';
 import { measureRequestLogCost } from './request-log-cost';
 import { measureOnDemandTtft } from './on-demand-ttft';
 import { measureStructuredDecode, type StructuredDecode } from './structured-decode';
+import { measureEngineVsMlxLm } from './engine-vs-mlx-lm';
 
-const ONLY = ['fair', 'sharing', 'metrics', 'on-demand', 'exo-poll', 'structured'] as const;
+const ONLY = ['fair', 'sharing', 'metrics', 'on-demand', 'exo-poll', 'structured', 'engine'] as const;
 
 interface BenchArgs {
   json: boolean;
@@ -26,33 +27,42 @@ interface BenchArgs {
   /**
    * `fair`: only the fair-sharing rows; `sharing`: only the sharing check's rows; `metrics`: the scrape and the request log's cost;
    * `on-demand`: the cold and warm TTFT of a model loaded on request; `exo-poll`: attach mode's CPU while polling a real-size exo state;
-   * `structured`: constrained decoding's cost on real MLX (structured_decode_ratio).
+   * `structured`: constrained decoding's cost on real MLX (structured_decode_ratio);
+   * `engine`: the MLX engine against mlx_lm.server on a tiny real model (only with `--only`: minutes of real MLX).
    */
   only: (typeof ONLY)[number] | null;
+  /** True when `--trials` was given (the engine phase runs one trial otherwise). */
+  trialsGiven: boolean;
+  /** `--engine-scale X`: the engine phase's prompt lengths and token counts times X (default 1, the issue's sizes). */
+  engineScale: number;
 }
 
 function parseArgs(argv: string[]): BenchArgs {
-  const args: BenchArgs = { json: false, timeScale: 1, trials: 3, only: null };
+  const args: BenchArgs = { json: false, timeScale: 1, trials: 3, only: null, engineScale: 1, trialsGiven: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') args.json = true;
     else if (arg === '--only') {
       const only = argv[++i];
       const known = ONLY.find((o) => o === only);
-      if (!known) fail('--only takes "fair", "sharing", "metrics", "on-demand", "exo-poll" or "structured"');
+      if (!known) fail('--only takes "fair", "sharing", "metrics", "on-demand", "exo-poll", "structured" or "engine"');
       args.only = known;
-    } else if (arg === '--time-scale' || arg === '--trials') {
+    } else if (arg === '--time-scale' || arg === '--trials' || arg === '--engine-scale') {
       const value = Number(argv[++i]);
       if (!Number.isFinite(value) || value <= 0) fail(`${arg} needs a positive number`);
       if (arg === '--time-scale') args.timeScale = value;
-      else args.trials = Math.round(value);
+      else if (arg === '--engine-scale') args.engineScale = value;
+      else {
+        args.trials = Math.round(value);
+        args.trialsGiven = true;
+      }
     } else fail(`unknown argument "${arg}"`);
   }
   return args;
 }
 
 function fail(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand|exo-poll|structured]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--json] [--time-scale X] [--trials N] [--only fair|sharing|metrics|on-demand|exo-poll|structured|engine] [--engine-scale X]\n`);
   process.exit(2);
 }
 
@@ -86,6 +96,14 @@ async function main(): Promise<void> {
     const onDemand = await measureOnDemandTtft(args.timeScale, args.trials, log);
     if (args.json) process.stdout.write(`${JSON.stringify({ time_scale: args.timeScale, ...onDemand.json }, null, 2)}\n`);
     else printTable(['measure', 'value', 'target'], onDemand.rows);
+    return;
+  }
+  if (args.only === 'engine') {
+    // One trial unless asked: each is minutes of real MLX per server.
+    const trials = args.trialsGiven ? args.trials : 1;
+    const engine = await measureEngineVsMlxLm({ trials, scale: args.engineScale }, log);
+    if (args.json) process.stdout.write(`${JSON.stringify(engine.json, null, 2)}\n`);
+    else printTable(['measure', 'exobar / mlx_lm.server', 'target'], engine.rows);
     return;
   }
   if (args.only === 'exo-poll') {

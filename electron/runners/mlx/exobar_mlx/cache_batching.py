@@ -61,3 +61,42 @@ def decide_batching(caches: List[Any], model_type: Optional[str] = None) -> Batc
                 f"serves one request at a time",
             )
     return Batching("batched", kinds)
+
+
+#: Cache classes the prompt cache refuses, and why. ChunkedKVCache says it can always
+#: be trimmed, but once a prompt is longer than the attention chunk its front is gone
+#: and a trim leaves other keys than the prefix's: a prefix reused so gives other tokens
+#: (measured on the tiny Llama 4).
+_PROMPT_CACHE_REFUSED = {
+    "ChunkedKVCache": "its ChunkedKVCache drops the front of a prompt longer than the attention chunk, "
+    "so a cached prefix cannot be cut back to the prompts that share it",
+}
+#: The same, by config.json's model_type, for the hello (sent before the model loads).
+_CACHE_OF_MODEL_TYPE = {"llama4": "ChunkedKVCache"}
+
+
+def refusal_for_model_type(model_type: Optional[str]) -> Optional[str]:
+    """Why the prompt cache is refused for a model of this type, or None."""
+    cache = _CACHE_OF_MODEL_TYPE.get(model_type or "")
+    if cache is None:
+        return None
+    return f"{_FAMILY_OF_CACHE.get(cache, model_type)}: {_PROMPT_CACHE_REFUSED[cache]}"
+
+
+def refusal_of(caches: List[Any]) -> Optional[str]:
+    """Why this model's caches cannot go in the prompt cache, or None when they can.
+
+    mlx-lm's LRUPromptCache weighs each entry by its caches' `nbytes` and copies them
+    with deepcopy; which entries may serve a prompt (exact, shorter, or a longer one
+    only when every cache can be trimmed) it decides itself per cache, so KVCache,
+    RotatingKVCache, ArraysCache and CacheList qualify. Refused: a cache class without
+    `nbytes` (it would break the byte cap) and those of _PROMPT_CACHE_REFUSED.
+    """
+    for cache in caches:
+        for leaf in _leaves(cache):
+            name = type(leaf).__name__
+            if name in _PROMPT_CACHE_REFUSED:
+                return f"{_FAMILY_OF_CACHE.get(name, name)}: {_PROMPT_CACHE_REFUSED[name]}"
+            if not hasattr(type(leaf), "nbytes"):
+                return f"its {name} does not report its size, so it cannot be kept within the cache's byte cap"
+    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import List, Optional
 
+from .protocol import DEFAULT_PREFILL_CHUNK_MS, DEFAULT_SCHEDULE, MAX_PREFILL_CHUNK_MS, MIN_PREFILL_CHUNK_MS, SCHEDULES
 from .test_engine import TestTimings
 
 
@@ -28,6 +29,22 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+def _chunk_ms(text: str) -> int:
+    value = int(text)
+    if not MIN_PREFILL_CHUNK_MS <= value <= MAX_PREFILL_CHUNK_MS:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer from {MIN_PREFILL_CHUNK_MS} to {MAX_PREFILL_CHUNK_MS}, got {text}"
+        )
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="runner.py",
@@ -39,7 +56,27 @@ def build_parser() -> argparse.ArgumentParser:
         "(HF hub cache or ~/.exo/models); never downloaded. Any label for --engine test.",
     )
     parser.add_argument("--engine", choices=("mlx", "test"), default="mlx", help="inference engine (default mlx)")
-    parser.add_argument("--prefill-chunk", type=_positive_int, default=4096, help="prefill chunk in tokens (exo: 4096)")
+    parser.add_argument("--prefill-chunk", type=_positive_int, default=4096, help="exo schedule: prefill chunk in tokens (exo: 4096)")
+    parser.add_argument(
+        "--schedule",
+        choices=SCHEDULES,
+        default=DEFAULT_SCHEDULE,
+        help="exo: exo's runner step for step (one admission per step, its whole prefill inside it); "
+        f"interleaved: every waiting request admitted, one prefill chunk between decode steps (default {DEFAULT_SCHEDULE})",
+    )
+    parser.add_argument(
+        "--prefill-chunk-ms",
+        type=_chunk_ms,
+        default=DEFAULT_PREFILL_CHUNK_MS,
+        help="interleaved schedule: each prefill chunk is sized from the measured prefill rate to take about "
+        f"this long, within [64, 4096] tokens (default {DEFAULT_PREFILL_CHUNK_MS})",
+    )
+    parser.add_argument(
+        "--prompt-cache-bytes",
+        type=_non_negative_int,
+        default=0,
+        help="the prompt cache's cap in bytes (least recently used prefixes go first); 0: no prompt cache (default)",
+    )
     parser.add_argument("--max-batch", type=_positive_int, default=8, help="requests decoding together (exo: 8)")
     parser.add_argument(
         "--default-max-tokens",

@@ -5,6 +5,12 @@ cancels are checked, which events go out in which order. An engine only does the
 work: load, warm up, tokenize, prefill one prompt in chunks, run one batched decode
 step. Two engines implement it: `mlx` (mlx-lm on Apple silicon) and `test`
 (deterministic, standard library only, for CI).
+
+A prefill is a job the loop drives chunk by chunk (start_prefill, prefill_some,
+finish_prefill or drop_prefill): the exo schedule runs a whole job inside one step
+(`prefill`), the interleaved schedule one chunk per step between decode steps. A job
+starts from the longest prefix the engine's prompt cache holds (when it has one) and
+is cached only when it finishes, so a cancelled partial prefill is never served.
 """
 from __future__ import annotations
 
@@ -60,6 +66,36 @@ class PreparedRequest:
     payload: Any = None
     #: Engine-private decoding plan: tools, grammar, sampling (request_plan.py for mlx).
     plan: Any = None
+    #: Prompt tokens served from the prompt cache (set when its prefill starts; 0 on a miss).
+    cached_tokens: int = 0
+
+
+@dataclass
+class PrefillJob:
+    """One prompt's prefill in progress: `done` prompt tokens are in its cache (the
+    cached ones included); it is complete at `end` (the mlx engine leaves the last token
+    to the decoder); progress is reported against `total`, the prompt's tokens."""
+
+    request: PreparedRequest
+    done: int
+    end: int
+    total: int
+    #: Engine-private state (the cache being filled, the sampler).
+    state: Any = None
+    #: Prefill chunks run so far.
+    chunks: int = 0
+
+    #: Prompt tokens served from the prompt cache when it started.
+    cached: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.end - self.done)
+
+    def progress(self) -> "tuple[int, int]":
+        """PrefillProgressChunk's (processed, total): the tokens prefilled, the cached ones
+        left out, so a supervisor's learnt prefill rate stays true after a hit."""
+        return self.done - self.cached, self.total - self.cached
 
 
 @dataclass
@@ -101,12 +137,50 @@ class Engine(ABC):
     #: from the supervisor's pacing (SetPrefillPacing).
     prefill_chunk: int = 4096
 
-    @abstractmethod
+    #: A first prefill rate (tokens/s) measured during warm-up, or None: the interleaved
+    #: schedule sizes its first chunk from it.
+    prefill_rate_hint: Optional[float] = None
+
     def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
-        """Prefills the prompt in chunks of `prefill_chunk` (read anew before each), calling on_chunk after each one (and once more
-        with processed == total before the first token). On return the request decodes
-        with the batch. If on_chunk raises PrefillCancelled the request is dropped and
-        the exception propagates."""
+        """Prefills the prompt in chunks of `prefill_chunk` (read anew before each), calling
+        on_chunk after each one but the last, then once with processed == total before the
+        first token (both counting the tokens prefilled, not those the cache served). On return the request decodes with the batch. If on_chunk raises
+        PrefillCancelled the request is dropped (never cached) and the exception propagates."""
+        job = self.start_prefill(request)
+        try:
+            while job.remaining > 0:
+                self.prefill_some(job, self.prefill_chunk)
+                if job.remaining > 0:
+                    on_chunk(*job.progress())
+            on_chunk(job.total - job.cached, job.total - job.cached)
+        except BaseException:
+            self.drop_prefill(job)
+            raise
+        self.finish_prefill(job)
+
+    @abstractmethod
+    def start_prefill(self, request: PreparedRequest) -> PrefillJob:
+        """Starts a prefill, from the prompt cache's longest prefix when there is one
+        (setting request.cached_tokens). Raises RequestError."""
+
+    @abstractmethod
+    def prefill_some(self, job: PrefillJob, max_tokens: int) -> int:
+        """Runs one prefill chunk of at most `max_tokens`; returns the tokens it did.
+        Raises RequestError (the job is dropped by the caller)."""
+
+    @abstractmethod
+    def finish_prefill(self, job: PrefillJob) -> None:
+        """A complete job: caches its prompt (when the cache is on) and joins the batch.
+        Raises RequestError."""
+
+    def drop_prefill(self, job: PrefillJob) -> None:
+        """A cancelled or failed job: everything it holds is dropped, nothing is cached."""
+        job.state = None
+
+    def prompt_cache_stats(self) -> Optional[Dict[str, int]]:
+        """The PromptCacheStats fields (entries, bytes, capBytes, hits, misses,
+        hitTokens), or None when the cache is off."""
+        return None
 
     def pause(self, seconds: float) -> None:
         """The pacing's pause after a prefill chunk: compute nothing for `seconds` (wall

@@ -51,6 +51,20 @@ def _model_features(model: str) -> dict:
         return dict(NO_FEATURES)
 
 
+def _prompt_cache_refusal(args) -> Optional[str]:
+    """The hello's prompt-cache refusal for this model's family, from its config.json."""
+    import json
+
+    from .cache_batching import refusal_for_model_type
+    from .model_resolver import resolve_model
+
+    try:
+        config = resolve_model(args.model, dict(os.environ)) / "config.json"
+        return refusal_for_model_type(json.loads(config.read_text()).get("model_type"))
+    except Exception:  # a model that does not resolve fails at load, saying why
+        return None
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     env = dict(os.environ)
     reported = fast_synch.reported_env(env)
@@ -76,13 +90,19 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     from .inbox import Inbox, start_reader
     from .protocol import ProtocolWriter
+    from .interleaved_loop import InterleavedLoop
     from .step_loop import LoopHooks, LoopOptions, StepLoop
 
     writer = ProtocolWriter(out_stream)
     if args.engine == "test":
         from .test_engine import TestEngine
 
-        engine = TestEngine(timings=test_timings(args), time_scale=args.time_scale, prefill_chunk=args.prefill_chunk)
+        engine = TestEngine(
+            timings=test_timings(args),
+            time_scale=args.time_scale,
+            prefill_chunk=args.prefill_chunk,
+            prompt_cache_bytes=args.prompt_cache_bytes,
+        )
     else:
         from .mlx_engine import MlxEngine  # imports mlx only when it loads
 
@@ -92,12 +112,20 @@ def main(argv: Optional[List[str]] = None) -> int:
             max_batch=args.max_batch,
             default_max_tokens=args.default_max_tokens,
             wired_limit=args.wired_limit_bytes,
+            prompt_cache_bytes=args.prompt_cache_bytes,
         )
 
-    extra = {}
+    # The prompt cache's refusal by the model's type, known before it loads; one known
+    # only after load (an mlx-lm without LRUPromptCache, a cache that cannot be weighed)
+    # is logged and reported in RunnerLoaded (promptCacheReason).
+    cache_refusal = _prompt_cache_refusal(args) if args.engine == "mlx" else None
+    extra = {
+        "schedule": args.schedule,
+        "promptCache": {"capBytes": args.prompt_cache_bytes, "supported": cache_refusal is None, "reason": cache_refusal},
+    }
     refusal = None
     if args.engine == "test":
-        extra = {"features": engine.features()}
+        extra = {**extra, "features": engine.features()}
     if args.engine == "mlx":
         from .device import detect_device, skipped_features
         from .versions import SUPPORTED_RANGE, installed_mlx_lm, unsupported_reason
@@ -106,6 +134,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         refusal = unsupported_reason(installed)
         device = detect_device()
         extra = {
+            **extra,
             "device": device,
             "mlxLm": {"installed": installed, "supported": SUPPORTED_RANGE},
             "wiredLimitBytes": args.wired_limit_bytes,
@@ -118,7 +147,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         log.error("%s", refusal)
         writer.runner_status("RunnerFailed", errorMessage=refusal)
         return 1
-    log.info("runner started (fast synch %s, prefill chunk %d, max batch %d)", "on" if enabled else "off", args.prefill_chunk, args.max_batch)
+    log.info(
+        "runner started (fast synch %s, schedule %s, prefill chunk %s, max batch %d, prompt cache %d bytes)",
+        "on" if enabled else "off",
+        args.schedule,
+        f"{args.prefill_chunk} tokens" if args.schedule == "exo" else f"~{args.prefill_chunk_ms} ms",
+        args.max_batch,
+        args.prompt_cache_bytes,
+    )
 
     inbox = Inbox()
     start_reader(
@@ -132,13 +168,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.flush()
         os._exit(1)
 
-    loop = StepLoop(
-        engine,
-        writer,
-        inbox,
-        LoopOptions(max_batch=args.max_batch, default_max_tokens=args.default_max_tokens),
-        LoopHooks(crash=crash, hang=lambda: _hang_forever(log)),
-    )
+    options = LoopOptions(max_batch=args.max_batch, default_max_tokens=args.default_max_tokens)
+    hooks = LoopHooks(crash=crash, hang=lambda: _hang_forever(log))
+    if args.schedule == "exo":
+        loop = StepLoop(engine, writer, inbox, options, hooks)
+    else:
+        loop = InterleavedLoop(engine, writer, inbox, options, hooks, prefill_chunk_ms=args.prefill_chunk_ms)
     return loop.run()
 
 

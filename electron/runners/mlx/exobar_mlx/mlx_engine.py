@@ -5,9 +5,11 @@ template, the model's forward pass with its own caches (`make_prompt_cache`), an
 `BatchGenerator` for batched decoding. This module owns the prefill, the way exo's
 runner wants it for every cache type:
 
-- Prefill is `tokens[:-1]` in chunks of `prefill_chunk`, each one
-  `model(chunk[None], cache=...)` under the generation stream, its cache state
-  evaluated, then a progress report and a cancel check (on_chunk). This is the
+- Prefill is `tokens[:-1]` in chunks (a job the step loop drives: start_prefill,
+  prefill_some per chunk, finish_prefill), each one `model(chunk[None], cache=...)`
+  under the generation stream, its cache state evaluated, then a progress report and
+  a cancel check. It starts from the prompt cache's longest prefix when there is one
+  (prompt_cache.py, mlx-lm's LRUPromptCache) and, complete, is cached. This is the
   arithmetic of mlx_lm.generate's generate_step, chunk for chunk. Nothing is trimmed
   and no token is thrown away, so it is right for KVCache, RotatingKVCache (sliding
   windows), ChunkedKVCache and ArraysCache (state-space/hybrid) alike.
@@ -32,24 +34,25 @@ import json
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional
 
-from .cache_batching import Batching, decide_batching
+from .cache_batching import Batching, decide_batching, refusal_of
 from .device import apply_wired_limit
 from .engine import (
     Engine,
     EngineUnavailableError,
     GeneratedToken,
     LoadProgress,
-    PrefillCancelled,
-    PrefillProgress,
+    PrefillJob,
     PreparedRequest,
     RequestError,
 )
 from .model_resolver import read_total_layers, resolve_model
+from .prompt_cache import MlxPromptCache
 from .protocol import GenerationParams
 from .sampling import PENALTY_CONTEXT
 from .tools import template_messages
@@ -88,7 +91,24 @@ def import_mlx() -> SimpleNamespace:
         BatchGenerator=BatchGenerator,
         generation_stream=generation_stream,
         make_prompt_cache=make_prompt_cache,
+        LRUPromptCache=_lru_prompt_cache_class(),
     )
+
+
+def _lru_prompt_cache_class() -> Any:
+    """mlx-lm's LRUPromptCache, or None in an mlx-lm without it (the cache is refused)."""
+    try:
+        from mlx_lm.models.cache import LRUPromptCache
+    except ImportError:
+        return None
+    return LRUPromptCache
+
+
+@dataclass
+class _Prefill:
+    cache: List[Any]
+    sampler: RequestSampler
+    plan: Optional[PlanState] = None
 
 
 @dataclass
@@ -133,8 +153,15 @@ class MlxEngine(Engine):
         env: Optional[Dict[str, str]] = None,
         home: Optional[Path] = None,
         wired_limit: Optional[int] = None,
+        prompt_cache_bytes: int = 0,
     ) -> None:
         self.model_ref = model_ref
+        self.prompt_cache_bytes = prompt_cache_bytes
+        self.prompt_cache: Optional[MlxPromptCache] = None
+        #: Why the prompt cache is off although a cap was given (after load), else None.
+        self.prompt_cache_reason: Optional[str] = None
+        #: False during warm-up: its prompt is neither looked up nor cached.
+        self._caching = True
         self.prefill_chunk = prefill_chunk
         self.max_batch = max_batch
         self.default_max_tokens = default_max_tokens
@@ -186,7 +213,21 @@ class MlxEngine(Engine):
         self.capabilities = ModelCapabilities(model, tokenizer, self.model_dir.name)
         self.batching = decide_batching(api.make_prompt_cache(model), self._model_type())
         log.info("caches %s: %s", ", ".join(self.batching.cache_types), self.batching.reason or "batched decoding")
+        self._start_prompt_cache(api)
         self._start_decoder()
+
+    def _start_prompt_cache(self, api: SimpleNamespace) -> None:
+        if self.prompt_cache_bytes <= 0:
+            return
+        lru_class = getattr(api, "LRUPromptCache", None)
+        self.prompt_cache_reason = (
+            f"mlx-lm {api.version} has no LRUPromptCache" if lru_class is None else refusal_of(api.make_prompt_cache(self.model))
+        )
+        if self.prompt_cache_reason is not None:
+            log.warning("prompt cache off: %s", self.prompt_cache_reason)
+            return
+        self.prompt_cache = MlxPromptCache(lru_class, self.prompt_cache_bytes)
+        log.info("prompt cache on: %d bytes", self.prompt_cache_bytes)
 
     def _model_type(self) -> Optional[str]:
         try:
@@ -224,6 +265,7 @@ class MlxEngine(Engine):
             "batching": self.batching.mode,
             "cacheTypes": self.batching.cache_types,
             **({"batchingReason": self.batching.reason} if self.batching.reason else {}),
+            **({"promptCacheReason": self.prompt_cache_reason} if self.prompt_cache_reason else {}),
         }
 
     def features(self) -> Dict[str, bool]:
@@ -236,7 +278,16 @@ class MlxEngine(Engine):
         request = self.prepare(
             "warmup", "warmup", GenerationParams([{"role": "user", "content": WARMUP_PROMPT}], 2, 0.0, None), 2
         )
-        self.prefill(request, lambda *_: None)
+        self._caching = False
+        try:
+            started = time.perf_counter()
+            self.prefill(request, lambda *_: None)
+            elapsed = time.perf_counter() - started
+        finally:
+            self._caching = True
+        # A short prompt's rate, overheads included: a conservative first estimate.
+        if elapsed > 0:
+            self.prefill_rate_hint = max(1.0, request.prompt_tokens / elapsed)
         for _ in range(8):
             if any(t.finish_reason or t.error for t in self.decode_step()) or not self._decoding:
                 break
@@ -250,6 +301,7 @@ class MlxEngine(Engine):
         self._decoding.clear()
         self._by_uid.clear()
         self._held.clear()
+        self.prompt_cache = None
         self.model = None
         self.tokenizer = None
         gc.collect()
@@ -305,49 +357,68 @@ class MlxEngine(Engine):
             plan=plan,
         )
 
-    def fill_cache(self, tokens: List[int], on_chunk: PrefillProgress) -> List[Any]:
-        """A fresh prompt cache holding `tokens`, filled chunk by chunk (generate_step's
-        arithmetic); on_chunk(processed, len(tokens) + 1) after each chunk but the last."""
-        api = self._require()
-        mx = api.mx
-        cache = api.make_prompt_cache(self.model)
-        total = len(tokens) + 1
-        done = 0
-        while done < len(tokens):
-            piece = tokens[done : done + self.prefill_chunk]
-            with mx.stream(api.generation_stream):
-                self.model(mx.array(piece)[None], cache=cache)
-                mx.eval([c.state for c in cache])
-            done += len(piece)
-            mx.clear_cache()
-            if done < len(tokens):
-                # The last chunk's boundary is reported by the caller as the whole prompt
-                # (the last token goes with it), as the protocol's progress ends at the total.
-                on_chunk(done, total)  # may raise PrefillCancelled: the cache is dropped
-        return cache
-
-    def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
+    def start_prefill(self, request: PreparedRequest) -> PrefillJob:
         api = self._require()
         tokens: List[int] = request.payload
-        total = len(tokens)
         temperature = DEFAULT_TEMPERATURE if request.temperature is None else request.temperature
         plan = self._start_plan(request)
         sampler = RequestSampler(api.mx, temperature, request.seed, plan.filters if plan else ())
+        # The cache holds tokens[:-1]: the last prompt token goes to the decoder.
+        cache, cached = (None, 0)
+        if self.prompt_cache is not None and self._caching:
+            try:
+                cache, cached = self.prompt_cache.fetch(tokens[:-1])
+            except Exception as err:  # a cache that fails is a miss, never a failed request
+                log.warning("prompt cache lookup failed: %s", _describe_failure(err))
+                cache, cached = None, 0
+        if cache is None:
+            cache = api.make_prompt_cache(self.model)
+        request.cached_tokens = cached
+        return PrefillJob(request, done=cached, end=len(tokens) - 1, total=len(tokens), state=_Prefill(cache, sampler, plan), cached=cached)
+
+    def prefill_some(self, job: PrefillJob, max_tokens: int) -> int:
+        """One chunk, model(chunk[None], cache=...) under the generation stream and its
+        cache state evaluated: generate_step's arithmetic, chunk for chunk."""
+        api = self._require()
+        mx = api.mx
+        tokens: List[int] = job.request.payload
+        piece = tokens[job.done : job.done + min(max(1, max_tokens), job.remaining)]
         try:
-            cache = self.fill_cache(tokens[:-1], on_chunk)
-        except PrefillCancelled:
-            raise
+            with mx.stream(api.generation_stream):
+                self.model(mx.array(piece)[None], cache=job.state.cache)
+                mx.eval([c.state for c in job.state.cache])
+            mx.clear_cache()
         except Exception as err:  # this request's failure (an OOM included), not the runner's
             self._clear_cache()
             raise RequestError(f"prefill failed: {_describe_failure(err)}") from err
-        on_chunk(total, total)
+        job.done += len(piece)
+        job.chunks += 1
+        return len(piece)
+
+    def finish_prefill(self, job: PrefillJob) -> None:
+        self._require()
+        request = job.request
+        tokens: List[int] = request.payload
+        cache, sampler, plan = job.state.cache, job.state.sampler, job.state.plan
+        job.state = None
+        if self.prompt_cache is not None and self._caching:
+            try:
+                self.prompt_cache.insert(tokens[:-1], cache)
+            except Exception as err:
+                log.warning("prompt cache insert failed: %s", _describe_failure(err))
         try:
             if self._sequential is not None:
                 uid = self._sequential.insert(tokens[-1], cache, sampler, plan.processors if plan else ())
             else:
                 extra = {"logits_processors": [plan.processors]} if plan and plan.processors else {}
-                uid = int(self._gen.insert([[tokens[-1]]], max_tokens=[request.max_tokens], caches=[cache],
-                                           samplers=[sampler], **extra)[0])
+                # all_tokens: the generator keeps the tokens its cache holds, so a finished
+                # request's cache (prompt and reply) can be keyed for the prompt cache.
+                uid = int(
+                    self._gen.insert(
+                        [[tokens[-1]]], max_tokens=[request.max_tokens], caches=[cache], samplers=[sampler],
+                        all_tokens=[list(tokens[:-1])], **extra,
+                    )[0]
+                )
         except Exception as err:
             raise RequestError(f"the request could not join the batch: {_describe_failure(err)}") from err
         self._by_uid[uid] = request.request_id
@@ -368,11 +439,17 @@ class MlxEngine(Engine):
         plan = request.plan
         if plan is None:
             return None
-        plan.prompt_tail = list(request.payload[-PENALTY_CONTEXT - 1 : -1])
+        # The batch's processors see the prompt already (insert's all_tokens, given for the
+        # prompt cache, starts their context with it); the sequential decoder's start at the
+        # last prompt token, so the penalties get the prompt's tail prepended there only.
+        plan.prompt_tail = list(request.payload[-PENALTY_CONTEXT - 1 : -1]) if self._sequential is not None else []
         try:
             return plan.start()
         except Exception as err:
             raise RequestError(f"the request's decoding could not be set up: {type(err).__name__}: {err}") from err
+
+    def prompt_cache_stats(self) -> Optional[Dict[str, int]]:
+        return self.prompt_cache.stats() if self.prompt_cache is not None else None
 
     def _new_detokenizer(self) -> Callable[[Optional[int], bool], str]:
         """A per-request (token, last) -> new text function (mlx-lm hands out a fresh
@@ -411,10 +488,12 @@ class MlxEngine(Engine):
                 out.append(GeneratedToken(request_id, -1, "", None, error=error))
                 self.remove(request_id)
                 continue
-            out.append(self._token(request_id, state, int(response.token), response.finish_reason))
+            out.append(self._token(request_id, state, int(response.token), response.finish_reason, response))
         return out
 
-    def _token(self, request_id: str, state: _Decoding, token: int, finish: Optional[str]) -> GeneratedToken:
+    def _token(
+        self, request_id: str, state: _Decoding, token: int, finish: Optional[str], response: Any = None
+    ) -> GeneratedToken:
         state.produced += 1
         if token in state.eos:
             finish, text = "stop", state.detokenize(None, True)
@@ -424,7 +503,7 @@ class MlxEngine(Engine):
             text = state.detokenize(token, finish is not None)
         if finish is not None:
             finish = "stop" if finish == "stop" else "length"
-            self.remove(request_id)  # the generator may have dropped it already: harmless
+            self._finish(request_id, response)
         stream = state.plan.tool_stream if state.plan else None
         if stream is None:
             return GeneratedToken(request_id, token, text, finish)
@@ -437,6 +516,22 @@ class MlxEngine(Engine):
             if finish == "stop" and stream.calls_made > 0:
                 finish = "tool_calls"
         return GeneratedToken(request_id, token, text, finish, tool_calls=calls or None)
+
+    def _finish(self, request_id: str, response: Any) -> None:
+        """Drops a finished request (the generator may have dropped it already); its cache,
+        prompt and reply, goes to the prompt cache, so a chat's next turn, which sends
+        the reply back, finds it (mlx_lm.server does the same)."""
+        state = self._decoding.get(request_id)
+        if self.prompt_cache is not None and self._caching and state is not None and self._gen is not None:
+            try:
+                if getattr(response, "prompt_cache", None) is not None:
+                    self.prompt_cache.insert(list(response.all_tokens), response.prompt_cache)
+                else:
+                    for cache, tokens in self._gen.remove([state.uid], return_prompt_caches=True).values():
+                        self.prompt_cache.insert(list(tokens), cache)
+            except Exception as err:  # the cache is an optimisation: the request still ends well
+                log.warning("caching a finished request failed: %s", _describe_failure(err))
+        self.remove(request_id)
 
     def _fail_batch(self, err: BaseException) -> List[GeneratedToken]:
         """A step that failed as a whole: its requests end with the error, the decoder is

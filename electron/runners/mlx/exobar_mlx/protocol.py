@@ -1,6 +1,6 @@
 """The runner protocol in Python: input validation and output messages.
 
-Mirrors shared/runner-protocol.ts (PROTOCOL_VERSION 2): stdin carries one task or
+Mirrors shared/runner-protocol.ts (PROTOCOL_VERSION 3): stdin carries one task or
 cancel per line, stdout one event per line, the first being a Hello. Input is checked
 here with the same limits as the zod schemas, because this is a process boundary
 (docs/architecture.md, invariant 5): a bad line is answered or logged, never fatal.
@@ -14,8 +14,19 @@ from typing import IO, Any, List, Optional, Union
 
 from .request_options import NO_OPTIONS, OptionError, RequestOptions, parse_message_tool_fields, parse_options
 
-#: 2 added prefill pacing (SetPrefillPacing / PrefillPacingApplied).
-PROTOCOL_VERSION = 2
+#: 2 added prefill pacing (SetPrefillPacing / PrefillPacingApplied); 3 the schedules
+#: and the prompt cache (the hello's schedule and promptCache, Usage.cachedTokens,
+#: PromptCacheStats).
+PROTOCOL_VERSION = 3
+SCHEDULES = ("exo", "interleaved")
+DEFAULT_SCHEDULE = "interleaved"
+#: --prefill-chunk-ms: its default and the bounds shared/runner-protocol.ts sets.
+DEFAULT_PREFILL_CHUNK_MS = 250
+MIN_PREFILL_CHUNK_MS = 10
+MAX_PREFILL_CHUNK_MS = 10_000
+#: The interleaved prefill chunk's bounds in tokens, whatever the measured rate says.
+MIN_INTERLEAVED_CHUNK_TOKENS = 64
+MAX_INTERLEAVED_CHUNK_TOKENS = 4096
 #: The pacing limits of shared/runner-protocol.ts.
 MIN_PACED_CHUNK_TOKENS = 64
 MAX_PACED_CHUNK_TOKENS = 4096
@@ -264,6 +275,11 @@ class ProtocolWriter:
     def tool_calls(self, command_id: str, calls: List[dict]) -> None:
         """Complete tool calls [{id, name, arguments (JSON text)}], before the token that ends them."""
         self.chunk(command_id, {"kind": "ToolCallChunk", "toolCalls": calls})
+
+    def prompt_cache_stats(self, stats: dict) -> None:
+        """The prompt cache after a request's prefill: entries, bytes, capBytes, hits,
+        misses, hitTokens (counters since the runner started)."""
+        self.send({"type": "PromptCacheStats", **stats})
 
     def error(self, command_id: str, message: str) -> None:
         self.chunk(command_id, {"kind": "ErrorChunk", "errorMessage": message})

@@ -100,7 +100,8 @@ class RequestPlan:
     template_tools: Optional[List[Dict[str, Any]]]
     #: The compiled grammar constraining the output (constrained.GrammarProcessor), or None.
     grammar: Any
-    #: The prompt's last tokens before its final one, for mlx-lm's penalties.
+    #: The prompt's last tokens before its final one, for mlx-lm's penalties where the
+    #: decoder's context lacks them (the sequential decoder; empty for the batch).
     prompt_tail: List[int] = field(default_factory=list)
     capabilities: Optional[ModelCapabilities] = None
 

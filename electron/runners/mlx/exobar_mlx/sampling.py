@@ -58,7 +58,10 @@ def penalty_processors(sampling: Sampling) -> List[Callable[[Any, Any], Any]]:
 
 def with_prompt_tail(processor: Any, tail: List[int]) -> Any:
     """A context processor (mlx-lm's penalties) that also sees the prompt's last tokens:
-    the batch's context starts at the last prompt token, mlx-lm's generate at the first."""
+    the sequential decoder's context starts at the last prompt token, mlx-lm's generate
+    at the first. An empty tail (the batch, whose context holds the prompt) is no wrapper."""
+    if not tail:
+        return processor
     import mlx.core as mx
 
     prefix = mx.array(tail, dtype=mx.int32)

@@ -1,4 +1,7 @@
-"""The step loop: exo's generation semantics on top of any engine.
+"""The step loop: exo's generation semantics on top of any engine (`--schedule exo`).
+
+The interleaved schedule (interleaved_loop.py) is a subclass that changes only when
+requests are admitted and how their prefill is cut between decode steps.
 
 What a real exo runner does, and what this loop reproduces (docs/mlx-runner.md):
 - New tasks are read only between generation steps, and every task read is
@@ -321,7 +324,7 @@ class StepLoop:
         assert task.command_id is not None
         log.info("task %s cancelled while waiting for the batch", task_id)
         self.out.token(task.command_id, "", -1, finish_reason="cancelled",
-                       usage={"promptTokens": 0, "completionTokens": 0}, stats=None)
+                       usage=self._usage_of(0, 0, 0), stats=None)
         self.out.task_status(task_id, "Cancelled")
         return True
 
@@ -375,13 +378,21 @@ class StepLoop:
             return
         except Exception as err:
             raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
-        if reported < request.prompt_tokens:
+        prefilled = request.prompt_tokens - request.cached_tokens
+        if reported < prefilled:
             # An engine that skipped the last report still owes the final boundary's
             # progress and cancel check before the first token.
-            on_chunk(request.prompt_tokens, request.prompt_tokens)
+            on_chunk(prefilled, prefilled)
         state.prefill_ended_at = self.hooks.clock()
         state.decoding = True
         self.active[state.task_id] = state
+        self._report_cache()
+
+    def _report_cache(self) -> None:
+        """PromptCacheStats after a request's prefill, when the engine has a prompt cache."""
+        stats = self.engine.prompt_cache_stats()
+        if stats is not None:
+            self.out.prompt_cache_stats(stats)
 
     def _fail_request(self, task_id: str, command_id: str, message: str) -> None:
         log.warning("request %s failed: %s", task_id, message)
@@ -421,7 +432,15 @@ class StepLoop:
             del self.active[state.task_id]
 
     def _usage(self, state: ActiveRequest) -> dict:
-        return {"promptTokens": state.request.prompt_tokens, "completionTokens": state.completion_tokens}
+        return self._usage_of(state.request.prompt_tokens, state.completion_tokens, state.request.cached_tokens)
+
+    def _usage_of(self, prompt: int, completion: int, cached: int) -> dict:
+        """A request's usage; `cachedTokens` only when the prompt cache is on (protocol 3,
+        as the sim does: without a cache there is nothing to count)."""
+        usage = {"promptTokens": prompt, "completionTokens": completion}
+        if self.engine.prompt_cache_stats() is not None:
+            usage["cachedTokens"] = cached
+        return usage
 
     def _stats(self, state: ActiveRequest) -> dict:
         now = self.hooks.clock()
@@ -429,7 +448,8 @@ class StepLoop:
         prefill_s = (state.prefill_ended_at - state.prefill_started_at) / scale
         decode_s = (now - state.prefill_ended_at) / scale
         return {
-            "promptTps": state.request.prompt_tokens / prefill_s if prefill_s > 0 else 0.0,
+            # The rate of the tokens prefilled: those the prompt cache served took no time.
+            "promptTps": (state.request.prompt_tokens - state.request.cached_tokens) / prefill_s if prefill_s > 0 else 0.0,
             "generationTps": state.completion_tokens / decode_s if decode_s > 0 else 0.0,
             "promptTokens": state.request.prompt_tokens,
             "generationTokens": state.completion_tokens,

@@ -9,6 +9,10 @@ Tools are scripted as the sim scripts them: a request whose toolChoice is 'requi
 a named function gets one call (that function, or the first tool, with arguments
 `{}`) as its first token, finish reason 'tool_calls'; 'auto' gets ordinary text.
 Structured output is not simulated here: such a request fails with a clear error.
+
+Its prompt cache (prompt_cache.SimPromptCache) matches the prompt's words and template
+tokens; a cached prefix costs no prefill time, and each entry weighs what the KV
+cache of its tokens would.
 """
 from __future__ import annotations
 
@@ -17,10 +21,11 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .engine import Engine, GeneratedToken, LoadProgress, PrefillProgress, PreparedRequest, RequestError
+from .engine import Engine, GeneratedToken, LoadProgress, PrefillJob, PreparedRequest, RequestError
 from .pacer import Pacer
+from .prompt_cache import SimPromptCache
 from .protocol import GenerationParams
-from .token_count import count_prompt_tokens
+from .token_count import prompt_tokens
 from .token_stream import hash32, plan_completion, token_source
 
 
@@ -36,6 +41,8 @@ class TestTimings:
     total_layers: int = 16
     load_s: float = 0.8
     warmup_s: float = 0.2
+    #: Bytes of KV cache per prompt token (Llama 3.2 1B: 16 layers x 8 KV heads x 64 x K,V x fp16).
+    kv_bytes_per_token: int = 32768
 
 
 @dataclass
@@ -57,8 +64,12 @@ class TestEngine(Engine):
         time_scale: float = 1.0,
         prefill_chunk: int = 4096,
         pacer: Optional[Pacer] = None,
+        prompt_cache_bytes: int = 0,
     ) -> None:
         self.timings = timings or TestTimings()
+        self.prompt_cache = (
+            SimPromptCache(prompt_cache_bytes, self.timings.kv_bytes_per_token) if prompt_cache_bytes > 0 else None
+        )
         self.time_scale = time_scale
         self.prefill_chunk = prefill_chunk
         self.pacer = pacer or Pacer()
@@ -101,26 +112,37 @@ class TestEngine(Engine):
         self.pacer.resync()
         # CPU side of admission (chat template, tokenizer).
         self._spend(self.timings.admit_overhead_s)
+        tokens = prompt_tokens(params.messages)
         return PreparedRequest(
             request_id=request_id,
             command_id=command_id,
-            prompt_tokens=count_prompt_tokens(params.messages),
+            prompt_tokens=len(tokens),
             max_tokens=params.max_tokens if params.max_tokens is not None else default_max_tokens,
             temperature=params.temperature,
             seed=params.seed,
-            payload=params,
+            payload=(params, tokens),
         )
 
-    def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
-        total = request.prompt_tokens
-        processed = 0
-        while processed < total:
-            tokens = min(self.prefill_chunk, total - processed)
-            fixed = self.timings.prefill_fixed_s if processed == 0 else 0.0
-            self._spend(fixed + tokens / self.timings.prefill_tokens_per_s)
-            processed += tokens
-            on_chunk(processed, total)  # may raise PrefillCancelled: nothing to undo here
-        params: GenerationParams = request.payload
+    def start_prefill(self, request: PreparedRequest) -> PrefillJob:
+        tokens = request.payload[1]
+        if self.prompt_cache is not None:
+            request.cached_tokens = self.prompt_cache.fetch(tokens)
+        return PrefillJob(request, done=request.cached_tokens, end=len(tokens), total=len(tokens), cached=request.cached_tokens)
+
+    def prefill_some(self, job: PrefillJob, max_tokens: int) -> int:
+        tokens = min(max(1, max_tokens), job.remaining)
+        # The fixed part (a prompt's first chunk) is paid once per prompt, hit or miss.
+        fixed = self.timings.prefill_fixed_s if job.chunks == 0 else 0.0
+        self._spend(fixed + tokens / self.timings.prefill_tokens_per_s)
+        job.done += tokens
+        job.chunks += 1
+        return tokens
+
+    def finish_prefill(self, job: PrefillJob) -> None:
+        request = job.request
+        params, tokens = request.payload
+        if self.prompt_cache is not None:
+            self.prompt_cache.insert(tokens)
         # Seeded by the command id (or the seed), as the sim's stream is.
         length, finish = plan_completion(params.max_tokens, params.seed, request.command_id)
         if length > request.max_tokens:
@@ -131,6 +153,9 @@ class TestEngine(Engine):
             decoding.tool_call = {"id": f"call_{hash32(request.command_id):08x}", "name": name, "arguments": "{}"}
             decoding.length, decoding.finish_reason = 1, "tool_calls"
         self._batch[request.request_id] = decoding
+
+    def prompt_cache_stats(self) -> Optional[Dict[str, int]]:
+        return self.prompt_cache.stats() if self.prompt_cache is not None else None
 
     def decode_step(self) -> List[GeneratedToken]:
         if not self._batch:

@@ -7,7 +7,7 @@ same count from the sim and from this runner.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from typing import Iterable, List, Mapping
 
 TEMPLATE_TOKENS_PER_MESSAGE = 4
 GENERATION_PROMPT_TOKENS = 3
@@ -26,7 +26,16 @@ def count_words(text: str) -> int:
 
 
 def count_prompt_tokens(messages: Iterable[Mapping[str, str]]) -> int:
-    total = GENERATION_PROMPT_TOKENS
+    return len(prompt_tokens(messages))
+
+
+def prompt_tokens(messages: Iterable[Mapping[str, str]]) -> List[str]:
+    """The prompt as the test engine's tokens under the same rule: each message's
+    template tokens (its role) and words, then the generation prompt's. Equal lists
+    mean equal prompts, so the test engine's prompt cache can match prefixes."""
+    tokens: List[str] = []
     for message in messages:
-        total += TEMPLATE_TOKENS_PER_MESSAGE + count_words(message["content"])
-    return total
+        tokens.extend([f"<{message['role']}>"] * TEMPLATE_TOKENS_PER_MESSAGE)
+        tokens.extend(_JS_WORD.findall(message["content"]))
+    tokens.extend(["<generate>"] * GENERATION_PROMPT_TOKENS)
+    return tokens

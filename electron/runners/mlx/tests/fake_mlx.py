@@ -174,7 +174,7 @@ class FakeBatchGenerator:
         self._uid = 0
         FakeBatchGenerator.instances.append(self)
 
-    def insert(self, prompts, max_tokens=None, caches=None, samplers=None):
+    def insert(self, prompts, max_tokens=None, caches=None, samplers=None, all_tokens=None):
         uids = []
         for i, prompt in enumerate(prompts):
             uid = self._uid

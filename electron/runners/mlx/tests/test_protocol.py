@@ -96,7 +96,7 @@ class WriterTest(unittest.TestCase):
         lines = stream.getvalue().split("\n")
         self.assertEqual(lines[-1], "")
         hello, token = (json.loads(x) for x in lines[:-1])
-        self.assertEqual(hello["protocolVersion"], 2)
+        self.assertEqual(hello["protocolVersion"], 3)
         self.assertEqual(hello["env"]["EXO_FAST_SYNCH"], "false")
         self.assertEqual(token["chunk"]["text"], "hi\nthere")
         self.assertEqual(token["chunk"]["finishReason"], "stop")

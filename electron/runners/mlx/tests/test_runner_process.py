@@ -37,6 +37,45 @@ class RunnerProcessTest(unittest.TestCase):
         finally:
             runner.kill()
 
+    def test_hello_names_the_schedule_and_the_prompt_cache(self):
+        for args, schedule, cap in (([], "interleaved", 0), (["--schedule", "exo", "--prompt-cache-bytes", "4096"], "exo", 4096)):
+            with self.subTest(args=args):
+                runner = RunnerProcess(*FAST, *args)
+                try:
+                    hello = runner.wait_for(lambda m: m["type"] == "Hello")
+                    self.assertEqual(hello["protocolVersion"], 3)
+                    self.assertEqual(hello["schedule"], schedule)
+                    self.assertEqual(hello["promptCache"], {"capBytes": cap, "supported": True, "reason": None})
+                    runner.close_stdin()
+                    self.assertEqual(runner.wait_exit(), 0)
+                finally:
+                    runner.kill()
+
+    def test_engine_options_out_of_bounds_exit_2(self):
+        for args in (["--schedule", "fifo"], ["--prefill-chunk-ms", "5"], ["--prefill-chunk-ms", "10001"],
+                     ["--prompt-cache-bytes", "-1"]):
+            with self.subTest(args=args):
+                result = subprocess.run([sys.executable, str(RUNNER), *FAST, *args], capture_output=True, timeout=60)
+                self.assertEqual(result.returncode, 2, result.stderr)
+
+    def test_a_repeated_prompt_is_served_from_the_cache_end_to_end(self):
+        runner = RunnerProcess(*FAST, "--prompt-cache-bytes", str(1 << 30))
+        try:
+            lifecycle(runner)
+            for task_id in ("t1", "t2"):
+                runner.send(generation(task_id, words=30, max_tokens=2))
+                runner.wait_for(lambda m, t=task_id: m.get("taskId") == t and m.get("status") == "Complete")
+            finals = [m["chunk"]["usage"] for m in runner.messages
+                      if m["type"] == "ChunkGenerated" and m["chunk"].get("finishReason")]
+            self.assertEqual([u["cachedTokens"] for u in finals], [0, 37])
+            stats = [m for m in runner.messages if m["type"] == "PromptCacheStats"]
+            self.assertEqual([(s["hits"], s["misses"], s["hitTokens"], s["entries"]) for s in stats], [(0, 1, 0, 1), (1, 1, 37, 1)])
+            self.assertEqual(stats[-1]["bytes"], 37 * 32768)
+            runner.send({"kind": "Shutdown", "taskId": "bye"})
+            self.assertEqual(runner.wait_exit(), 0)
+        finally:
+            runner.kill()
+
     def test_generation_end_to_end_and_clean_shutdown(self):
         runner = RunnerProcess(*FAST)
         try:

@@ -51,12 +51,14 @@ class HookedEngine(TestEngine):
 
 
 class Harness:
-    def __init__(self, engine=None, max_batch=8, hooks: Optional[LoopHooks] = None):
+    """A loop on its own thread. `loop_class` picks the schedule (StepLoop: exo)."""
+
+    def __init__(self, engine=None, max_batch=8, hooks: Optional[LoopHooks] = None, loop_class=StepLoop, **loop_kwargs):
         self.engine = engine or HookedEngine(prefill_chunk=10)
         self.capture = CapturingWriter()
         self.inbox = Inbox()
-        self.loop = StepLoop(self.engine, ProtocolWriter(self.capture), self.inbox,
-                             LoopOptions(max_batch=max_batch, default_max_tokens=64), hooks)
+        self.loop = loop_class(self.engine, ProtocolWriter(self.capture), self.inbox,
+                               LoopOptions(max_batch=max_batch, default_max_tokens=64), hooks, **loop_kwargs)
         self.code = None
         self.error: Optional[BaseException] = None
         self.thread = threading.Thread(target=self._run, daemon=True)

@@ -146,7 +146,8 @@ def long_prompt(words: int, salt: str) -> str:
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     scale = args.time_scale if args.engine == "test" else 1.0
-    common = ["--engine", args.engine] + (["--time-scale", str(scale)] if args.engine == "test" else [])
+    # exo's schedule: the seed's stall is exo's runner step (docs/mlx-runner.md).
+    common = ["--engine", args.engine, "--schedule", "exo"] + (["--time-scale", str(scale)] if args.engine == "test" else [])
     log = open(args.runner_log, "ab")
     small = Runner("small", ["--model", args.small, *common, *(TEST_SMALL if args.engine == "test" else [])], log)
     large = Runner("large", ["--model", args.large, *common, *(TEST_LARGE if args.engine == "test" else [])], log)

@@ -1,0 +1,214 @@
+"""The interleaved schedule (`--schedule interleaved`, the default): the step loop of
+step_loop.py with admission and prefill cut so a long prompt never freezes the other
+streams of its model.
+
+One step:
+1. a queued Shutdown overtakes the rest; pacings are applied; every queued task is read
+   and acknowledged; every queued cancel is applied (waiting, prefilling or decoding);
+2. every waiting request that fits the batch is admitted (tokenized, its prefill job
+   started from the prompt cache's longest prefix);
+3. at most one prefill chunk: about `--prefill-chunk-ms` of prefill at the measured
+   rate (chunk_sizer.py), given to the prompts in the order they arrived (one prompt's
+   end and the next one's start share a chunk); a prompt whose prefill completes joins
+   the batch (and the prompt cache);
+4. one decode step for the batch;
+5. the pacing's pause, after a chunk when a prefill is still under way.
+So tasks are read, acknowledged and cancels applied between short steps, and the
+streams already decoding get a token after every chunk.
+
+The machine is shared by request, not by step, up to half each: after a chunk that
+took T seconds the steps that follow only decode, for T x decoding / prefilling
+requests but at most T, before the next chunk. One stream beside one long prompt
+keeps about half its decode rate (one decode step per 250 ms chunk would leave it a
+tenth on a GPU, less on a CPU) and the prompt's prefill takes about twice as long;
+eight prompts arriving together while one stream decodes lose only an eighth of their
+prefill time to it; however many streams decode, a prompt's prefill gets at least
+half the time. With nothing decoding, chunks follow each other at once.
+
+Prefill stays one prompt at a time through the model (the engine's chunked prefill,
+generate_step's arithmetic for every cache family), not mlx-lm's right-padded batched
+prefill: greedy tokens then equal mlx-lm's own with one request or eight, and on a CPU
+or a GPU the chunk's cost is set by its tokens either way.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Dict, List, Optional
+
+from .chunk_sizer import ChunkSizer
+from .engine import Engine, PrefillJob, RequestError
+from .inbox import Inbox
+from .protocol import DEFAULT_PREFILL_CHUNK_MS, ProtocolWriter, Task, fault_of
+from .step_loop import ActiveRequest, FatalRunnerError, LoopHooks, LoopOptions, StepLoop
+
+log = logging.getLogger("exobar.mlx.loop")
+
+
+class InterleavedLoop(StepLoop):
+    def __init__(
+        self,
+        engine: Engine,
+        out: ProtocolWriter,
+        inbox: Inbox,
+        options: Optional[LoopOptions] = None,
+        hooks: Optional[LoopHooks] = None,
+        prefill_chunk_ms: float = DEFAULT_PREFILL_CHUNK_MS,
+    ) -> None:
+        super().__init__(engine, out, inbox, options, hooks)
+        self.sizer = ChunkSizer(prefill_chunk_ms)
+        #: Admitted requests still prefilling, in arrival order (also in self.active).
+        self.prefilling: List[ActiveRequest] = []
+        self.jobs: Dict[str, PrefillJob] = {}
+        #: Until this clock time the steps only decode (the decoding streams' share).
+        self.decode_until = 0.0
+
+    def _warmup(self, task: Task) -> Optional[int]:
+        code = super()._warmup(task)
+        if self.sizer.rate is None and self.engine.prefill_rate_hint:
+            self.sizer.rate = self.engine.prefill_rate_hint / (self.engine.time_scale or 1.0)
+        return code
+
+    def _generation_step(self) -> Optional[int]:
+        shutdown = self.inbox.take_shutdown()
+        if shutdown is not None:
+            return self._handle(shutdown)
+        self._apply_pacings(self.prefilling[0].command_id if self.prefilling else None)
+        item = self.inbox.pop_task()
+        while item is not None:
+            code = self._handle(item)
+            if code is not None:
+                return code
+            item = self.inbox.pop_task()
+        self._check_cancels(None)
+        while self.waiting and not self._batch_full():
+            self._admit(self.waiting.popleft())
+        if not self.waiting and not self.active and self.inbox.closed:
+            log.info("stdin closed during generation: shutting down")
+            return self._shutdown(None)
+        chunked = bool(self.prefilling) and (self.engine.batch_size() == 0 or self.hooks.clock() >= self.decode_until)
+        if chunked:
+            self._prefill_chunk()
+        if self.engine.batch_size() > 0:
+            try:
+                tokens = self.engine.decode_step()
+            except Exception as err:
+                raise FatalRunnerError(f"decode step failed: {type(err).__name__}: {err}") from err
+            self._emit_tokens(tokens)
+        if chunked and self.prefilling and self.pacing_pause_s > 0:
+            self.engine.pause(self.pacing_pause_s)
+        self._ready_when_idle()
+        return None
+
+    def _chunk_tokens(self) -> int:
+        tokens = self.sizer.tokens()
+        if self.engine.prefill_chunk != self.default_prefill_chunk:
+            # A pacing's chunk (SetPrefillPacing) caps the measured one.
+            tokens = min(tokens, self.engine.prefill_chunk)
+        return tokens
+
+    def _admit(self, task: Task) -> None:
+        """Admits an acknowledged task: tokenized, its prefill job started (no chunk yet)."""
+        assert task.params is not None and task.command_id is not None
+        fault = fault_of(task.params)
+        if fault == "hang":
+            log.error("fault prompt: hanging on task %s (alive, silent)", task.task_id)
+            self.hooks.hang()
+        try:
+            request = self.engine.prepare(task.task_id, task.command_id, task.params, self.options.default_max_tokens)
+            job = self.engine.start_prefill(request)
+        except RequestError as err:
+            self._fail_request(task.task_id, task.command_id, str(err))
+            return
+        except Exception as err:
+            raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+        state = ActiveRequest(
+            task_id=task.task_id,
+            command_id=task.command_id,
+            request=request,
+            fault=fault,
+            prefill_started_at=self.hooks.clock(),
+        )
+        self.active[state.task_id] = state
+        self.jobs[state.task_id] = job
+        self.prefilling.append(state)
+
+    def _prefill_chunk(self) -> None:
+        """One chunk of prefill, spread over the prompts in arrival order."""
+        budget = self._chunk_tokens()
+        scale = self.engine.time_scale or 1.0
+        chunk_started = self.hooks.clock()
+        waiting_prompts = len(self.prefilling)
+        for state in list(self.prefilling):
+            job = self.jobs[state.task_id]
+            if job.remaining > 0:
+                if budget <= 0:
+                    break
+                started = self.hooks.clock()
+                try:
+                    done = self.engine.prefill_some(job, budget)
+                except RequestError as err:
+                    self._drop(state)
+                    self._fail_request(state.task_id, state.command_id, str(err))
+                    continue
+                except Exception as err:
+                    raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+                self.sizer.observe(done, (self.hooks.clock() - started) / scale)
+                budget -= done
+            if job.remaining > 0:
+                self.out.prefill_progress(state.command_id, *job.progress())
+            else:
+                self._complete(state, job)
+        decoding = sum(1 for s in self.active.values() if s.decoding)
+        if decoding > 0 and self.prefilling:
+            spent = self.hooks.clock() - chunk_started
+            self.decode_until = self.hooks.clock() + spent * min(1.0, decoding / max(1, waiting_prompts))
+
+    def _complete(self, state: ActiveRequest, job: PrefillJob) -> None:
+        prefilled = job.total - job.cached
+        self.out.prefill_progress(state.command_id, prefilled, prefilled)
+        self.prefilling.remove(state)
+        del self.jobs[state.task_id]
+        try:
+            self.engine.finish_prefill(job)
+        except RequestError as err:
+            self.active.pop(state.task_id, None)
+            self._fail_request(state.task_id, state.command_id, str(err))
+            return
+        except Exception as err:
+            raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+        state.prefill_ended_at = self.hooks.clock()
+        state.decoding = True
+        self._report_cache()
+
+    def _drop(self, state: ActiveRequest) -> None:
+        """Forgets a prefilling request; its partial prefill is never cached."""
+        job = self.jobs.pop(state.task_id, None)
+        if job is not None:
+            self.engine.drop_prefill(job)
+        if state in self.prefilling:
+            self.prefilling.remove(state)
+        self.active.pop(state.task_id, None)
+
+    def _cancel(self, state: ActiveRequest, reason: str) -> None:
+        if not state.decoding:
+            self._drop(state)
+            reason = "cancelled during prefill"
+        super()._cancel(state, reason)
+
+    def _fail_runner(self, message: str) -> int:
+        self._drop_all()
+        return super()._fail_runner(message)
+
+    def _shutdown(self, task: Optional[Task]) -> int:
+        # Prefilling requests stay in self.active: the base ends each with an error.
+        for job in self.jobs.values():
+            self.engine.drop_prefill(job)
+        self.jobs.clear()
+        self.prefilling.clear()
+        return super()._shutdown(task)
+
+    def _drop_all(self) -> None:
+        for job in self.jobs.values():
+            self.engine.drop_prefill(job)
+        self.jobs.clear()
+        self.prefilling.clear()

@@ -1,0 +1,301 @@
+"""The interleaved schedule's semantics, in process, on the test engine with zero
+timings and a fixed chunk: admission of every waiting request, one prefill chunk
+between decode steps, cancels at every step, the prompt cache through the loop."""
+import unittest
+
+from exobar_mlx.chunk_sizer import FIRST_CHUNK_TOKENS, ChunkSizer, bounded_chunk
+from exobar_mlx.interleaved_loop import InterleavedLoop
+from exobar_mlx.protocol import Cancel
+from exobar_mlx.step_loop import LoopHooks
+
+from .helpers import generation
+from .test_step_loop import Harness, HookedEngine
+
+CHUNK = 10
+
+
+class FixedSizer(ChunkSizer):
+    """A chunk of `CHUNK` tokens whatever the (zero-timing) engine measures."""
+
+    def __init__(self, tokens=CHUNK):
+        super().__init__(250)
+        self.fixed = tokens
+
+    def tokens(self):
+        return self.fixed
+
+
+class ChunkHookedEngine(HookedEngine):
+    """Calls after_chunk(request_id, done) after each interleaved prefill chunk. With a
+    `clock` (a one-item list, seconds), a chunk costs `chunk_s` and a decode step
+    `step_s` on it and nothing else moves it: the loop's time is the engine's work."""
+
+    def __init__(self, clock=None, chunk_s=0.0, step_s=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.after_chunk = lambda request_id, done: None
+        self.clock, self.chunk_s, self.step_s = clock, chunk_s, step_s
+
+    def prefill_some(self, job, max_tokens):
+        done = super().prefill_some(job, max_tokens)
+        if self.clock is not None:
+            self.clock[0] += self.chunk_s
+        self.after_chunk(job.request.request_id, job.done)
+        return done
+
+    def decode_step(self):
+        if self.clock is not None and self.batch_size() > 0:
+            self.clock[0] += self.step_s
+        return super().decode_step()
+
+
+def clocked(chunk_s=1.0, step_s=0.25, **kwargs):
+    """An engine whose chunks and decode steps are the only time there is."""
+    clock = [0.0]
+    engine = ChunkHookedEngine(clock=clock, chunk_s=chunk_s, step_s=step_s, **kwargs)
+    return engine, LoopHooks(clock=lambda: clock[0])
+
+
+def interleaved(engine=None, max_batch=8, chunk=CHUNK, hooks=None):
+    h = Harness(engine=engine or ChunkHookedEngine(), max_batch=max_batch, loop_class=InterleavedLoop, hooks=hooks)
+    h.loop.sizer = FixedSizer(chunk)
+    return h.start_ready()
+
+
+def words(n, offset=0):
+    return " ".join(f"w{offset + i}" for i in range(n))
+
+
+def chat(task_id, messages, max_tokens=3):
+    message = generation(task_id, max_tokens=max_tokens)
+    message["params"]["messages"] = messages
+    return message
+
+
+def progress(labels, command):
+    return [int(l.split(":")[2].split("/")[0]) for l in labels if l.startswith(f"prefill:{command}:")]
+
+
+def final_usage(h, task_id):
+    final = [m for m in h.capture.messages if m["type"] == "ChunkGenerated" and m["commandId"] == f"cmd-{task_id}"
+             and m["chunk"]["kind"] == "TokenChunk" and m["chunk"]["finishReason"] is not None]
+    return final[-1]["chunk"]["usage"]
+
+
+class ChunkSizerTest(unittest.TestCase):
+    def test_first_chunk_is_conservative_then_sized_from_the_measured_rate(self):
+        sizer = ChunkSizer(250)
+        self.assertEqual(sizer.tokens(), FIRST_CHUNK_TOKENS)
+        sizer.observe(1000, 1.0)  # 1,000 tokens/s: 250 ms is 250 tokens
+        self.assertEqual(sizer.tokens(), 250)
+
+    def test_the_chunk_stays_within_64_and_4096_tokens(self):
+        self.assertEqual(bounded_chunk(10, 250), 64)  # a slow CPU
+        self.assertEqual(bounded_chunk(1e6, 250), 4096)  # a fast GPU
+        self.assertEqual(ChunkSizer(250, rate_hint=4000).tokens(), 1000)
+
+
+class InterleavedAdmissionTest(unittest.TestCase):
+    def test_every_waiting_request_is_admitted_and_prompts_waiting_together_prefill_together(self):
+        h = interleaved()
+        h.put(generation("t1", max_tokens=5), generation("t2", max_tokens=5), generation("t3", max_tokens=5))
+        h.wait_label("task:t3:Complete")
+        h.shutdown()
+        labels = h.labels()
+        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:10/12"))
+        # One chunk of 10 per step, across the prompts in arrival order: t1's end and t2's
+        # start share the second chunk, before t1's first token.
+        self.assertEqual(progress(labels, "cmd-t1"), [10, 12])
+        self.assertEqual(progress(labels, "cmd-t2"), [8, 12])
+        self.assertEqual(progress(labels, "cmd-t3"), [6, 12])
+        self.assertLess(h.index("prefill:cmd-t2:8/12"), h.index("token:cmd-t1:None"))
+        self.assertLess(h.index("prefill:cmd-t3:6/12"), h.index("token:cmd-t2:None"))
+
+    def test_the_batch_cap_holds_and_the_rest_wait_acknowledged(self):
+        h = interleaved(max_batch=2)
+        h.put(generation("t1", max_tokens=6), generation("t2", max_tokens=6), generation("t3", max_tokens=2))
+        h.wait_label("task:t3:Complete")
+        h.shutdown()
+        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:10/12"))
+        self.assertLess(h.index("task:t1:Complete"), h.index("prefill:cmd-t3:6/12") if "prefill:cmd-t3:6/12" in h.labels()
+                        else h.index("prefill:cmd-t3:10/12"))
+
+
+class InterleavedChunkingTest(unittest.TestCase):
+    def test_a_long_prompt_is_cut_into_chunks_with_the_streams_share_of_decode_steps_between_them(self):
+        # A chunk costs 1 s and a decode step 0.25 s: one stream beside one prompt
+        # decodes for as long as each chunk took, 4 steps, then the next chunk comes.
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
+        # The long prompt (100 tokens: 10 chunks) arrives while the stream decodes.
+        engine.after_decode = lambda step: step == 2 and h.put(generation("long", words=93, max_tokens=2))
+        h.put(generation("stream", max_tokens=60))
+        h.wait_label("task:long:Complete")
+        h.wait_label("task:stream:Complete")
+        h.shutdown()
+        labels = h.labels()
+        self.assertEqual(progress(labels, "cmd-long"), [10, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+        marks = [i for i, l in enumerate(labels) if l.startswith("prefill:cmd-long:")]
+        for before, after in zip(marks, marks[1:]):
+            between = labels[before:after]
+            self.assertEqual(between.count("token:cmd-stream:None"), 4, between)
+
+    def test_prompts_arriving_together_lose_only_the_decoding_streams_share(self):
+        # One stream decodes, four prompts prefill: after a 1 s chunk, 1/4 s of decoding.
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
+        prompts = [generation(f"p{i}", words=93, max_tokens=1) for i in range(4)]
+        engine.after_decode = lambda step: step == 2 and h.put(*prompts)
+        h.put(generation("stream", max_tokens=200))
+        h.wait_label("task:p3:Complete")
+        h.shutdown()
+        labels = h.labels()
+        marks = [i for i, l in enumerate(labels) if l.startswith("prefill:cmd-p0:")]
+        for before, after in zip(marks, marks[1:]):
+            self.assertEqual(labels[before:after].count("token:cmd-stream:None"), 1)
+
+    def test_many_streams_take_at_most_half_the_time_from_a_prompt(self):
+        # Four streams decode, one prompt prefills: decoding for the chunk's time, not four times it.
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
+        engine.after_decode = lambda step: step == 15 and h.put(generation("long", words=93, max_tokens=1))
+        h.put(*[generation(f"s{i}", max_tokens=120) for i in range(4)])
+        h.wait_label("task:long:Complete")
+        h.shutdown()
+        labels = h.labels()
+        marks = [i for i, l in enumerate(labels) if l.startswith("prefill:cmd-long:")]
+        counts = [labels[a:b].count("token:cmd-s0:None") for a, b in zip(marks, marks[1:])]
+        # (The first chunk is shared with the last stream's prompt end: two engine calls, 2 s.)
+        self.assertEqual(counts[1:], [4] * (len(counts) - 1))
+
+    def test_with_nothing_decoding_chunks_follow_each_other(self):
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, hooks=hooks)
+        h.put(generation("long", words=93, max_tokens=1))
+        h.wait_label("task:long:Complete")
+        h.shutdown()
+        self.assertEqual(progress(h.labels(), "cmd-long"), [10, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+        self.assertEqual(engine.steps, 1)  # the first token's step only
+
+    def test_pacing_chunk_caps_the_measured_chunk(self):
+        h = interleaved(chunk=50)
+        h.put({"kind": "SetPrefillPacing", "pacingId": "p1", "chunkTokens": 64, "pauseMs": 0})
+        h.put(generation("t1", words=193, max_tokens=1))  # 200 prompt tokens
+        h.wait_label("task:t1:Complete")
+        h.shutdown()
+        self.assertEqual(progress(h.labels(), "cmd-t1"), [50, 100, 150, 200])
+        h2 = interleaved(chunk=100)
+        h2.put({"kind": "SetPrefillPacing", "pacingId": "p1", "chunkTokens": 64, "pauseMs": 0})
+        h2.put(generation("t1", words=193, max_tokens=1))
+        h2.wait_label("task:t1:Complete")
+        h2.shutdown()
+        self.assertEqual(progress(h2.labels(), "cmd-t1"), [64, 128, 192, 200])
+
+
+class InterleavedPacingTest(unittest.TestCase):
+    def test_the_pacings_pause_follows_each_chunk_but_the_last_and_no_decode_only_step(self):
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        pauses = []
+        engine.pause = lambda seconds: pauses.append(seconds)
+        h = interleaved(engine, hooks=hooks)
+        h.put({"kind": "SetPrefillPacing", "pacingId": "p1", "chunkTokens": None, "pauseMs": 20})
+        engine.after_decode = lambda step: step == 2 and h.put(generation("long", words=93, max_tokens=1))
+        h.put(generation("stream", max_tokens=80))
+        h.wait_label("task:long:Complete")
+        h.wait_label("task:stream:Complete")
+        h.shutdown()
+        # The stream's own prompt (2 chunks) and the long one (10): a pause after each but a prompt's last.
+        self.assertEqual(pauses, [0.02] * (1 + 9))
+
+
+class InterleavedCancelTest(unittest.TestCase):
+    def test_a_cancel_is_applied_at_every_step_in_prefill_and_in_decode(self):
+        # The long request (100 prompt tokens: 10 chunks, then 20 tokens) is cancelled
+        # after decode step 1 + k of the stream beside it, for every k across both phases.
+        for k in range(1, 26):
+            with self.subTest(step=k):
+                engine = ChunkHookedEngine()
+                h = interleaved(engine)
+
+                def after(step, h=h):
+                    if step == 1:
+                        h.put(generation("long", words=93, max_tokens=20))
+                    if step == 1 + k:
+                        h.inbox.put(Cancel("long"))
+
+                engine.after_decode = after
+                h.put(generation("stream", max_tokens=40))
+                h.wait_label("task:long:Cancelled")
+                h.wait_label("task:stream:Complete")
+                h.shutdown()
+                labels = h.labels()
+                cancelled = h.index("task:long:Cancelled")
+                # The cancel arrives during decode step 1 + k and is applied at the next
+                # step, before that step's chunk or token: before the stream's token 2 + k.
+                stream_tokens = [i for i, l in enumerate(labels) if l == "token:cmd-stream:None"]
+                self.assertLess(cancelled, stream_tokens[1 + k])
+                long_events = [l for l in labels[:cancelled] if l.startswith("prefill:cmd-long") or l == "token:cmd-long:None"]
+                self.assertLessEqual(len(long_events), k + 1)
+                self.assertFalse(any(l.startswith("prefill:cmd-long") for l in labels[cancelled:]))
+                self.assertIn("token:cmd-long:cancelled", labels)
+                self.assertNotIn("task:long:Complete", labels)
+
+    def test_a_cancel_for_a_waiting_request_takes_it_out(self):
+        engine = ChunkHookedEngine()
+        h = interleaved(engine, max_batch=1)
+        engine.after_decode = lambda step: step == 3 and h.inbox.put(Cancel("t2"))
+        h.put(generation("t1", max_tokens=30), generation("t2", max_tokens=3))
+        h.wait_label("task:t1:Complete")
+        h.shutdown()
+        self.assertLess(h.index("task:t2:Cancelled"), h.index("task:t1:Complete"))
+        self.assertFalse(any(label.startswith("prefill:cmd-t2") for label in h.labels()))
+
+
+class InterleavedPromptCacheTest(unittest.TestCase):
+    def test_a_growing_chat_is_served_from_the_cache_turn_after_turn(self):
+        engine = ChunkHookedEngine(prompt_cache_bytes=1 << 30)
+        h = interleaved(engine)
+        messages = [{"role": "system", "content": words(40)}, {"role": "user", "content": words(20, 100)}]
+        cached = []
+        for turn in range(4):
+            h.put(chat(f"turn{turn}", messages))
+            h.wait_label(f"task:turn{turn}:Complete")
+            cached.append(final_usage(h, f"turn{turn}")["cachedTokens"])
+            messages = messages + [{"role": "assistant", "content": words(10, 200 + turn * 10)},
+                                   {"role": "user", "content": words(15, 400 + turn * 20)}]
+        h.shutdown()
+        self.assertEqual(cached[0], 0)
+        self.assertTrue(all(b > a for a, b in zip(cached, cached[1:])), cached)
+        stats = [m for m in h.capture.messages if m["type"] == "PromptCacheStats"]
+        self.assertEqual(len(stats), 4)
+        self.assertEqual((stats[-1]["hits"], stats[-1]["misses"]), (3, 1))
+        self.assertEqual(stats[-1]["hitTokens"], sum(cached))
+        self.assertEqual(stats[-1]["capBytes"], 1 << 30)
+        # The first turn's prefill takes whole chunks; the fourth only its new tokens.
+        self.assertLess(len(progress(h.labels(), "cmd-turn3")), len(progress(h.labels(), "cmd-turn0")) + 4)
+
+    def test_a_cancelled_partial_prefill_is_never_served(self):
+        engine = ChunkHookedEngine(prompt_cache_bytes=1 << 30)
+        h = interleaved(engine)
+        prompt = [{"role": "user", "content": words(93)}]
+        engine.after_chunk = lambda request_id, done: request_id == "cut" and done == 30 and h.inbox.put(Cancel("cut"))
+        h.put(chat("cut", prompt, max_tokens=2))
+        h.wait_label("task:cut:Cancelled")
+        h.put(chat("again", prompt, max_tokens=2))
+        h.wait_label("task:again:Complete")
+        h.put(chat("third", prompt, max_tokens=2))
+        h.wait_label("task:third:Complete")
+        h.shutdown()
+        self.assertEqual(final_usage(h, "again")["cachedTokens"], 0)
+        self.assertEqual(final_usage(h, "third")["cachedTokens"], 100)
+
+    def test_no_stats_without_a_cache(self):
+        h = interleaved()
+        h.put(generation("t1"))
+        h.wait_label("task:t1:Complete")
+        h.shutdown()
+        self.assertFalse(any(m["type"] == "PromptCacheStats" for m in h.capture.messages))
+        self.assertNotIn("cachedTokens", final_usage(h, "t1"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,201 @@
+"""The prompt cache and the interleaved schedule on real MLX, per cache family.
+
+Greedy tokens must not depend on how a prompt reached its cache: prefilled whole,
+served from the prompt cache (exactly, or a prefix and the rest prefilled), prefilled
+in interleaved chunks beside seven other requests, or alone.
+"""
+import unittest
+from pathlib import Path
+import tempfile
+
+from exobar_mlx.interleaved_loop import InterleavedLoop
+from exobar_mlx.mlx_engine import MlxEngine
+
+from .helpers import RunnerProcess
+from .real_mlx import chat, params, require_real_mlx, tiny_model, words
+from .test_interleaved_loop import FixedSizer
+from .test_step_loop import Harness
+
+#: KVCache, RotatingKVCache (a window shorter than the prompts), ArraysCache (hybrid,
+#: state space) and ChunkedKVCache (served one at a time, its prompt cache refused).
+FAMILIES = ("llama", "gemma3", "lfm2", "mamba2", "llama4")
+REFUSED = ("llama4",)
+TOKENS = 8
+CHUNK = 16
+
+
+def cached_engine(family, cap=1 << 30):
+    engine = MlxEngine(str(tiny_model(family)), prefill_chunk=CHUNK, max_batch=8, env={},
+                       home=Path(tempfile.gettempdir()), prompt_cache_bytes=cap)
+    engine.load(lambda *_: None)
+    return engine
+
+
+def run_one(engine, request_id, messages, max_tokens=TOKENS):
+    """Prefills and decodes one request alone: (token ids, cached tokens)."""
+    prepared = engine.prepare(request_id, f"c-{request_id}", params(messages, max_tokens), 64)
+    engine.prefill(prepared, lambda *_: None)
+    out = []
+    for _ in range(200):
+        done = False
+        for token in engine.decode_step():
+            assert token.error is None, token.error
+            out.append(token.token_id)
+            done = done or token.finish_reason is not None
+        if done:
+            break
+    return out, prepared.cached_tokens
+
+
+def conversation(turns):
+    messages = [{"role": "user", "content": words(60)}]
+    for turn in range(turns):
+        messages += [{"role": "assistant", "content": words(12, 200 + 20 * turn)},
+                     {"role": "user", "content": words(10, 400 + 20 * turn)}]
+    return messages
+
+
+class GreedyWithAndWithoutACacheHit(unittest.TestCase):
+    def setUp(self):
+        require_real_mlx(self)
+
+    def test_tokens_are_equal_served_from_the_cache_or_prefilled_whole(self):
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                plain = cached_engine(family, cap=0)
+                expected = [run_one(plain, f"p{t}", conversation(t))[0] for t in range(3)]
+                repeat, _ = run_one(plain, "again", conversation(0))
+                plain.close()
+                self.assertEqual(repeat, expected[0])
+
+                engine = cached_engine(family)
+                got, cached = zip(*(run_one(engine, f"c{t}", conversation(t)) for t in range(3)))
+                exact, exact_cached = run_one(engine, "exact", conversation(2))
+                engine.close()
+                self.assertEqual(list(got), expected)
+                self.assertEqual(exact, expected[2])
+                if family in REFUSED:
+                    self.assertEqual((list(cached), exact_cached), ([0, 0, 0], 0))
+                    self.assertIn("ChunkedKVCache", engine.load_details()["promptCacheReason"])
+                    continue
+                # A miss, then each turn served the conversation so far.
+                self.assertEqual(cached[0], 0)
+                self.assertGreater(cached[1], 60)
+                self.assertGreater(cached[2], cached[1])
+                self.assertGreater(exact_cached, cached[2])
+
+    def test_a_chats_next_turn_finds_the_reply_cached_too(self):
+        # The model's own reply sent back, as a chat client does: the finished request's
+        # cache (prompt and reply) serves the next turn past the previous prompt.
+        for family in FAMILIES:
+            if family in REFUSED:
+                continue
+            with self.subTest(family=family):
+                engine = cached_engine(family)
+                first = chat(60)
+                reply, _ = run_one(engine, "t1", first)
+                text = engine.tokenizer.decode(reply)
+                second = first + [{"role": "assistant", "content": text}, {"role": "user", "content": words(10, 500)}]
+                prompt_1 = len(engine.prepare("x", "x", params(first, 1), 1).payload)
+                got, cached = run_one(engine, "t2", second)
+                engine.close()
+                self.assertGreater(cached, prompt_1)
+                plain = cached_engine(family, cap=0)
+                expected, _ = run_one(plain, "p2", second)
+                plain.close()
+                self.assertEqual(got, expected)
+
+    def test_an_entry_over_the_byte_cap_evicts_the_least_recently_used(self):
+        engine = cached_engine("llama")
+        run_one(engine, "a", chat(40))
+        one_entry = engine.prompt_cache_stats()["bytes"]
+        engine.close()
+        engine = cached_engine("llama", cap=int(one_entry * 2.5))
+        for request_id, offset in (("a", 0), ("b", 300), ("c", 600)):
+            run_one(engine, request_id, chat(40, offset=offset))
+        stats = engine.prompt_cache_stats()
+        self.assertEqual(stats["entries"], 2)
+        self.assertLessEqual(stats["bytes"], int(one_entry * 2.5))
+        _, cached_a = run_one(engine, "a2", chat(40, offset=0))
+        _, cached_c = run_one(engine, "c2", chat(40, offset=600))
+        engine.close()
+        # The oldest went first: only the chat template's opening, shared by every
+        # prompt, is left of it (a longer entry cut back to the common prefix).
+        self.assertLess(cached_a, 10)
+        self.assertGreater(cached_c, 40)
+
+
+class HelloSaysWhyTheCacheIsRefused(unittest.TestCase):
+    def setUp(self):
+        require_real_mlx(self)
+
+    def test_the_hello_refuses_the_cache_for_llama4_and_offers_it_to_the_others(self):
+        for family in ("llama", "llama4"):
+            with self.subTest(family=family):
+                runner = RunnerProcess("--model", str(tiny_model(family)), "--prompt-cache-bytes", "1000000")
+                try:
+                    hello = runner.wait_for(lambda m: m["type"] == "Hello", timeout=120)
+                    cache = hello["promptCache"]
+                    self.assertEqual(cache["capBytes"], 1000000)
+                    self.assertEqual(cache["supported"], family not in REFUSED)
+                    if family in REFUSED:
+                        self.assertIn("ChunkedKVCache", cache["reason"])
+                    else:
+                        self.assertIsNone(cache["reason"])
+                    runner.close_stdin()
+                    runner.wait_exit(120)
+                finally:
+                    runner.kill()
+
+
+class GreedyAloneAndAmongEight(unittest.TestCase):
+    def setUp(self):
+        require_real_mlx(self)
+
+    def collect(self, h, task_ids):
+        for task_id in task_ids:
+            h.wait_label(f"task:{task_id}:Complete", timeout=600)
+        tokens = {task_id: [] for task_id in task_ids}
+        for m in h.capture.messages:
+            if m["type"] == "ChunkGenerated" and m["chunk"]["kind"] == "TokenChunk" and m["chunk"]["tokenId"] >= 0:
+                task_id = m["commandId"][len("cmd-"):]
+                if task_id in tokens:
+                    tokens[task_id].append(m["chunk"]["tokenId"])
+        return tokens
+
+    def task(self, task_id, n_words, offset):
+        return {"kind": "TextGeneration", "taskId": task_id, "commandId": f"cmd-{task_id}",
+                "params": {"messages": chat(n_words, offset), "maxTokens": TOKENS, "temperature": 0.0}}
+
+    def test_interleaved_tokens_alone_equal_those_among_eight_with_and_without_a_hit(self):
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                engine = cached_engine(family)
+                h = Harness(engine=engine, loop_class=InterleavedLoop)
+                h.loop.sizer = FixedSizer(24)
+                h.start_ready()
+                h.put(self.task("alone", 70, 0))
+                alone = self.collect(h, ["alone"])["alone"]
+                # Eight at once: the same prompt (now a cache hit) and seven others of
+                # other lengths, prefilled in shared chunks and decoded together.
+                others = [self.task(f"o{i}", 20 + 11 * i, 100 + 50 * i) for i in range(7)]
+                h.put(others[0], others[1], self.task("again", 70, 0), *others[2:])
+                got = self.collect(h, ["again"] + [o["taskId"] for o in others])
+                self.assertEqual(h.shutdown(), 0)
+                self.assertGreater(len(set(alone)), 2, "the tiny model must not repeat one token")
+                self.assertEqual(got["again"], alone)
+                # And without the hit: a fresh engine with no cache, the same eight.
+                plain = MlxEngine(str(tiny_model(family)), prefill_chunk=CHUNK, max_batch=8, env={},
+                                  home=Path(tempfile.gettempdir()))
+                plain.load(lambda *_: None)
+                h = Harness(engine=plain, loop_class=InterleavedLoop)
+                h.loop.sizer = FixedSizer(24)
+                h.start_ready()
+                h.put(others[0], others[1], self.task("again", 70, 0), *others[2:])
+                fresh = self.collect(h, ["again"] + [o["taskId"] for o in others])
+                self.assertEqual(h.shutdown(), 0)
+                self.assertEqual(fresh, got)
+
+
+if __name__ == "__main__":
+    unittest.main()
