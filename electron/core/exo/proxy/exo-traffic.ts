@@ -73,6 +73,8 @@ export const ProxiedRequestSchema = z.object({
   reason: z.string().nullable(),
   /** The client's User-Agent (the request log's `client`); null when it sent none. */
   client: z.string().nullable().optional(),
+  /** The dialect it came in (the request log's `api`: `openai-chat`, `anthropic-messages`, …). */
+  api: z.string().nullable().optional(),
 });
 export type ProxiedRequest = z.infer<typeof ProxiedRequestSchema>;
 
@@ -142,7 +144,7 @@ export class ExoTraffic {
   }
 
   /** A new proxied request, arrived at `arrivedAt` (epoch ms). */
-  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now(), client: string | null = null): ProxiedRequest {
+  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now(), client: string | null = null, api = 'openai-chat'): ProxiedRequest {
     const record: ProxiedRequest = {
       id: `exobar-${randomUUID()}`,
       commandId: null,
@@ -167,6 +169,7 @@ export class ExoTraffic {
       ...NO_DECODE,
       reason: null,
       client,
+      api,
     };
     this.decode.set(
       record,
