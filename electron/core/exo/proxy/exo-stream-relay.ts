@@ -17,7 +17,8 @@ export function relayStream(traffic: ExoTraffic, answer: RelayedAnswer): void {
     progress: (p, t) => traffic.progress(record, p, t),
     token: (id, content) => {
       if (content) traffic.token(record, id);
-      else if (id && !record.commandId) traffic.claim(record, id);
+      // The stream's own id is exo's command id: it corrects a guess from exo's task list.
+      else if (id && record.commandId !== id) traffic.claim(record, id);
     },
     usage: (p, c) => traffic.usage(record, p, c),
     error: (message) => life.sawStreamError(message),
