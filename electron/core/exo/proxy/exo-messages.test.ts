@@ -58,6 +58,28 @@ describe('Anthropic Messages on exo, through exobar', () => {
     expect(exoRecord(record, { instance: null, node: null })).toMatchObject({ api: 'anthropic-messages', outcome: 'done', id: id.slice(4) });
   });
 
+  it("passes exo's tool_use block through whole (one input_json_delta) and counts it as the answer's output", async () => {
+    p.exo.chat.answerWithToolCalls([{ id: 'call-1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    const seq = events(
+      await readRawSse(
+        await messages({
+          model: LLAMA_1B,
+          max_tokens: 4,
+          stream: true,
+          tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+          messages: [{ role: 'user', content: 'weather?' }],
+        }),
+      ),
+    );
+    expect(seq.map((e) => e.type)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(seq[1]).toMatchObject({ content_block: { type: 'tool_use', id: 'toolu_call-1', name: 'get_weather', input: {} } });
+    expect(seq[2]).toMatchObject({ delta: { type: 'input_json_delta', partial_json: '{"city":"Paris"}' } });
+    expect(seq[4]).toMatchObject({ delta: { stop_reason: 'tool_use' } });
+    const record = p.serving.traffic.find((seq[0]!.message as { id: string }).id.slice(4))!;
+    expect(record).toMatchObject({ phase: 'done', api: 'anthropic-messages' });
+    expect(record.firstTokenAt).not.toBeNull();
+  });
+
   it("answers a whole message with exo's body, its id msg_<command id>", async () => {
     const res = await messages({ model: LLAMA_1B, max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBe(200);
