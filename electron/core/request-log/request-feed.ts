@@ -82,8 +82,8 @@ export function exoRecord(r: ProxiedRequest, place: { instance: string | null; n
     source: 'exo',
     node: place.node,
     client: r.client ?? null,
-    // The exo proxy serves OpenAI's chat completions.
-    api: 'openai-chat',
+    // The dialect the proxy took it in (chat completions before the record kept it).
+    api: r.api ?? 'openai-chat',
     promptTokens,
     cachedTokens: null,
     outputTokens: stats?.generation_tokens ?? r.completionTokens,

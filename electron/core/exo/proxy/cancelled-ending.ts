@@ -23,8 +23,8 @@ export function cancelledStreamEnding(record: Pick<ProxiedRequest, 'id' | 'comma
   return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
 }
 
-/** Answers a request exobar cancelled before exo's answer began, as a cancelled local request ends. */
-export function answerCancelled(ctx: RouteContext, record: ProxiedRequest, stream: boolean): void {
+/** Answers a chat request exobar cancelled before exo's answer began, as a cancelled local request ends. */
+export function answerCancelledChat(ctx: RouteContext, record: ProxiedRequest, stream: boolean): void {
   if (ctx.res.destroyed || ctx.res.headersSent) return;
   if (stream) {
     ctx.res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
@@ -45,7 +45,13 @@ export function answerCancelled(ctx: RouteContext, record: ProxiedRequest, strea
  * (answered as cancelled), a failure exobar already decided (the idle timer) is the
  * answer (thrown as a 504). True when one of them answered; false leaves it to the caller.
  */
-export function answeredByLife(ctx: RouteContext, record: ProxiedRequest, life: ProxiedRequestState, stream: boolean): boolean {
+export function answeredByLife(
+  ctx: RouteContext,
+  record: ProxiedRequest,
+  life: ProxiedRequestState,
+  stream: boolean,
+  answerCancelled: (ctx: RouteContext, record: ProxiedRequest, stream: boolean) => void = answerCancelledChat,
+): boolean {
   if (life.state === 'cancelling') life.cancel('cancel_api', CANCELLED_BY_POST);
   if (life.state === 'cancelled') {
     answerCancelled(ctx, record, stream);

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ApiError, errorBody } from '../../api/api-error';
 import type { RouteContext } from '../../api/route-types';
 import { exoMessage, parseOrText } from './exo-answer-text';
+import { commandIdOfMessage } from './exo-messages-dialect';
 import type { ExoProxyContext } from './exo-proxy-context';
 import { cancelAtExo } from './proxied-call';
 import { CANCELLED_BY_POST } from './proxied-request-state';
@@ -20,7 +21,8 @@ export function cancelRoute(proxy: ExoProxyContext): (ctx: RouteContext) => Prom
   const { traffic, hold, calls } = proxy;
   return async (ctx) => {
     const { id } = CancelParamsSchema.parse(ctx.params);
-    const record = traffic.find(id);
+    // exo's Messages stream names its command `msg_<command id>`: either id cancels.
+    const record = traffic.find(id) ?? traffic.find(commandIdOfMessage(id));
     const call = record ? calls.get(record) : undefined;
     if (!record || !call || call.life.ended) return proxy.delegate(ctx);
     const { life } = call;

@@ -1,5 +1,5 @@
 /**
- * One proxied chat request's way to exo and back: it waits in exobar's hold, goes to exo
+ * One proxied request's way to exo and back, in any dialect exo serves (exo-dialect.ts): it waits in exobar's hold, goes to exo
  * with only the fields exo declares, and exo's answer is relayed as it comes (a whole
  * answer by {@link relayWhole}, a stream by {@link relayStream}). The client going away
  * cancels it at exo; a silent exo fails it after the idle timeout. Every decision reads
@@ -9,9 +9,8 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../api/api-error';
 import { clientOf } from '../../api/openai-routes';
 import type { RouteContext } from '../../api/route-types';
-import { answerCancelled, answeredByLife } from './cancelled-ending';
-import type { ExoChatRequest } from './exo-chat-schema';
-import { toExoChatBody } from './exo-declared-fields';
+import { answeredByLife } from './cancelled-ending';
+import { CHAT_DIALECT, type ExoDialect } from './exo-dialect';
 import { HeldCancelled } from './exo-hold';
 import type { ExoProxyContext } from './exo-proxy-context';
 import { relayStream } from './exo-stream-relay';
@@ -20,6 +19,9 @@ import { callExo, type UpstreamCall } from './exo-upstream';
 import { relayWhole } from './exo-whole-relay';
 import { cancelAtExo, openProxiedCall, type ProxiedCall } from './proxied-call';
 
+/** A body exobar sends on: its model and whether it streams, whatever else it holds (checked by its dialect's schema). */
+export type ProxiedBody = Record<string, unknown> & { model: string; stream?: boolean | null };
+
 /** The epoch ms of a `performance.now()` moment (a request's arrival). */
 export const epochOf = (arrivedAt: number) => Date.now() - (performance.now() - arrivedAt);
 
@@ -27,14 +29,15 @@ export const epochOf = (arrivedAt: number) => Date.now() - (performance.now() - 
 export async function proxyChat(
   proxy: ExoProxyContext,
   ctx: RouteContext,
-  body: ExoChatRequest,
+  body: ProxiedBody,
   source: ExoStateSource,
   begun?: ProxiedRequest,
   begunCall?: ProxiedCall,
+  dialect: ExoDialect = CHAT_DIALECT,
 ): Promise<void> {
   const { traffic, hold, calls } = proxy;
   const stream = body.stream === true;
-  const record = begun ?? traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx));
+  const record = begun ?? traffic.begin(body.model, source.url, stream, epochOf(ctx.arrivedAt), clientOf(ctx), dialect.api);
   const call = begunCall ?? openProxiedCall(calls, traffic, ctx.log, record, 'waiting');
   const { life } = call;
   ctx.res.on('close', () => {
@@ -58,7 +61,7 @@ export async function proxyChat(
   }
   if (life.ended) {
     // Cancelled before exo saw it: an empty answer that ends as cancelled.
-    if (life.state === 'cancelled') answerCancelled(ctx, record, stream);
+    if (life.state === 'cancelled') dialect.answerCancelled(ctx, record, stream);
     return;
   }
   if (ctx.res.destroyed) return;
@@ -70,9 +73,9 @@ export async function proxyChat(
 
   const idle = idleTimer(call, record, proxy.idleMs);
   // Only the fields exo declares go to exo; the client is told which were left out.
-  const sent = toExoChatBody(body);
+  const sent = dialect.toExoBody(body);
   if (sent.dropped.length > 0 && !ctx.res.headersSent) ctx.res.setHeader('x-exobar-dropped-fields', sent.dropped.join(', ').slice(0, 2_000));
-  const upstream: UpstreamCall = callExo(record.upstreamUrl, 'POST', '/v1/chat/completions', JSON.stringify(sent.body));
+  const upstream: UpstreamCall = callExo(record.upstreamUrl, 'POST', dialect.path, JSON.stringify(sent.body));
   call.abort = () => upstream.req.destroy();
   let res: IncomingMessage;
   try {
@@ -81,7 +84,7 @@ export async function proxyChat(
     clearTimeout(idle);
     calls.delete(record);
     // Cancelled before exo answered: its connection closed as the cancel.
-    if (answeredByLife(ctx, record, life, stream)) return;
+    if (answeredByLife(ctx, record, life, stream, dialect.answerCancelled)) return;
     if (life.ended) return;
     const cause = error instanceof Error ? error.message : String(error);
     const failure = { code: 'exo_unreachable', message: `the exo node at ${record.upstreamUrl} could not be reached (${cause}); exobar keeps serving its local models` };
@@ -91,7 +94,7 @@ export async function proxyChat(
   const status = res.statusCode ?? 502;
   const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
   life.answerBegan(isStream ? 'stream' : 'whole');
-  const relayed = { ctx, record, life, res, idle, done: () => calls.delete(record) };
+  const relayed = { ctx, record, life, res, idle, done: () => calls.delete(record), dialect };
   if (isStream) relayStream(traffic, relayed);
   else await relayWhole(traffic, relayed, stream);
 }

@@ -9,6 +9,10 @@
  *   arrive (exo's comments included); exo's errors keep their status and shape; a whole
  *   answer is exo's body. Each request is recorded (`ExoTraffic`) and, with the
  *   hold on, waits in exobar's queue while its model prefills another stream.
+ * - `POST /v1/messages` (exo-messages-route.ts, exo-messages-dialect.ts): Anthropic Messages
+ *   by exo's own adapter, with chat's hold, record and cancel (`msg_<command id>` cancels).
+ * - `POST /v1/completions`, `POST /v1/messages/count_tokens` (exo-unserved-route.ts): exo
+ *   does not serve them; for an exo model, 404 naming what exo serves.
  * - `GET /v1/models` (exo-models-route.ts): exobar's own models and the exo models (exo's model ids).
  * - `POST /v1/cancel/{id}` (exo-cancel-route.ts): an exo request's cancel goes to the exo
  *   node that received it (exo cancels only there); the answer says whether exo took it.
@@ -20,6 +24,9 @@
 import type { ApiRoute, HttpMethod } from '../../api/route-types';
 import { cancelRoute } from './exo-cancel-route';
 import { chatRoute } from './exo-chat-route';
+import { messagesRoute } from './exo-messages-route';
+import { unservedRoute } from './exo-unserved-route';
+import { anthropicErrorBody } from '../../api/dialects/anthropic-messages/anthropic-messages-routes';
 import { modelsRoute } from './exo-models-route';
 import { passThroughRoute } from './exo-passthrough-route';
 import { createProxyContext } from './exo-proxy-context';
@@ -34,6 +41,9 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
   const methods: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
   return [
     { method: 'POST', path: '/v1/chat/completions', auth: false, handle: chatRoute(proxy) },
+    { method: 'POST', path: '/v1/messages', auth: false, handle: messagesRoute(proxy) },
+    { method: 'POST', path: '/v1/messages/count_tokens', auth: false, handle: unservedRoute(proxy, anthropicErrorBody) },
+    { method: 'POST', path: '/v1/completions', auth: false, handle: unservedRoute(proxy) },
     { method: 'GET', path: '/v1/models', auth: false, handle: modelsRoute(proxy) },
     { method: 'POST', path: '/v1/cancel/:id', auth: false, handle: cancelRoute(proxy) },
     ...methods.map((method) => ({ method, path: '/v1/:rest*', auth: false, handle: passThrough })),

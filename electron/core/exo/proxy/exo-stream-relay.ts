@@ -5,21 +5,20 @@
  * stream stopped and the request's state decide its last words: a cancel's ending, an
  * OpenAI-shaped error, or nothing.
  */
-import { ApiError, errorBody } from '../../api/api-error';
-import { cancelledStreamEnding } from './cancelled-ending';
+import { ApiError } from '../../api/api-error';
 import type { ExoTraffic } from './exo-traffic';
 import type { RelayedAnswer } from './proxied-call';
 import type { StreamStop } from './proxied-request-state';
-import { SseTap } from './sse-tap';
 
 /** Relays exo's stream to the client until it ends or its connection closes. */
 export function relayStream(traffic: ExoTraffic, answer: RelayedAnswer): void {
   const { ctx, record, life, res, idle } = answer;
-  const tap = new SseTap({
+  const tap = answer.dialect.tap({
     progress: (p, t) => traffic.progress(record, p, t),
     token: (id, content) => {
       if (content) traffic.token(record, id);
-      else if (id && !record.commandId) traffic.claim(record, id);
+      // The stream's own id is exo's command id: it corrects a guess from exo's task list.
+      else if (id && record.commandId !== id) traffic.claim(record, id);
     },
     usage: (p, c) => traffic.usage(record, p, c),
     error: (message) => life.sawStreamError(message),
@@ -40,8 +39,8 @@ export function relayStream(traffic: ExoTraffic, answer: RelayedAnswer): void {
       { code: 'exo_connection_lost', message: `the exo node at ${record.upstreamUrl} closed the connection mid-stream` },
     );
     if (!ctx.res.destroyed && !ctx.res.writableEnded) {
-      if (last.kind === 'cancelled') ctx.res.write(cancelledStreamEnding(record));
-      else if (last.kind === 'error') ctx.res.write(`data: ${JSON.stringify(errorBody(new ApiError(502, last.failure.code, last.failure.message)))}\n\n`);
+      if (last.kind === 'cancelled') ctx.res.write(answer.dialect.cancelledStreamEnding(record));
+      else if (last.kind === 'error') ctx.res.write(answer.dialect.streamError(new ApiError(502, last.failure.code, last.failure.message)));
     }
     if (!ctx.res.writableEnded) ctx.res.end();
   };

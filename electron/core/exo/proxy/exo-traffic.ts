@@ -84,6 +84,8 @@ export const ProxiedRequestSchema = z.object({
   cancelledBy: CancelledBySchema.nullable().optional(),
   /** The client's User-Agent (the request log's `client`); null when it sent none. */
   client: z.string().nullable().optional(),
+  /** The dialect it came in (the request log's `api`: `openai-chat`, `anthropic-messages`, …). */
+  api: z.string().nullable().optional(),
 });
 export type ProxiedRequest = z.infer<typeof ProxiedRequestSchema>;
 
@@ -173,7 +175,7 @@ export class ExoTraffic {
   }
 
   /** A new proxied request, arrived at `arrivedAt` (epoch ms). */
-  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now(), client: string | null = null): ProxiedRequest {
+  begin(model: string, upstreamUrl: string, stream: boolean, arrivedAt = this.now(), client: string | null = null, api = 'openai-chat'): ProxiedRequest {
     const record: ProxiedRequest = {
       id: `exobar-${randomUUID()}`,
       commandId: null,
@@ -200,6 +202,7 @@ export class ExoTraffic {
       errorCode: null,
       cancelledBy: null,
       client,
+      api,
     };
     this.decode.set(
       record,

@@ -7,10 +7,9 @@
 import { ApiError } from '../../api/api-error';
 import { answeredByLife } from './cancelled-ending';
 import { exoMessage } from './exo-answer-text';
-import type { ExoTraffic, ProxiedRequest } from './exo-traffic';
+import type { ExoTraffic } from './exo-traffic';
 import { passHeaders, readAll } from './exo-upstream';
 import type { RelayedAnswer } from './proxied-call';
-import type { ProxiedRequestState } from './proxied-request-state';
 
 /** Relays exo's whole answer; `stream` is whether the client asked for a stream (how a cancel is answered). */
 export async function relayWhole(traffic: ExoTraffic, answer: RelayedAnswer, stream: boolean): Promise<void> {
@@ -22,7 +21,7 @@ export async function relayWhole(traffic: ExoTraffic, answer: RelayedAnswer, str
   } catch (error) {
     clearTimeout(idle);
     answer.done();
-    if (answeredByLife(ctx, record, life, stream)) return;
+    if (answeredByLife(ctx, record, life, stream, answer.dialect.answerCancelled)) return;
     life.fail(
       { code: 'exo_connection_lost', message: `the exo node at ${record.upstreamUrl} closed the connection before its answer ended` },
       `the exo node closed the connection mid-answer: ${(error as Error).message}`,
@@ -31,7 +30,7 @@ export async function relayWhole(traffic: ExoTraffic, answer: RelayedAnswer, str
   }
   clearTimeout(idle);
   answer.done();
-  if (status >= 200 && status < 300) recordWhole(traffic, record, life, whole);
+  if (status >= 200 && status < 300) recordWhole(traffic, answer, whole);
   else life.failAnswered(`exo_http_${status}`, `exo answered ${status}: ${exoMessage(whole)}`);
   if (ctx.res.destroyed) return;
   // exo's own status and body: its errors keep their shape.
@@ -39,12 +38,13 @@ export async function relayWhole(traffic: ExoTraffic, answer: RelayedAnswer, str
   ctx.res.end(whole);
 }
 
-function recordWhole(traffic: ExoTraffic, record: ProxiedRequest, life: ProxiedRequestState, whole: Buffer): void {
+function recordWhole(traffic: ExoTraffic, answer: RelayedAnswer, whole: Buffer): void {
+  const { record, life } = answer;
   if (life.ended) return;
   try {
-    const json = JSON.parse(whole.toString('utf8')) as { id?: string; usage?: { prompt_tokens?: number; completion_tokens?: number } };
-    traffic.token(record, typeof json.id === 'string' ? json.id : null, 1);
-    traffic.usage(record, json.usage?.prompt_tokens ?? null, json.usage?.completion_tokens ?? null);
+    const figures = answer.dialect.whole(JSON.parse(whole.toString('utf8')));
+    traffic.token(record, figures.commandId, 1);
+    traffic.usage(record, figures.promptTokens, figures.completionTokens);
   } catch {
     // exo's body is passed on as it is; only the record misses its figures
   }

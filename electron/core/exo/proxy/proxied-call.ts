@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { RouteContext } from '../../api/route-types';
+import type { ExoDialect } from './exo-dialect';
 import type { ExoTraffic, ProxiedRequest } from './exo-traffic';
 import { callExo, readAll } from './exo-upstream';
 import { ProxiedRequestState, type ProxiedRequestPhase } from './proxied-request-state';
@@ -27,6 +28,8 @@ export interface RelayedAnswer {
   idle: NodeJS.Timeout;
   /** Lets the call go: it is no longer in flight. */
   done(): void;
+  /** The dialect it speaks (how its stream is read and ended). */
+  dialect: ExoDialect;
 }
 
 /** The message of the log record a refused change writes. */

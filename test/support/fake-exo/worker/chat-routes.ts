@@ -5,7 +5,8 @@
  * 10 s idle, `: prefill_progress {...}` per chunk, `data:` chunks whose id is the
  * command id (object "chat.completion"), the final chunk with usage, `: generation_stats
  * {...}`, `data: [DONE]`; the error variant; 404 for a model with no instance; cancel
- * only on the node whose API opened the stream.
+ * only on the node whose API opened the stream. `POST /v1/messages` (messages-route.ts)
+ * runs through the same worker.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { countPromptTokens } from '../../../../shared/token-count';
@@ -13,6 +14,8 @@ import type { FakeExoHandler } from '../fake-exo-server';
 import { exoError, sendJson } from './exo-answers';
 import type { FinishReason, GenerationSink } from './fake-runner';
 import type { FakeExoWorker } from './fake-worker';
+import { answerMessages } from './messages-route';
+import type { FakeToolCall } from './fake-tool-call';
 
 /** Ways a stream can go wrong after its first token, for the next stream only. */
 export type StreamFault =
@@ -23,12 +26,7 @@ export type StreamFault =
   /** The socket is destroyed (the node went away). */
   | 'drop';
 
-/** A call the model makes, as exo's tool parser hands it over (ToolCallItem: id, name, arguments as JSON text). */
-export interface FakeToolCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
+export type { FakeToolCall } from './fake-tool-call';
 
 export interface ChatRoutes {
   handler: FakeExoHandler;
@@ -222,6 +220,10 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
       if (req.method !== 'POST') return false;
       if (url.pathname === '/v1/chat/completions') {
         chat(req, res, body);
+        return true;
+      }
+      if (url.pathname === '/v1/messages') {
+        answerMessages(worker, apiNodeId(), res, body, toolAnswers.shift() ?? null);
         return true;
       }
       const match = /^\/v1\/cancel\/([^/]+)$/.exec(url.pathname);
