@@ -64,6 +64,7 @@ export class ClusterSplitWatch {
   private addressesAt = -Infinity;
   private addressesRead: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
   private readonly intervalMs: number;
   private readonly addressesEveryMs: number;
   private readonly timeoutMs: number;
@@ -91,6 +92,7 @@ export class ClusterSplitWatch {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.stopped = true;
     await this.addressesRead;
     this.attachedAgent.destroy();
     this.probeAgent.destroy();
@@ -131,7 +133,7 @@ export class ClusterSplitWatch {
    * not wait on it; tests do).
    */
   async tick(): Promise<void> {
-    if (!this.enabled) return;
+    if (!this.enabled || this.stopped) return;
     await this.readAddressesIfDue();
     await Promise.all([...this.watched.entries()].filter(([, w]) => !w.inFlight).map(([id, w]) => this.probe(id, w)));
   }
@@ -160,7 +162,7 @@ export class ClusterSplitWatch {
     w.inFlight = true;
     try {
       const found = await this.ask(nodeId);
-      if (this.watched.get(nodeId) !== w) return; // it rejoined meanwhile
+      if (this.stopped || this.watched.get(nodeId) !== w) return; // detached, or it rejoined meanwhile
       if (!found) {
         // No published address answers: the Mac is down (node_left and exo_node_lost say it), not split.
         this.watched.delete(nodeId);

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { STOPPED_NODE_REMOVAL_MS, attachToFake, startStudioB, twoNodeCluster, type AttachHarness, type StudioB } from '../../../../test/support/fake-exo';
 import { diagnoseExo } from '../../diagnostics/exo-diagnosis';
+import { eventually } from '../../../../test/support/eventually';
 import type { Snapshot } from '../../../../shared/snapshot';
 
 const SPLIT = 'studio-b is up but no longer in this cluster: it sees 1 node';
@@ -23,8 +24,8 @@ describe('a cluster split in two', () => {
   });
 
   /** studio-a attached, studio-b's exo beside it, both Macs seen and their addresses read. */
-  async function attached(publish: string[] = ['127.0.0.1']): Promise<void> {
-    h = await attachToFake(twoNodeCluster, { clusterSplit: { apiPort: (id) => (id === b?.nodeId ? b.fake.port : undefined) } });
+  async function attached(publish: string[] = ['127.0.0.1'], timeoutMs?: number): Promise<void> {
+    h = await attachToFake(twoNodeCluster, { clusterSplit: { apiPort: (id) => (id === b?.nodeId ? b.fake.port : undefined), timeoutMs } });
     h.cluster.node('studio-b').addresses = publish;
     b = await startStudioB(h.cluster);
     await h.round();
@@ -88,6 +89,26 @@ describe('a cluster split in two', () => {
     const asked = b!.fake.hits.get('/node_id');
     await h.monitor.split.tick();
     expect(b!.fake.hits.get('/node_id')).toBe(asked);
+  });
+
+  it('never holds up the poller: a hanging Mac gets one probe at a time, ended by the timeout', async () => {
+    await attached(['127.0.0.1'], 2_000);
+    b!.fake.inject('hang', { path: '/node_id' });
+    b!.split();
+    await h.round(5_000);
+    const probing = h.monitor.split.tick();
+    await eventually(() => b!.fake.hits.get('/node_id') === 1, 5_000, 'the probe reached studio-b');
+    // While it hangs, poll rounds go on and a second probe round sends nothing more to that Mac.
+    await h.round(500);
+    await h.round(500);
+    expect(h.monitor.view().section.nodes.map((n) => n.label)).toEqual(['studio-a']);
+    await h.monitor.split.tick();
+    expect(b!.fake.hits.get('/node_id')).toBe(1);
+    await probing;
+    // It timed out: no answer is no split, and the Mac is no longer probed.
+    expect(splitWarnings()).toEqual([]);
+    await h.monitor.split.tick();
+    expect(b!.fake.hits.get('/node_id')).toBe(1);
   });
 
   it('probes nothing when exo published no address for the Mac', async () => {
