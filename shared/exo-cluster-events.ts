@@ -18,6 +18,7 @@ export const EXO_CLUSTER_EVENT_KINDS = [
   'runner_failed',
   'runner_recovered',
   'exo_restarted',
+  'cluster_split',
 ] as const;
 
 /**

@@ -280,6 +280,7 @@ export const WarningCodeSchema = z.enum([
   'exo_runner_silent',
   'exo_fast_synch_mismatch',
   'exo_model_lost',
+  'exo_cluster_split',
   'slower_than_usual',
 ]);
 export type WarningCode = z.infer<typeof WarningCodeSchema>;

@@ -3,7 +3,7 @@
  * diagnostics (RunnerMetalGpuTimeout, ring socket errors), a node lost, two models (of
  * any instance type) on one Mac with fast synch on (assumed or read), an instance stuck loading, exo
  * itself not answering, and for the requests exobar proxies, exo's dispatch stall
- * (a model waiting behind another model's prefill on one Mac) and a silent runner, and a cancelled request exo's runner keeps generating. Read from the snapshot's exo part, which holds what exobar saw.
+ * (a model waiting behind another model's prefill on one Mac) and a silent runner, a cancelled request exo's runner keeps generating, and a Mac that split off into a cluster of its own. Read from the snapshot's exo part, which holds what exobar saw.
  */
 import { exoInstances } from '../../../shared/instance-state';
 import type { Snapshot, WarningCode } from '../../../shared/snapshot';
@@ -22,6 +22,7 @@ export interface ExoCause {
     | 'exo_runner_silent'
     | 'exo_cancelled_still_running'
     | 'exo_instance_without_runner'
+    | 'exo_cluster_split'
   >;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
@@ -44,6 +45,7 @@ const EXO_CAUSES: ReadonlySet<string> = new Set([
   'exo_runner_silent',
   'exo_cancelled_still_running',
   'exo_instance_without_runner',
+  'exo_cluster_split',
 ]);
 
 const SHARED_GPU_CODES: ReadonlySet<string> = new Set(['two_ring_fast_synch', 'ring_fast_synch_beside_jaccl', 'two_jaccl_shared_gpu']);

@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import { EXO_EVENTS_IN_SNAPSHOT, type ExoClusterEvent } from '../../../shared/exo-cluster-events';
 import { ClusterEventLog } from './cluster-events/cluster-event-log';
 import { LostModels, modelLostWarnings } from './cluster-events/lost-models';
+import { ClusterSplitWatch, type ClusterSplitOptions } from './cluster-split/cluster-split-watch';
 import { ExoClient, type ExoClientOptions, type ExoPollError } from './exo-client';
 import { defaultExoLogPath, readExoLogFastSynch } from './exo-log-fast-synch';
 import { ExoTracker, type ExoStatusChange } from './exo-tracker';
@@ -35,6 +36,8 @@ export interface ExoMonitorOptions extends ExoClientOptions {
   exoLogPath?: string | null;
   /** How long a runner must run with no task before it counts as generating a cancelled request (default 1 s). */
   ghostConfirmMs?: number;
+  /** The watch for Macs that split off into a cluster of their own (cluster-split/). */
+  clusterSplit?: ClusterSplitOptions;
 }
 
 /** What the bundle's exo/ folder holds (state.json still to be redacted by the bundle). */
@@ -67,6 +70,8 @@ export class ExoMonitor {
   readonly events = new ClusterEventLog();
   /** Models exo took away, until served again or dismissed (exo_model_lost). */
   readonly lost = new LostModels();
+  /** Macs that left but whose exo still answers, in a cluster of its own (exo_cluster_split). */
+  readonly split: ClusterSplitWatch;
   private nodesSeen: unknown = null;
   private nodesReadAt: number | null = null;
   private nodesAt = -Infinity;
@@ -84,15 +89,21 @@ export class ExoMonitor {
     this.ghosts = new ExoGhostTracker(options.ghostConfirmMs);
     this.client = new ExoClient({ ...options, onUpdate: () => this.onPoll() });
     this.warningOptions = { ...DEFAULT_EXO_WARNING_OPTIONS, ...options.warnings };
+    this.split = new ClusterSplitWatch(this.client.url, options.clusterSplit ?? {}, {
+      now: this.now,
+      addEvent: (change) => this.events.add(change),
+      onChange: () => this.options.onUpdate?.(),
+    });
     this.logPath = options.exoLogPath === null || !isLoopbackUrl(this.client.url) ? null : (options.exoLogPath ?? defaultExoLogPath());
   }
 
   start(): void {
     this.client.start();
+    this.split.start();
   }
 
-  stop(): Promise<void> {
-    return this.client.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.client.stop(), this.split.stop()]);
   }
 
   /** One poll round now, then the log check when due (tests drive the monitor this way). */
@@ -120,6 +131,7 @@ export class ExoMonitor {
       ...instanceWithoutRunnerWarnings(instances, this.tracker, now, this.warningOptions),
       ...ghostGenerationWarnings(instances, nodes),
       ...modelLostWarnings(this.lost.list()),
+      ...this.split.warnings(),
     ];
     return { section, instances, warnings };
   }
@@ -175,6 +187,7 @@ export class ExoMonitor {
           nodesAt: this.nodesAt,
         });
         this.lost.observe(instances, runners, published, (model) => `exo:${model}`);
+        this.split.observe(nodes.keys(), this.client.connection.nodeId, published);
       }
     }
     if (!this.logPath) this.options.onUpdate?.();

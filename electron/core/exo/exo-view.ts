@@ -37,7 +37,8 @@ export type ExoWarningCode =
   | 'exo_unreachable'
   | 'exo_cancelled_still_running'
   | 'exo_instance_without_runner'
-  | 'exo_model_lost';
+  | 'exo_model_lost'
+  | 'exo_cluster_split';
 
 /** A warning about the exo cluster, in the snapshot's Warning shape. */
 export interface ExoWarning {

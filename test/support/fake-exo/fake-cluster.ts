@@ -40,6 +40,12 @@ export interface FakeNode {
   lastSeenAt: number;
   /** Extra model cards this node lists in `downloads` (real exo lists ~123). */
   downloadCards: number;
+  /**
+   * The addresses its `nodeNetwork` publishes (default loopback, as the real Linux
+   * capture had: exobar probes a departed Mac there, and a test must never reach past
+   * this machine).
+   */
+  addresses?: string[];
 }
 
 export interface FakeShard {
@@ -280,6 +286,27 @@ export class FakeExoCluster {
     this.event();
   }
 
+  /**
+   * The cluster splits in two: the master drops the node at once with every instance
+   * that spanned it (as after its 30 s timeout), while the node's exo keeps running,
+   * alone. Returns the node, for `rejoin` and for the node's own cluster.
+   */
+  splitOff(name: string): FakeNode {
+    const node = this.node(name);
+    this.removeNow(node);
+    this.event();
+    return node;
+  }
+
+  /** A node that split off sees this cluster again: back under the same node id. */
+  rejoin(node: FakeNode): void {
+    node.alive = true;
+    node.stoppedAt = null;
+    node.lastSeenAt = this.now();
+    if (!this.nodes.includes(node)) this.nodes.push(node);
+    this.event();
+  }
+
   /** exo stops on the node: it stops reporting at once; about 12 s later the master removes it and what used it. */
   stopNode(name: string): void {
     this.dropNode(name);
@@ -353,15 +380,20 @@ export class FakeExoCluster {
       if (node.alive) continue;
       const stopped = node.stoppedAt ?? null;
       if (stopped !== null ? now - stopped < STOPPED_NODE_REMOVAL_MS : now - node.lastSeenAt <= MASTER_NODE_TIMEOUT_MS) continue;
-      for (const instance of [...this.instances.values()]) {
-        if (!instance.shards.some((s) => s.nodeId === node.id)) continue;
-        this.deleteInstance(instance.id);
-        // As the capture shows: the instance's runners, on every Mac, and its tasks leave the state with it.
-        for (const shard of instance.shards) this.runners.delete(shard.runnerId);
-        for (const [id, task] of this.tasks) if (task.body.instanceId === instance.id) this.tasks.delete(id);
-      }
-      this.nodes.splice(this.nodes.indexOf(node), 1);
+      this.removeNow(node);
     }
+  }
+
+  /** The master removes the node and every instance that spanned it. */
+  private removeNow(node: FakeNode): void {
+    for (const instance of [...this.instances.values()]) {
+      if (!instance.shards.some((s) => s.nodeId === node.id)) continue;
+      this.deleteInstance(instance.id);
+      // As the capture shows: the instance's runners, on every Mac, and its tasks leave the state with it.
+      for (const shard of instance.shards) this.runners.delete(shard.runnerId);
+      for (const [id, task] of this.tasks) if (task.body.instanceId === instance.id) this.tasks.delete(id);
+    }
+    this.nodes.splice(this.nodes.indexOf(node), 1);
   }
 
   private settleCancels(): void {

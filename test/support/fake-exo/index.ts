@@ -16,6 +16,7 @@ export { startFakeDownload, type FakeDownload } from './fake-downloads';
 // Ready-made clusters and the models they place.
 export { CARDS_PER_NODE, GPT_OSS_20B, LLAMA_1B, LLAMA_3B, QWEN_30B, benchCluster, demoCluster, demoTick, startedMacCluster } from './scenarios';
 export { TINY, TINY_B, twoNodeCluster } from './two-node-scenario';
+export { startStudioB, type StudioB } from './split-scenario';
 
 // The serving exo (chat completions from a fake worker) and reading its streams.
 export { startServingExo, stallCluster, type ServingExo, type ServingExoOptions } from './worker/serving-exo';

@@ -97,7 +97,7 @@ export function renderState(cluster: FakeExoCluster, options: RenderOptions): Js
     nodeMemory: byNode(nodes, (n) => ({ ramTotal: bytes(n.ramTotal), ramAvailable: bytes(n.ramAvailable), swapTotal: bytes(0), swapAvailable: bytes(0) })),
     nodeDisk: byNode(nodes, () => ({ total: bytes(1995218165760), available: bytes(1412883070976) })),
     nodeSystem: byNode(nodes, (n) => ({ gpuUsage: busy(cluster, n) ? 0.97 : 0.02, temp: 48.5, sysPower: 40.2, pcpuUsage: 0.12, ecpuUsage: 0.08 })),
-    nodeNetwork: byNode(nodes, (_n) => ({ interfaces: [{ name: 'en0', ipAddress: '192.168.1.20', interfaceType: 'ethernet' }] })),
+    nodeNetwork: byNode(nodes, (n) => ({ interfaces: (n.addresses ?? ['127.0.0.1']).map((ipAddress) => ({ name: 'lo', ipAddress, interfaceType: 'unknown' })) })),
     nodeThunderbolt: byNode(nodes, () => ({ interfaces: [] })),
     nodeThunderboltBridge: byNode(nodes, () => ({ enabled: false, exists: true, serviceName: 'Thunderbolt Bridge' })),
     nodeRdmaCtl: byNode(nodes, () => ({ enabled: false })),

@@ -137,6 +137,11 @@ export class ClusterEventLog {
     return out;
   }
 
+  /** Keeps an event seen outside exo's state (a Mac's own exo answering on its own: cluster-split/). */
+  add(change: ClusterChange): ExoClusterEvent {
+    return this.keep(strip(change));
+  }
+
   private keep(change: ClusterChange): ExoClusterEvent {
     const event: ExoClusterEvent = { id: `e${++this.seq}`, ...change };
     this.kept.push(event);
