@@ -22,6 +22,7 @@ export interface ExoCause {
     | 'exo_runner_silent'
     | 'exo_cancelled_still_running'
     | 'exo_instance_without_runner'
+    | 'exo_load_stalled'
   >;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
@@ -44,6 +45,7 @@ const EXO_CAUSES: ReadonlySet<string> = new Set([
   'exo_runner_silent',
   'exo_cancelled_still_running',
   'exo_instance_without_runner',
+  'exo_load_stalled',
 ]);
 
 const SHARED_GPU_CODES: ReadonlySet<string> = new Set(['two_ring_fast_synch', 'ring_fast_synch_beside_jaccl', 'two_jaccl_shared_gpu']);
