@@ -258,8 +258,15 @@ export const SettingsSchema = z.object({
        * until its runners are ready, and deletes it after its idle time to live.
        */
       placeOnDemand: z.boolean().default(false),
+      /**
+       * The least time an exo runner may sit loading (connecting, loading with no new
+       * layer, warming up) before exo_load_stalled: exo has no load timeout of its own
+       * (exo PR #1889). The threshold grows from it with the model's size and the Mac's
+       * measured load speed (electron/core/exo/load-stall/).
+       */
+      loadStallSeconds: z.number().int().min(10).max(86_400).default(120),
     })
-    .default({ url: null, start: false, apiPort: EXO_API_PORT, command: 'exo', args: [], env: {}, hold: true, placeOnDemand: false }),
+    .default({ url: null, start: false, apiPort: EXO_API_PORT, command: 'exo', args: [], env: {}, hold: true, placeOnDemand: false, loadStallSeconds: 120 }),
   /**
    * Models on demand (docs/on-demand.md). `enabled`: a request for a catalog model that is
    * not running loads it (same gates as a launch). `idleTtlSeconds`: an idle instance

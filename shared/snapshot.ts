@@ -275,6 +275,7 @@ export const WarningCodeSchema = z.enum([
   'exo_stuck_loading',
   'exo_cancelled_still_running',
   'exo_instance_without_runner',
+  'exo_load_stalled',
   'exo_unreachable',
   'exo_dispatch_stall',
   'exo_runner_silent',

@@ -210,6 +210,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const exo = new ExoAttachment({
     holdEnabled: hold.current,
     placeOnDemand: () => getSettings().exo.placeOnDemand,
+    loadStallFloorMs: () => getSettings().exo.loadStallSeconds * 1000,
     // What exobar places on exo for a request unloads after the same idle time as a local model.
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
     onPlacement: (event) => node.eventLog.record(placementEvent(event)),

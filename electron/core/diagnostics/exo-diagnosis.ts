@@ -23,6 +23,7 @@ export interface ExoCause {
     | 'exo_cancelled_still_running'
     | 'exo_instance_without_runner'
     | 'exo_cluster_split'
+    | 'exo_load_stalled'
   >;
   /** exobar ids of the exo instances involved. */
   instanceIds: string[];
@@ -46,6 +47,7 @@ const EXO_CAUSES: ReadonlySet<string> = new Set([
   'exo_cancelled_still_running',
   'exo_instance_without_runner',
   'exo_cluster_split',
+  'exo_load_stalled',
 ]);
 
 const SHARED_GPU_CODES: ReadonlySet<string> = new Set(['two_ring_fast_synch', 'ring_fast_synch_beside_jaccl', 'two_jaccl_shared_gpu']);

@@ -40,6 +40,8 @@ export interface ExoAttachmentOptions {
   exoEnv?: () => NodeJS.ProcessEnv;
   /** Where to look for an exo to offer at start (default 127.0.0.1:52415); null never looks. */
   offerUrl?: string | null;
+  /** The setting exo.loadStallSeconds, in ms: the least time without progress that is a stalled load. */
+  loadStallFloorMs?: () => number;
   /** Polling options for the monitor (intervals, timeouts, clock). */
   monitor?: Partial<Omit<ExoMonitorOptions, 'url' | 'onUpdate' | 'exoLogPath'>>;
   now?: () => number;
@@ -279,8 +281,10 @@ export class ExoAttachment {
 
   private begin(url: string): void {
     this.offer = null;
+    const floorMs = this.options.loadStallFloorMs;
     const monitor = new ExoMonitor({
       ...this.options.monitor,
+      loadStall: () => ({ ...(floorMs ? { floorMs: floorMs() } : {}), ...this.options.monitor?.loadStall?.() }),
       url,
       now: this.options.monitor?.now ?? this.now,
       exoLogPath: this.logDir === null ? null : join(this.logDir, 'exo.log'),

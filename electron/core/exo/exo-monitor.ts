@@ -16,6 +16,8 @@ import { ExoDownloadProgress } from './downloads/exo-download-progress';
 import { ExoGhostTracker } from './ghost/exo-ghost-tracker';
 import { ghostGenerationWarnings, withGhosts } from './ghost/exo-ghost-warnings';
 import { DEFAULT_EXO_WARNING_OPTIONS, type ExoView, type ExoWarningOptions } from './exo-view';
+import { DEFAULT_LOAD_STALL_OPTIONS, ExoLoadStallTracker, type LoadStallOptions } from './load-stall/exo-load-stall-tracker';
+import { loadStalledWarnings } from './load-stall/exo-load-stall-warnings';
 import {
   instanceWithoutRunnerWarnings,
   nodeLostWarnings,
@@ -29,6 +31,8 @@ import { mapInstances, mapNodes, mapSection, type MapContext } from './map-exo-v
 
 export interface ExoMonitorOptions extends ExoClientOptions {
   warnings?: Partial<ExoWarningOptions>;
+  /** The load-stall thresholds, read at each view (the floor is the setting exo.loadStallSeconds). */
+  loadStall?: () => Partial<LoadStallOptions>;
   /**
    * exo's log on this Mac, read for its fast-synch value when exo's address is this
    * Mac (loopback). Default: where exo keeps it (exoLogPath); null never reads it.
@@ -63,6 +67,8 @@ export class ExoMonitor {
   readonly tracker = new ExoTracker();
   /** Cancelled requests exo's runners keep generating. */
   readonly ghosts: ExoGhostTracker;
+  /** Runners that stopped moving while loading (exo_load_stalled). */
+  readonly loadStalls: ExoLoadStallTracker;
   /** Model downloads on each Mac, with speed and time left from successive reads. */
   readonly downloads = new ExoDownloadProgress();
   private downloadsSeenAt: number | null = null;
@@ -87,6 +93,7 @@ export class ExoMonitor {
   constructor(private readonly options: ExoMonitorOptions) {
     this.now = options.now ?? Date.now;
     this.ghosts = new ExoGhostTracker(options.ghostConfirmMs);
+    this.loadStalls = new ExoLoadStallTracker(() => ({ ...DEFAULT_LOAD_STALL_OPTIONS, ...options.loadStall?.() }));
     this.client = new ExoClient({ ...options, onUpdate: () => this.onPoll() });
     this.warningOptions = { ...DEFAULT_EXO_WARNING_OPTIONS, ...options.warnings };
     this.split = new ClusterSplitWatch(this.client.url, options.clusterSplit ?? {}, {
@@ -129,6 +136,7 @@ export class ExoMonitor {
       ...(connection.connected ? nodeLostWarnings(nodes, instances, this.tracker, now, this.warningOptions) : []),
       ...stuckLoadingWarnings(instances, this.tracker, now, this.warningOptions),
       ...instanceWithoutRunnerWarnings(instances, this.tracker, now, this.warningOptions),
+      ...loadStalledWarnings(instances, nodes, this.loadStalls, now),
       ...ghostGenerationWarnings(instances, nodes),
       ...modelLostWarnings(this.lost.list()),
       ...this.split.warnings(),
@@ -167,6 +175,7 @@ export class ExoMonitor {
       this.lastObservedFastAt = reading.fastAt;
       this.tracker.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
       this.ghosts.observe(reading.fastAt, reading.instances, reading.runners, reading.tasks);
+      this.loadStalls.observe(reading.fastAt, reading.instances, reading.runners, reading.downloads);
       if (reading.downloads && reading.downloadsAt !== this.downloadsSeenAt) {
         this.downloadsSeenAt = reading.downloadsAt;
         this.downloads.observe(reading.downloadsAt ?? reading.fastAt, reading.downloads);

@@ -37,6 +37,7 @@ export type ExoWarningCode =
   | 'exo_unreachable'
   | 'exo_cancelled_still_running'
   | 'exo_instance_without_runner'
+  | 'exo_load_stalled'
   | 'exo_model_lost'
   | 'exo_cluster_split';
 

@@ -106,6 +106,8 @@ export class FakeExoCluster {
   layersPerStep = 4;
   lastEventAppliedIdx = 1000;
   private readonly stuckCancels = new Set<string>();
+  /** Instances whose load stopped moving where it was (exo has no load timeout: exo PR #1889). */
+  private readonly stalledLoads = new Set<string>();
   private readonly toDelete = new Set<string>();
   private nextPort = 50_000;
 
@@ -335,6 +337,22 @@ export class FakeExoCluster {
     return node.id;
   }
 
+  /**
+   * The load of the model's instance stops where it is (connecting, at its current layer,
+   * or warming up) and never moves again, as exo's runners sometimes do (exo #1731,
+   * #1735, #1591) now that exo has no load timeout (exo PR #1889).
+   */
+  stallLoading(model: string): void {
+    const instance = this.instancesOf(model)[0];
+    if (!instance) throw new Error(`fake exo: no instance of ${model}`);
+    this.stalledLoads.add(instance.id);
+  }
+
+  /** The stalled load moves again from where it stopped. */
+  resumeLoading(model: string): void {
+    for (const instance of this.instancesOf(model)) this.stalledLoads.delete(instance.id);
+  }
+
   /** Advances the cluster `count` steps (a step is what exo does in a moment). */
   step(count = 1): void {
     for (let i = 0; i < count; i++) this.stepOnce();
@@ -406,6 +424,7 @@ export class FakeExoCluster {
   }
 
   private advanceInstance(instance: FakeInstance): void {
+    if (this.stalledLoads.has(instance.id)) return;
     const statuses = instance.shards.map((s) => this.runners.get(s.runnerId) ?? {});
     if (statuses.some((s) => 'RunnerFailed' in s || 'RunnerShuttingDown' in s)) return;
     for (const shard of instance.shards) this.advanceRunner(instance, shard);
