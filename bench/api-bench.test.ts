@@ -14,6 +14,10 @@ describe('API benchmarks', () => {
     expect(Number.isFinite(result.api_overhead_ms_median)).toBe(true);
     // Loose bound on a shared 2-core machine; the benchmark reports the real figure (target < 5 ms).
     expect(result.api_overhead_ms_median).toBeLessThan(25);
+    expect(Object.keys(result.api_overhead_ms_median_by_dialect).sort()).toEqual(
+      ['anthropic-messages', 'ollama-chat', 'ollama-generate', 'openai-chat', 'openai-completions', 'openai-responses'],
+    );
+    for (const ms of Object.values(result.api_overhead_ms_median_by_dialect)) expect(ms).toBeLessThan(25);
     expect(result.client_ttft_ms_median).toBeGreaterThan(result.node_ttft_ms_median - 1);
     expect(result.stream_tokens_per_s).toBeGreaterThan(0);
     expect(result.stream.api_over_node).toBeGreaterThan(0.5);

@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { makePrompt } from '../shared/token-count';
 import { startCore, type RunningCore } from '../electron/core/start-core';
+import { measureDialectOverhead } from './api-dialect-overhead';
 
 export const OVERHEAD_MODEL = 'sim/llama-3.2-1b';
 export const STREAM_MODELS = ['sim/llama-3.2-1b', 'sim/llama-3.2-3b'] as const;
@@ -35,6 +36,8 @@ export interface ApiBenchOptions {
 export interface ApiBenchResult {
   time_scale: number;
   api_overhead_ms_median: number;
+  /** The same median for every API dialect (bench/api-dialect-overhead.ts). */
+  api_overhead_ms_median_by_dialect: Record<string, number>;
   api_overhead_ms_p95: number;
   api_overhead_requests: number;
   client_ttft_ms_median: number;
@@ -200,6 +203,7 @@ export async function measureApiOverhead(options: ApiBenchOptions = {}): Promise
   try {
     for (const model of STREAM_MODELS) await launch(core, model);
     const { overhead, client, node } = await measureOverhead(core, requests, progress);
+    const byDialect = await measureDialectOverhead(core, Math.max(5, Math.round(requests / 3)), { model: OVERHEAD_MODEL, nodeTtftMs, quantile }, progress);
     // Warm both runners' batched decode before timing throughput.
     await measureDirectStreams(core, streamsPerModel, 16);
     const direct = await measureDirectStreams(core, streamsPerModel, streamTokens);
@@ -212,6 +216,7 @@ export async function measureApiOverhead(options: ApiBenchOptions = {}): Promise
     return {
       time_scale: timeScale,
       api_overhead_ms_median: round(quantile(overhead, 0.5)),
+      api_overhead_ms_median_by_dialect: byDialect,
       api_overhead_ms_p95: round(quantile(overhead, 0.95)),
       api_overhead_requests: requests,
       client_ttft_ms_median: round(quantile(client, 0.5)),

@@ -19,7 +19,7 @@ import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurity
 import { openAiRoutes, REQUEST_ID_HEADER } from './openai-routes';
 import { ollamaDialectRoutes, v1DialectRoutes } from './dialects/dialect-routes';
 import type { ModelLoader } from '../on-demand/model-loader';
-import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody } from './read-json-body';
+import { bodyLimitForContext, readJsonBody, type BodyLimit } from './read-json-body';
 import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
 import { defaultRendererDir, serveStatic } from './static-files';
 import { EXOBAR_API_PORT } from '../../../shared/addresses';
@@ -40,6 +40,7 @@ export interface ApiServerOptions {
   port?: number;
   /** The built renderer; null serves only the "not built" page. Default: <repo>/out/renderer. */
   rendererDir?: string | null;
+  /** A fixed body limit (tests); default: sized from the largest context of the models served (read-json-body.ts). */
   bodyLimitBytes?: number;
   /** More endpoints (e.g. the safe launch, the diagnostic bundle), matched before the built-in ones. */
   extraRoutes?: ApiRoute[];
@@ -78,7 +79,13 @@ function isApiPath(path: string): boolean {
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const host = options.host ?? DEFAULT_API_HOST;
   const log = options.logger ?? pino({ level: 'silent' });
-  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  // Read at each request: the models served (the MLX scan) change while the server runs.
+  const limit = (): number | BodyLimit => {
+    if (options.bodyLimitBytes !== undefined) return options.bodyLimitBytes;
+    const contexts = options.node.models().map((m) => m.contextLength ?? 0);
+    const largest = Math.max(0, ...contexts);
+    return bodyLimitForContext(largest > 0 ? largest : null);
+  };
   const rendererDir = options.rendererDir === undefined ? defaultRendererDir() : options.rendererDir;
   const table = new RouteTable([
     ...(options.extraRoutes ?? []),
@@ -165,7 +172,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         node: options.node,
         log,
         logFields,
-        body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit),
+        body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit()),
         json: (status, body, headers) => sendJson(res, status, body, headers),
         useErrorBody(shape) {
           errorShape = shape;

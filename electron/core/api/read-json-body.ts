@@ -6,16 +6,46 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { ApiError, rejected } from './api-error';
 
-/** Default body limit: far above any chat a local model can take, far below memory trouble. */
+/** The least body limit: any chat fits, whatever the models' contexts. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+/**
+ * Bytes of JSON per token of context an agent may send: about 4 characters of text per
+ * token, twice over for JSON escaping, tool definitions and the turns' envelopes.
+ */
+export const BODY_BYTES_PER_CONTEXT_TOKEN = 16;
+/** The most a body may be, whatever the contexts: far below memory trouble. */
+export const MAX_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** A body limit and the words that say where it comes from (said in the 413). */
+export interface BodyLimit {
+  bytes: number;
+  why: string;
+}
+
+const mib = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+
+/**
+ * The body limit for models whose largest context is `maxContextTokens` (null: none
+ * known): agents send their whole context and tool definitions every turn, so the limit
+ * grows with the context, from 1 MiB up to the 64 MiB cap.
+ */
+export function bodyLimitForContext(maxContextTokens: number | null): BodyLimit {
+  const sized = DEFAULT_BODY_LIMIT_BYTES + (maxContextTokens ?? 0) * BODY_BYTES_PER_CONTEXT_TOKEN;
+  const bytes = Math.min(MAX_BODY_LIMIT_BYTES, sized);
+  const why =
+    maxContextTokens === null
+      ? `${mib(bytes)}, the limit when no model says its context length`
+      : `${mib(bytes)}: 1 MiB plus ${BODY_BYTES_PER_CONTEXT_TOKEN} bytes per token of the largest context served (${maxContextTokens} tokens)${sized > MAX_BODY_LIMIT_BYTES ? `, capped at ${mib(MAX_BODY_LIMIT_BYTES)}` : ''}`;
+  return { bytes, why };
+}
 
 /**
  * Reads the raw body, refusing with 413 as soon as it exceeds `limit` (by Content-Length
  * before reading anything, or while streaming for chunked bodies).
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, why?: string): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  if (declared != null && Number(declared) > limit) return Promise.reject(tooLarge(limit));
+  if (declared != null && Number(declared) > limit) return Promise.reject(tooLarge(limit, why));
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -30,7 +60,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         // Stop reading; the 413 goes out with "Connection: close" and the socket ends.
         cleanup();
         req.pause();
-        reject(tooLarge(limit));
+        reject(tooLarge(limit, why));
         return;
       }
       chunks.push(chunk);
@@ -49,8 +79,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-function tooLarge(limit: number): ApiError {
-  return new ApiError(413, 'body_too_large', `the request body is larger than ${limit} bytes`, {
+function tooLarge(limit: number, why?: string): ApiError {
+  return new ApiError(413, 'body_too_large', `the request body is larger than ${limit} bytes${why ? ` (exobar's limit, ${why})` : ''}`, {
     rejectedInput: true,
     headers: { Connection: 'close' },
   });
@@ -107,10 +137,14 @@ export function validateJson<S extends z.ZodType>(json: unknown, schema: S): z.o
 }
 
 /** Reads, decodes, parses and validates a JSON body: every failure a counted 400, 413 or 415. */
-export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, schema: S, limit = DEFAULT_BODY_LIMIT_BYTES): Promise<z.output<S>> {
+export async function readJsonBody<S extends z.ZodType>(
+  req: IncomingMessage,
+  schema: S,
+  limit: number | BodyLimit = DEFAULT_BODY_LIMIT_BYTES,
+): Promise<z.output<S>> {
   const typeRefusal = checkJsonContentType(req.headers['content-type']);
   if (typeRefusal) throw typeRefusal;
-  const raw = await readBody(req, limit);
+  const raw = typeof limit === 'number' ? await readBody(req, limit) : await readBody(req, limit.bytes, limit.why);
   const text = decodeUtf8(raw);
   let json: unknown;
   try {

@@ -15,6 +15,7 @@ const base: RequestRecord = {
   source: 'local',
   node: 'mac',
   client: 'curl/8',
+  api: 'openai-chat',
   promptTokens: 100,
   cachedTokens: null,
   outputTokens: 20,

@@ -7,14 +7,16 @@
 import type { ModelLoader } from '../../on-demand/model-loader';
 import type { ApiRoute } from '../route-types';
 import { anthropicMessagesRoutes } from './anthropic-messages/anthropic-messages-routes';
+import { openAiCompletionsRoutes } from './openai-completions/openai-completions-routes';
+import { ollamaRoutes } from './ollama/ollama-routes';
+import { openAiResponsesRoutes } from './openai-responses/openai-responses-routes';
 
 /** The /v1 dialects. */
 export function v1DialectRoutes(options: { loader?: ModelLoader } = {}): ApiRoute[] {
-  return [...anthropicMessagesRoutes(options)];
+  return [...anthropicMessagesRoutes(options), ...openAiResponsesRoutes(options), ...openAiCompletionsRoutes(options)];
 }
 
 /** Ollama's routes (no token, like Ollama's own server). */
 export function ollamaDialectRoutes(options: { loader?: ModelLoader } = {}): ApiRoute[] {
-  void options;
-  return [];
+  return ollamaRoutes(options);
 }
