@@ -15,6 +15,7 @@ import { exoError, sendJson } from './exo-answers';
 import type { FinishReason, GenerationSink } from './fake-runner';
 import type { FakeExoWorker } from './fake-worker';
 import { answerMessages } from './messages-route';
+import { answerResponses } from './responses-route';
 import type { FakeToolCall } from './fake-tool-call';
 
 /** Ways a stream can go wrong after its first token, for the next stream only. */
@@ -224,6 +225,10 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
       }
       if (url.pathname === '/v1/messages') {
         answerMessages(worker, apiNodeId(), res, body, toolAnswers.shift() ?? null);
+        return true;
+      }
+      if (url.pathname === '/v1/responses') {
+        answerResponses(worker, apiNodeId(), res, body, toolAnswers.shift() ?? null);
         return true;
       }
       const match = /^\/v1\/cancel\/([^/]+)$/.exec(url.pathname);
