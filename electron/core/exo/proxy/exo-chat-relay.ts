@@ -90,7 +90,7 @@ export async function proxyChat(
     throw new ApiError(502, 'exo_unreachable', `the exo node at ${record.upstreamUrl} could not be reached (${cause}); exobar keeps serving its local models`);
   }
   const status = res.statusCode ?? 502;
-  const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+  const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith(dialect.streamContentType ?? 'text/event-stream');
   life.answerBegan(isStream ? 'stream' : 'whole');
   const relayed = { ctx, record, life, res, idle, done: () => calls.delete(record), dialect };
   if (isStream) relayStream(traffic, relayed);
