@@ -97,7 +97,8 @@ export class OllamaTap implements StreamTap {
     if (json === null || typeof json !== 'object' || Array.isArray(json)) return void this.unreadable++;
     if (typeof json.error === 'string') return this.events.error(json.error);
     const m = json.message;
-    if (said(json.response) || said(m?.content) || said(m?.thinking) || (Array.isArray(m?.tool_calls) && m.tool_calls.length > 0)) this.events.token(null, true);
+    if (said(json.response) || said(m?.content) || said(m?.thinking) || (Array.isArray(m?.tool_calls) && m.tool_calls.length > 0))
+      this.events.token(null, true);
     if (json.done !== true) return;
     if (json.done_reason === 'error') return this.events.error(said(m?.content) ? String(m!.content) : 'exo reported an error');
     this.events.usage(num(json.prompt_eval_count), num(json.eval_count));

@@ -16,7 +16,10 @@ import { proxyChat } from './exo-chat-relay';
 import { OLLAMA_CHAT_DIALECT, OLLAMA_GENERATE_DIALECT } from './exo-ollama-dialect';
 import type { ExoProxyContext } from './exo-proxy-context';
 
-const OptionsSchema = z.looseObject({ num_predict: z.number().int().nullable().optional(), temperature: z.number().finite().nullable().optional() }).nullable().optional();
+const OptionsSchema = z
+  .looseObject({ num_predict: z.number().int().nullable().optional(), temperature: z.number().finite().nullable().optional() })
+  .nullable()
+  .optional();
 
 /** What exobar checks before an Ollama chat body goes to exo (`OllamaChatRequest`'s required fields); loose otherwise. */
 export const ExoOllamaChatSchema = z.looseObject({

@@ -56,13 +56,25 @@ describe("Ollama's API on exo, through exobar", () => {
 
   it("passes exo's tool call line through as exo's Ollama adapter writes it", async () => {
     p.exo.chat.answerWithToolCalls([{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
-    const seq = await lines(await post('/api/chat', { model: LLAMA_1B, options: { num_predict: 4 }, messages: [{ role: 'user', content: 'weather?' }], tools: [] }));
+    const seq = await lines(
+      await post('/api/chat', { model: LLAMA_1B, options: { num_predict: 4 }, messages: [{ role: 'user', content: 'weather?' }], tools: [] }),
+    );
     expect(seq).toHaveLength(1);
-    expect(seq[0]).toMatchObject({ done: true, done_reason: 'tool_call', message: { tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris' }, index: 0 } }] } });
+    expect(seq[0]).toMatchObject({
+      done: true,
+      done_reason: 'tool_call',
+      message: { tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris' }, index: 0 } }] },
+    });
   });
 
   it('sends only the fields exo declares and names the rest', async () => {
-    const res = await post('/api/chat', { model: LLAMA_1B, stream: false, keep_alive: '5m', options: { num_predict: 1, num_ctx: 4096 }, messages: [{ role: 'user', content: 'hi', extra: 1 }] });
+    const res = await post('/api/chat', {
+      model: LLAMA_1B,
+      stream: false,
+      keep_alive: '5m',
+      options: { num_predict: 1, num_ctx: 4096 },
+      messages: [{ role: 'user', content: 'hi', extra: 1 }],
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-exobar-dropped-fields')).toBe('options.num_ctx, messages[0].extra');
   });
@@ -77,7 +89,10 @@ describe("Ollama's API on exo, through exobar", () => {
       expect(cancel.status).toBe(200);
       expect(await cancel.json()).toMatchObject({ cancelled: true, exo: { status: 200 } });
       expect((await done).at(-1)).toMatchObject({ done: true, done_reason: 'cancelled' });
-      expect(exoRecord(p.serving.traffic.find(record.commandId!)!, { instance: null, node: null })).toMatchObject({ outcome: 'cancelled', cancelledBy: 'cancel_api' });
+      expect(exoRecord(p.serving.traffic.find(record.commandId!)!, { instance: null, node: null })).toMatchObject({
+        outcome: 'cancelled',
+        cancelledBy: 'cancel_api',
+      });
     } finally {
       release();
     }
@@ -101,9 +116,13 @@ describe("Ollama's API on exo, through exobar", () => {
   it('holds a second chat to a prefilling model in exobar until the first token', async () => {
     const release = p.exo.worker.holdPrefills(LLAMA_3B);
     try {
-      const first = post('/api/chat', { model: LLAMA_3B, options: { num_predict: 2 }, messages: [{ role: 'user', content: text(20_000, 'o-hold-a') }] }).then(lines);
+      const first = post('/api/chat', { model: LLAMA_3B, options: { num_predict: 2 }, messages: [{ role: 'user', content: text(20_000, 'o-hold-a') }] }).then(
+        lines,
+      );
       await eventually(() => p.serving.traffic.active().find((r) => r.api === 'ollama-chat' && r.commandId), 20_000, 'the first chat at exo');
-      const second = post('/api/chat', { model: LLAMA_3B, options: { num_predict: 2 }, messages: [{ role: 'user', content: text(100, 'o-hold-b') }] }).then(lines);
+      const second = post('/api/chat', { model: LLAMA_3B, options: { num_predict: 2 }, messages: [{ role: 'user', content: text(100, 'o-hold-b') }] }).then(
+        lines,
+      );
       const held = await eventually(() => p.serving.traffic.active().find((r) => r.phase === 'held'), 20_000, 'a held chat');
       expect(held.api).toBe('ollama-chat');
       release();

@@ -142,7 +142,10 @@ function answerCancelled(ctx: RouteContext, record: ProxiedRequest, stream: bool
   if (ctx.res.destroyed || ctx.res.headersSent) return;
   if (!stream) return ctx.json(200, cancelledResponse(record));
   ctx.res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
-  ctx.res.end(sse('response.created', { sequence_number: 0, response: { ...cancelledResponse(record), status: 'in_progress', incomplete_details: null } }) + cancelledEnding(record));
+  ctx.res.end(
+    sse('response.created', { sequence_number: 0, response: { ...cancelledResponse(record), status: 'in_progress', incomplete_details: null } }) +
+      cancelledEnding(record),
+  );
 }
 
 /** OpenAI Responses on exo. */

@@ -26,7 +26,12 @@ afterAll(async () => {
 const text = (tokens: number, salt: string) => makePrompt(tokens, salt)[0]!.content;
 
 const responses = (body: Record<string, unknown>, signal?: AbortSignal) =>
-  fetch(`${p.rig.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+  fetch(`${p.rig.url}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  });
 
 /** The `data:` payloads of a Responses event stream, in order. */
 const events = (lines: string[]) => lines.filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { type: string; [k: string]: unknown });
@@ -117,7 +122,10 @@ describe('OpenAI Responses on exo, through exobar', () => {
       const seq = events(await done);
       expect(seq.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.incomplete']);
       expect(seq[2]).toMatchObject({ response: { status: 'incomplete', incomplete_details: { reason: 'cancelled' } } });
-      expect(exoRecord(p.serving.traffic.find(record.commandId!)!, { instance: null, node: null })).toMatchObject({ outcome: 'cancelled', cancelledBy: 'cancel_api' });
+      expect(exoRecord(p.serving.traffic.find(record.commandId!)!, { instance: null, node: null })).toMatchObject({
+        outcome: 'cancelled',
+        cancelledBy: 'cancel_api',
+      });
     } finally {
       release();
     }

@@ -46,7 +46,12 @@ function parse(kind: Kind, body: Buffer): OllamaBody | null {
       ? (b.messages as Array<{ content?: unknown }>).map((m) => ({ role: 'user' as const, content: String(m?.content ?? '') }))
       : [...(typeof b.system === 'string' ? [{ role: 'system' as const, content: b.system }] : []), { role: 'user' as const, content: String(b.prompt ?? '') }];
   const limit = b.options?.num_predict;
-  return { model: b.model, stream: b.stream !== false, maxTokens: typeof limit === 'number' && limit > 0 ? Math.floor(limit) : 16, promptTokens: countPromptTokens(messages) };
+  return {
+    model: b.model,
+    stream: b.stream !== false,
+    maxTokens: typeof limit === 'number' && limit > 0 ? Math.floor(limit) : 16,
+    promptTokens: countPromptTokens(messages),
+  };
 }
 
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -54,7 +59,9 @@ const doneReason = (f: FinishReason | null) => (f === 'length' ? 'length' : 'sto
 
 /** The line of `kind` with `text` and the rest. */
 const line = (kind: Kind, model: string, text: string, rest: Record<string, unknown>) =>
-  kind === 'chat' ? { model, created_at: now(), message: { role: 'assistant', content: text }, ...rest } : { model, created_at: now(), response: text, ...rest };
+  kind === 'chat'
+    ? { model, created_at: now(), message: { role: 'assistant', content: text }, ...rest }
+    : { model, created_at: now(), response: text, ...rest };
 
 const toolCallsOf = (calls: FakeToolCall[]) =>
   calls.map((c, index) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.parse(c.arguments) as unknown, index } }));
@@ -62,7 +69,8 @@ const toolCallsOf = (calls: FakeToolCall[]) =>
 /** Answers `POST /ollama/api/chat` or `/ollama/api/generate` on the node `node`; `toolCalls`: the model's calls instead of text. */
 export function answerOllama(kind: Kind, worker: FakeExoWorker, node: string, res: ServerResponse, body: Buffer, toolCalls: FakeToolCall[] | null): void {
   const parsed = parse(kind, body);
-  if (!parsed) return sendJson(res, 422, { detail: [{ type: 'missing', loc: ['body', kind === 'chat' ? 'messages' : 'model'], msg: 'Field required', input: null }] });
+  if (!parsed)
+    return sendJson(res, 422, { detail: [{ type: 'missing', loc: ['body', kind === 'chat' ? 'messages' : 'model'], msg: 'Field required', input: null }] });
   if (worker.cluster.instancesOf(parsed.model).length === 0)
     return sendJson(res, 404, exoError(404, 'Not Found', `No instance found for model ${parsed.model}`));
   const { model } = parsed;
@@ -72,7 +80,14 @@ export function answerOllama(kind: Kind, worker: FakeExoWorker, node: string, re
   const closing = (f: FinishReason | null) => {
     const counts = { prompt_eval_count: parsed.promptTokens, eval_count: generated };
     if (toolCalls && kind === 'chat')
-      return { model, created_at: now(), message: { role: 'assistant', content: '', tool_calls: toolCallsOf(toolCalls) }, done: true, done_reason: 'tool_call', ...counts };
+      return {
+        model,
+        created_at: now(),
+        message: { role: 'assistant', content: '', tool_calls: toolCallsOf(toolCalls) },
+        done: true,
+        done_reason: 'tool_call',
+        ...counts,
+      };
     return { done: true, done_reason: toolCalls ? 'stop' : doneReason(f), ...counts };
   };
 

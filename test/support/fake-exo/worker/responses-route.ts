@@ -47,7 +47,8 @@ function parse(body: Buffer): ResponsesBody | null {
   }
   const b = json as { model?: unknown; input?: unknown; stream?: unknown; max_output_tokens?: unknown; instructions?: unknown };
   if (typeof b?.model !== 'string' || (typeof b.input !== 'string' && !Array.isArray(b.input))) return null;
-  const items = typeof b.input === 'string' ? [{ role: 'user', content: b.input }] : (b.input as Array<{ role?: unknown; content?: unknown; output?: unknown }>);
+  const items =
+    typeof b.input === 'string' ? [{ role: 'user', content: b.input }] : (b.input as Array<{ role?: unknown; content?: unknown; output?: unknown }>);
   const messages = [
     ...(typeof b.instructions === 'string' ? [{ role: 'system' as const, content: b.instructions }] : []),
     ...items.map((m) => ({ role: 'user' as const, content: textOf(m?.content ?? m?.output) })),
@@ -133,12 +134,18 @@ export function answerResponses(worker: FakeExoWorker, node: string, res: Server
     res.write(raw);
     keepAlive?.refresh();
   };
-  const event = (type: string, data: Record<string, unknown>) => write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const event = (type: string, data: Record<string, unknown>) =>
+    write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
   const itemId = () => `item_${commandId}`;
   const openMessage = () => {
     messageIndex = nextIndex++;
     event('response.output_item.added', { output_index: messageIndex, item: messageItem(itemId(), '', 'in_progress') });
-    event('response.content_part.added', { item_id: itemId(), output_index: messageIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    event('response.content_part.added', {
+      item_id: itemId(),
+      output_index: messageIndex,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
   };
   const close = () => {
     if (keepAlive) clearInterval(keepAlive);
@@ -157,7 +164,12 @@ export function answerResponses(worker: FakeExoWorker, node: string, res: Server
     }
     if (messageIndex < 0) openMessage();
     event('response.output_text.done', { item_id: itemId(), output_index: messageIndex, content_index: 0, text });
-    event('response.content_part.done', { item_id: itemId(), output_index: messageIndex, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+    event('response.content_part.done', {
+      item_id: itemId(),
+      output_index: messageIndex,
+      content_index: 0,
+      part: { type: 'output_text', text, annotations: [] },
+    });
     const message = messageItem(itemId(), text, 'completed');
     event('response.output_item.done', { output_index: messageIndex, item: message });
     const usage = generated > 0 ? usageOf(parsed.promptTokens, generated) : undefined;
