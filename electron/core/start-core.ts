@@ -29,7 +29,7 @@ import { ExobarMetrics } from './metrics/exobar-metrics';
 import { metricsRoutes } from './metrics/metrics-route';
 import { createNode } from './node/node';
 import { openAiRoutes } from './api/openai-routes';
-import { v1DialectRoutes } from './api/dialects/dialect-routes';
+import { ollamaDialectRoutes, v1DialectRoutes } from './api/dialects/dialect-routes';
 import { ModelLoader } from './on-demand/model-loader';
 import { ttlFromSetting } from './on-demand/on-demand-settings';
 import { logModelEvents, placementEvent } from './on-demand/model-events';
@@ -217,7 +217,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // exo's log is where exo keeps it with the environment exobar would start it with (an EXO_HOME in exo.env moves it).
     exoEnv: () => ({ ...process.env, ...getSettings().exo.env }),
     // A request for a model exo does not serve is exobar's: it loads on request there too.
-    localRoutes: [...openAiRoutes({ loader: modelLoader }), ...v1DialectRoutes({ loader: modelLoader })],
+    localRoutes: [...openAiRoutes({ loader: modelLoader }), ...v1DialectRoutes({ loader: modelLoader }), ...ollamaDialectRoutes({ loader: modelLoader })],
     ...options.exo,
     node,
     saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined),

@@ -1,6 +1,9 @@
 /**
- * Anthropic's official Python client through exobar to the fake exo (exo 0.3.70's
- * `/v1/messages`, test/support/fake-exo/worker/messages-route.ts): a streamed message
+ * The official Python clients through exobar to the fake exo: OpenAI's `responses.create`
+ * streamed (exo's `/v1/responses`), OpenAI's chat completions with a tool the fake exo
+ * calls (exo's chat adapter), Ollama's chat streamed (exo's `/ollama/api/chat`), each
+ * recorded with its `api`, TTFT and outcome and counted in `/metrics`. Anthropic's
+ * (exo 0.3.70's `/v1/messages`, test/support/fake-exo/worker/messages-route.ts): a streamed message
  * reads as the SDK expects, and is recorded by exo's command id as `anthropic-messages`
  * with its TTFT and outcome (request log row and `/metrics`); a message cancelled by
  * `POST /v1/cancel/msg_…` ends cleanly for the SDK and is recorded cancelled. The
@@ -12,6 +15,7 @@ import { LLAMA_3B } from '../support/fake-exo';
 import { startProxyRig, type ProxyRig } from '../support/exo-proxy-rig';
 import { exoRecord } from '../../electron/core/request-log/request-feed';
 import { ExobarMetrics } from '../../electron/core/metrics/exobar-metrics';
+import type { ProxiedRequest } from '../../electron/core/exo/proxy/exo-traffic';
 import { makeSdkVenv, run, sdkPython } from './sdk-venv';
 
 let p: ProxyRig;
@@ -23,6 +27,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await p?.close();
 });
+
+/** The record's row has its api, a TTFT and outcome done, and `/metrics` counts it by api. */
+async function expectLoggedAndCounted(record: ProxiedRequest | null | undefined, api: string): Promise<void> {
+  expect(record).toMatchObject({ phase: 'done', api });
+  const row = exoRecord(record!, { instance: null, node: null });
+  expect(row).toMatchObject({ api, outcome: 'done' });
+  expect(row.ttftMs).toBeGreaterThan(0);
+  const metrics = new ExobarMetrics({ snapshot: () => p.rig.core.node.snapshot(), mac: 'mac' });
+  metrics.observeRequest(row);
+  expect((await metrics.scrape()).text).toMatch(new RegExp(`exobar_requests_total\\{[^}]*api="${api}"[^}]*outcome="done"`));
+}
 
 const client = async (mode: string) => {
   const { stdout } = await run(sdkPython, [join(__dirname, 'exo-sdk-clients.py'), p.rig.url, LLAMA_3B, mode], { timeout: 120_000 }).catch(
@@ -60,5 +75,30 @@ describe("Anthropic's SDK through exobar to exo", () => {
     } finally {
       release();
     }
+  });
+});
+
+describe("OpenAI's and Ollama's SDKs through exobar to exo", () => {
+  it('responses.create streamed, recorded as openai-responses with its TTFT, outcome and metrics', async (ctx) => {
+    if (unavailable) ctx.skip();
+    const said = await client('responses');
+    await expectLoggedAndCounted(p.serving.traffic.find(said.id.slice('resp_'.length)), 'openai-responses');
+  });
+
+  it("chat completions with a tool: exo's tool call reaches the SDK whole, recorded as openai-chat", async (ctx) => {
+    if (unavailable) ctx.skip();
+    p.exo.chat.answerWithToolCalls([{ id: 'call-sdk', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    const said = await client('chat-tools');
+    await expectLoggedAndCounted(p.serving.traffic.find(said.id), 'openai-chat');
+  });
+
+  it('ollama chat streamed, recorded as ollama-chat with its TTFT, outcome and metrics', async (ctx) => {
+    if (unavailable) ctx.skip();
+    const before = new Set(p.serving.traffic.records());
+    await client('ollama-chat');
+    await expectLoggedAndCounted(
+      p.serving.traffic.records().find((r) => r.api === 'ollama-chat' && !before.has(r)),
+      'ollama-chat',
+    );
   });
 });

@@ -10,6 +10,7 @@ import { ApiError, errorBody } from '../../api/api-error';
 import type { RouteContext } from '../../api/route-types';
 import { exoMessage, parseOrText } from './exo-answer-text';
 import { commandIdOfMessage } from './exo-messages-dialect';
+import { commandIdOfResponse } from './exo-responses-dialect';
 import type { ExoProxyContext } from './exo-proxy-context';
 import { cancelAtExo } from './proxied-call';
 import { CANCELLED_BY_POST } from './proxied-request-state';
@@ -21,8 +22,8 @@ export function cancelRoute(proxy: ExoProxyContext): (ctx: RouteContext) => Prom
   const { traffic, hold, calls } = proxy;
   return async (ctx) => {
     const { id } = CancelParamsSchema.parse(ctx.params);
-    // exo's Messages stream names its command `msg_<command id>`: either id cancels.
-    const record = traffic.find(id) ?? traffic.find(commandIdOfMessage(id));
+    // exo's Messages and Responses streams name their command `msg_<command id>`, `resp_<command id>`: any of the ids cancels.
+    const record = traffic.find(id) ?? traffic.find(commandIdOfMessage(id)) ?? traffic.find(commandIdOfResponse(id));
     const call = record ? calls.get(record) : undefined;
     if (!record || !call || call.life.ended) return proxy.delegate(ctx);
     const { life } = call;

@@ -92,7 +92,7 @@ export async function proxyChat(
     throw new ApiError(502, failure.code, failure.message);
   }
   const status = res.statusCode ?? 502;
-  const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+  const isStream = status === 200 && String(res.headers['content-type'] ?? '').startsWith(dialect.streamContentType ?? 'text/event-stream');
   life.answerBegan(isStream ? 'stream' : 'whole');
   const relayed = { ctx, record, life, res, idle, done: () => calls.delete(record), dialect };
   if (isStream) relayStream(traffic, relayed);

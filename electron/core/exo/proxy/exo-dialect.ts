@@ -30,6 +30,8 @@ export interface ExoDialect {
   api: string;
   /** exo's path for it. */
   path: string;
+  /** The content type of exo's stream, when not `text/event-stream` (Ollama's NDJSON). */
+  streamContentType?: string;
   /** Only the fields exo declares; what was left out. */
   toExoBody(body: Record<string, unknown>): ExoBody;
   tap(events: SseTapEvents): StreamTap;

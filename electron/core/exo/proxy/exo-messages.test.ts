@@ -164,7 +164,7 @@ describe('a dialect exo does not serve', () => {
     expect(res.status).toBe(404);
     const body = (await res.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('not_served_by_exo');
-    expect(body.error.message).toContain('exo serves POST /v1/chat/completions and POST /v1/messages');
+    expect(body.error.message).toContain('exo serves POST /v1/chat/completions, POST /v1/messages and POST /v1/responses');
     const count = await fetch(`${p.rig.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: LLAMA_1B, messages: [] }) });
     expect(count.status).toBe(404);
     expect(await count.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });

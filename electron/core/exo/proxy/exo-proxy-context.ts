@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { ApiError } from '../../api/api-error';
+import { ollamaDialectRoutes } from '../../api/dialects/dialect-routes';
 import { openAiRoutes } from '../../api/openai-routes';
 import { validateJson } from '../../api/read-json-body';
 import { RouteTable, type RouteContext } from '../../api/route-types';
@@ -31,7 +32,7 @@ export interface ExoProxyContext {
 
 /** The shared part of the proxy's routes for `options`. */
 export function createProxyContext(options: ExoProxyOptions): ExoProxyContext {
-  const local = new RouteTable(options.localRoutes ?? openAiRoutes());
+  const local = new RouteTable(options.localRoutes ?? [...openAiRoutes(), ...ollamaDialectRoutes()]);
   async function delegate(ctx: RouteContext, json?: unknown): Promise<void> {
     const match = local.match(ctx.req.method ?? 'GET', ctx.url.pathname);
     if ('allowed' in match) {

@@ -11,6 +11,11 @@
  *   hold on, waits in exobar's queue while its model prefills another stream.
  * - `POST /v1/messages` (exo-messages-route.ts, exo-messages-dialect.ts): Anthropic Messages
  *   by exo's own adapter, with chat's hold, record and cancel (`msg_<command id>` cancels).
+ * - `POST /v1/responses` (exo-responses-route.ts, exo-responses-dialect.ts): OpenAI Responses
+ *   by exo's own adapter, likewise (`resp_<command id>` cancels).
+ * - `POST /api/chat`, `POST /api/generate` (exo-ollama-route.ts, exo-ollama-dialect.ts): exobar's
+ *   Ollama API, by exo's own adapter under `/ollama/api/…`, likewise; `GET /api/tags`, `/api/ps`
+ *   list exo's models beside the local ones.
  * - `POST /v1/completions`, `POST /v1/messages/count_tokens` (exo-unserved-route.ts): exo
  *   does not serve them; for an exo model, 404 naming what exo serves.
  * - `GET /v1/models` (exo-models-route.ts): exobar's own models and the exo models (exo's model ids).
@@ -25,6 +30,8 @@ import type { ApiRoute, HttpMethod } from '../../api/route-types';
 import { cancelRoute } from './exo-cancel-route';
 import { chatRoute } from './exo-chat-route';
 import { messagesRoute } from './exo-messages-route';
+import { responsesRoute } from './exo-responses-route';
+import { ollamaListRoute, ollamaRoute } from './exo-ollama-route';
 import { unservedRoute } from './exo-unserved-route';
 import { anthropicErrorBody } from '../../api/dialects/anthropic-messages/anthropic-messages-routes';
 import { modelsRoute } from './exo-models-route';
@@ -42,9 +49,14 @@ export function exoProxyRoutes(options: ExoProxyOptions): ApiRoute[] {
   return [
     { method: 'POST', path: '/v1/chat/completions', auth: false, handle: chatRoute(proxy) },
     { method: 'POST', path: '/v1/messages', auth: false, handle: messagesRoute(proxy) },
+    { method: 'POST', path: '/v1/responses', auth: false, handle: responsesRoute(proxy) },
     { method: 'POST', path: '/v1/messages/count_tokens', auth: false, handle: unservedRoute(proxy, anthropicErrorBody) },
     { method: 'POST', path: '/v1/completions', auth: false, handle: unservedRoute(proxy) },
     { method: 'GET', path: '/v1/models', auth: false, handle: modelsRoute(proxy) },
+    { method: 'POST', path: '/api/chat', auth: false, handle: ollamaRoute(proxy, 'chat') },
+    { method: 'POST', path: '/api/generate', auth: false, handle: ollamaRoute(proxy, 'generate') },
+    { method: 'GET', path: '/api/tags', auth: false, handle: ollamaListRoute(proxy, 'tags') },
+    { method: 'GET', path: '/api/ps', auth: false, handle: ollamaListRoute(proxy, 'ps') },
     { method: 'POST', path: '/v1/cancel/:id', auth: false, handle: cancelRoute(proxy) },
     ...methods.map((method) => ({ method, path: '/v1/:rest*', auth: false, handle: passThrough })),
   ];

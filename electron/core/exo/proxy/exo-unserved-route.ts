@@ -12,7 +12,7 @@ import { RoutableSchema } from './exo-chat-schema';
 import type { ExoProxyContext } from './exo-proxy-context';
 
 /** The generation endpoints exo 0.3.70 serves, as exobar proxies them. */
-export const EXO_SERVED_DIALECTS = 'POST /v1/chat/completions and POST /v1/messages';
+export const EXO_SERVED_DIALECTS = 'POST /v1/chat/completions, POST /v1/messages and POST /v1/responses';
 
 /** The paths exobar serves locally that exo does not. */
 export const EXO_UNSERVED_PATHS = ['/v1/completions', '/v1/messages/count_tokens'] as const;

@@ -15,6 +15,8 @@ import { exoError, sendJson } from './exo-answers';
 import type { FinishReason, GenerationSink } from './fake-runner';
 import type { FakeExoWorker } from './fake-worker';
 import { answerMessages } from './messages-route';
+import { answerResponses } from './responses-route';
+import { answerOllama, answerOllamaLists } from './ollama-routes';
 import type { FakeToolCall } from './fake-tool-call';
 
 /** Ways a stream can go wrong after its first token, for the next stream only. */
@@ -217,13 +219,22 @@ export function fakeChatRoutes(worker: FakeExoWorker, apiNodeId: () => string = 
     injectStreamFault: (fault) => faults.push(fault),
     answerWithToolCalls: (calls) => toolAnswers.push(calls),
     handler(req, res, url, body) {
+      if (answerOllamaLists(worker.cluster, req, res, url.pathname)) return true;
       if (req.method !== 'POST') return false;
+      if (url.pathname === '/ollama/api/chat' || url.pathname === '/ollama/api/generate') {
+        answerOllama(url.pathname.endsWith('chat') ? 'chat' : 'generate', worker, apiNodeId(), res, body, toolAnswers.shift() ?? null);
+        return true;
+      }
       if (url.pathname === '/v1/chat/completions') {
         chat(req, res, body);
         return true;
       }
       if (url.pathname === '/v1/messages') {
         answerMessages(worker, apiNodeId(), res, body, toolAnswers.shift() ?? null);
+        return true;
+      }
+      if (url.pathname === '/v1/responses') {
+        answerResponses(worker, apiNodeId(), res, body, toolAnswers.shift() ?? null);
         return true;
       }
       const match = /^\/v1\/cancel\/([^/]+)$/.exec(url.pathname);
