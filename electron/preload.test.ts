@@ -7,7 +7,7 @@ import type { Snapshot } from '../shared/snapshot';
 import { registerIpcHandlers } from './main/ipc-handlers';
 import { createPreloadBridge } from './preload';
 import { APP_ORIGIN } from './main/security';
-import { fakeIpcBackend } from '../test/support/electron/fake-ipc-backend';
+import { fakeIpcBackend, fakeRouteDispatch } from '../test/support/electron/fake-ipc-backend';
 import { sleep } from '../test/support/eventually';
 
 const fakeRenderer = ipcRenderer as unknown as import('node:events').EventEmitter & { invoke: ReturnType<typeof vi.fn> };
@@ -121,21 +121,25 @@ describe('preload', () => {
     expect(listener).toHaveBeenCalledWith(null);
   });
 
-  it('end to end with the real handlers: each bridge method reaches its backend call with validated arguments', async () => {
+  it("end to end with the real handlers: each bridge method reaches its route's request, and its answer or error comes back", async () => {
     fake.reset();
     const page = new FakeWebContents(`${APP_ORIGIN}/index.html`);
-    const backend = fakeIpcBackend({
-      getSnapshot: () => snapshot({ seq: 3 }),
-      getSafePairPlan: async () => ({ models: [], memory: { requiredBytes: 1, freeBytes: 2, headroomBytes: 0 }, blockers: [], canRun: true }),
-      createInstance: async () => ({ id: 'i1' }),
-      exportDiagnostics: async () => ({ saved: false, location: null }),
-      probeExo: async (url: string) => ({ ok: true as const, url, nodeId: 'n'.repeat(32), nodes: 2 }),
-      placeLostModelAgain: async (model: string) => ({ model, instanceId: 'i2', nodes: ['studio-a'], alreadyPlaced: false }),
+    const backend = fakeIpcBackend({ getSnapshot: () => snapshot({ seq: 3 }), exportDiagnostics: async () => ({ saved: false, location: null }) });
+    const dispatch = fakeRouteDispatch((request) => {
+      if (request.method === 'POST' && request.path === '/api/instances') return { status: 201, body: { id: 'i1' } };
+      if (request.path === '/api/exo/lost-models/place-again')
+        return { body: { model: 'exobar/tiny-llama', instanceId: 'i2', nodes: ['studio-a'], alreadyPlaced: false } };
+      if (request.method === 'DELETE' && request.path === '/api/instances/busy')
+        return {
+          status: 409,
+          body: { error: { message: '1 request will end if this model stops', type: 'conflict_error', code: 'requests_in_flight', param: null, requests: 1 } },
+        };
+      return {};
     });
-
     registerIpcHandlers({
       ipcMain: fake.ipcMain,
       backend,
+      dispatch,
       policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN },
       onRefused: () => undefined,
     });
@@ -145,57 +149,23 @@ describe('preload', () => {
       removeListener: () => undefined,
     } as never);
     expect(await bridge.createInstance({ model: 'sim/llama-3.2-3b', fastSynch: 'off' })).toEqual({ id: 'i1' });
-    expect(backend.createInstance).toHaveBeenCalledWith({
-      model: 'sim/llama-3.2-3b',
-      instanceType: 'ring',
-      fastSynch: 'off',
-      acknowledgeRisk: false,
-      duplicate: false,
-      acknowledgeMemory: false,
-    });
-    await bridge.updateInstance('i1', { fastSynch: 'auto', mode: 'cancel' });
     await bridge.stopInstance('i1');
-    await bridge.retryInstance('i1');
-    expect(backend.retryInstance).toHaveBeenCalledWith('i1');
     await bridge.stopInstance('i1', { confirm: true });
-    await bridge.stopAll({ confirm: true });
-    expect(vi.mocked(backend.stopInstance).mock.calls).toEqual([['i1'], ['i1', { confirm: true }]]);
-    expect(backend.stopAll).toHaveBeenCalledWith({ confirm: true });
-    await expect(bridge.stopAll({ confirm: 'yes' } as never)).rejects.toThrow(/argument 1 field confirm/);
-    await bridge.cancelRequest('chatcmpl-9');
-    await bridge.launchSafePair();
-    expect((await bridge.getSafePairPlan()).canRun).toBe(true);
-    expect(await bridge.exportDiagnostics()).toEqual({ saved: false, location: null });
-    expect(backend.cancelRequest).toHaveBeenCalledWith('chatcmpl-9');
-    await expect(bridge.createInstance({ model: '' })).rejects.toThrow(/argument 1 field model/);
-    await bridge.setupMlxRuntime();
-    await bridge.refreshMlxRuntime();
-    expect(backend.setupMlxRuntime).toHaveBeenCalledOnce();
-    expect(backend.refreshMlxRuntime).toHaveBeenCalledOnce();
     await bridge.controlExoProcess({ action: 'restart', consent: true });
-    // Validated in main with the shared schema: its defaults filled in, anything else refused.
-    expect(backend.controlExoProcess).toHaveBeenCalledWith({ action: 'restart', consent: true, acknowledgeRisk: false });
-    await expect(bridge.controlExoProcess({ action: 'reboot' } as never)).rejects.toThrow(/argument 1/);
-    await expect(bridge.controlExoProcess({ action: 'stop', consent: true } as never)).rejects.toThrow(/argument 1/);
-    const models = await bridge.listModels();
-    expect(models.map((m) => [m.id, m.engine, m.simulated])).toEqual([
-      ['sim/llama-3.2-1b', 'sim', true],
-      ['sim/llama-3.2-3b', 'sim', true],
+    expect(await bridge.placeLostModelAgain('exobar/tiny-llama', { acknowledgeRisk: true })).toMatchObject({ nodes: ['studio-a'] });
+    expect(dispatch.mock.calls.map(([r]) => [r.method, r.path, r.body])).toEqual([
+      ['POST', '/api/instances', { model: 'sim/llama-3.2-3b', fastSynch: 'off' }],
+      ['DELETE', '/api/instances/i1', undefined],
+      ['DELETE', '/api/instances/i1', { confirm: true }],
+      ['POST', '/api/exo/process/restart', { consent: true }],
+      ['POST', '/api/exo/lost-models/place-again', { model: 'exobar/tiny-llama', acknowledgeRisk: true }],
     ]);
-    expect(await bridge.probeExo('http://127.0.0.1:52415')).toEqual({ ok: true, url: 'http://127.0.0.1:52415', nodeId: 'n'.repeat(32), nodes: 2 });
-    await bridge.attachExo('http://127.0.0.1:52415');
-    expect(backend.attachExo).toHaveBeenCalledWith('http://127.0.0.1:52415');
-    await expect(bridge.attachExo('')).rejects.toThrow(/argument 1/);
-    await bridge.detachExo();
-    expect(backend.detachExo).toHaveBeenCalledOnce();
-    expect(await bridge.placeLostModelAgain('exobar/tiny-llama')).toMatchObject({ model: 'exobar/tiny-llama', nodes: ['studio-a'] });
-    await bridge.placeLostModelAgain('exobar/tiny-llama', { acknowledgeRisk: true });
-    expect(vi.mocked(backend.placeLostModelAgain).mock.calls).toEqual([['exobar/tiny-llama'], ['exobar/tiny-llama', { acknowledgeRisk: true }]]);
-    await expect(bridge.placeLostModelAgain('')).rejects.toThrow(/argument 1/);
-    await expect(bridge.placeLostModelAgain('m', { acknowledgeRisk: 'yes' } as never)).rejects.toThrow(/argument 2 field acknowledgeRisk/);
-    await bridge.dismissLostModel('exobar/tiny-llama');
-    expect(backend.dismissLostModel).toHaveBeenCalledWith('exobar/tiny-llama');
-    await expect(bridge.dismissLostModel(42 as never)).rejects.toThrow(/argument 1/);
+    await expect(bridge.stopInstance('busy')).rejects.toMatchObject({
+      code: 'requests_in_flight',
+      requests: 1,
+      message: '1 request will end if this model stops',
+    });
+    expect(await bridge.exportDiagnostics()).toEqual({ saved: false, location: null });
   });
 
   it('a refused MLX setup rejects with the code and message from main', async () => {

@@ -17,8 +17,9 @@ type RendererIpc = Pick<IpcRenderer, 'invoke' | 'on' | 'removeListener'>;
 
 /**
  * Every action of the table, each an invoke of its channel with the arguments as given.
- * Main's handler for that channel answers with the action's result type (its backend is
- * typed by the same table), so the page validates nothing here but the snapshot.
+ * Main's handler for that channel dispatches it to the action's route and answers its
+ * value (read by the decoder the HTTP bridge uses) or the route's error; the page
+ * validates nothing here but the snapshot.
  */
 function actionsOverIpc(call: <T>(channel: string, ...args: unknown[]) => Promise<T>): BridgeActions {
   const invoke =

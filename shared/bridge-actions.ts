@@ -1,13 +1,14 @@
 /**
  * Every action the page can ask of the node, declared once: its signature (the
  * `BridgeActions` interface) and how it travels (the `BRIDGE_ACTIONS` table: its IPC
- * channel, its HTTP method and path). The preload, main's IPC handlers and both
- * renderer bridges are built from these; the argument schemas main validates with
- * (electron/main/ipc-payloads.ts) are checked against these signatures by the compiler.
+ * channel, its HTTP method, path and body). The preload, main's IPC handlers and both
+ * renderer bridges are built from these: over HTTP the request goes to `exobar serve`,
+ * over IPC main dispatches the same request to the same route table in process, so the
+ * route is the action's only implementation.
  *
- * A new action: one method here, one row in the table, one schema there; the compiler
- * points at every other place that must answer it. Kept free of runtime imports (zod
- * included) because the sandboxed preload bundles it.
+ * A new action: one method here, one row in the table, its answer's decoder in
+ * shared/bridge-answers.ts (the compiler asks for it), and its route. Kept free of
+ * runtime imports (zod included) because the sandboxed preload bundles it.
  */
 import type { CreateInstanceRequest, ExoProbeAnswer, ResidencyRequest, SafePairPlan, UpdateInstanceRequest } from './api';
 import type { CatalogModel } from './catalog';

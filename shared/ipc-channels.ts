@@ -1,8 +1,8 @@
 /**
  * Every IPC channel, named once (as electron/fiddle does): the snapshot's two, and one
- * per bridge action from the action table (shared/bridge-actions.ts). Main validates
- * each payload with the schemas in electron/main/ipc-payloads.ts and checks the sender
- * is its own window.
+ * per bridge action from the action table (shared/bridge-actions.ts). Main checks the
+ * sender is its own window, then dispatches each action to its route in process
+ * (electron/main/ipc-handlers.ts), which validates it.
  */
 import { BRIDGE_ACTION_NAMES, BRIDGE_ACTIONS, type BridgeActionName } from './bridge-actions';
 

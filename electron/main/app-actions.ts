@@ -1,26 +1,15 @@
 /**
- * What the renderer (over IPC) and the tray menu can ask the app to do, in one place,
- * so both do exactly the same thing. Main owns the state; these are named calls on it.
+ * What the tray menu can ask the app to do, and the few page calls only main can answer
+ * (the bundle's save sheet, following a log, the latest snapshot). The page's other
+ * actions are the core's routes, which main's IPC handler dispatches to in process.
  */
-import type { CheckManager } from '../core/checks/check-manager';
-import type { History } from '../core/history/history';
-import type { RequestLog } from '../core/request-log/request-log';
-import { RequestQuerySchema } from '../../shared/request-record';
-import { SharingCheckRequestSchema } from '../../shared/sharing-check';
 import { join } from 'node:path';
 import { app, clipboard, dialog, type BrowserWindow, type MessageBoxOptions, type SaveDialogOptions } from 'electron';
 import type { Settings } from '../../shared/api';
 import type { DiagnosticsResult } from '../../shared/bridge';
 import type { Snapshot } from '../../shared/snapshot';
 import { diagnosticBundleFileName } from '../core/diagnostics';
-import type { ExoAttachment } from '../core/exo/exo-attachment';
-import { dismissLostModel, placeLostModelAgain } from '../core/exo/cluster-events/lost-model-actions';
-import { launchInstance } from '../core/instance-launch';
-import { checkModelFits, machineReadOnce } from '../core/fit/model-fits';
-import { ttlFromSetting } from '../core/on-demand/on-demand-settings';
-import { NodeError, type ExobarNode } from '../core/node/node-types';
-import { localInstances } from '../../shared/instance-state';
-import type { StopOptions } from '../../shared/bridge-actions';
+import type { ExobarNode } from '../core/node/node-types';
 import { stopAllInstances } from '../core/node/stop-all';
 import { requestsEndingOnStop, requestsWillEndWords } from '../../shared/stop-confirmation';
 import type { CoreServices } from './core-services';
@@ -32,11 +21,8 @@ import { launchSafePairFromMenu } from './menu-launch';
 export interface AppActionsOptions {
   node: ExobarNode;
   services: CoreServices;
-  /** Attach mode: probe, attach (tested first, saved), detach, Stop on an exo instance, and the answers to a lost model. */
-  exo: Pick<ExoAttachment, 'probe' | 'attach' | 'detach' | 'stopInstance' | 'lostModels' | 'fastSynchOf'>;
   /** The local API's base URL (…/v1), used when the snapshot has none. */
   apiBaseUrl: string;
-  settings(): Settings;
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /** Registers (or removes) the app as a login item. */
   applyStartAtLogin(enabled: boolean): void;
@@ -50,16 +36,12 @@ export interface AppActionsOptions {
   /** Called after a change the tray must show at once (a setting). */
   refresh(): void;
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
-  /** The request log and the history (the core's), for the page's Requests view and history charts. */
-  records: { requestLog: Pick<RequestLog, 'query'>; history: Pick<History, 'query'> };
-  /** The core's checks on demand ("Check GPU sharing"). */
-  checks: Pick<CheckManager, 'start' | 'get' | 'cancel' | 'list' | 'running'>;
   /** The page's log view (log-follow-backend.ts), and the tray's way to open it at one source. */
-  logs: Pick<LogFollowBackend, 'listLogSources' | 'followLog' | 'unfollowLog'> & { open(source: string): void };
+  logs: Pick<LogFollowBackend, 'followLog' | 'unfollowLog'> & { open(source: string): void };
 }
 
 export interface AppActions {
-  /** What the renderer may call over IPC: errors go back to the caller. */
+  /** The page's Electron-only calls over IPC: errors go back to the caller. */
   backend: IpcBackend;
   /** The tray menu's entries: errors become notifications. */
   menu: TrayMenuActions;
@@ -71,18 +53,6 @@ export function createAppActions(options: AppActionsOptions): AppActions {
   const stopAll = async () => {
     const { ids, failed } = await stopAllInstances(node);
     if (failed.length > 0) throw new Error(`${failed.length} of ${ids.length} models did not stop: ${String(failed[0]!.error)}`);
-  };
-
-  /**
-   * The page's stops, refused as the HTTP API refuses them (409 `requests_in_flight`)
-   * while requests would end and the page has not confirmed: the page asks first, and
-   * a request that arrived since its last snapshot is asked about too.
-   */
-  const refuseUnconfirmedStop = (ids: readonly string[], options: StopOptions | undefined): void => {
-    if (options?.confirm) return;
-    const requests = requestsEndingOnStop(node.snapshot(), ids);
-    if (requests === 0) return;
-    throw new NodeError('requests_in_flight', `${requestsWillEndWords(requests)} if ${ids.length === 1 ? 'this model stops' : 'these models stop'}`, 409);
   };
 
   /**
@@ -148,65 +118,10 @@ export function createAppActions(options: AppActionsOptions): AppActions {
     });
   };
 
+  // Only what needs Electron: every other page action is its route (ipc-handlers.ts dispatches it).
   const backend: IpcBackend = {
     getSnapshot: (): Snapshot => node.snapshot(),
-    getSafePairPlan: () => services.planSafePair(),
-    launchSafePair: (launchOptions) => services.launchSafePair(launchOptions),
-    createInstance: async (request) => {
-      const { instance, reused } = await launchInstance(node, request);
-      return { id: instance.id, reused };
-    },
-    updateInstance: (id, request) => node.updateInstance(id, request),
-    // An exo instance's Stop deletes it on exo; any other id is this node's.
-    stopInstance: async (id, stopOptions) => {
-      refuseUnconfirmedStop([id], stopOptions);
-      if (!(await options.exo.stopInstance(id))) await node.deleteInstance(id);
-    },
-    retryInstance: async (id) => node.retryInstance(id),
-    unloadInstance: (id) => node.unloadInstance(id, 'operator'),
-    setResidency: async (id, request) =>
-      node.setResidency(id, {
-        ...(request.pin !== undefined ? { pin: request.pin } : {}),
-        ...(request.ttlSeconds !== undefined ? { ttlSeconds: ttlFromSetting(request.ttlSeconds) } : {}),
-      }),
-    stopAll: async (stopOptions) => {
-      refuseUnconfirmedStop(
-        localInstances(node.snapshot()).map((i) => i.id),
-        stopOptions,
-      );
-      await stopAll();
-    },
-    async cancelRequest(requestId) {
-      if (!node.cancel(requestId)) {
-        throw Object.assign(new Error(`No request ${requestId} is in flight (it may have finished already)`), { code: 'request_not_found' });
-      }
-    },
     exportDiagnostics,
-    setupMlxRuntime: async () => services.startMlxSetup(),
-    refreshMlxRuntime: () => services.refreshMlxRuntime(),
-    listModels: async () => node.models(),
-    checkModelFits: () => checkModelFits(node, machineReadOnce(options.settings().fit.headroomBytes)),
-    probeExo: (url) => options.exo.probe(url),
-    async attachExo(url) {
-      await options.exo.attach(url);
-    },
-    detachExo: () => options.exo.detach(),
-    placeLostModelAgain: (model, placeOptions) => placeLostModelAgain(options.exo, model, placeOptions?.acknowledgeRisk === true),
-    dismissLostModel: (model) => dismissLostModel(options.exo, model),
-    listRequests: async (filter) => options.records.requestLog.query(RequestQuerySchema.parse({ ...filter, limit: filter?.limit })),
-    getHistory: async (range) => options.records.history.query(range),
-    startSharingCheck: async (request) => options.checks.start(SharingCheckRequestSchema.parse(request)),
-    async getCheck(id) {
-      const status = options.checks.get(id);
-      if (!status) throw Object.assign(new Error(`No check "${id}"`), { code: 'check_not_found' });
-      return status;
-    },
-    async cancelCheck(id) {
-      await options.checks.cancel(id);
-    },
-    listChecks: async () => ({ checks: options.checks.list(), running: options.checks.running() }),
-    controlExoProcess: (request) => services.controlExoProcess(request),
-    listLogSources: () => options.logs.listLogSources(),
     followLog: (source, lines) => options.logs.followLog(source, lines),
     unfollowLog: (streamId) => options.logs.unfollowLog(streamId),
   };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clipboard, dialog, fake, FakeWebContents, Notification, protocol, session } from '../../test/support/electron/fake-electron';
-import { fakeStartCore, type FakeExoAttachment } from '../../test/support/electron/fake-core';
+import { fakeStartCore } from '../../test/support/electron/fake-core';
 import { flush, menuItem, recordingServices, silent, startApp } from '../../test/support/electron/app-harness';
 import { instance, request, warning } from '../../test/support/electron/snapshot-fixtures';
 import { defaultSettings } from '../../shared/api';
@@ -263,7 +263,8 @@ describe('IPC from the popover', () => {
     core.fakeNode.publish({ instances: [busy, instance('b')] });
     expect(await fake.ipcMain.invoke(IpcChannel.stopInstance, page, 'a')).toMatchObject({
       ok: false,
-      error: { code: 'requests_in_flight', message: '2 requests will end if this model stops' },
+      // The route's own refusal, word for word: the page gets the same over HTTP.
+      error: { code: 'requests_in_flight', message: expect.stringMatching(/^2 requests will end if this model stops/), requests: 2 },
     });
     expect(await fake.ipcMain.invoke(IpcChannel.stopAll, page)).toMatchObject({ ok: false, error: { code: 'requests_in_flight' } });
     expect(core.fakeNode.deleteInstance).not.toHaveBeenCalled();
@@ -279,7 +280,8 @@ describe('IPC from the popover', () => {
     expect(await fake.ipcMain.invoke(IpcChannel.getSnapshot, page)).toMatchObject({ ok: true, value: { seq: core.fakeNode.current.seq } });
     const stranger = new FakeWebContents('app://exobar/index.html');
     expect(await fake.ipcMain.invoke(IpcChannel.stopAll, stranger)).toMatchObject({ ok: false, error: { code: 'refused_sender' } });
-    expect(await fake.ipcMain.invoke(IpcChannel.stopInstance, page, 42)).toMatchObject({ ok: false, error: { code: 'invalid_payload' } });
+    // An invalid request is the route's refusal (400), counted on the IPC boundary.
+    expect(await fake.ipcMain.invoke(IpcChannel.createInstance, page, { model: 42 })).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
     expect(core.fakeNode.rejected).toEqual(['ipc', 'ipc']);
   });
 
@@ -315,44 +317,6 @@ describe('IPC from the popover', () => {
     await pending;
     win.emit('blur');
     expect(win.isVisible()).toBe(false);
-  });
-});
-
-describe('MLX runtime and the catalog over IPC', () => {
-  it("lists the node's catalog and passes setup and refresh to the core services", async () => {
-    const { core, svc } = await start();
-    const page = fake.windows[0]!.webContents;
-    const models = (await fake.ipcMain.invoke(IpcChannel.listModels, page)) as { ok: true; value: Array<{ id: string; simulated: boolean }> };
-    expect(models.ok).toBe(true);
-    expect(models.value.map((m) => [m.id, m.simulated])).toEqual([
-      ['sim/llama-3.2-1b', true],
-      ['sim/llama-3.2-3b', true],
-    ]);
-    expect(core.fakeNode.models).toHaveBeenCalled();
-    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, page)).toEqual({ ok: true, value: null });
-    expect(svc.startMlxSetup).toHaveBeenCalledOnce();
-    expect(await fake.ipcMain.invoke(IpcChannel.refreshMlxRuntime, page)).toEqual({ ok: true, value: null });
-    expect(svc.refreshMlxRuntime).toHaveBeenCalledOnce();
-  });
-
-  it('with the real core services: refused off Apple silicon, started (not awaited) where supported', async () => {
-    const cores = fakeStartCore();
-    await startExobarApp({ mainDir: '/app/out/main', startCore: cores.startCore, logger: silent, handleSignals: false });
-    const { fakeMlx } = cores.started[0]!.core;
-    const page = fake.windows[0]!.webContents;
-    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, page)).toMatchObject({
-      ok: false,
-      error: { code: 'mlx_unsupported', message: expect.stringContaining('Apple silicon') },
-    });
-    expect(fakeMlx.startSetup).not.toHaveBeenCalled();
-
-    fakeMlx.supported = true;
-    // A setup takes minutes: the call answers as soon as it has started.
-    fakeMlx.startSetup.mockReturnValueOnce(new Promise(() => undefined));
-    expect(await fake.ipcMain.invoke(IpcChannel.setupMlxRuntime, page)).toEqual({ ok: true, value: null });
-    expect(fakeMlx.startSetup).toHaveBeenCalledOnce();
-    expect(await fake.ipcMain.invoke(IpcChannel.refreshMlxRuntime, page)).toEqual({ ok: true, value: null });
-    expect(fakeMlx.refresh).toHaveBeenCalledOnce();
   });
 });
 
@@ -393,30 +357,5 @@ describe('quit', () => {
     } finally {
       kill.mockRestore();
     }
-  });
-});
-
-describe('attach mode over IPC', () => {
-  it('passes probe, attach and detach to the core, answers a refused attach with its reason, and saves exo.url through the app settings', async () => {
-    const { core, cores } = await start();
-    const page = fake.windows[0]!.webContents;
-    const exo = core.exo as unknown as FakeExoAttachment;
-    expect(await fake.ipcMain.invoke(IpcChannel.probeExo, page, 'http://127.0.0.1:52415')).toMatchObject({
-      ok: true,
-      value: { ok: true, url: 'http://127.0.0.1:52415' },
-    });
-    expect(await fake.ipcMain.invoke(IpcChannel.attachExo, page, 'http://127.0.0.1:52415')).toEqual({ ok: true, value: null });
-    expect(exo.attach).toHaveBeenCalledWith('http://127.0.0.1:52415');
-    exo.attach.mockRejectedValueOnce(Object.assign(new Error('nothing exo-like answers at http://x:1: connection refused'), { code: 'exo_not_found' }));
-    expect(await fake.ipcMain.invoke(IpcChannel.attachExo, page, 'http://x:1')).toEqual({
-      ok: false,
-      error: { code: 'exo_not_found', message: 'nothing exo-like answers at http://x:1: connection refused' },
-    });
-    expect(await fake.ipcMain.invoke(IpcChannel.attachExo, page, 42)).toMatchObject({ ok: false, error: { code: 'invalid_payload' } });
-    expect(await fake.ipcMain.invoke(IpcChannel.detachExo, page)).toEqual({ ok: true, value: null });
-    expect(exo.detach).toHaveBeenCalledOnce();
-    // The core saves exo.url through the app's settings store (in the user data folder).
-    await cores.started[0]!.options.updateSettings!({ exo: { url: 'http://127.0.0.1:52415' } });
-    expect(JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8')).exo.url).toBe('http://127.0.0.1:52415');
   });
 });

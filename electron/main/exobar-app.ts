@@ -195,9 +195,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   const actions = createAppActions({
     node: core.node,
     services,
-    exo: core.exo,
     apiBaseUrl: `${core.url}/v1`,
-    settings: () => settings.get(),
     updateSettings: (patch) => settings.update(patch),
     applyStartAtLogin: (enabled) => login.set(enabled),
     popover: {
@@ -208,8 +206,6 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     notify: (title, body) => notifier.notify(title, body),
     refresh: () => lastSnapshot && tray?.update(lastSnapshot, { startAtLogin: login.enabled(), menuBarTitle: settings.get().menuBarTitle }),
     log,
-    records: { requestLog: core.requestLog, history: core.history },
-    checks: core.checks,
     logs: { ...logs, open: (source) => popover?.send(OPEN_LOG_CHANNEL, source) },
   });
 
@@ -250,6 +246,8 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   registerIpcHandlers({
     ipcMain,
     backend: actions.backend,
+    // Every other page action: the core's own route, in process.
+    dispatch: (request) => core.server.dispatch(request),
     policy: { trustedWebContents: () => popover?.webContents ?? null, origin: APP_ORIGIN },
     onRefused: (channel, reason) => {
       core.node.countRejectedInput('ipc');

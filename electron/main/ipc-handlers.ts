@@ -1,29 +1,49 @@
 /**
  * Main's side of the typed IPC (as electron/fiddle does it): one handler per channel
  * of shared/ipc-channels.ts. Each handler first checks that the message comes from
- * exobar's own window (its webContents, its top frame, the app's origin), then
- * validates the arguments with the shared schemas; a refused message is answered with
- * a clear error, counted, and never reaches the node.
+ * exobar's own window (its webContents, its top frame, the app's origin); a refused
+ * message is answered with a clear error, counted, and never reaches the node.
+ *
+ * A page action then has one implementation, its route: the handler builds the
+ * action's method, path and body from the action table (shared/bridge-actions.ts) and
+ * dispatches them to the core's route table in process, the same routes `exobar serve`
+ * answers; the route validates the input and answers in its one error shape, and the
+ * value is read by the shared decoder the HTTP bridge uses. Only what needs Electron
+ * (the snapshot push's catch-up, the bundle's save sheet, following a log) has a
+ * backend here.
  */
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
-import type { BridgeActionName, BridgeActionResult } from '../../shared/bridge-actions';
+import { z } from 'zod';
+import { ApiErrorBodySchema } from '../../shared/api';
+import { BRIDGE_ACTIONS, type BridgeActionArgs } from '../../shared/bridge-actions';
+import { bridgeAnswer, JSON_ACTION_NAMES, type JsonAction } from '../../shared/bridge-answers';
+import type { DiagnosticsResult } from '../../shared/bridge';
 import { IpcChannel, type LogFollowStart } from '../../shared/ipc-channels';
+import { LOG_LINES_MAX, LogSourceIdSchema } from '../../shared/logs';
 import type { Snapshot } from '../../shared/snapshot';
-import { IPC_PAYLOADS, parseIpcArgs, type InvokeChannelKey, type IpcArgs } from './ipc-payloads';
-import type { IpcResult } from './ipc-result';
+import type { DispatchAnswer, DispatchRequest } from '../core/api/in-process-exchange';
+import type { IpcError, IpcResult } from './ipc-result';
 
-/**
- * What the renderer may ask of main; the app's actions implement it. Every bridge
- * action of shared/bridge-actions.ts (main pushes snapshots itself), plus the latest
- * snapshot on request; arguments arrive already validated (the schemas' output types,
- * defaults filled in).
- */
-export type IpcBackend = { [K in BridgeActionName]: (...args: IpcArgs<K>) => Promise<BridgeActionResult<K>> } & {
+/** What only main can answer (it needs Electron or main's own state); every other action is a route. */
+export interface IpcBackend {
   getSnapshot(): Snapshot;
+  /** The bundle through the save sheet (the HTTP bridge downloads it instead). */
+  exportDiagnostics(): Promise<DiagnosticsResult>;
   /** Starts following a log; its new lines are pushed on LOG_LINES_CHANNEL with the stream's id. */
   followLog(source: string, lines: number): Promise<LogFollowStart>;
   unfollowLog(streamId: number): Promise<void>;
-};
+}
+
+/** The Electron-only channels' arguments (the actions' inputs are validated by their routes). */
+const BACKEND_ARGS = {
+  getSnapshot: z.tuple([]),
+  exportDiagnostics: z.tuple([]),
+  followLog: z.tuple([LogSourceIdSchema, z.number().int().min(0).max(LOG_LINES_MAX)]),
+  unfollowLog: z.tuple([z.number().int().min(0)]),
+} as const satisfies { [K in keyof IpcBackend]: z.ZodType<Parameters<IpcBackend[K]>> };
+
+/** The core's in-process route dispatch (`ApiServer.dispatch`). */
+export type RouteDispatch = (request: DispatchRequest) => Promise<DispatchAnswer>;
 
 export interface IpcSenderPolicy {
   /** The popover's webContents; null while it does not exist (then every message is refused). */
@@ -35,6 +55,8 @@ export interface IpcSenderPolicy {
 export interface IpcHandlerOptions {
   ipcMain: Pick<IpcMain, 'handle' | 'removeHandler'>;
   backend: IpcBackend;
+  /** Answers the page's actions from the core's route table. */
+  dispatch: RouteDispatch;
   policy: IpcSenderPolicy;
   /** Called for every refused message (wrong sender or invalid payload): count it. */
   onRefused(channel: string, reason: string): void;
@@ -66,7 +88,7 @@ export function senderProblem(event: Pick<IpcMainInvokeEvent, 'sender' | 'sender
   return null;
 }
 
-function errorOf(error: unknown): { code: string; message: string } {
+function errorOf(error: unknown): IpcError {
   if (error instanceof Error) {
     const code = (error as Error & { code?: unknown }).code;
     return { code: typeof code === 'string' ? code : 'failed', message: error.message };
@@ -74,39 +96,74 @@ function errorOf(error: unknown): { code: string; message: string } {
   return { code: 'failed', message: String(error) };
 }
 
-/** Calls the backend's method of the same name with the validated arguments. */
-function dispatch<K extends InvokeChannelKey>(backend: IpcBackend, key: K, args: IpcArgs<K>): unknown {
-  const method = backend[key] as (...a: unknown[]) => unknown;
-  return method.apply(backend, args);
+/** A refused argument list in words: which argument (and field) and what is wrong with it. */
+function problemsOf(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const [index, ...field] = issue.path;
+      const where = index === undefined ? '' : `argument ${Number(index) + 1}${field.length > 0 ? ` field ${field.join('.')}` : ''}: `;
+      return `${where}${issue.message}`;
+    })
+    .join('; ');
+}
+
+/** A route's error answer as the page's error: its code, its words, and `requests` for `requests_in_flight` (as the HTTP bridge reads it). */
+function routeError(answer: DispatchAnswer): IpcError {
+  const parsed = ApiErrorBodySchema.safeParse(answer.body);
+  if (!parsed.success) return { code: null, message: `The server answered ${answer.status}` };
+  const { message, code, requests } = parsed.data.error;
+  return { code, message, ...(typeof requests === 'number' ? { requests } : {}) };
+}
+
+/** One action over the route table: its request from the table, its value from the shared decoder. */
+async function dispatchAction<K extends JsonAction>(dispatch: RouteDispatch, name: K, args: unknown[]): Promise<IpcResult<unknown>> {
+  const route = BRIDGE_ACTIONS[name] as { http: { method: DispatchRequest['method']; path: (...a: unknown[]) => string; body?: (...a: unknown[]) => unknown } };
+  let request: DispatchRequest;
+  try {
+    const typed = args as BridgeActionArgs<K>;
+    request = { method: route.http.method, path: route.http.path(...typed), body: route.http.body?.(...typed), auth: 'ipc' };
+  } catch (error) {
+    return { ok: false, error: { code: 'invalid_payload', message: `Invalid arguments for ${IpcChannel[name]}: ${errorOf(error).message}` } };
+  }
+  const answer = await dispatch(request);
+  if (answer.status >= 400) return { ok: false, error: routeError(answer) };
+  return { ok: true, value: bridgeAnswer(name, answer.body) ?? null };
 }
 
 /** Registers one handler per invoke channel; returns a function that removes them. */
 export function registerIpcHandlers(options: IpcHandlerOptions): () => void {
   const { ipcMain, backend, policy, onRefused, onError } = options;
-  const keys = Object.keys(IPC_PAYLOADS) as InvokeChannelKey[];
-  for (const key of keys) {
-    const channel = IpcChannel[key];
+  const channels: string[] = [];
+  const handle = (channel: string, answer: (args: unknown[]) => Promise<IpcResult<unknown>>): void => {
+    channels.push(channel);
     ipcMain.handle(channel, async (event, ...args: unknown[]): Promise<IpcResult<unknown>> => {
       const problem = senderProblem(event, policy);
       if (problem) {
         onRefused(channel, problem);
         return { ok: false, error: { code: 'refused_sender', message: `Refused ${channel}: ${problem}` } };
       }
-      const parsed = parseIpcArgs(key, args);
-      if (!parsed.ok) {
-        onRefused(channel, parsed.message);
-        return { ok: false, error: { code: 'invalid_payload', message: parsed.message } };
-      }
       try {
-        const value = await dispatch(backend, key, parsed.args);
-        return { ok: true, value: value ?? null };
+        const result = await answer(args);
+        if (!result.ok && result.error.code === 'invalid_payload') onRefused(channel, result.error.message);
+        return result;
       } catch (error) {
         onError?.(channel, error);
         return { ok: false, error: errorOf(error) };
       }
     });
+  };
+  for (const name of JSON_ACTION_NAMES) handle(IpcChannel[name], (args) => dispatchAction(options.dispatch, name, args));
+  for (const key of Object.keys(BACKEND_ARGS) as (keyof IpcBackend)[]) {
+    handle(IpcChannel[key], async (args) => {
+      const parsed = BACKEND_ARGS[key].safeParse(args);
+      if (!parsed.success) {
+        return { ok: false, error: { code: 'invalid_payload', message: `Invalid arguments for ${IpcChannel[key]}: ${problemsOf(parsed.error)}` } };
+      }
+      const method = backend[key] as (...a: unknown[]) => unknown;
+      return { ok: true, value: (await method.apply(backend, parsed.data)) ?? null };
+    });
   }
   return () => {
-    for (const key of keys) ipcMain.removeHandler(IpcChannel[key]);
+    for (const channel of channels) ipcMain.removeHandler(channel);
   };
 }

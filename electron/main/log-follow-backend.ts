@@ -5,7 +5,6 @@
  * every stream at once when the page reloads (its streams are gone with it).
  */
 import type { LogFollowStart } from '../../shared/ipc-channels';
-import type { LogSourceList } from '../../shared/logs';
 import type { Snapshot } from '../../shared/snapshot';
 import { followSource } from '../core/logs/log-follow';
 import { listLogSources } from '../core/logs/log-sources';
@@ -22,7 +21,6 @@ export interface LogFollowBackendOptions {
 }
 
 export interface LogFollowBackend {
-  listLogSources(): Promise<LogSourceList>;
   followLog(source: string, lines: number): Promise<LogFollowStart>;
   unfollowLog(streamId: number): Promise<void>;
   /** Stops every stream (the page reloaded or the app quits). */
@@ -36,9 +34,6 @@ export function createLogFollowBackend(options: LogFollowBackendOptions): LogFol
   let nextId = 1;
   const sources = () => listLogSources(options.dataDir, options.snapshot(), { ownLog: options.ownLog, exoOwnLog: options.exoOwnLog });
   return {
-    async listLogSources() {
-      return { sources: (await sources()).map(({ path: _path, ...s }) => s) };
-    },
     async followLog(sourceId, lines) {
       const listed = await sources();
       const source = listed.find((s) => s.id === sourceId);

@@ -15,6 +15,7 @@ import { LOG_LINES_CHANNEL } from '../../shared/ipc-channels';
 import type { LogStreamEvent } from '../../shared/logs';
 import { createPreloadBridge } from '../preload';
 import { registerIpcHandlers, type IpcBackend } from './ipc-handlers';
+import { fakeRouteDispatch } from '../../test/support/electron/fake-ipc-backend';
 import { createLogFollowBackend, type LogFollowBackend } from './log-follow-backend';
 import { APP_ORIGIN } from './security';
 
@@ -41,6 +42,7 @@ beforeEach(() => {
   });
   refused = [];
   registerIpcHandlers({
+    dispatch: fakeRouteDispatch(),
     ipcMain: fake.ipcMain,
     backend: logs as unknown as IpcBackend,
     policy: { trustedWebContents: () => page as never, origin: APP_ORIGIN },
@@ -61,14 +63,6 @@ afterEach(() => {
 });
 
 describe('the log view over IPC', () => {
-  it("lists the sources with the model's name and exobar's own", async () => {
-    const { sources } = await bridge.listLogSources();
-    expect(sources.map((s) => [s.id, s.title])).toEqual([
-      ['llama-1', 'Llama 3.2 1B (simulated): runner log'],
-      ['exobar', 'exobar: its own log'],
-    ]);
-  });
-
   it('sends the last lines, then a line appended to the file; unsubscribing stops the reading in main', async () => {
     const events: LogStreamEvent[] = [];
     const stop = bridge.followLog('llama-1', 1, (e) => events.push(e));

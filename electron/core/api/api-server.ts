@@ -22,6 +22,7 @@ import type { ModelLoader } from '../on-demand/model-loader';
 import { bodyLimitForContext, readJsonBody, type BodyLimit } from './read-json-body';
 import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
 import { defaultRendererDir, serveStatic } from './static-files';
+import { inProcessExchange, type DispatchAnswer, type DispatchRequest } from './in-process-exchange';
 import { EXOBAR_API_PORT } from '../../../shared/addresses';
 
 /** exobar's default port: next to exo's 52415, so both can run on one Mac. */
@@ -68,6 +69,13 @@ export interface ApiServer {
   readonly url: string;
   /** Inputs refused at the HTTP boundary so far. */
   rejectedInputs(): number;
+  /**
+   * Answers one request from the same route table, in process (no socket): main's IPC
+   * handler sends the page's actions here once it has checked the sender, so an action
+   * has one implementation, its route. Errors come back in the route's one error shape
+   * (`ApiErrorBody`); refused inputs are counted on the `ipc` boundary.
+   */
+  dispatch(request: DispatchRequest): Promise<DispatchAnswer>;
 }
 
 /** True for the API's paths (/v1 and /api, and under them); the rest is the page. */
@@ -105,14 +113,14 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   let url = '';
 
   // Every refused input shows in the snapshot's rejectedInputs.http (docs/architecture.md, invariant 5).
-  const countRejected = (code: string): void => {
-    rejectedCount += 1;
-    options.node.countRejectedInput('http');
+  const countRejected = (code: string, boundary: 'http' | 'ipc' = 'http'): void => {
+    if (boundary === 'http') rejectedCount += 1;
+    options.node.countRejectedInput(boundary);
     log.debug({ code }, 'input refused');
   };
 
-  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError, shape: (error: ApiError) => unknown = errorBody): void => {
-    if (error.rejectedInput) countRejected(error.code);
+  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError, boundary: 'http' | 'ipc', shape: (error: ApiError) => unknown = errorBody): void => {
+    if (error.rejectedInput) countRejected(error.code, boundary);
     if (res.headersSent) {
       res.destroy();
       return;
@@ -123,7 +131,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     sendJson(res, error.status, shape(error), headers);
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /** One request: over HTTP every check applies; in process (`ipc`) main has checked its sender, so Host, Origin and the token do not, and there is no page to serve. */
+  const handle = async (req: IncomingMessage, res: ServerResponse, boundary: 'http' | 'ipc' = 'http'): Promise<void> => {
     const arrivedAt = performance.now();
     setCommonSecurityHeaders(res);
     const method = req.method ?? 'GET';
@@ -142,7 +151,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       else log.debug(line, 'request');
     });
     try {
-      const refusal = checkHost(req.headers.host, policy) ?? checkOrigin(req.headers.origin, policy);
+      const refusal = boundary === 'ipc' ? null : (checkHost(req.headers.host, policy) ?? checkOrigin(req.headers.origin, policy));
       if (refusal) throw refusal;
       if (!rawUrl.startsWith('/')) throw new ApiError(400, 'invalid_path', 'the request target must be a path');
       const parsedUrl = new URL(rawUrl, 'http://exobar.invalid');
@@ -153,7 +162,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
             headers: { Allow: match.allowed.join(', ') },
           });
         }
-        if (isApiPath(parsedUrl.pathname)) {
+        if (isApiPath(parsedUrl.pathname) || boundary === 'ipc') {
           const near = table.nearest(parsedUrl.pathname);
           const these = near.length > 0 ? `; the endpoints there are ${near.join(', ')}` : '';
           throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}${these} (all of them: docs/api.md)`);
@@ -163,7 +172,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         await serveStatic(req, res, parsedUrl.pathname, rendererDir);
         return;
       }
-      if (match.route.auth) {
+      if (match.route.auth && boundary === 'http') {
         const authRefusal = checkBearer(req, options.token, options.tokenFile);
         if (authRefusal) throw authRefusal;
       }
@@ -195,7 +204,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
           'request failed',
         );
       else log.debug({ path: pathname, status: apiError.status, code: apiError.code }, 'request refused');
-      sendError(req, res, apiError, errorShape);
+      sendError(req, res, apiError, boundary, errorShape);
     }
   };
 
@@ -217,6 +226,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       return url;
     },
     rejectedInputs: () => rejectedCount,
+    dispatch(request) {
+      const exchange = inProcessExchange(request);
+      void handle(exchange.req, exchange.res, 'ipc');
+      return exchange.answer;
+    },
     listen() {
       return new Promise((resolve, reject) => {
         const onError = (error: NodeJS.ErrnoException): void => {

@@ -5,19 +5,11 @@
  * OpenAI-style `POST /v1/cancel/{id}`, the MLX runtime under /api/mlx.
  */
 import { backoffDelayMs } from '../../../shared/backoff';
-import type { ExoProbeAnswer, SafePairPlan } from '../../../shared/api';
 import type { ConnectionProblem, DiagnosticsResult, ExobarBridge, Unsubscribe } from '../../../shared/bridge';
-import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName } from '../../../shared/bridge-actions';
-import type { CatalogModel } from '../../../shared/catalog';
-import { ModelFitsAnswerSchema } from '../../../shared/model-fit';
-import type { PlaceAgainResult } from '../../../shared/exo-cluster-events';
+import { BRIDGE_ACTIONS, type BridgeActionArgs, type BridgeActionName, type BridgeActions } from '../../../shared/bridge-actions';
+import { bridgeAnswer, JSON_ACTION_NAMES, type JsonAction } from '../../../shared/bridge-answers';
 import { parseSnapshotJson, type Snapshot } from '../../../shared/snapshot';
-import { HistoryAnswerSchema } from '../../../shared/history';
-import { LogSourceListSchema } from '../../../shared/logs';
-import { RequestListSchema } from '../../../shared/request-record';
-import { CheckListSchema, CheckStatusSchema } from '../../../shared/sharing-check';
 import { BridgeError } from './bridge-error';
-import { parseCatalogAnswer } from './catalog-schema';
 import { lostMessage, noTokenMessage, tokenFileOf, tokenRefusedMessage, unreachableMessage } from './connection-words';
 
 import { followLogOverHttp } from './http-log-follow';
@@ -146,6 +138,13 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
     return (text ? JSON.parse(text) : undefined) as T;
   };
   const nothing = (): void => undefined;
+  /** Every JSON action of the table: its request from the table, its value from the shared decoder (as main's IPC handler reads it). */
+  const actionsOverHttp = Object.fromEntries(
+    JSON_ACTION_NAMES.map((name) => [
+      name,
+      async (...args: unknown[]) => bridgeAnswer(name, await send(name, ...(args as BridgeActionArgs<typeof name>)).then(bodyOf<unknown>)),
+    ]),
+  ) as Pick<BridgeActions, JsonAction>;
 
   const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     new Promise((resolve) => {
@@ -247,21 +246,7 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       if (connectionError) listener(connectionError, connectionProblem);
       return () => connectionListeners.delete(listener);
     },
-    getSafePairPlan: () => send('getSafePairPlan').then(bodyOf<SafePairPlan>),
-    launchSafePair: (options) => send('launchSafePair', options).then(nothing),
-    async createInstance(body) {
-      const created = await send('createInstance', body).then(bodyOf<{ id?: unknown; instance?: { id?: unknown } }>);
-      const id = typeof created?.id === 'string' ? created.id : created?.instance?.id;
-      if (typeof id !== 'string') throw new Error('The server did not say which instance it created');
-      return { id };
-    },
-    updateInstance: (id, body) => send('updateInstance', id, body).then(nothing),
-    stopInstance: (id, options) => send('stopInstance', id, options).then(nothing),
-    stopAll: (options) => send('stopAll', options).then(nothing),
-    cancelRequest: (requestId) => send('cancelRequest', requestId).then(nothing),
-    retryInstance: (id) => send('retryInstance', id).then(nothing),
-    unloadInstance: (id) => send('unloadInstance', id).then(nothing),
-    setResidency: (id, request) => send('setResidency', id, request).then(nothing),
+    ...actionsOverHttp,
     async exportDiagnostics(): Promise<DiagnosticsResult> {
       const response = await send('exportDiagnostics');
       const blob = await response.blob();
@@ -270,24 +255,6 @@ export function createHttpBridge(options: HttpBridgeOptions): ExobarBridge {
       saveFile(blob, fileName);
       return { saved: true, location: fileName };
     },
-    setupMlxRuntime: () => send('setupMlxRuntime').then(nothing),
-    refreshMlxRuntime: () => send('refreshMlxRuntime').then(nothing),
-    listModels: async (): Promise<CatalogModel[]> => parseCatalogAnswer(await send('listModels').then(bodyOf<unknown>)),
-    checkModelFits: async () => ModelFitsAnswerSchema.parse(await send('checkModelFits').then(bodyOf<unknown>)).models,
-    probeExo: (url) => send('probeExo', url).then(bodyOf<ExoProbeAnswer>),
-    attachExo: (url) => send('attachExo', url).then(nothing),
-    detachExo: () => send('detachExo').then(nothing),
-    placeLostModelAgain: (model, options) => send('placeLostModelAgain', model, options).then(bodyOf<PlaceAgainResult>),
-    dismissLostModel: (model) => send('dismissLostModel', model).then(nothing),
-    controlExoProcess: (request) => send('controlExoProcess', request).then(nothing),
-    listRequests: async (filter) => RequestListSchema.parse(await send('listRequests', filter).then(bodyOf<unknown>)),
-    getHistory: async (range) => HistoryAnswerSchema.parse(await send('getHistory', range).then(bodyOf<unknown>)),
-    startSharingCheck: async (checkRequest) =>
-      CheckStatusSchema.parse((await send('startSharingCheck', checkRequest).then(bodyOf<{ status?: unknown }>)).status),
-    getCheck: async (id) => CheckStatusSchema.parse(await send('getCheck', id).then(bodyOf<unknown>)),
-    cancelCheck: (id) => send('cancelCheck', id).then(nothing),
-    listChecks: async () => CheckListSchema.parse(await send('listChecks').then(bodyOf<unknown>)),
-    listLogSources: async () => LogSourceListSchema.parse(await send('listLogSources').then(bodyOf<unknown>)),
     followLog: (source, lines, listener) => {
       if (!token) {
         listener({ kind: 'ended', message: noTokenMessage(origin, undefined) });

@@ -21,7 +21,9 @@ async function clean<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     // The code stays: the page acts on some refusals (a stop with requests in flight asks first).
-    throw new BridgeError(errorMessage(error), errorCode(error));
+    // As the HTTP bridge reads a route's error answer: main sends the same route's code and count.
+    const requests = typeof error === 'object' && error !== null && 'requests' in error && typeof error.requests === 'number' ? error.requests : null;
+    throw new BridgeError(errorMessage(error), errorCode(error), requests);
   }
 }
 

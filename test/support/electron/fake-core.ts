@@ -8,6 +8,7 @@ import type { History } from '../../../electron/core/history/history';
 import type { HistoryRange } from '../../../shared/history';
 import type { RunningCore, StartCoreOptions } from '../../../electron/core/start-core';
 import { FakeNode } from '../fake-node';
+import { createApiServer } from '../../../electron/core/api/api-server';
 import { CheckManager } from '../../../electron/core/checks/check-manager';
 
 /** The one fake node (test/support/fake-node.ts) as a started core has it: its API URL set, `models` and `deleteInstance` spied. */
@@ -78,7 +79,8 @@ export function fakeStartCore() {
       token: 'test-token',
       dataDir: options.dataDir,
       settings: options.settings!,
-      server: {} as RunningCore['server'],
+      // The built-in control and OpenAI routes over the fake node, never listening: main's IPC handler dispatches the page's actions to it in process.
+      server: createApiServer({ node, token: 'test-token', rendererDir: null }),
       mlx: mlx as unknown as MlxRuntimeService,
       exo: new FakeExoAttachment() as unknown as ExoAttachment,
       fakeMlx: mlx,
