@@ -131,6 +131,9 @@ class InterleavedLoop(StepLoop):
         self.active[state.task_id] = state
         self.jobs[state.task_id] = job
         self.prefilling.append(state)
+        # Its prefill begins with the next chunk: the 0-token progress tells the node so, and
+        # the time it waited in this runner is not counted as prefill (the cached tokens left out).
+        self.out.prefill_progress(state.command_id, 0, job.total - job.cached)
 
     def _prefill_chunk(self) -> None:
         """One chunk of prefill, spread over the prompts in arrival order."""

@@ -55,8 +55,19 @@ def clocked(chunk_s=1.0, step_s=0.25, **kwargs):
     return engine, LoopHooks(clock=lambda: clock[0])
 
 
+class InterleavedHarness(Harness):
+    """The step loop's harness, its labels without the 0-token progress each request
+    reports at admission (its prefill begins): these tests follow the chunks."""
+
+    def labels(self):
+        return [l for l in super().labels() if not (l.startswith("prefill:") and l.split(":")[2].startswith("0/"))]
+
+    def all_labels(self):
+        return super().labels()
+
+
 def interleaved(engine=None, max_batch=8, chunk=CHUNK, hooks=None):
-    h = Harness(engine=engine or ChunkHookedEngine(), max_batch=max_batch, loop_class=InterleavedLoop, hooks=hooks)
+    h = InterleavedHarness(engine=engine or ChunkHookedEngine(), max_batch=max_batch, loop_class=InterleavedLoop, hooks=hooks)
     h.loop.sizer = FixedSizer(chunk)
     return h.start_ready()
 
@@ -95,6 +106,17 @@ class ChunkSizerTest(unittest.TestCase):
 
 
 class InterleavedAdmissionTest(unittest.TestCase):
+    def test_each_request_reports_0_tokens_when_admitted_before_its_first_chunk(self):
+        h = interleaved()
+        h.put(generation("t1", max_tokens=2), generation("t2", max_tokens=2))
+        h.wait_label("task:t2:Complete")
+        labels = h.all_labels()
+        for command in ("cmd-t1", "cmd-t2"):
+            reports = [l for l in labels if l.startswith(f"prefill:{command}:")]
+            self.assertTrue(reports[0].startswith(f"prefill:{command}:0/"), reports)
+            self.assertLess(labels.index(f"ack:t{command[-1]}"), labels.index(reports[0]))
+        self.assertEqual(h.shutdown(), 0)
+
     def test_every_waiting_request_is_admitted_and_prompts_waiting_together_prefill_together(self):
         h = interleaved()
         h.put(generation("t1", max_tokens=5), generation("t2", max_tokens=5), generation("t3", max_tokens=5))
