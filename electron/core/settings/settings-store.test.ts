@@ -120,7 +120,7 @@ describe('SettingsStore', () => {
 
   it("keeps exo's start, command, arguments and environment, each patched on its own", async () => {
     const store = await SettingsStore.open(dir, logger);
-    expect(store.get().exo).toEqual({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {}, hold: true, placeOnDemand: false });
+    expect(store.get().exo).toEqual({ url: null, start: false, apiPort: 52415, command: 'exo', args: [], env: {}, hold: true, placeOnDemand: false, loadStallSeconds: 120 });
     await store.update({ exo: { command: '/Applications/EXO.app/Contents/Resources/exo/exo', args: ['-v'] } });
     await store.update({ exo: { start: true } });
     const updated = await store.update({ exo: { env: { EXO_OFFLINE: 'true' } } });
@@ -133,6 +133,7 @@ describe('SettingsStore', () => {
       env: { EXO_OFFLINE: 'true' },
       hold: true,
       placeOnDemand: false,
+      loadStallSeconds: 120,
     });
     await expect(store.update({ exo: { env: { 'NOT A NAME': 'x' } } })).rejects.toThrow(/Invalid settings: .*exo\.env/);
     expect((await loadSettings(dir, logger)).settings.exo).toEqual(updated.exo);
