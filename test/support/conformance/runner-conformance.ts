@@ -588,13 +588,17 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
           }
         }
         expect(maxInFlight).toBe(MAX_CONCURRENT_REQUESTS);
-        // Before the first request finished, all eight admitted ones were producing tokens.
+        // Before the first request finished, all eight admitted ones were producing tokens
+        // (exo's schedule prefills each admitted prompt whole at once). The interleaved one
+        // may let the decoding streams run their share between a late prompt's prefill chunks,
+        // so a short request can finish first there: eight in flight at once is its claim.
         const producing = new Set(
           runner.received
             .slice(0, firstComplete)
             .flatMap((r) => (r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk' ? [r.message.commandId] : [])),
         );
-        expect(producing.size).toBe(MAX_CONCURRENT_REQUESTS);
+        if (schedule === 'exo') expect(producing.size).toBe(MAX_CONCURRENT_REQUESTS);
+        else expect(producing.size).toBeGreaterThan(0);
         // Every task, the two beyond the batch included, was acknowledged before the first one finished.
         for (const id of ids) expect(runner.received.findIndex((r) => isAck(id)(r.message))).toBeLessThan(firstComplete);
         for (const id of ids) expect(runner.messages.some(isStatus(id, 'Complete'))).toBe(true);
