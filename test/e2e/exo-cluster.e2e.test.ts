@@ -4,9 +4,9 @@
  * studio-b, tiny-llama-b on studio-b). studio-b's exo stops; the fake removes it, both
  * instances and their runners as exo does. The page shows the cluster timeline under
  * the exo source and an `exo_model_lost` warning per model; Place again on the ring
- * answers with exo's reason (one Mac is left, the ring needs two), Place again on
- * tiny-llama-b places it on studio-a and its warning clears, and Dismiss forgets the
- * other.
+ * places it on the one Mac left (through exo's placement preview) and its warning
+ * clears; Place again on tiny-llama-b then meets the fast-synch gate (a second ring
+ * model on studio-a, where fast synch is assumed on), and Dismiss forgets it.
  *
  * Screenshot: screenshots/exo-cluster.png (docs/images/exo-cluster.png is a copy).
  */
@@ -64,26 +64,25 @@ describe('a Mac that leaves the cluster, in the page', () => {
     await shot('exo-cluster');
   });
 
-  it("answers Place again with exo's reason when the ring cannot be placed on the one Mac left", async () => {
+  it('places the ring again on the one Mac left, and its warning clears once exo serves it', async () => {
     await lost(TINY).getByRole('button', { name: 'Place again' }).click();
-    const notice = rig.page.getByTestId('notice');
-    await expect.poll(() => notice.textContent(), { timeout: 15_000 }).toContain('No cycles found with sufficient memory');
-    expect(await notice.textContent()).toContain('studio-b left at');
-    expect(await lost(TINY).count()).toBe(1);
-  });
-
-  it('places tiny-llama-b again on studio-a, and its warning clears once exo serves it', async () => {
-    await lost(TINY_B).getByRole('button', { name: 'Place again' }).click();
-    await expect.poll(() => lost(TINY_B).count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => lost(TINY).count(), { timeout: 15_000 }).toBe(0);
     await expect.poll(() => rig.page.getByTestId('instance-card').count(), { timeout: 15_000 }).toBe(1);
-    expect(await rig.page.getByTestId('instance-card').getAttribute('data-instance')).toBe(`exo:${TINY_B}`);
-    await expect.poll(async () => (await events())[0], { timeout: 15_000 }).toContain('tiny-llama-b');
+    expect(await rig.page.getByTestId('instance-card').getAttribute('data-instance')).toBe(`exo:${TINY}`);
+    await expect.poll(async () => (await events())[0], { timeout: 15_000 }).toContain('tiny-llama');
     expect(await rig.page.getByTestId('exo-event').first().getAttribute('data-kind')).toBe('instance_placed');
-    expect(await lost(TINY).count()).toBe(1);
+    expect(await lost(TINY_B).count()).toBe(1);
   });
 
-  it('dismisses the ring that cannot come back', async () => {
-    await lost(TINY).getByRole('button', { name: 'Dismiss' }).click();
+  it('holds Place again of tiny-llama-b behind the fast-synch gate beside the ring on studio-a, in words', async () => {
+    await lost(TINY_B).getByRole('button', { name: 'Place again' }).click();
+    const notice = rig.page.getByTestId('notice');
+    await expect.poll(() => notice.textContent(), { timeout: 15_000 }).toContain('would be a second ring model on studio-a');
+    expect(await lost(TINY_B).count()).toBe(1);
+  });
+
+  it('dismisses the model that was not placed again', async () => {
+    await lost(TINY_B).getByRole('button', { name: 'Dismiss' }).click();
     await expect.poll(() => rig.page.locator('[data-code="exo_model_lost"]').count(), { timeout: 15_000 }).toBe(0);
   });
 });

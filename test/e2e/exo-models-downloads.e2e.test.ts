@@ -41,7 +41,7 @@ interface Progress {
   leftS: number;
 }
 
-const PROGRESS = /^(\d+)% · (\d+\.\d) GB of 16\.0 GB · (\d+) MB\/s · (?:(\d+) m )?(\d+) s left$/;
+const PROGRESS = /^(\d+)% · (\d+\.\d) GiB of 16\.0 GiB · (\d+) MB\/s · (?:(\d+) m )?(\d+) s left$/;
 
 /** "21% · 3.4 GiB of 16.0 GiB · 100 MB/s · 2 m 15 s left", read back as figures (null until speed is known). */
 function parseProgress(text: string | null): Progress | null {

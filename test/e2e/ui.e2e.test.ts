@@ -44,7 +44,8 @@ const shot = async (name: string, full = false) => {
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
-  serve = await startServe({ simTimeScale: SIM_TIME_SCALE });
+  // exo's schedule: the runner acknowledges only after a prefill, so a cancellation is held (what this page shows).
+  serve = await startServe({ simTimeScale: SIM_TIME_SCALE, settings: { runner: { schedule: 'exo' } } });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 400, height: 600 }, colorScheme: 'light' });
 });

@@ -4,7 +4,7 @@
  * the address it prints.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,8 +36,11 @@ export async function startServe(options: {
   /** More `exobar serve` flags (`--exo URL`). */ args?: string[];
   /** Use this data directory and leave it in place at stop (a restart on the same one); default: a new one, removed at stop. */
   dataDir?: string;
+  /** Settings written to the data directory's settings.json before the start (e.g. `{ runner: { schedule: 'exo' } }`). */
+  settings?: Record<string, unknown>;
 }): Promise<ServeProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'exobar-e2e-')));
+  if (options.settings) await writeFile(join(dataDir, 'settings.json'), JSON.stringify(options.settings));
   const child: ChildProcess = spawn(
     process.execPath,
     ['bin/exobar.js', 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', String(options.simTimeScale), ...(options.args ?? [])],
