@@ -16,9 +16,10 @@
  * - exobar's own endings as exobar's local Ollama routes end them: a cancel is a last `done: true`
  *   line with `done_reason: "cancelled"`, a fault a line `{"error": "…"}` as Ollama's server writes one.
  */
+import { JsonLineTap } from './json-line-tap';
 import type { ApiError } from '../../api/api-error';
 import type { RouteContext } from '../../api/route-types';
-import type { ExoDialect, StreamTap, WholeFigures } from './exo-dialect';
+import type { ExoDialect, WholeFigures } from './exo-dialect';
 import type { ExoBody } from './exo-declared-fields';
 import type { ProxiedRequest } from './exo-traffic';
 import type { SseTapEvents } from './sse-tap';
@@ -70,31 +71,18 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const said = (v: unknown) => typeof v === 'string' && v.length > 0;
 
 /** Reads exo's NDJSON stream as it passes through (the bytes go to the client first). */
-export class OllamaTap implements StreamTap {
-  unreadable = 0;
-  private rest = '';
-
-  constructor(private readonly events: SseTapEvents) {}
-
-  feed(chunk: Buffer): void {
-    const lines = (this.rest + chunk.toString('utf8')).split('\n');
-    this.rest = lines.pop() ?? '';
-    if (this.rest.length > 1024 * 1024) {
-      this.rest = '';
-      this.unreadable++;
-    }
-    for (const raw of lines) if (raw.trim()) this.line(raw);
+export class OllamaTap extends JsonLineTap {
+  constructor(private readonly events: SseTapEvents) {
+    super();
   }
 
-  private line(text: string): void {
-    let json: Line;
-    try {
-      json = JSON.parse(text) as Line;
-    } catch {
-      this.unreadable++;
-      return;
-    }
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) return void this.unreadable++;
+  protected payloadOf(line: string): string | null {
+    return line.trim() ? line : null;
+  }
+
+  protected read(object: object): void {
+    const json = object as Line;
+    if (Array.isArray(json)) return void this.unreadable++;
     if (typeof json.error === 'string') return this.events.error(json.error);
     const m = json.message;
     if (said(json.response) || said(m?.content) || said(m?.thinking) || (Array.isArray(m?.tool_calls) && m.tool_calls.length > 0))

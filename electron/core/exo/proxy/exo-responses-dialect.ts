@@ -15,9 +15,10 @@
  * - exobar's own endings as exobar's local Responses route ends them: a cancel is
  *   `response.incomplete` (`incomplete_details.reason: "cancelled"`), a fault an `error` event.
  */
+import { JsonLineTap, sseData } from './json-line-tap';
 import type { ApiError } from '../../api/api-error';
 import type { RouteContext } from '../../api/route-types';
-import type { ExoDialect, StreamTap } from './exo-dialect';
+import type { ExoDialect } from './exo-dialect';
 import type { ExoBody } from './exo-declared-fields';
 import type { ProxiedRequest } from './exo-traffic';
 import type { SseTapEvents } from './sse-tap';
@@ -69,35 +70,17 @@ interface EventData {
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** Reads exo's Responses stream as it passes through (the bytes go to the client first). */
-export class ResponsesTap implements StreamTap {
-  unreadable = 0;
-  private rest = '';
-
-  constructor(private readonly events: SseTapEvents) {}
-
-  feed(chunk: Buffer): void {
-    const lines = (this.rest + chunk.toString('utf8')).split('\n');
-    this.rest = lines.pop() ?? '';
-    if (this.rest.length > 1024 * 1024) {
-      this.rest = '';
-      this.unreadable++;
-    }
-    for (const raw of lines) {
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      // `event:` names repeat the data's `type`; comments are keep-alives.
-      if (line.startsWith('data:')) this.data(line.slice(5).trimStart());
-    }
+export class ResponsesTap extends JsonLineTap {
+  constructor(private readonly events: SseTapEvents) {
+    super();
   }
 
-  private data(payload: string): void {
-    let json: EventData;
-    try {
-      json = JSON.parse(payload) as EventData;
-    } catch {
-      this.unreadable++;
-      return;
-    }
-    if (!json || typeof json !== 'object') return void this.unreadable++;
+  protected payloadOf(line: string): string | null {
+    return sseData(line);
+  }
+
+  protected read(object: object): void {
+    const json = object as EventData;
     switch (json.type) {
       case 'response.created':
         if (typeof json.response?.id === 'string') this.events.token(commandIdOfResponse(json.response.id), false);
