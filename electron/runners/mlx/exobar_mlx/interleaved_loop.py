@@ -38,7 +38,7 @@ from typing import Dict, List, Optional
 from .chunk_sizer import ChunkSizer
 from .engine import Engine, PrefillJob, RequestError
 from .inbox import Inbox
-from .protocol import DEFAULT_PREFILL_CHUNK_MS, ProtocolWriter, Task, fault_of
+from .protocol import DEFAULT_PREFILL_CHUNK_MS, ProtocolWriter, Task
 from .step_loop import ActiveRequest, FatalRunnerError, LoopHooks, LoopOptions, StepLoop
 
 log = logging.getLogger("exobar.mlx.loop")
@@ -109,10 +109,7 @@ class InterleavedLoop(StepLoop):
     def _admit(self, task: Task) -> None:
         """Admits an acknowledged task: tokenized, its prefill job started (no chunk yet)."""
         assert task.params is not None and task.command_id is not None
-        fault = fault_of(task.params)
-        if fault == "hang":
-            log.error("fault prompt: hanging on task %s (alive, silent)", task.task_id)
-            self.hooks.hang()
+        fault = self._fault_at_admission(task)
         try:
             request = self.engine.prepare(task.task_id, task.command_id, task.params, self.options.default_max_tokens)
             job = self.engine.start_prefill(request)

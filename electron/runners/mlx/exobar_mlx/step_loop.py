@@ -328,14 +328,20 @@ class StepLoop:
         self.out.task_status(task_id, "Cancelled")
         return True
 
-    def _admit(self, task: Task) -> None:
-        """Admits an acknowledged task: its whole prefill, inside this step."""
-        assert task.params is not None and task.command_id is not None
+    def _fault_at_admission(self, task: Task) -> Optional[str]:
+        """The task's fault prompt, if any; a hang one hangs here, as a wedged GPU would."""
+        assert task.params is not None
         fault = fault_of(task.params)
         if fault == "hang":
             # A wedged GPU: the runner stays alive and says nothing more.
             log.error("fault prompt: hanging on task %s (alive, silent)", task.task_id)
             self.hooks.hang()
+        return fault
+
+    def _admit(self, task: Task) -> None:
+        """Admits an acknowledged task: its whole prefill, inside this step."""
+        assert task.params is not None and task.command_id is not None
+        fault = self._fault_at_admission(task)
         try:
             request = self.engine.prepare(
                 task.task_id, task.command_id, task.params, self.options.default_max_tokens
