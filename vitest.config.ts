@@ -29,7 +29,10 @@ export default defineConfig({
           name: 'renderer',
           environment: 'jsdom',
           include: ['renderer/**/*.test.ts', 'renderer/**/*.test.tsx'],
-          testTimeout: 20_000,
+          // Finds wait up to 30 s for what they look for (see the setup file); a test gets
+          // the node project's 60 s so that a slow render on a loaded machine is not a failure.
+          setupFiles: ['test/support/renderer/wait-for-events.setup.ts'],
+          testTimeout: 60_000,
         },
       },
     ],

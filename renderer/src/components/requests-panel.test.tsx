@@ -140,7 +140,7 @@ describe('Requests view', () => {
     await waitFor(() => expect(screen.getByTestId('requests-logged').textContent).toBe('19 logged'));
     rendered.bridge.requests = { requests: [], events: [], total: 108, diskBytes: 0, diskCapBytes: 1, problem: null };
     rendered.push(served(108));
-    await waitFor(() => expect(screen.getByTestId('requests-logged').textContent).toBe('108 logged'), { timeout: 5_000 });
+    await waitFor(() => expect(screen.getByTestId('requests-logged').textContent).toBe('108 logged'));
     expect(screen.getByRole('button', { name: /^Requests/ }).getAttribute('aria-expanded')).toBe('false');
   });
 

@@ -52,7 +52,7 @@ describe('Check GPU sharing', () => {
       running: null,
     };
     bridge.checkStatus = { ...running(result.id, 'Done', 1), state: 'done', result, markdown: '# GPU sharing check' };
-    const report = await within(panel).findByTestId('sharing-report', {}, { timeout: 5_000 });
+    const report = await within(panel).findByTestId('sharing-report');
     expect(within(panel).getAllByTestId('sharing-report-row')).toHaveLength(1);
     expect(within(report).queryByTestId('sharing-simulated')).toBeNull();
     if (!result.decode.ran) throw new Error('the kept real-MLX report has no decode experiment');
@@ -79,7 +79,7 @@ describe('Check GPU sharing', () => {
 
     bridge.checkStatus = { ...running('sharing-live', 'Cancelled', 0.1), state: 'cancelled' };
     bridge.checks = { ...bridge.checks, running: null };
-    await within(panel).findByText('The check was cancelled; the models are as they were.', {}, { timeout: 5_000 });
+    await within(panel).findByText('The check was cancelled; the models are as they were.');
     expect(within(panel).getByRole('button', { name: 'Check GPU sharing' })).toBeTruthy();
 
     bridge.checkStatus = { ...running(result.id, 'Done', 1), state: 'done', result, markdown: '# report' };
