@@ -21,11 +21,16 @@ export interface HistoryChartProps {
   height?: number;
 }
 
+const P50_COLOUR = 'var(--accent)';
+const P95_COLOUR = 'var(--warn)';
 const axisTick = { fontSize: 10, fill: 'var(--text-secondary)' };
 const legendStyle = { fontSize: 10, lineHeight: '14px' };
 
-/** A dot for a series with fewer than two values, where a line would draw nothing. */
-const dotWhenAlone = (values: Array<number | null>) => (values.filter((v) => v != null).length < 2 ? { r: 3, strokeWidth: 1.5 } : false);
+/** A filled dot for a series with fewer than two values, where a line would draw nothing. */
+const dotWhenAlone = (values: Array<number | null>, colour: string) =>
+  values.filter((v) => v != null).length < 2 ? { r: 3.5, fill: colour, stroke: colour, strokeWidth: 1, strokeDasharray: '' } : false;
+/** The legend's words in the text colour: recharts paints them in the series' colour, and the bars' is too pale to read. */
+const legendWords = (value: string) => <span style={{ color: 'var(--text-secondary)' }}>{value}</span>;
 
 // The lines first, as the chart is about them; then the bars, requests before their failed part.
 const LEGEND_ORDER = ['p50', 'p95', 'answered', 'errors'];
@@ -50,15 +55,26 @@ function HistoryChartImpl({ points, hourly, width, height = 170 }: HistoryChartP
         <XAxis dataKey="t" tickFormatter={timeLabel(hourly)} tick={axisTick} minTickGap={24} interval="preserveStartEnd" />
         <YAxis yAxisId="ttft" width="auto" tick={axisTick} tickFormatter={axis.label} axisLine={false} tickLine={false} />
         <YAxis yAxisId="requests" orientation="right" width="auto" tick={axisTick} allowDecimals={false} axisLine={false} tickLine={false} />
-        <Bar yAxisId="requests" dataKey="answered" stackId="requests" name={hourly ? 'requests/h' : 'requests/min'} fill="var(--chart-bar, #c9d6e8)" maxBarSize={24} isAnimationActive={false} />
+        <Bar
+          yAxisId="requests"
+          dataKey="answered"
+          stackId="requests"
+          name={hourly ? 'requests/h' : 'requests/min'}
+          fill="var(--chart-bar, #c9d6e8)"
+          maxBarSize={24}
+          isAnimationActive={false}
+        />
         {withErrors && <Bar yAxisId="requests" dataKey="errors" stackId="requests" name="errors" fill="var(--bad)" maxBarSize={24} isAnimationActive={false} />}
         <Line
           yAxisId="ttft"
           dataKey="p50"
           name="TTFT p50"
-          stroke="var(--accent)"
+          stroke={P50_COLOUR}
           strokeWidth={1.5}
-          dot={dotWhenAlone(data.map((d) => d.p50))}
+          dot={dotWhenAlone(
+            data.map((d) => d.p50),
+            P50_COLOUR,
+          )}
           legendType="plainline"
           isAnimationActive={false}
           connectNulls
@@ -67,15 +83,18 @@ function HistoryChartImpl({ points, hourly, width, height = 170 }: HistoryChartP
           yAxisId="ttft"
           dataKey="p95"
           name="TTFT p95"
-          stroke="var(--warn)"
+          stroke={P95_COLOUR}
           strokeWidth={1.5}
           strokeDasharray="4 2"
-          dot={dotWhenAlone(data.map((d) => d.p95))}
+          dot={dotWhenAlone(
+            data.map((d) => d.p95),
+            P95_COLOUR,
+          )}
           legendType="plainline"
           isAnimationActive={false}
           connectNulls
         />
-        <Legend verticalAlign="bottom" iconSize={12} itemSorter={legendOrder} wrapperStyle={legendStyle} />
+        <Legend verticalAlign="bottom" iconSize={12} itemSorter={legendOrder} wrapperStyle={legendStyle} formatter={legendWords} />
       </ComposedChart>
     </div>
   );
