@@ -140,7 +140,8 @@ function expectInside(items: Drawn[], outer: Box, what: string): void {
 /** Labels of one axis do not cover each other. */
 function expectApart(items: Drawn[], what: string): void {
   const sorted = [...items].sort((a, b) => a.box.left - b.box.left);
-  for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.box.left, `${what} "${sorted[i - 1]!.text}" and "${sorted[i]!.text}" overlap`).toBeGreaterThanOrEqual(sorted[i - 1]!.box.right - 0.5);
+  for (let i = 1; i < sorted.length; i++)
+    expect(sorted[i]!.box.left, `${what} "${sorted[i - 1]!.text}" and "${sorted[i]!.text}" overlap`).toBeGreaterThanOrEqual(sorted[i - 1]!.box.right - 0.5);
 }
 
 describe('the History chart', () => {
