@@ -85,9 +85,15 @@ describe('the request log and history after a restart', () => {
     const chart = history.locator(`[data-testid="history-chart"][data-model="${MODEL}"]`);
     await chart.waitFor({ timeout: 20_000 });
     expect(await chart.locator('h3').innerText()).toContain(`${REQUESTS} requests`);
-    // recharts drew the minute's bar of requests (the TTFT lines need points in two
-    // minutes or more: these requests fall in one or two).
+    // recharts drew the minute's bar of requests, the legend, and the TTFT p50 and p95:
+    // these requests fall in one minute or two, and a single minute's figures are dots.
     await chart.locator('.recharts-bar-rectangle').first().waitFor({ timeout: 10_000 });
+    expect(await chart.locator('.recharts-legend-item').allInnerTexts()).toEqual(['TTFT p50', 'TTFT p95', 'requests/min']);
+    const minutes = await chart.locator('.recharts-bar-rectangle').count();
+    if (minutes === 1) expect(await chart.locator('.recharts-line-dot').count()).toBe(2);
+    else expect(await chart.locator('.recharts-line-curve').count()).toBe(2);
+    // Tall enough that the sticky footer does not cover the chart's legend in the screenshot.
+    await page.setViewportSize({ width: 1280, height: 1600 });
     await history.screenshot({ path: join(IMAGES, 'history-after-restart.png') });
     await context.close();
   });

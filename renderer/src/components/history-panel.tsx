@@ -1,12 +1,12 @@
 /**
- * History across restarts: one chart per model (recharts) of its TTFT p50 and p95 per
- * minute (per hour for 7 and 30 days) with the requests per span, a range selector, and
- * the `slower_than_usual` warning with both figures. Read from `/api/history` (or IPC)
- * while open. Collapsed by default.
+ * History across restarts: one chart per model (charts/history-chart.tsx: its TTFT p50
+ * and p95 per minute, per hour for 7 and 30 days, with the requests per span), a range
+ * selector, and the `slower_than_usual` warning with both figures. Read from
+ * `/api/history` (or IPC) while open. Collapsed by default.
  */
 import { useEffect, useId, useRef, useState } from 'react';
-import { Bar, CartesianGrid, ComposedChart, Line, XAxis, YAxis } from 'recharts';
 import { HISTORY_RANGES, type HistoryAnswer, type HistoryModel, type HistoryRange } from '../../../shared/history';
+import { HistoryChart } from '../charts/history-chart';
 import { useElementWidth } from '../lib/use-element-width';
 import { useActions } from '../store/store-context';
 import { PanelToggle } from './panel-toggle';
@@ -14,12 +14,6 @@ import { PanelToggle } from './panel-toggle';
 function ModelHistoryChart({ history, range }: { history: HistoryModel; range: HistoryRange }) {
   const ref = useRef<HTMLDivElement>(null);
   const width = useElementWidth(ref, 360);
-  const hourly = range === '7d' || range === '30d';
-  const label = (t: number) => {
-    const d = new Date(t);
-    return hourly ? `${d.getMonth() + 1}/${d.getDate()} ${d.getHours()}h` : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
-  };
-  const data = history.points.map((p) => ({ t: p.start, p50: p.ttftP50Ms, p95: p.ttftP95Ms, requests: p.requests, errors: p.errors }));
   const total = history.points.reduce((n, p) => n + p.requests, 0);
   const errors = history.points.reduce((n, p) => n + p.errors, 0);
   const restarts = history.points.reduce((n, p) => n + p.restarts, 0);
@@ -38,26 +32,7 @@ function ModelHistoryChart({ history, range }: { history: HistoryModel; range: H
         </p>
       )}
       <div ref={ref} className="history-chart">
-        {width > 0 && (
-          <ComposedChart width={width} height={140} data={data} margin={{ top: 4, right: 8, bottom: 0, left: 0 }}>
-            <CartesianGrid strokeDasharray="3 3" vertical={false} />
-            <XAxis dataKey="t" tickFormatter={label} fontSize={10} minTickGap={24} />
-            <YAxis yAxisId="ms" fontSize={10} width={44} unit=" ms" />
-            <YAxis yAxisId="n" orientation="right" fontSize={10} width={28} allowDecimals={false} />
-            <Bar yAxisId="n" dataKey="requests" fill="var(--chart-bar, #c9d6e8)" isAnimationActive={false} />
-            <Line yAxisId="ms" dataKey="p50" name="TTFT p50" stroke="var(--accent, #2f6fd0)" dot={false} isAnimationActive={false} connectNulls />
-            <Line
-              yAxisId="ms"
-              dataKey="p95"
-              name="TTFT p95"
-              stroke="var(--warn, #c77700)"
-              dot={false}
-              isAnimationActive={false}
-              connectNulls
-              strokeDasharray="4 2"
-            />
-          </ComposedChart>
-        )}
+        {width > 0 && <HistoryChart points={history.points} hourly={range === '7d' || range === '30d'} width={width} />}
       </div>
     </div>
   );
