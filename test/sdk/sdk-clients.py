@@ -32,6 +32,8 @@ with claude.messages.stream(model=model, max_tokens=8, messages=[{"role": "user"
     text = "".join(stream.text_stream)
     final = stream.get_final_message()
 assert text and final.stop_reason == "max_tokens" and final.usage.output_tokens == 8, final
+# The runner's prompt cache says what it served (a number, 0 on a miss); nothing is cache creation.
+assert final.usage.cache_read_input_tokens is not None and final.usage.cache_creation_input_tokens == 0, final.usage
 said("anthropic-messages", id=final.id, text=text)
 
 weather = {
