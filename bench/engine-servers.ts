@@ -6,14 +6,15 @@
  * models are (a Hugging Face hub cache, here a scratch one holding the tiny model) and
  * launched through the control API. One runs at a time; `stop` ends it and its runners.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../electron/core/package-root';
 import { eventually } from '../test/support/eventually';
 import { freePort } from '../test/support/free-port';
+import { hubCacheWith, tinyMlxModel } from '../test/support/tiny-mlx-hub';
 
 export type EngineServerName = 'exobar' | 'mlx_lm';
 
@@ -33,9 +34,7 @@ const START_TIMEOUT_MS = 600_000;
 
 /** The tiny llama-wide model's directory (made, or reused, by tiny_models.py). */
 export function tinyLlamaWide(python: string): string {
-  const tools = join(packageRoot(), 'electron', 'runners', 'mlx', 'tools', 'tiny_models.py');
-  const out = execFileSync(python, [tools, '--family', 'llama-wide'], { encoding: 'utf8', timeout: 300_000 });
-  return out.trim().split('\n')[0]!.split('\t')[1]!;
+  return tinyMlxModel(python, 'llama-wide');
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -77,15 +76,6 @@ export async function startMlxLmServer(python: string, modelDir: string, log: (l
   return { name: 'mlx_lm', baseURL, model: 'default_model', stop: () => stopChild(child) };
 }
 
-/** A scratch hub cache holding the tiny model as `models--exobar--tiny-llama-wide` (symlinks to its files). */
-function hubCacheWith(modelDir: string, root: string): string {
-  const hub = join(root, 'hub');
-  const snapshot = join(hub, `models--${TINY_REPO.replace('/', '--')}`, 'snapshots', 'bench');
-  mkdirSync(snapshot, { recursive: true });
-  for (const file of readdirSync(modelDir)) symlinkSync(join(modelDir, file), join(snapshot, file));
-  return hub;
-}
-
 /**
  * `node bin/exobar.js serve --port 0` with a scratch data directory (its settings name the
  * MLX venv's Python), then `POST /api/instances?wait=ready` for the tiny model.
@@ -95,7 +85,7 @@ export async function startExobarServe(python: string, modelDir: string, log: (l
   const dataDir = join(root, 'data');
   mkdirSync(dataDir);
   writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ mlxPython: python }));
-  const env = { ...process.env, HF_HUB_CACHE: hubCacheWith(modelDir, root), EXO_HOME: join(root, 'exo'), EXOBAR_LOG_LEVEL: 'warn' };
+  const env = { ...process.env, HF_HUB_CACHE: hubCacheWith(modelDir, root, TINY_REPO), EXO_HOME: join(root, 'exo'), EXOBAR_LOG_LEVEL: 'warn' };
   const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'exobar.js'), 'serve', '--port', '0', '--data-dir', dataDir], {
     cwd: packageRoot(),
     stdio: ['ignore', 'pipe', 'pipe'],

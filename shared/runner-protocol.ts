@@ -261,6 +261,12 @@ export const ChunkSchema = z.discriminatedUnion('kind', [
     finishReason: FinishReasonSchema.nullable(),
     usage: UsageSchema.nullable(),
     stats: GenerationStatsSchema.nullable(),
+    /**
+     * With finish "stop" on the last token: the stop sequence (one of the task's `stop`)
+     * that ended generation, so a client can be told which (Anthropic's `stop_sequence`).
+     * Absent when the model ended on its own, and from runners that apply no stop sequences.
+     */
+    stopSequence: z.string().optional(),
   }),
   /**
    * After each prefill chunk. With a prompt-cache hit it counts only the tokens the runner

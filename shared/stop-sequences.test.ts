@@ -25,9 +25,9 @@ describe('stop sequences', () => {
     expect(matcher.push('the').text).toBe('the');
     expect(matcher.push(' model').text).toBe(' model');
     // " runs" ends with "s", the start of the stop string: held back.
-    expect(matcher.push(' runs')).toEqual({ text: ' run', stopped: false });
-    expect(matcher.push(' on')).toEqual({ text: '', stopped: false });
-    expect(matcher.push(' one')).toEqual({ text: '', stopped: true });
+    expect(matcher.push(' runs')).toEqual({ text: ' run', stopped: false, matched: null });
+    expect(matcher.push(' on')).toEqual({ text: '', stopped: false, matched: null });
+    expect(matcher.push(' one')).toEqual({ text: '', stopped: true, matched: 's on o' });
   });
 
   it('releases held text that turns out not to be a stop string', () => {
@@ -35,8 +35,10 @@ describe('stop sequences', () => {
     expect(run(['GPUs'], tokens)).toEqual({ text: tokens.join(''), stopped: false, tokensUsed: tokens.length });
   });
 
-  it('takes the earliest of several stop strings', () => {
+  it('takes the earliest of several stop strings, and names it', () => {
     expect(run([' GPU', ' on'], tokens).text).toBe('the model runs');
+    const matcher = new StopSequenceMatcher([' GPU', ' on']);
+    expect(matcher.push('the model runs on one shared GPU')).toMatchObject({ stopped: true, matched: ' on' });
   });
 
   it('a stop string at the very start gives an empty answer', () => {

@@ -16,11 +16,14 @@ export interface StopStep {
   text: string;
   /** True once a stop sequence was found: generation must end, with finish reason "stop". */
   stopped: boolean;
+  /** The stop sequence found (the earliest in the text; of two at one place, the first listed); null while none is. */
+  matched: string | null;
 }
 
 export class StopSequenceMatcher {
   private held = '';
   private done = false;
+  private matched: string | null = null;
   private readonly stops: readonly string[];
 
   constructor(stops: readonly string[]) {
@@ -35,23 +38,26 @@ export class StopSequenceMatcher {
 
   /** Feeds the next token's text; returns what may be emitted and whether to stop. */
   push(text: string): StopStep {
-    if (this.done) return { text: '', stopped: true };
+    if (this.done) return { text: '', stopped: true, matched: this.matched };
     const buffer = this.held + text;
     // Emitted text never holds a stop string nor a held-back prefix of one, so the first
     // occurrence in the buffer is the first in the whole answer.
     let cut = -1;
     for (const stop of this.stops) {
       const at = buffer.indexOf(stop);
-      if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+      if (at >= 0 && (cut < 0 || at < cut)) {
+        cut = at;
+        this.matched = stop;
+      }
     }
     if (cut >= 0) {
       this.held = '';
       this.done = true;
-      return { text: buffer.slice(0, cut), stopped: true };
+      return { text: buffer.slice(0, cut), stopped: true, matched: this.matched };
     }
     const keep = this.partialMatchLength(buffer);
     this.held = buffer.slice(buffer.length - keep);
-    return { text: buffer.slice(0, buffer.length - keep), stopped: false };
+    return { text: buffer.slice(0, buffer.length - keep), stopped: false, matched: null };
   }
 
   /** The text held back at the end of generation (it turned out not to be a stop string). */

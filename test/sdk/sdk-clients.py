@@ -1,6 +1,9 @@
-"""Drives `exobar serve` (sim models) with the official Python clients, one dialect each.
+"""Drives `exobar serve` with the official Python clients, one dialect each.
 
-Usage: sdk-clients.py BASE_URL MODEL
+Usage: sdk-clients.py BASE_URL MODEL [sim|mlx]
+With `mlx` the model is a real MLX one with random weights: it calls a tool only when
+the request forces it (tool_choice, written by constrained decoding), and its JSON is
+valid only because the grammar makes it so; sampling is greedy so a run repeats.
 Prints one JSON line per call ({"api", "id"?}); any failed check raises (non-zero exit).
 """
 import json
@@ -9,9 +12,14 @@ import sys
 import anthropic
 import ollama
 import openai
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 base, model = sys.argv[1], sys.argv[2]
+real = len(sys.argv) > 3 and sys.argv[3] == "mlx"
+#: The sim calls the tool on its own (a scripted call); random weights only when forced.
+#: (This anthropic release takes `temperature` only as an extra body field.)
+claude_choice = {"type": "tool", "name": "get_weather"} if real else {"type": "auto"}
+greedy = {"extra_body": {"temperature": 0}} if real else {}
 
 
 def said(api, **fields):
@@ -24,14 +32,16 @@ with claude.messages.stream(model=model, max_tokens=8, messages=[{"role": "user"
     text = "".join(stream.text_stream)
     final = stream.get_final_message()
 assert text and final.stop_reason == "max_tokens" and final.usage.output_tokens == 8, final
+# The runner's prompt cache says what it served (a number, 0 on a miss); nothing is cache creation.
+assert final.usage.cache_read_input_tokens is not None and final.usage.cache_creation_input_tokens == 0, final.usage
 said("anthropic-messages", id=final.id, text=text)
 
 weather = {
     "name": "get_weather",
     "description": "The weather in a city",
-    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"], "additionalProperties": False},
 }
-first = claude.messages.create(model=model, max_tokens=32, tools=[weather], messages=[{"role": "user", "content": "weather in Paris?"}])
+first = claude.messages.create(model=model, max_tokens=64, tools=[weather], tool_choice=claude_choice, **greedy, messages=[{"role": "user", "content": "weather in Paris?"}])
 assert first.stop_reason == "tool_use", first
 use = next(b for b in first.content if b.type == "tool_use")
 assert use.name == "get_weather" and isinstance(use.input.get("city"), str), use
@@ -40,6 +50,7 @@ second = claude.messages.create(
     model=model,
     max_tokens=6,
     tools=[weather],
+    **greedy,
     messages=[
         {"role": "user", "content": "weather in Paris?"},
         {"role": "assistant", "content": first.content},
@@ -55,7 +66,7 @@ fn = {
     "type": "function",
     "name": "get_weather",
     "description": "The weather in a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": False},
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"], "additionalProperties": False},
 }
 events = list(client.responses.create(model=model, input="weather in Paris?", tools=[fn], tool_choice="required", stream=True))
 kinds = [e.type for e in events]
@@ -80,12 +91,13 @@ said("openai-chat", id=chat.id, tool="get_weather")
 
 
 class City(BaseModel):
-    name: str
-    population: int
+    # Bounded, so random weights (which never close a string on their own) end within max_tokens.
+    name: str = Field(max_length=12)
+    population: int = Field(ge=0, le=99_999_999)
     coastal: bool
 
 
-parsed = client.beta.chat.completions.parse(model=model, messages=[{"role": "user", "content": "a city"}], response_format=City)
+parsed = client.beta.chat.completions.parse(model=model, max_tokens=96, messages=[{"role": "user", "content": "a city"}], response_format=City, **greedy)
 city = parsed.choices[0].message.parsed
 assert isinstance(city, City), parsed
 said("openai-chat", id=parsed.id, parsed=city.model_dump())

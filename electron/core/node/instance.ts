@@ -417,10 +417,12 @@ export class Instance {
     } else if (chunk.kind === 'TokenChunk') {
       // The last chunk's usage says how much of the prompt the runner's cache served (a cancel's too).
       if (chunk.usage?.cachedTokens !== undefined) request.cachedTokens = chunk.usage.cachedTokens;
+      if (chunk.usage) request.runnerPromptTokens = chunk.usage.promptTokens;
       if (chunk.finishReason === 'cancelled' || chunk.finishReason === 'error') return;
       if (chunk.finishReason) {
         request.finishReason = chunk.finishReason;
         request.stats = chunk.stats;
+        if (chunk.stopSequence !== undefined) request.stopSequence = chunk.stopSequence;
       }
       this.tokenRate.record(1, now);
       const sample = request.markToken(chunk.text, chunk.tokenId, now);
@@ -456,6 +458,7 @@ export class Instance {
         finishReason: request.finishReason ?? 'stop',
         usage: request.usage(),
         stats: request.stats,
+        stopSequence: request.stopSequence,
       });
     } else if (status === 'Cancelled') {
       this.log.record({ kind: 'cancel_confirmed', instanceId: this.id, requestId: request.id });

@@ -41,6 +41,14 @@ export class NodeRequest {
   stats: GenerationStats | null = null;
   /** Prompt tokens the runner's prompt cache served, from its last usage; null when it did not say (no cache, older runner). */
   cachedTokens: number | null = null;
+  /**
+   * The prompt as the runner's tokenizer counted it, from its last usage; null until then.
+   * The node's own count is exact for the sim but only a lower bound for MLX (shared/token-count.ts),
+   * and a cache hit must be told against the prompt the cache saw.
+   */
+  runnerPromptTokens: number | null = null;
+  /** The stop sequence that ended generation, when the runner said one did. */
+  stopSequence: string | null = null;
   runnerError: string | null = null;
   ttft: TtftSample | null = null;
   outcome: RequestTimeline['outcome'] = 'in_flight';
@@ -130,8 +138,9 @@ export class NodeRequest {
   }
 
   usage(): Usage {
-    const usage: Usage = { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
-    return this.cachedTokens === null ? usage : { ...usage, cachedTokens: Math.min(this.cachedTokens, this.promptTokens) };
+    const promptTokens = this.runnerPromptTokens ?? this.promptTokens;
+    const usage: Usage = { promptTokens, completionTokens: this.completionTokens };
+    return this.cachedTokens === null ? usage : { ...usage, cachedTokens: Math.min(this.cachedTokens, promptTokens) };
   }
 
   finish(event: TerminalEvent, now = performance.now()): boolean {

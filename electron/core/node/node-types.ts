@@ -58,7 +58,8 @@ export type RequestEvent =
   | { type: 'token'; text: string; tokenId: number }
   /** The model's complete tool calls (before its terminal event, which then says finish `tool_calls`). */
   | { type: 'tool_calls'; toolCalls: ToolCall[] }
-  | { type: 'finished'; finishReason: 'stop' | 'length' | 'tool_calls'; usage: Usage; stats: GenerationStats | null }
+  /** `stopSequence`: the request's stop sequence that ended it (finish `stop`), null when none did or the runner did not say. */
+  | { type: 'finished'; finishReason: 'stop' | 'length' | 'tool_calls'; usage: Usage; stats: GenerationStats | null; stopSequence?: string | null }
   | { type: 'cancelled'; usage: Usage }
   | { type: 'failed'; error: NodeError };
 

@@ -165,8 +165,12 @@ export class RunnerProcess {
   }
 }
 
-/** A stdout line as the log keeps it: a token's text replaced by its length, everything else as written. */
+/** A stdout line as the log keeps it: a token's text (and the stop sequence it met, the client's words) replaced by its length, everything else as written. */
 function redactedLine(message: RunnerOutput, line: string): string {
   if (message.type !== 'ChunkGenerated' || message.chunk.kind !== 'TokenChunk') return line;
-  return JSON.stringify({ ...message, chunk: { ...message.chunk, text: `[${message.chunk.text.length} characters]` } });
+  const { stopSequence } = message.chunk;
+  return JSON.stringify({
+    ...message,
+    chunk: { ...message.chunk, text: `[${message.chunk.text.length} characters]`, ...(stopSequence !== undefined ? { stopSequence: `[${stopSequence.length} characters]` } : {}) },
+  });
 }

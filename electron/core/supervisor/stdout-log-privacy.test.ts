@@ -35,4 +35,16 @@ describe('runner stdout log', () => {
         ).toBe(true);
     });
   }
+
+  it('does not keep the stop sequence a token met (the client\'s words), only its length', async () => {
+    fixture = createNodeFixture({ simTimeScale: 0.1 });
+    const id = await fixture.launch(MODEL);
+    // The sim writes words separated by spaces: the stop sequence " " is met.
+    const request = submitTracked(fixture.node, { model: MODEL, messages: makePrompt(20, 'privacy-stop'), maxTokens: 30, stop: [' '] });
+    expect(await request.handle.done).toMatchObject({ type: 'finished', finishReason: 'stop', stopSequence: ' ' });
+    const file = join(fixture.dataDir, 'logs', id, 'stdout.log');
+    await eventually(() => readFileSync(file, 'utf8').includes('"status":"Complete"'), 5000, 'the log written');
+    const logged = [...readFileSync(file, 'utf8').matchAll(/"stopSequence":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    expect(logged).toEqual(['[1 characters]']);
+  });
 });

@@ -389,6 +389,7 @@ export class GenerationEngine {
       tokenId: token.tokenId,
       finishReason,
       usage: this.usage(request.promptTokens, request.produced, request.cachedTokens),
+      ...(step.matched !== null ? { stopSequence: step.matched } : {}),
       stats: {
         promptTps: (request.promptTokens - request.cachedTokens) / simSeconds(request.prefillMs),
         generationTps: request.produced / simSeconds(decodeMs),

@@ -35,6 +35,8 @@ export interface ChatEnd {
   finishReason: ChatFinishReason;
   usage: Usage;
   stats: GenerationStats | null;
+  /** With finish `stop`: the request's stop sequence that ended it; null when none did (or the runner did not say). */
+  stopSequence: string | null;
 }
 
 /** A whole (not streamed) answer. */
@@ -199,6 +201,12 @@ export async function serveChat(ctx: RouteContext, loader: ModelLoader | undefin
   else await wholeAnswer(ctx, submitted, dialect);
 }
 
+/** How a request that did not fail ended, as every dialect reports it. */
+function chatEnd(event: Extract<TerminalEvent, { type: 'finished' | 'cancelled' }>): ChatEnd {
+  if (event.type === 'cancelled') return { finishReason: 'cancelled', usage: event.usage, stats: null, stopSequence: null };
+  return { finishReason: event.finishReason, usage: event.usage, stats: event.stats, stopSequence: event.stopSequence ?? null };
+}
+
 /** Non-streaming: the dialect's one body once the request ends. */
 async function wholeAnswer(ctx: RouteContext, submitted: Submitted, dialect: Dialect): Promise<void> {
   const { handle } = submitted;
@@ -220,8 +228,7 @@ async function wholeAnswer(ctx: RouteContext, submitted: Submitted, dialect: Dia
   if (event.type === 'failed') throw toApiError(event.error);
   // A cancelled request answers 200 with what was generated and a "cancelled" finish: an
   // error status would make clients raise (and retry 5xx) for something the user asked for.
-  const finishReason = event.type === 'cancelled' ? 'cancelled' : event.finishReason;
-  dialect.whole(ctx, handle, { text: parts.join(''), toolCalls, finishReason, usage: event.usage, stats: event.type === 'finished' ? event.stats : null });
+  dialect.whole(ctx, handle, { text: parts.join(''), toolCalls, ...chatEnd(event) });
 }
 
 /** Streaming: the writer opens at once (its id lets a client cancel a long prefill), then every event in order. */
@@ -236,11 +243,7 @@ function streamAnswer(submitted: Submitted, writer: ChatStreamWriter): void {
       writer.fail(event instanceof ApiError ? event : toApiError(event.error));
       return;
     }
-    writer.end({
-      finishReason: event.type === 'cancelled' ? 'cancelled' : event.finishReason,
-      usage: event.usage,
-      stats: event.type === 'finished' ? event.stats : null,
-    });
+    writer.end(chatEnd(event));
   };
   submitted.setSink((event) => {
     if (done) return;

@@ -40,8 +40,13 @@ export function anthropicErrorBody(error: ApiError) {
   return { type: 'error' as const, error: { type: errorType(error.status), message: error.message } };
 }
 
-/** Anthropic's `stop_reason`; `cancelled` (exo's word) for a request cancelled by the client or `/v1/cancel/{id}`. */
-function stopReason(reason: ChatFinishReason): string {
+/**
+ * Anthropic's `stop_reason`; `stop_sequence` when one of the request's `stop_sequences`
+ * ended it (the runner names it); `cancelled` (exo's word) for a request cancelled by the
+ * client or `/v1/cancel/{id}`.
+ */
+function stopReason(reason: ChatFinishReason, stopSequence: string | null): string {
+  if (reason === 'stop' && stopSequence !== null) return 'stop_sequence';
   if (reason === 'length') return 'max_tokens';
   if (reason === 'tool_calls') return 'tool_use';
   if (reason === 'cancelled') return 'cancelled';
@@ -49,11 +54,21 @@ function stopReason(reason: ChatFinishReason): string {
 }
 
 /**
- * Anthropic's usage. The cache fields are null (Anthropic's "unknown") until the engines
- * report prefix-cache hits: exobar never invents a figure.
+ * Anthropic's usage, where the prompt is split three ways: `cache_read_input_tokens` the
+ * runner's prompt-cache hit (`cachedTokens`), `input_tokens` the rest, and
+ * `cache_creation_input_tokens` 0: exobar's prefix cache is automatic, nothing is written
+ * at a client's request (Anthropic's `cache_control`) nor counted apart for it. A runner
+ * that did not say what its cache served leaves `cache_read_input_tokens` null
+ * (Anthropic's "unknown"): exobar never invents a figure.
  */
-function anthropicUsage(usage: Pick<Usage, 'promptTokens' | 'completionTokens'>) {
-  return { input_tokens: usage.promptTokens, output_tokens: usage.completionTokens, cache_creation_input_tokens: null, cache_read_input_tokens: null };
+function anthropicUsage(usage: Usage) {
+  const cached = usage.cachedTokens;
+  return {
+    input_tokens: usage.promptTokens - (cached ?? 0),
+    output_tokens: usage.completionTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached ?? null,
+  };
 }
 
 function parseInput(call: ToolCall): unknown {
@@ -108,8 +123,8 @@ const anthropicDialect: Dialect = {
       role: 'assistant',
       model: handle.model,
       content,
-      stop_reason: stopReason(answer.finishReason),
-      stop_sequence: null,
+      stop_reason: stopReason(answer.finishReason, answer.stopSequence),
+      stop_sequence: answer.stopSequence,
       usage: anthropicUsage(answer.usage),
     });
   },
@@ -162,7 +177,7 @@ const anthropicDialect: Dialect = {
         closeText();
         sse.event('message_delta', {
           type: 'message_delta',
-          delta: { stop_reason: stopReason(end.finishReason), stop_sequence: null },
+          delta: { stop_reason: stopReason(end.finishReason, end.stopSequence), stop_sequence: end.stopSequence },
           usage: anthropicUsage(end.usage),
         });
         sse.event('message_stop', { type: 'message_stop' });

@@ -57,7 +57,9 @@ function closing(ctx: RouteContext, end: ChatEnd) {
     done_reason: end.finishReason === 'length' ? 'length' : end.finishReason === 'cancelled' ? 'cancelled' : 'stop',
     total_duration: ns(performance.now() - ctx.arrivedAt),
     load_duration: 0,
+    // The whole prompt, as Ollama counts it; the part its prompt cache served apart, as Ollama's `prompt_eval_cached_count` (left out when the runner did not say).
     prompt_eval_count: end.usage.promptTokens,
+    ...(end.usage.cachedTokens !== undefined ? { prompt_eval_cached_count: end.usage.cachedTokens } : {}),
     prompt_eval_duration: s && s.promptTps > 0 ? ns((s.promptTokens / s.promptTps) * 1000) : 0,
     eval_count: end.usage.completionTokens,
     eval_duration: s && s.generationTps > 0 ? ns((s.generationTokens / s.generationTps) * 1000) : 0,

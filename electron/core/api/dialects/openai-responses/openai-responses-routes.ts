@@ -42,10 +42,11 @@ export function responsesMessages(body: Pick<ResponsesRequest, 'input' | 'instru
   return out;
 }
 
+/** The Responses usage; `cached_tokens` is the runner's prompt-cache hit (part of `input_tokens`), 0 when it did not say, as in chat completions. */
 function usageOf(usage: Usage) {
   return {
     input_tokens: usage.promptTokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.cachedTokens ?? 0 },
     output_tokens: usage.completionTokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.promptTokens + usage.completionTokens,
