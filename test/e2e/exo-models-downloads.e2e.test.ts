@@ -105,11 +105,13 @@ describe("exo's downloads in the Models panel", () => {
     // The percent is floored, the bytes rounded to 0.1 GiB: they agree within 1.5 points.
     expect(Math.abs(first.percent - (first.downloadedGb / 16) * 100)).toBeLessThanOrEqual(1.5);
 
-    // The next poll: more bytes, a higher percent, less time left, the speed still the real one.
-    await expect.poll(async () => parseProgress(await qwenProgress().textContent())?.downloadedGb, { timeout: 20_000 }).toBeGreaterThan(first.downloadedGb);
+    // A later poll: more bytes, a higher percent, less time left, the speed still the real one.
+    // Waited for as one reading: on a loaded machine one poll's rate can dip enough that its
+    // rounded time left equals the previous one, while the bytes have already moved on.
+    const moved = (p: ReturnType<typeof parseProgress>): boolean =>
+      p !== null && p.downloadedGb > first.downloadedGb && p.percent > first.percent && p.leftS < first.leftS;
+    await expect.poll(async () => moved(parseProgress(await qwenProgress().textContent())), { timeout: 30_000 }).toBe(true);
     const next = parseProgress(await qwenProgress().textContent())!;
-    expect(next.percent).toBeGreaterThan(first.percent);
-    expect(next.leftS).toBeLessThan(first.leftS);
     expect(next.mbPerS).toBeGreaterThanOrEqual(90);
     expect(next.mbPerS).toBeLessThanOrEqual(110);
   });
