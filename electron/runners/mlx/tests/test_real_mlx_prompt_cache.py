@@ -12,13 +12,15 @@ from exobar_mlx.interleaved_loop import InterleavedLoop
 from exobar_mlx.mlx_engine import MlxEngine
 
 from .helpers import RunnerProcess
-from .real_mlx import chat, params, require_real_mlx, tiny_model, words
+from .real_mlx import chat, params, require_real_mlx, tiny_families, tiny_model, words
 from .test_interleaved_loop import FixedSizer
 from .test_step_loop import Harness
 
-#: KVCache, RotatingKVCache (a window shorter than the prompts), ArraysCache (hybrid,
-#: state space) and ChunkedKVCache (served one at a time, its prompt cache refused).
-FAMILIES = ("llama", "gemma3", "lfm2", "mamba2", "llama4")
+#: Every family tools/tiny_models.py builds: KVCache (llama, llama-wide, qwen3),
+#: RotatingKVCache (gemma3, a window shorter than the prompts), ArraysCache (lfm2 hybrid,
+#: mamba2 state space) and ChunkedKVCache (llama4, served one at a time, its prompt
+#: cache refused).
+FAMILIES = tiny_families()
 REFUSED = ("llama4",)
 TOKENS = 8
 CHUNK = 16
