@@ -107,6 +107,15 @@ class GreedyWithAndWithoutACacheHit(unittest.TestCase):
                 plain.close()
                 self.assertEqual(got, expected)
 
+    def test_the_warm_up_leaves_nothing_in_the_cache(self):
+        # Its finish included: a user's first prompt is never served the warm-up's.
+        engine = cached_engine("llama")
+        engine.warmup()
+        self.assertEqual(engine.prompt_cache_stats()["entries"], 0)
+        _, cached = run_one(engine, "first", chat(20))
+        engine.close()
+        self.assertEqual(cached, 0)
+
     def test_an_entry_over_the_byte_cap_evicts_the_least_recently_used(self):
         engine = cached_engine("llama")
         run_one(engine, "a", chat(40))
