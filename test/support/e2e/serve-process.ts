@@ -38,6 +38,8 @@ export async function startServe(options: {
   dataDir?: string;
   /** Settings written to the data directory's settings.json before the start (e.g. `{ runner: { schedule: 'exo' } }`). */
   settings?: Record<string, unknown>;
+  /** More environment for the server (`HF_HUB_CACHE` naming where its models are). */
+  env?: Record<string, string>;
 }): Promise<ServeProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'exobar-e2e-')));
   if (options.settings) await writeFile(join(dataDir, 'settings.json'), JSON.stringify(options.settings));
@@ -45,7 +47,7 @@ export async function startServe(options: {
     process.execPath,
     ['bin/exobar.js', 'serve', '--port', '0', '--data-dir', dataDir, '--sim-time-scale', String(options.simTimeScale), ...(options.args ?? [])],
     // Its own process group, so a failed test can end the server and every runner it spawned.
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, EXOBAR_LOG_LEVEL: 'warn' } },
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, EXOBAR_LOG_LEVEL: 'warn', ...options.env } },
   );
   let log = '';
   child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
