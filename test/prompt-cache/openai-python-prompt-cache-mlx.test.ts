@@ -94,10 +94,14 @@ if ('missing' in ready) {
       // entry and the second's prefill, each one of the size every later entry has.
       const lookups = (view: PromptCacheView) => view.hits + view.misses;
       const reported = async (after: number) =>
-        eventually(async () => {
-          const view = await promptCache(serve);
-          return lookups(view) > after ? view : null;
-        }, 60_000, 'the runner to report its prompt cache');
+        eventually(
+          async () => {
+            const view = await promptCache(serve);
+            return lookups(view) > after ? view : null;
+          },
+          60_000,
+          'the runner to report its prompt cache',
+        );
       expect((await client(serve, 'one', ['w310'])).cached).toBe(0);
       const first = await reported(0);
       await client(serve, 'one', ['w311']);
@@ -135,10 +139,14 @@ if ('missing' in ready) {
         expect(turns[i]!.cached, JSON.stringify(turns)).toBeGreaterThanOrEqual(turns[i - 1]!.prompt);
         expect(turns[i]!.cached, JSON.stringify(turns)).toBeLessThan(turns[i]!.prompt);
       }
-      const cache = await eventually(async () => {
-        const view = await promptCache(serve);
-        return view.hits >= 4 ? view : null;
-      }, 60_000, 'the runner to report the four hits');
+      const cache = await eventually(
+        async () => {
+          const view = await promptCache(serve);
+          return view.hits >= 4 ? view : null;
+        },
+        60_000,
+        'the runner to report the four hits',
+      );
       expect(cache.entries).toBeGreaterThan(0);
       expect(cache.bytes).toBeLessThanOrEqual(cache.capBytes);
     }, 900_000);
@@ -156,7 +164,6 @@ if ('missing' in ready) {
       // and greedy decoding answers the same from the cache as from a whole prefill.
       expect(seen.thirdText, report).toBe(seen.againText);
     }, 900_000);
-
 
     it('a model whose cache family cannot be reused says why in /api/state, and is never served from the cache', async () => {
       // Llama 4's ChunkedKVCache: a prefix cut back from a longer entry gave other tokens.
