@@ -2,7 +2,11 @@
 `exobar serve`. Prints one JSON object with what each scenario saw; the vitest file
 (openai-python-prompt-cache.test.ts) asserts on it.
 
-usage: python3 prompt_cache_client.py BASE_URL SCENARIO MODEL [LONG_MODEL]
+usage: python3 prompt_cache_client.py BASE_URL SCENARIO MODEL [LONG_PROMPT_WORDS]
+       python3 prompt_cache_client.py BASE_URL one MODEL [SALT]
+(LONG_PROMPT_WORDS: the cancelled prompt's length, default 8000; a real model on a CPU
+prefills far slower than the sim, so its test sends a shorter one. `one` asks one
+100-word prompt, salted.)
 """
 import json
 import sys
@@ -40,20 +44,25 @@ def four_turns(client, model):
     return {"turns": seen}
 
 
+def ask_once(client, model, salt):
+    """One 100-word prompt (salted), two tokens: its cached_tokens."""
+    answer = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": words(100, salt)}], max_tokens=2, temperature=0
+    )
+    return cached(answer.usage)
+
+
 def lru(client, model):
     def ask(salt):
-        answer = client.chat.completions.create(
-            model=model, messages=[{"role": "user", "content": words(100, salt)}], max_tokens=2, temperature=0
-        )
-        return cached(answer.usage)
+        return ask_once(client, model, salt)
 
     # The cap holds two of these prompts: A, B, A again (A is now the most recent), C
     # (evicts B, the least recently used), then B misses and C still hits.
     return {"a": ask("w301"), "b": ask("w302"), "a_again": ask("w301"), "c": ask("w303"), "b_again": ask("w302"), "c_again": ask("w303")}
 
 
-def cancelled_prefill(client, base_url, model):
-    long_prompt = words(8000, "w401")
+def cancelled_prefill(client, base_url, model, long_words):
+    long_prompt = words(long_words, "w401")
     stream = client.chat.completions.create(
         model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=4, stream=True,
         stream_options={"include_usage": True},
@@ -73,14 +82,21 @@ def cancelled_prefill(client, base_url, model):
         usage = chunk.usage or usage
     # The same prompt again: the cancelled prefill left nothing to serve it. Once this one
     # prefilled whole, a third is served from the cache (the prompt fits the cap).
-    again = client.chat.completions.create(model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=2)
-    third = client.chat.completions.create(model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=2)
+    again = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=4, temperature=0
+    )
+    third = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": long_prompt}], max_tokens=4, temperature=0
+    )
     return {
         "finish": finish,
         "cancelledCompletionTokens": usage.completion_tokens if usage else None,
         "againCached": cached(again.usage),
         "thirdCached": cached(third.usage),
         "prompt": again.usage.prompt_tokens,
+        # Greedy: the whole prefill's answer and the cache hit's must be the same text.
+        "againText": again.choices[0].message.content,
+        "thirdText": third.choices[0].message.content,
     }
 
 
@@ -92,7 +108,9 @@ def main():
     elif scenario == "lru":
         result = lru(client, model)
     elif scenario == "cancelled_prefill":
-        result = cancelled_prefill(client, base_url, model)
+        result = cancelled_prefill(client, base_url, model, int(sys.argv[4]) if len(sys.argv) > 4 else 8000)
+    elif scenario == "one":
+        result = {"cached": ask_once(client, model, sys.argv[4] if len(sys.argv) > 4 else "w309")}
     else:
         raise SystemExit(f"unknown scenario {scenario}")
     print(json.dumps(result))

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { findSimModel } from '../../../shared/catalog';
 import { parseSimRunnerArgs } from './args';
+import { SIM_PROFILES } from './sim-profiles';
 
 describe('sim runner args', () => {
   it('accepts a catalog sim model and a time scale in both flag forms', () => {
@@ -17,7 +19,15 @@ describe('sim runner args', () => {
     expect(b.ok && [b.value.schedule, b.value.prefillChunkMs, b.value.promptCacheBytes]).toEqual(['interleaved', 250, 0]);
   });
 
+  it("takes a calibrated profile's timings in place of the model's, keeping its load figures", () => {
+    const a = parseSimRunnerArgs(['--model', 'sim/llama-3.2-1b', '--profile', 'cpu-tiny']);
+    const catalog = findSimModel('sim/llama-3.2-1b')!.sim!;
+    expect(a.ok && a.value.model.sim).toEqual({ ...catalog, ...SIM_PROFILES['cpu-tiny'].timings });
+    expect(a.ok && a.value.model.sim.loadS).toBe(catalog.loadS);
+  });
+
   it.each([
+    [['--model', 'sim/llama-3.2-1b', '--profile', 'gpu-huge'], '--profile must be one of cpu-tiny, got "gpu-huge"'],
     [[], '--model is required'],
     [['--model', 'sim/nope'], 'unknown sim model "sim/nope" (known: sim/llama-3.2-1b, sim/llama-3.2-3b)'],
     [['--model'], '--model needs a value'],

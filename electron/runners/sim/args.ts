@@ -1,8 +1,10 @@
 /**
  * Command-line arguments of the sim runner:
  * `--model <sim catalog id> [--time-scale X] [--schedule exo|interleaved]
- *  [--prefill-chunk-ms N] [--prompt-cache-bytes N]` (also `--flag=value`).
- * The last three are every runner's (shared/runner-protocol.ts, runnerEngineArgs).
+ *  [--prefill-chunk-ms N] [--prompt-cache-bytes N] [--profile cpu-tiny]` (also `--flag=value`).
+ * `--schedule`, `--prefill-chunk-ms` and `--prompt-cache-bytes` are every runner's
+ * (shared/runner-protocol.ts, runnerEngineArgs); `--profile` is the sim's own: the model's
+ * timings replaced by a calibrated profile's (sim-profiles.ts).
  */
 import { findSimModel, SIM_MODELS, type CatalogModel, type SimTimings } from '../../../shared/catalog';
 import {
@@ -13,6 +15,7 @@ import {
   RunnerScheduleSchema,
   type RunnerEngineOptions,
 } from '../../../shared/runner-protocol';
+import { isSimProfileName, SIM_PROFILES, withSimProfile } from './sim-profiles';
 
 export interface SimRunnerArgs extends RunnerEngineOptions {
   model: CatalogModel & { sim: SimTimings };
@@ -24,9 +27,10 @@ export type ParseArgsResult = { ok: true; value: SimRunnerArgs } | { ok: false; 
 
 export const USAGE =
   'usage: node out/main/sim-runner.cjs --model <sim model id> [--time-scale <number > 0>] ' +
-  '[--schedule exo|interleaved] [--prefill-chunk-ms <ms>] [--prompt-cache-bytes <bytes, 0 = off>]';
+  '[--schedule exo|interleaved] [--prefill-chunk-ms <ms>] [--prompt-cache-bytes <bytes, 0 = off>] ' +
+  `[--profile ${Object.keys(SIM_PROFILES).join('|')}]`;
 
-const FLAGS = new Set(['--model', '--time-scale', '--schedule', '--prefill-chunk-ms', '--prompt-cache-bytes']);
+const FLAGS = new Set(['--model', '--time-scale', '--schedule', '--prefill-chunk-ms', '--prompt-cache-bytes', '--profile']);
 
 /** Parses argv (without node and the script). Never throws: bad input is a clear message. */
 export function parseSimRunnerArgs(argv: readonly string[]): ParseArgsResult {
@@ -67,5 +71,10 @@ export function parseSimRunnerArgs(argv: readonly string[]): ParseArgsResult {
   if (!Number.isSafeInteger(promptCacheBytes) || promptCacheBytes < 0) {
     return { ok: false, error: `--prompt-cache-bytes must be a whole number of bytes (0: no cache), got "${values.get('--prompt-cache-bytes')}"` };
   }
-  return { ok: true, value: { model: { ...model, sim: model.sim }, timeScale, schedule: schedule.data, prefillChunkMs, promptCacheBytes } };
+  const profile = values.get('--profile');
+  if (profile !== undefined && !isSimProfileName(profile)) {
+    return { ok: false, error: `--profile must be one of ${Object.keys(SIM_PROFILES).join(', ')}, got "${profile}"` };
+  }
+  const sim = profile === undefined ? model.sim : withSimProfile(model.sim, SIM_PROFILES[profile]);
+  return { ok: true, value: { model: { ...model, sim }, timeScale, schedule: schedule.data, prefillChunkMs, promptCacheBytes } };
 }

@@ -278,20 +278,22 @@ class MlxEngine(Engine):
         request = self.prepare(
             "warmup", "warmup", GenerationParams([{"role": "user", "content": WARMUP_PROMPT}], 2, 0.0, None), 2
         )
+        # Neither looked up nor cached, its finish included: a user's first prompt must
+        # not be served the warm-up's.
         self._caching = False
         try:
             started = time.perf_counter()
             self.prefill(request, lambda *_: None)
             elapsed = time.perf_counter() - started
+            # A short prompt's rate, overheads included: a conservative first estimate.
+            if elapsed > 0:
+                self.prefill_rate_hint = max(1.0, request.prompt_tokens / elapsed)
+            for _ in range(8):
+                if any(t.finish_reason or t.error for t in self.decode_step()) or not self._decoding:
+                    break
+            self.remove("warmup")
         finally:
             self._caching = True
-        # A short prompt's rate, overheads included: a conservative first estimate.
-        if elapsed > 0:
-            self.prefill_rate_hint = max(1.0, request.prompt_tokens / elapsed)
-        for _ in range(8):
-            if any(t.finish_reason or t.error for t in self.decode_step()) or not self._decoding:
-                break
-        self.remove("warmup")
 
     def close(self) -> None:
         gen, self._gen = self._gen, None

@@ -49,12 +49,24 @@ def require_real_mlx(case: unittest.TestCase) -> None:
     raise unittest.SkipTest(message)
 
 
-def tiny_model(family: str) -> Path:
-    """The tiny model of one family, made (or reused) by tools/tiny_models.py."""
+def _tiny_models() -> Any:
+    """tools/tiny_models.py, imported from its directory."""
     tools = Path(__file__).resolve().parent.parent / "tools"
     if str(tools) not in sys.path:
         sys.path.insert(0, str(tools))
     import tiny_models
+
+    return tiny_models
+
+
+def tiny_families() -> Tuple[str, ...]:
+    """Every family tools/tiny_models.py builds."""
+    return tuple(_tiny_models().FAMILIES)
+
+
+def tiny_model(family: str) -> Path:
+    """The tiny model of one family, made (or reused) by tools/tiny_models.py."""
+    tiny_models = _tiny_models()
 
     out = Path(os.environ.get("EXOBAR_TINY_MODELS_DIR", tiny_models.DEFAULT_OUT))
     return tiny_models.build(family, out)

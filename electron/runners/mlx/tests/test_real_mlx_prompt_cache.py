@@ -12,13 +12,15 @@ from exobar_mlx.interleaved_loop import InterleavedLoop
 from exobar_mlx.mlx_engine import MlxEngine
 
 from .helpers import RunnerProcess
-from .real_mlx import chat, params, require_real_mlx, tiny_model, words
+from .real_mlx import chat, params, require_real_mlx, tiny_families, tiny_model, words
 from .test_interleaved_loop import FixedSizer
 from .test_step_loop import Harness
 
-#: KVCache, RotatingKVCache (a window shorter than the prompts), ArraysCache (hybrid,
-#: state space) and ChunkedKVCache (served one at a time, its prompt cache refused).
-FAMILIES = ("llama", "gemma3", "lfm2", "mamba2", "llama4")
+#: Every family tools/tiny_models.py builds: KVCache (llama, llama-wide, qwen3),
+#: RotatingKVCache (gemma3, a window shorter than the prompts), ArraysCache (lfm2 hybrid,
+#: mamba2 state space) and ChunkedKVCache (llama4, served one at a time, its prompt
+#: cache refused).
+FAMILIES = tiny_families()
 REFUSED = ("llama4",)
 TOKENS = 8
 CHUNK = 16
@@ -104,6 +106,15 @@ class GreedyWithAndWithoutACacheHit(unittest.TestCase):
                 expected, _ = run_one(plain, "p2", second)
                 plain.close()
                 self.assertEqual(got, expected)
+
+    def test_the_warm_up_leaves_nothing_in_the_cache(self):
+        # Its finish included: a user's first prompt is never served the warm-up's.
+        engine = cached_engine("llama")
+        engine.warmup()
+        self.assertEqual(engine.prompt_cache_stats()["entries"], 0)
+        _, cached = run_one(engine, "first", chat(20))
+        engine.close()
+        self.assertEqual(cached, 0)
 
     def test_an_entry_over_the_byte_cap_evicts_the_least_recently_used(self):
         engine = cached_engine("llama")
