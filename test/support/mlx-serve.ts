@@ -9,14 +9,13 @@
  * CI=true it fails instead: the real engine must be tested there).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from './sim-runner-spec';
 import { sleep } from './eventually';
 import { startServe, type ServeProcess } from './e2e/serve-process';
+import { hubCacheWith, tinyMlxModel } from './tiny-mlx-hub';
 
-const TOOLS = join(REPO_ROOT, 'electron', 'runners', 'mlx', 'tools', 'tiny_models.py');
 /** A runner loading a model on a busy CPU may take this long. */
 const LAUNCH_TIMEOUT_MS = 600_000;
 
@@ -32,12 +31,6 @@ export function realMlx(): { python: string } | { missing: string } {
   }
 }
 
-/** The tiny model of one family's directory (made, or reused, by tiny_models.py). */
-export function tinyMlxModel(python: string, family: string): string {
-  const out = execFileSync(python, [TOOLS, '--family', family], { encoding: 'utf8', timeout: 300_000, cwd: REPO_ROOT });
-  return out.trim().split('\n')[0]!.split('\t')[1]!;
-}
-
 export interface MlxServe {
   serve: ServeProcess;
   /** The model field requests carry (`mlx/exobar/tiny-<family>`). */
@@ -51,14 +44,11 @@ export interface MlxServe {
 export async function startServeWithTinyMlx(options: { python: string; family: string; settings?: Record<string, unknown> }): Promise<MlxServe> {
   const root = mkdtempSync(join(tmpdir(), 'exobar-mlx-serve-'));
   const repo = `exobar/tiny-${options.family}`;
-  const snapshot = join(root, 'hub', `models--${repo.replace('/', '--')}`, 'snapshots', 'test');
-  mkdirSync(snapshot, { recursive: true });
-  const dir = tinyMlxModel(options.python, options.family);
-  for (const file of readdirSync(dir)) symlinkSync(join(dir, file), join(snapshot, file));
+  const hub = hubCacheWith(tinyMlxModel(options.python, options.family), root, repo);
   const serve = await startServe({
     simTimeScale: 1,
     settings: { mlxPython: options.python, ...options.settings },
-    env: { HF_HUB_CACHE: join(root, 'hub'), HF_HUB_OFFLINE: '1', EXO_HOME: join(root, 'exo') },
+    env: { HF_HUB_CACHE: hub, HF_HUB_OFFLINE: '1', EXO_HOME: join(root, 'exo') },
   });
   const model = `mlx/${repo}`;
   const headers = { Authorization: `Bearer ${serve.token}`, 'Content-Type': 'application/json' };
