@@ -17,6 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../shared/request-record';
 import { History } from '../../electron/core/history/history';
+import { requestRecord } from '../support/request-record-fixture';
 import { launchChromium } from '../support/e2e/browser';
 import { POPOVER_VIEWPORT } from './full-page-shot';
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
@@ -31,32 +32,7 @@ let serve: ServeProcess;
 let browser: Browser;
 
 function record(model: string, endedAt: number, ttftMs: number, failed = false): RequestRecord {
-  return {
-    id: `r-${model}-${endedAt}-${ttftMs}`,
-    at: endedAt - ttftMs - 500,
-    endedAt,
-    model,
-    instance: `${model}-1`,
-    source: 'local',
-    node: 'mac',
-    client: null,
-    api: 'openai-chat',
-    promptTokens: 900,
-    cachedTokens: null,
-    outputTokens: 40,
-    ttftMs,
-    loadMs: null,
-    waitMs: 0,
-    runnerWaitMs: 0,
-    prefillMs: ttftMs,
-    firstTokenMs: 0,
-    prefillTokensPerSecond: null,
-    decodeTokensPerSecond: 40,
-    itlP95Ms: 30,
-    outcome: failed ? 'failed' : 'done',
-    cancelledBy: null,
-    errorCode: failed ? 'runner_crashed' : null,
-  };
+  return requestRecord({ model, endedAt, ttftMs, promptTokens: 900, outputTokens: 40, outcome: failed ? 'failed' : 'done' });
 }
 
 /** 40 minutes of the 3B (TTFT climbing from ~0.4 s to past 3 s, a failure every 7th minute) and one minute of the 1B. */

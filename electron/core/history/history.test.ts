@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../shared/request-record';
+import { requestRecord } from '../../../test/support/request-record-fixture';
 import { History } from './history';
 
 const MIN = 60_000;
@@ -13,32 +14,7 @@ let now = Date.UTC(2026, 11, 1, 12, 0, 0);
 const open = () => new History({ dataDir: dir, flushMs: 3_600_000, now: () => now });
 
 function record(model: string, ttftMs: number, outcome: RequestRecord['outcome'] = 'done'): RequestRecord {
-  return {
-    id: `r${Math.random()}`,
-    at: now - 1000,
-    endedAt: now,
-    model,
-    instance: 'i-1',
-    source: 'local',
-    node: 'mac',
-    client: null,
-    api: 'openai-chat',
-    promptTokens: 10,
-    cachedTokens: null,
-    outputTokens: 5,
-    ttftMs,
-    loadMs: null,
-    waitMs: 0,
-    runnerWaitMs: 0,
-    prefillMs: ttftMs,
-    firstTokenMs: 0,
-    prefillTokensPerSecond: null,
-    decodeTokensPerSecond: 40,
-    itlP95Ms: 30,
-    outcome,
-    cancelledBy: null,
-    errorCode: outcome === 'failed' ? 'runner_crashed' : null,
-  };
+  return requestRecord({ id: `r${Math.random()}`, at: now - 1000, endedAt: now, instance: 'i-1', model, ttftMs, outcome });
 }
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
