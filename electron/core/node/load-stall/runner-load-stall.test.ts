@@ -9,7 +9,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXO_SCHEDULE_NO_CACHE, createNodeFixture, type NodeFixture } from '../../../../test/support/node-fixture';
+import { makePrompt } from '../../../../shared/token-count';
+import { EXO_SCHEDULE_NO_CACHE, createNodeFixture, submitTracked, type NodeFixture } from '../../../../test/support/node-fixture';
+import { diagnose } from '../../diagnostics/diagnosis';
 import { eventually } from '../../../../test/support/eventually';
 import { simSpawnSpec } from '../sim-spawn-spec';
 import { RunnerLoadStallTracker } from './runner-load-stall';
@@ -37,6 +39,7 @@ function nodeWithLoadFault(hangAfter: number | null): NodeFixture {
   );
 }
 
+const warningOf = (f: NodeFixture) => stalled(f)[0];
 const stalled = (f: NodeFixture) => f.node.snapshot().warnings.filter((w) => w.code === 'runner_load_stalled');
 
 describe("a local runner's load that stops moving", () => {
@@ -52,6 +55,15 @@ describe("a local runner's load that stops moving", () => {
     const instance = fixture.node.snapshot().instances.find((i) => i.id === id)!;
     expect(instance.source === 'local' && instance.runner.state).toBe('loading');
     expect(fixture.node.eventLog.all().some((e) => e.kind === 'warning_raised' && (e.data as { code: string }).code === 'runner_load_stalled')).toBe(true);
+
+    // A request that waits for it: the diagnosis names the stall, not a slow load.
+    const waiting = submitTracked(fixture.node, { model: MODEL, messages: makePrompt(20, 'waits-for-load'), maxTokens: 4 });
+    await eventually(() => fixture!.node.requestTimelines().some((t) => t.requestId === waiting.handle.id), 10_000, 'the request queued');
+    const finding = diagnose(fixture.node.requestTimelines(), fixture.node.eventLog.all(), { now: performance.now(), thresholdMs: 0 }).findings.find(
+      (f) => f.requestId === waiting.handle.id,
+    );
+    expect(finding).toMatchObject({ cause: 'runner_load_stalled', bugToReport: false });
+    expect(warningOf(fixture)!.risk).toContain('(1 waiting)');
 
     await fixture.node.deleteInstance(id);
     await eventually(() => stalled(fixture!).length === 0, 10_000, 'the warning gone with the instance');
