@@ -3,7 +3,9 @@
  * load fault, EXOBAR_SIM_LOAD_HANGS_AFTER): exobar warns runner_load_stalled naming the
  * model, the phase, the layers loaded and how long nothing moved, once past the
  * threshold, and the warning goes with the instance when it is stopped. A load that keeps
- * moving raises nothing. The threshold's arithmetic is the tracker's test below it.
+ * moving raises nothing. The bundle (snapshot.json) and its diagnosis hold it too; the
+ * tray lists every warning's title as it does any other (electron/main/tray-state.ts).
+ * The threshold's arithmetic is the tracker's test below it.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../../shared/token-count';
 import { EXO_SCHEDULE_NO_CACHE, createNodeFixture, submitTracked, type NodeFixture } from '../../../../test/support/node-fixture';
 import { diagnose } from '../../diagnostics/diagnosis';
+import { collectBundle } from '../../diagnostics/bundle-files';
+import type { SystemInfo } from '../../diagnostics/system-info';
 import { eventually } from '../../../../test/support/eventually';
 import { simSpawnSpec } from '../sim-spawn-spec';
 import { RunnerLoadStallTracker } from './runner-load-stall';
@@ -39,6 +43,17 @@ function nodeWithLoadFault(hangAfter: number | null): NodeFixture {
   );
 }
 
+const SYSTEM = async (): Promise<SystemInfo> => ({
+  platform: 'linux',
+  arch: 'x64',
+  osRelease: '6',
+  kernelVersion: '6',
+  cpu: { model: 'cpu', count: 2 },
+  memory: { totalBytes: 1, freeBytes: 1, freeSource: 'os' },
+  loadAverage: [0, 0, 0],
+  systemUptimeS: 1,
+  macos: null,
+});
 const warningOf = (f: NodeFixture) => stalled(f)[0];
 const stalled = (f: NodeFixture) => f.node.snapshot().warnings.filter((w) => w.code === 'runner_load_stalled');
 
@@ -64,6 +79,12 @@ describe("a local runner's load that stops moving", () => {
     );
     expect(finding).toMatchObject({ cause: 'runner_load_stalled', bugToReport: false });
     expect(warningOf(fixture)!.risk).toContain('(1 waiting)');
+
+    // The bundle holds it: the warning in snapshot.json, the request's cause in the diagnosis.
+    const bundle = await collectBundle({ node: fixture.node, dataDir: fixture.dataDir, settings: null, version: '0.0.0-test', systemInfo: SYSTEM, diagnosis: { thresholdMs: 0 } });
+    const snapshotJson = JSON.parse(bundle.files.find((f) => f.name === 'snapshot.json')!.data.toString('utf8')) as { warnings: { code: string }[] };
+    expect(snapshotJson.warnings.map((w) => w.code)).toContain('runner_load_stalled');
+    expect(bundle.diagnosis?.findings.find((f) => f.requestId === waiting.handle.id)?.cause).toBe('runner_load_stalled');
 
     await fixture.node.deleteInstance(id);
     await eventually(() => stalled(fixture!).length === 0, 10_000, 'the warning gone with the instance');
