@@ -307,6 +307,14 @@ export const SettingsSchema = z.object({
         .max(1024 ** 4)
         .nullable()
         .default(null),
+      /**
+       * The least time a local runner may sit loading (starting, loading with no new layer,
+       * warming up) before runner_load_stalled, as exo.loadStallSeconds is for exo's: the
+       * threshold grows from it with the model's size over this Mac's measured load speed
+       * (electron/core/node/load-stall/). Under the watchdog's 120 s for a silent load, so
+       * the warning comes before the watchdog restarts the runner.
+       */
+      loadStallSeconds: z.number().int().min(10).max(86_400).default(60),
     })
     .prefault({}),
 });

@@ -97,7 +97,8 @@ export interface BridgeActions {
    */
   controlExoProcess(request: ExoProcessControl): Promise<void>;
   /**
-   * Places a model exo took away (an `exo_model_lost` warning) again, as it was; rejects
+   * Places a model exo took away (an `exo_model_lost` warning) again, as it was, or one
+   * whose load stalled (`exo_load_stalled`: its stalled instance stopped first); rejects
    * with exo's reason when exo cannot place it, with `fast_synch_shared_gpu` unless
    * `{ acknowledgeRisk: true }` when it would share a Mac's GPU with another ring model.
    */

@@ -282,6 +282,7 @@ export const WarningCodeSchema = z.enum([
   'exo_fast_synch_mismatch',
   'exo_model_lost',
   'exo_cluster_split',
+  'runner_load_stalled',
   'slower_than_usual',
 ]);
 export type WarningCode = z.infer<typeof WarningCodeSchema>;
@@ -301,7 +302,7 @@ export const WarningSchema = z.object({
    * says, exo's default (on) is assumed and the views say so. Absent means known.
    */
   assumed: z.boolean().optional(),
-  /** The model a model-level warning is about (exo_model_lost: the model Place again places). */
+  /** The model a model-level warning is about (exo_model_lost, exo_load_stalled: the model Place again places). */
   model: z.string().optional(),
 });
 export type Warning = z.infer<typeof WarningSchema>;

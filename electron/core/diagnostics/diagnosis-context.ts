@@ -26,6 +26,8 @@ export interface DiagnosisContext {
   progress: Map<string, { processed: number; t: number }>;
   fastSynchOn: string[];
   solo: SoloGroups;
+  /** runner_load_stalled as it was raised and cleared: a load that stopped moving (electron/core/node/load-stall/). */
+  loadStalls: (NodeEventOf<'warning_raised'> | NodeEventOf<'warning_cleared'>)[];
 }
 
 /** One request under examination: where its wait stopped being measured, its parts and its solo comparison. */
@@ -61,6 +63,10 @@ export function diagnosisContext(timelines: readonly RequestTimeline[], events: 
     progress: prefillProgress(events),
     fastSynchOn: latestFastSynch(events),
     solo: soloGroups(timelines),
+    loadStalls: events.filter(
+      (e): e is NodeEventOf<'warning_raised'> | NodeEventOf<'warning_cleared'> =>
+        (e.kind === 'warning_raised' || e.kind === 'warning_cleared') && e.data.code === 'runner_load_stalled',
+    ),
   };
 }
 

@@ -18,6 +18,8 @@ export type StallCause =
   | 'waiting_for_runner'
   /** The request came while its model was loading (a load on request, or one it joined): it waited for the load. */
   | 'model_load'
+  /** It waited for a load that stopped moving (runner_load_stalled raised while it waited). */
+  | 'runner_load_stalled'
   /** The watchdog found the runner silent and killed it; the request failed with runner_stuck. */
   | 'runner_stuck'
   | 'runner_crashed'

@@ -36,6 +36,7 @@ import {
 import { r1 } from './diagnosis-format';
 import { soloFor } from './solo-reference';
 import { endedPartWay } from './causes/ended-part-way';
+import { loadStalled } from './causes/load-stalled';
 import { modelLoad } from './causes/model-load';
 import { nodeDispatchDelay } from './causes/node-dispatch-delay';
 import { ownPrefill } from './causes/own-prefill';
@@ -69,7 +70,7 @@ const DEATH_CAUSES: readonly Cause[] = [runnerStuck, runnerCrashed];
  * ruled out before a bug is named, a known mechanism before "unexplained".
  */
 const CAUSES_BY_PART: Record<TtftPart, { tried: readonly Cause[]; otherwise: FallbackCause }> = {
-  load: { tried: [], otherwise: modelLoad },
+  load: { tried: [loadStalled], otherwise: modelLoad },
   dispatch: { tried: [waitingForRunner], otherwise: nodeDispatchDelay },
   ack_wait: { tried: [queuedBehindSameModelPrefill], otherwise: unexplainedAckWait },
   runner_wait: { tried: [waitedInRunnerBehindPrompts], otherwise: unexplainedRunnerWait },

@@ -11,6 +11,7 @@ import type { ExoProbeAnswer } from '../../../shared/api';
 import type { ExoOffer } from '../../../shared/exo-snapshot';
 import type { ExoSnapshotPart, ExobarNode } from '../node/node-types';
 import type { LostModels } from './cluster-events/lost-models';
+import type { StalledLoad } from './load-stall/place-stalled-again';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
 import { withTraffic } from './exo-traffic-view';
@@ -269,6 +270,21 @@ export class ExoAttachment {
     const monitor = this.monitor;
     if (!monitor) return null;
     return { url: monitor.client.url, lost: monitor.lost, refresh: () => monitor.client.tick().catch(() => undefined) };
+  }
+
+  /**
+   * The model's load that stalled (its exo_load_stalled warning), as Place again needs it
+   * (load-stall/place-stalled-again.ts); null when its load did not stall or nothing is attached.
+   */
+  stalledLoad(model: string): StalledLoad | null {
+    const monitor = this.monitor;
+    if (!monitor) return null;
+    const view = monitor.view();
+    const warning = view.warnings.find((w) => w.code === 'exo_load_stalled' && w.model === model);
+    const shown = warning && view.instances.find((i) => warning.instanceIds.includes(i.id));
+    const instance = shown && monitor.client.reading.instances?.get(shown.exo.exoInstanceId);
+    if (!shown || !instance) return null;
+    return { url: monitor.client.url, exobarId: shown.id, instance, nodes: monitor.client.reading.nodes ?? new Map() };
   }
 
   /** Stops polling (at shutdown). */

@@ -191,8 +191,11 @@ export interface NodeOptions {
   extraModels?: CatalogModel[];
   /** How to start a runner for an MLX model with its engine options; null when the MLX runtime is missing. */
   mlxSpawnSpec?: (model: CatalogModel, engine: RunnerEngineOptions) => SpawnSpec | null;
-  /** The settings `runner.*`, read at each instance's creation (default: the schema's defaults). */
-  runnerSettings?: () => Settings['runner'];
+  /**
+   * The settings `runner.*`, read at each instance's creation (default: the schema's
+   * defaults); `loadStallSeconds` at each look for a stalled load (its default when absent).
+   */
+  runnerSettings?: () => Omit<Settings['runner'], 'loadStallSeconds'> & Partial<Pick<Settings['runner'], 'loadStallSeconds'>>;
   /** Requests waiting per instance before 429 (default 64). */
   queueCapacity?: number;
   /** Version string reported in the snapshot. */

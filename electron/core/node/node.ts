@@ -3,6 +3,8 @@
  * instance, enforces the fast-synch policy before any runner spawns, and keeps the
  * snapshot, the event log and the request timelines every view reads.
  */
+import { RunnerLoadStallTracker, type RunnerLoadStall } from './load-stall/runner-load-stall';
+import { runnerLoadStalledWarnings } from './load-stall/runner-load-stall-warnings';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -107,6 +109,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   // Every part's warnings, local and exo alike, through one diff into the event log.
   const warningDiff = new WarningDiff((event) => eventLog.record(event));
   let historyWarnings: Warning[] = [];
+  const loadStalls = new RunnerLoadStallTracker();
+  let localStalls: RunnerLoadStall[] = [];
   let instanceCounter = 0;
   let shuttingDown = false;
   const idleTtlSeconds = options.idleTtlSeconds ?? defaultIdleTtl;
@@ -125,6 +129,8 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const clockTimer = setInterval(() => {
     const now = performance.now();
     if ([...instances.values()].some((i) => i.showsTimeDependentState)) changed();
+    // A load that stops moving makes no event of its own: the clock says when it passes its threshold, and how long since.
+    else if (loadStallsNow().length > 0 || localStalls.length > 0) changed();
     else if (now - countdownRenewedAt >= 30_000 && [...instances.values()].some((i) => i.residency.unloadsAt(i.load, i.ready) !== null)) {
       countdownRenewedAt = now;
       changed();
@@ -201,6 +207,22 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   }
 
   /** Recomputes the warnings from the state (exo's included) and records the ones raised and cleared. */
+  /** This Mac's runners that stopped moving while loading, read now (runner_load_stalled). */
+  function loadStallsNow(): RunnerLoadStall[] {
+    const floorMs = (runnerSettings().loadStallSeconds ?? defaultSettings().runner.loadStallSeconds) * 1000;
+    return loadStalls.observe(
+      performance.now(),
+      [...instances.values()].map((i) => ({
+        instanceId: i.id,
+        state: i.supervisor.runnerState,
+        status: i.supervisor.runnerStatus,
+        sizeBytes: i.model.memoryBytes,
+        // A sim runner's floor shrinks with its time scale, as the watchdog's does.
+        floorMs: i.model.engine === 'sim' ? Math.max(SIM_MIN_FLOOR_MS, floorMs * simTimeScale) : floorMs,
+      })),
+    );
+  }
+
   function updateWarnings(): void {
     const placed = [...instances.values()].map((i) => ({
       id: i.id,
@@ -220,6 +242,17 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         });
       }
     }
+    localStalls = loadStallsNow();
+    next.push(
+      ...runnerLoadStalledWarnings(
+        localStalls,
+        (id) => {
+          const i = instances.get(id);
+          return i ? { id, modelId: i.model.id, modelName: i.model.name, sizeBytes: i.model.memoryBytes, waiting: i.live.length } : null;
+        },
+        performance.now(),
+      ),
+    );
     const exoMismatch = exoProcess ? exoFastSynchMismatchWarning(exoProcess) : null;
     if (exoMismatch) next.push(exoMismatch);
     next.push(...historyWarnings, ...exoView.warnings);

@@ -19,6 +19,7 @@ import { RunnerOutputWriter } from './output';
 import { Pacer } from './pacer';
 import { SharedGpu } from './shared-gpu';
 import { promptCacheHello, SimRunner } from './sim-runner';
+import { loadHangsAfter } from './faults';
 
 const args = parseSimRunnerArgs(process.argv.slice(2));
 if (!args.ok) {
@@ -102,4 +103,18 @@ out.emit({
 });
 log.info({ timeScale, fastSynch: effectiveFastSynch(env), schedule, prefillChunkMs, promptCacheBytes }, 'sim runner started');
 
-void new SimRunner({ model, timeScale, schedule, prefillChunkMs, promptCacheBytes, out, inbox, gpu, pacer, log, exit, hang }).serve();
+void new SimRunner({
+  model,
+  timeScale,
+  schedule,
+  prefillChunkMs,
+  promptCacheBytes,
+  out,
+  inbox,
+  gpu,
+  pacer,
+  log,
+  exit,
+  hang,
+  loadHangsAfter: loadHangsAfter(process.env),
+}).serve();

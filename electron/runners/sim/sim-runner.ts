@@ -31,6 +31,8 @@ export interface SimRunnerDeps extends RunnerEngineOptions {
   exit: (code: number) => Promise<never>;
   /** The hang fault: silence stdout and never return (the process stays alive). */
   hang: (reason: string) => Promise<never>;
+  /** The load fault (faults.ts): hang after this many loading updates; null or absent, never. */
+  loadHangsAfter?: number | null;
 }
 
 /** The model's prompt cache: off when the cap is 0 or the catalog gives no KV size (the hello says why). */
@@ -118,6 +120,7 @@ export class SimRunner {
     const updates = Math.min(LOADING_UPDATES, totalLayers);
     this.state.set({ kind: 'RunnerLoading', layersLoaded: 0, totalLayers });
     for (let i = 1; i <= updates; i++) {
+      if (this.deps.loadHangsAfter != null && i > this.deps.loadHangsAfter) await this.deps.hang(`load fault: stuck after ${i - 1} loading updates`);
       // Reading weights from disk: not GPU compute.
       await pacer.wait((model.sim.loadS / updates) * timeScale * 1000);
       this.state.set({ kind: 'RunnerLoading', layersLoaded: Math.round((totalLayers * i) / updates), totalLayers });

@@ -2,6 +2,7 @@ import { isLocal } from '../../../shared/instance-state';
 import type { Warning } from '../../../shared/snapshot';
 import { canFixWarning } from '../store/exobar-store';
 import { useActions, useExobar } from '../store/store-context';
+import { LoadStallActions } from './load-stall-actions';
 import { LostModelActions } from './lost-model-actions';
 
 /**
@@ -34,6 +35,7 @@ export function WarningBanner({ warning }: { warning: Warning }) {
         </button>
       )}
       <LostModelActions warning={warning} />
+      <LoadStallActions warning={warning} />
     </section>
   );
 }

@@ -94,7 +94,7 @@ export interface ExobarActions {
   /** Tests the address, then attaches to that exo (saved as exo.url); a refusal becomes the notice. */
   attachExo(url: string): Promise<void>;
   detachExo(): Promise<void>;
-  /** Places a model exo took away again (busy key `lost:<model>`); exo's reason, when it cannot, becomes the notice. */
+  /** Places a model exo took away, or whose exo load stalled, again (busy key `lost:<model>`); exo's reason, when it cannot, becomes the notice. */
   placeLostModelAgain(model: string): Promise<void>;
   /** Forgets a model exo took away (its exo_model_lost warning goes). */
   dismissLostModel(model: string): Promise<void>;

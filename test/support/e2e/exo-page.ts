@@ -22,6 +22,8 @@ export interface ExoPageOptions<Exo> {
   startExo: () => Promise<Exo>;
   stopExo: (exo: Exo) => Promise<void>;
   viewport: { width: number; height: number };
+  /** Settings written before `exobar serve` starts (e.g. `{ exo: { loadStallSeconds: 10 } }`). */
+  settings?: Record<string, unknown>;
 }
 
 /** Registers the file's `beforeAll`/`afterAll` and returns what they fill in. */
@@ -29,7 +31,7 @@ export function useExoPage<Exo extends { url: string }>(options: ExoPageOptions<
   const rig = {} as ExoPage<Exo>;
   beforeAll(async () => {
     rig.exo = await options.startExo();
-    rig.serve = await startServe({ simTimeScale: 0.1, args: ['--exo', rig.exo.url] });
+    rig.serve = await startServe({ simTimeScale: 0.1, args: ['--exo', rig.exo.url], settings: options.settings });
     rig.browser = await launchChromium();
     rig.page = await rig.browser.newPage({ viewport: options.viewport, colorScheme: 'light' });
   });

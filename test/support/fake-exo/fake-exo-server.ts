@@ -24,6 +24,8 @@ export interface FakeExoOptions {
   handlers?: FakeExoHandler[];
   /** 0 (the default) picks a free port. */
   port?: number;
+  /** The loopback address it listens on (default 127.0.0.1); another, such as 127.0.0.2, is a second Mac on the same port. */
+  host?: string;
 }
 
 /** Ways a future or different exo may say the same things. */
@@ -151,10 +153,11 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
   let connections = 0;
   server.on('connection', () => connections++);
   let port = options.port ?? 0;
+  const host = options.host ?? '127.0.0.1';
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
+      server.listen(port, host, () => {
         server.off('error', reject);
         port = (server.address() as AddressInfo).port;
         resolve();
@@ -170,7 +173,7 @@ export async function startFakeExo(options: FakeExoOptions = {}): Promise<FakeEx
 
   return {
     get url() {
-      return `http://127.0.0.1:${port}`;
+      return `http://${host}:${port}`;
     },
     get port() {
       return port;

@@ -18,8 +18,12 @@ export interface StudioB {
   close(): Promise<void>;
 }
 
-/** studio-b's own exo beside the cluster `main` (which must have a node named studio-b), not yet split. */
-export async function startStudioB(main: FakeExoCluster, name = 'studio-b'): Promise<StudioB> {
+/**
+ * studio-b's own exo beside the cluster `main` (which must have a node named studio-b), not
+ * yet split; `listen` puts it on another loopback address at the attached exo's port, where
+ * exobar looks for a Mac by default (a browser test's `exobar serve` has no port hook).
+ */
+export async function startStudioB(main: FakeExoCluster, name = 'studio-b', listen: { host?: string; port?: number } = {}): Promise<StudioB> {
   const node = main.node(name);
   const own = new FakeExoCluster(main.now);
   const seeAll = () => {
@@ -27,7 +31,7 @@ export async function startStudioB(main: FakeExoCluster, name = 'studio-b'): Pro
     own.attachedIndex = own.nodes.indexOf(node);
   };
   seeAll();
-  const fake = await startFakeExo({ cluster: own });
+  const fake = await startFakeExo({ cluster: own, ...listen });
   return {
     fake,
     nodeId: node.id,

@@ -2,12 +2,14 @@
  * The operator's answers to an `exo_model_lost` warning, behind the bearer token:
  *
  * - `POST /api/exo/lost-models/place-again {"model", "acknowledgeRisk"?}`: places the
- *   model again as it was (place-again.ts); 409 `fast_synch_shared_gpu` when it would
+ *   model again as it was (place-again.ts); for a model whose load stalled
+ *   (`exo_load_stalled`), stops the stalled instance once the checks pass and places
+ *   it again as it was (load-stall/place-stalled-again.ts); 409 `fast_synch_shared_gpu` when it would
  *   be a second ring model on a Mac with fast synch on, 409 `launch_failed` when exo
  *   cannot place it or a Mac lacks the memory, with the reason in words.
  * - `POST /api/exo/lost-models/dismiss {"model"}`: forgets the loss.
  *
- * 404 `model_not_found` when the model is not lost (or no exo is attached).
+ * 404 `model_not_found` when the model is neither lost nor stalled (or no exo is attached).
  */
 import { z } from 'zod';
 import type { ApiRoute } from '../../api/route-types';

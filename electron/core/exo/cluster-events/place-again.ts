@@ -1,6 +1,7 @@
 /**
  * Place again: a lost model placed again through exo's own placement, behind the same
- * checks as the safe launch on exo.
+ * checks as the safe launch on exo. A model whose load stalled comes here too, once
+ * its stalled instance is stopped (load-stall/place-stalled-again.ts).
  *
  * - Where: as it was (`GET /instance/placement` with the lost instance's kind, sharding
  *   and number of Macs) while every Mac it ran on is still in the cluster; once one has
@@ -29,12 +30,21 @@ import type { LostModel } from './lost-models';
 import { nodeLabels, labelOf } from './node-labels';
 import { GONE_STATUSES } from '../../../../shared/instance-state';
 
+/** What Place again needs of the model to place: a lost one (lost-models.ts) or one whose load stalled (load-stall/). */
+export type PlaceAgainTarget = Pick<LostModel, 'model' | 'nodes' | 'why' | 'placement'>;
+
 export interface PlaceAgainOptions {
   url: string;
-  lost: LostModel;
+  lost: PlaceAgainTarget;
   fastSynchOf: FastSynchOf;
   acknowledgeRisk?: boolean;
   headroomBytes?: number;
+  /**
+   * The instance this placement replaces (a stalled load): not counted as the model
+   * already placed nor as a ring beside it, and stopped (`stop`) only once every check
+   * passed, just before exo is asked to create the new one; a refusal leaves it as it is.
+   */
+  replacing?: { instanceId: string; stop: () => Promise<void> };
 }
 
 export type { PlaceAgainResult };
@@ -61,7 +71,8 @@ export async function placeAgain(options: PlaceAgainOptions): Promise<PlaceAgain
   const { url, lost } = options;
   const cluster = await readCluster(url);
   const labels = nodeLabels(cluster.nodes);
-  const existing = [...cluster.instances.values()].find((i) => i.modelId === lost.model);
+  const replaced = options.replacing?.instanceId;
+  const existing = [...cluster.instances.values()].find((i) => i.modelId === lost.model && i.instanceId !== replaced);
   if (existing) {
     const nodes = existing.shards.flatMap((s) => (s.nodeId ? [labelOf(labels, s.nodeId)] : []));
     return { model: lost.model, instanceId: existing.instanceId, nodes, alreadyPlaced: true };
@@ -91,7 +102,10 @@ export async function placeAgain(options: PlaceAgainOptions): Promise<PlaceAgain
       const fast = options.fastSynchOf(id);
       if (!fast.enabled) continue;
       const rings = [...cluster.instances.values()].filter(
-        (i) => i.instanceType === 'ring' && i.shards.some((s) => s.nodeId === id && !GONE_STATUSES.has(cluster.runners.get(s.runnerId)?.tag ?? '')),
+        (i) =>
+          i.instanceId !== replaced &&
+          i.instanceType === 'ring' &&
+          i.shards.some((s) => s.nodeId === id && !GONE_STATUSES.has(cluster.runners.get(s.runnerId)?.tag ?? '')),
       );
       if (rings.length === 0) continue;
       throw new NodeError(
@@ -103,6 +117,7 @@ export async function placeAgain(options: PlaceAgainOptions): Promise<PlaceAgain
     }
   }
 
+  await options.replacing?.stop();
   const created = await exoCall(url, 'POST', '/instance', { instance: offer.tagged });
   if (created.status !== 200) throw new NodeError('launch_failed', `exo refused to create the instance of ${lost.model}: ${created.message}`, 502);
   return { model: lost.model, instanceId: offer.instance.instanceId, nodes: nodeIds.map((id) => labelOf(labels, id)), alreadyPlaced: false };

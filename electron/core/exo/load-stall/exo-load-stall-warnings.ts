@@ -1,8 +1,8 @@
 /**
  * exo_load_stalled: an exo runner that stopped moving while loading (see
  * exo-load-stall-tracker.ts). It names the model, the Mac, the phase, the layers done and
- * how long nothing moved, and offers the way out: Stop (delete the instance) and place
- * it again. Only stalls past the threshold are said; a slow load that still moves is
+ * how long nothing moved, and offers the way out: Stop (delete the instance) and Place
+ * again (load-stall/place-stalled-again.ts). Only stalls past the threshold are said; a slow load that still moves is
  * exo_stuck_loading's, after its longer total time.
  */
 import type { ExoNodeSnapshot } from '../../../../shared/exo-snapshot';
@@ -38,7 +38,7 @@ export function loadStalledWarnings(instances: ExoInstanceView[], nodes: ExoNode
         `${instance.queue.requests.length > 0 ? ` (${instance.queue.requests.length} waiting)` : ''}. ` +
         `Threshold ${Math.round(stall.thresholdMs / 1000)} s, from the model's size and ${mac}'s load speed (${speed})` +
         `${more.length > 0 ? `; ${more.length} more of its runners stalled too` : ''}.`,
-      fix: `Stop it (delete the instance: Stop in exobar, or DELETE /instance/${instance.exo.exoInstanceId} on exo) and place it again; if it stalls again, check disk, memory and the runner log on ${mac} (~/.exo/exo_log/runner_log/stderr.log).`,
+      fix: `Stop it (delete the instance: Stop in exobar, or DELETE /instance/${instance.exo.exoInstanceId} on exo) and place it again (Place again in exobar does both, as it was placed); if it stalls again, check disk, memory and the runner log on ${mac} (~/.exo/exo_log/runner_log/stderr.log).`,
     });
   }
   return warnings;
