@@ -4,7 +4,8 @@
  * CPU): `mlx_lm.server` from the MLX venv (mlx-lm brings it, nothing is installed), and
  * `exobar serve` (the built command line) with the model found where an operator's
  * models are (a Hugging Face hub cache, here a scratch one holding the tiny model) and
- * launched through the control API. One runs at a time; `stop` ends it and its runners.
+ * launched through the control API. The phase keeps both up (the idle one waits on its
+ * socket) and runs each scenario on both back to back; `stop` ends a server and its runners.
  * The process that computes runs in its own session for both (exobar's runner is
  * spawned detached, so mlx_lm.server is too): the same scheduling for both sides.
  */
