@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --only engine`: exobar's MLX engine against `mlx_lm.server`, the
  * simplest server MLX users already have, on the same tiny real model (llama-wide,
- * random weights, CPU), one server after the other (the order alternates per trial),
+ * random weights, CPU), both up at once and each scenario run on one server then at
+ * once on the other (the order alternating), so both meet the same machine load,
  * with the official `openai` client, temperature 0, prompts of distinct `wN` words (the
  * tiny tokenizer knows w0..w989; anything else is one unknown token and every prompt
  * would be the same). Each figure is exobar's over mlx_lm.server's:
@@ -138,13 +139,16 @@ function decodeRate(s: Streamed): number {
   return n > 1 ? ((n - 1) * 1000) / (s.tokenAt[n - 1]! - s.tokenAt[0]!) : 0;
 }
 
-async function measureServer(server: EngineServer, sizes: EngineSizes, seedBase: number, log: (line: string) => void): Promise<ServerFigures> {
-  let seed = seedBase;
-  await stream(server, userPrompt(32, seed++), 4); // warm-up: the first request's compile costs are nobody's figure
+type Figures = Partial<ServerFigures>;
+type Scenario = (server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void) => Promise<Figures>;
 
-  const single = await stream(server, userPrompt(sizes.longPromptTokens, seed++), sizes.singleTokens);
-  log(`${server.name}: single ${firstTokenS(single).toFixed(2)} s TTFT, ${decodeRate(single).toFixed(1)} tokens/s`);
+async function single(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
+  const s = await stream(server, userPrompt(sizes.longPromptTokens, seed), sizes.singleTokens);
+  log(`${server.name}: single ${firstTokenS(s).toFixed(2)} s TTFT, ${decodeRate(s).toFixed(1)} tokens/s`);
+  return { single_ttft_s: firstTokenS(s), single_decode_tps: decodeRate(s), long_alone_ttft_s: firstTokenS(s) };
+}
 
+async function multiturn(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
   const chat: Message[] = userPrompt(sizes.chatFirstTurnTokens, seed++);
   const turnTtft: number[] = [];
   const turnCached: (number | null)[] = [];
@@ -155,39 +159,39 @@ async function measureServer(server: EngineServer, sizes: EngineSizes, seedBase:
     chat.push({ role: 'assistant', content: reply.text }, { role: 'user', content: words(sizes.chatTurnTokens, seed++) });
   }
   log(`${server.name}: chat turns TTFT ${turnTtft.map((t) => t.toFixed(2)).join(', ')} s (cached ${turnCached.join(', ')})`);
+  return { multiturn_ttft_s: turnTtft, multiturn_cached_tokens: turnCached };
+}
 
+async function concurrent(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
   const startedAt = performance.now();
-  const concurrent = await Promise.all(
-    Array.from({ length: sizes.streams }, () => stream(server, userPrompt(sizes.shortPromptTokens, seed++), sizes.concurrentTokens)),
+  const all = await Promise.all(
+    Array.from({ length: sizes.streams }, (_, i) => stream(server, userPrompt(sizes.shortPromptTokens, seed + i), sizes.concurrentTokens)),
   );
-  const endedAt = Math.max(...concurrent.map((s) => s.tokenAt[s.tokenAt.length - 1]!));
-  const concurrentTps = (concurrent.reduce((n, s) => n + s.tokenAt.length, 0) * 1000) / (endedAt - startedAt);
-  const ttfts = concurrent.map(firstTokenS);
-  log(`${server.name}: ${sizes.streams} streams ${concurrentTps.toFixed(1)} tokens/s, TTFT median ${median(ttfts).toFixed(2)} worst ${Math.max(...ttfts).toFixed(2)} s`);
+  const endedAt = Math.max(...all.map((s) => s.tokenAt[s.tokenAt.length - 1]!));
+  const tps = (all.reduce((n, s) => n + s.tokenAt.length, 0) * 1000) / (endedAt - startedAt);
+  const ttfts = all.map(firstTokenS);
+  log(`${server.name}: ${sizes.streams} streams ${tps.toFixed(1)} tokens/s, TTFT median ${median(ttfts).toFixed(2)} worst ${Math.max(...ttfts).toFixed(2)} s`);
+  return { concurrent_tokens_per_s: tps, concurrent_ttft_median_s: median(ttfts), concurrent_ttft_worst_s: Math.max(...ttfts) };
+}
 
-  const solo = await stream(server, userPrompt(64, seed++), sizes.soloStreamTokens);
+async function besideLongPrompt(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
+  const solo = await stream(server, userPrompt(64, seed), sizes.soloStreamTokens);
   const soloTps = decodeRate(solo);
-  const beside = await streamBesideLongPrompt(server, sizes, seed++, seed++);
+  const beside = await streamBesideLongPrompt(server, sizes, seed + 1, seed + 2);
   const windowS = (beside.longFirstAt - beside.longSentAt) / 1000;
   const inWindow = beside.stream.tokenAt.filter((t) => t >= beside.longSentAt && t <= beside.longFirstAt).length;
   const share = soloTps > 0 ? inWindow / windowS / soloTps : 0;
   log(`${server.name}: stream beside a long prompt: longest pause ${beside.longestPauseS.toFixed(2)} s, ${(share * 100).toFixed(0)} % of its solo ${soloTps.toFixed(1)} tokens/s; long TTFT ${windowS.toFixed(2)} s`);
-
-  return {
-    single_ttft_s: firstTokenS(single),
-    single_decode_tps: decodeRate(single),
-    multiturn_ttft_s: turnTtft,
-    multiturn_cached_tokens: turnCached,
-    concurrent_tokens_per_s: concurrentTps,
-    concurrent_ttft_median_s: median(ttfts),
-    concurrent_ttft_worst_s: Math.max(...ttfts),
-    stream_solo_tps: soloTps,
-    stream_longest_pause_s: beside.longestPauseS,
-    stream_decode_share: share,
-    long_beside_stream_ttft_s: windowS,
-    long_alone_ttft_s: firstTokenS(single),
-  };
+  return { stream_solo_tps: soloTps, stream_longest_pause_s: beside.longestPauseS, stream_decode_share: share, long_beside_stream_ttft_s: windowS };
 }
+
+/** The scenarios in the order they run, each with the seeds it may use (the same for both servers). */
+const SCENARIOS: Array<[Scenario, number]> = [
+  [single, 1],
+  [multiturn, 10],
+  [concurrent, 20],
+  [besideLongPrompt, 40],
+];
 
 /**
  * A stream decodes; after its 8th token a long prompt arrives; once the long prompt's
@@ -230,7 +234,13 @@ async function streamBesideLongPrompt(server: EngineServer, sizes: EngineSizes, 
 const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** Runs the phase: `trials` rounds, each server once per round, alternating which goes first. */
+/**
+ * Runs the phase: both servers up at once (the idle one waits on its socket), each
+ * scenario run on one and at once on the other, the order alternating per scenario
+ * and trial. The machine's load drifts by minutes (other work shares it): one server
+ * measured after the other's whole run compared two loads, not two engines; back to
+ * back, scenario by scenario, both see the same.
+ */
 export async function measureEngineVsMlxLm(
   options: { trials: number; scale: number },
   log: (line: string) => void,
@@ -242,17 +252,28 @@ export async function measureEngineVsMlxLm(
   const modelDir = tinyLlamaWide(python);
   const sizes = engineSizes(options.scale);
   const figures: Record<EngineServerName, ServerFigures[]> = { exobar: [], mlx_lm: [] };
-  for (let trial = 0; trial < options.trials; trial++) {
-    const order: EngineServerName[] = trial % 2 === 0 ? ['mlx_lm', 'exobar'] : ['exobar', 'mlx_lm'];
-    for (const name of order) {
-      const server = name === 'exobar' ? await startExobarServe(python, modelDir, log) : await startMlxLmServer(python, modelDir, log);
-      try {
-        // The same seeds for both servers: the same prompts.
-        figures[name].push(await measureServer(server, sizes, 1000 * (trial + 1), log));
-      } finally {
-        await server.stop();
-      }
+  const servers: Partial<Record<EngineServerName, EngineServer>> = {};
+  try {
+    servers.mlx_lm = await startMlxLmServer(python, modelDir, log);
+    servers.exobar = await startExobarServe(python, modelDir, log);
+    for (const server of [servers.mlx_lm, servers.exobar]) {
+      await stream(server, userPrompt(32, 0), 4); // warm-up: the first request's compile costs are nobody's figure
     }
+    let turn = 0;
+    for (let trial = 0; trial < options.trials; trial++) {
+      const trialFigures: Record<EngineServerName, Figures> = { exobar: {}, mlx_lm: {} };
+      for (const [scenario, seedOffset] of SCENARIOS) {
+        const order: EngineServerName[] = turn++ % 2 === 0 ? ['mlx_lm', 'exobar'] : ['exobar', 'mlx_lm'];
+        for (const name of order) {
+          // The same seeds for both servers: the same prompts.
+          Object.assign(trialFigures[name], await scenario(servers[name]!, sizes, 1000 * (trial + 1) + seedOffset, log));
+        }
+      }
+      figures.exobar.push(trialFigures.exobar as ServerFigures);
+      figures.mlx_lm.push(trialFigures.mlx_lm as ServerFigures);
+    }
+  } finally {
+    await Promise.all(Object.values(servers).map((server) => server.stop()));
   }
   const med = (name: EngineServerName, pick: (f: ServerFigures) => number) => median(figures[name].map(pick));
   const both = (pick: (f: ServerFigures) => number) => ratio(med('exobar', pick), med('mlx_lm', pick));
