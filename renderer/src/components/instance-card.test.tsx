@@ -123,7 +123,8 @@ describe('instance card', () => {
     expect(text[0]).toContain('57 tok');
     expect(text[0]).toContain('9 s');
     expect(text[1]).toContain('Prefilling');
-    expect(text[2]).toContain('Waiting for acknowledgement');
+    expect(text[2]).toContain('Sent, waiting for the runner to take it');
+    expect(text[2]).not.toContain('acknowledg');
     expect(text[3]).toContain('Queued');
     expect(text[3]).toContain('1 s');
     expect(text[4]).toContain('Cancelling');
@@ -147,9 +148,10 @@ describe('instance card', () => {
     renderApp(snapshot({ instances: [prefillingInstance()] }));
     const rows = screen.getAllByTestId('pending-cancel');
     expect(rows.map((r) => r.getAttribute('data-state'))).toEqual(['held', 'sent']);
-    expect(rows[0]?.textContent).toContain('held until the runner acknowledges');
+    expect(rows[0]?.textContent).toContain('sent once the runner takes the request');
+    expect(rows[0]?.textContent).not.toContain('acknowledg');
     expect(rows[0]?.textContent).toContain('2 s');
-    expect(rows[1]?.textContent).toContain('sent, waiting for the runner');
+    expect(rows[1]?.textContent).toContain('sent, waiting for the runner to stop');
     expect(rows[1]?.textContent).toContain('0 s');
   });
 

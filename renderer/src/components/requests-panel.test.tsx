@@ -101,7 +101,9 @@ describe('Requests view', () => {
     expect(timeline.textContent).toContain('prefill 200 ms (100 tokens, 500 tok/s)');
     // The columns the popover hides are said in the timeline.
     expect(timeline.textContent).toContain('chatcmpl-a · local ·');
-    expect(timeline.textContent).toContain('client curl/8');
+    expect(timeline.textContent).toContain('sent by “curl/8”');
+    // "client node" read as a kind of Mac when Node's fetch sent the request: the field is the client's own name.
+    expect(timeline.textContent).not.toContain('client curl/8');
     // The same 24-hour time as the rows, not a second format.
     expect(timeline.textContent).toMatch(/arrived \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} ·/);
     expect(screen.getByTestId('requests-disk').textContent).toContain('of 16.0 MiB on disk');

@@ -108,7 +108,8 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {decodeMs ? <span className="seg decode" style={{ width: `${(decodeMs / total) * 100}%` }} /> : null}
       </div>
       <p className="small">
-        {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
+        {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} ·{' '}
+        <span title="The client program, as its User-Agent header named it">{r.client ? `sent by “${r.client}”` : 'sent by a client that gave no name'}</span>
       </p>
       <p className="small">
         arrived {day(r.at)} {time(r.at)} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} ·{' '}
