@@ -1,9 +1,9 @@
 import { useShallow } from 'zustand/react/shallow';
+import { plural } from '../../../shared/status-words';
 import { pageConnection } from '../lib/connection-view';
 import { overallState } from '../lib/overall-state';
 import { useExobar } from '../store/store-context';
 
-const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 /** The popover's top line: overall state, and once a snapshot said so, models running and warnings. */
 export function AppHeader() {

@@ -79,6 +79,20 @@ async function open() {
 const ids = () => screen.getAllByTestId('request-row').map((r) => r.textContent);
 
 describe('Requests view', () => {
+  it('counts in the singular when there is one: "1 token", "1 request kept"', async () => {
+    const rendered = renderApp(undefined, {}, <RequestsPanel />);
+    const one = { ...base, promptTokens: 1, outputTokens: 1 };
+    rendered.bridge.requests = { requests: [one], events: [], total: 1, diskBytes: 2048, diskCapBytes: 16 * 1024 * 1024, problem: null };
+    fireEvent.click(within(screen.getByRole('region', { name: 'Requests' })).getByRole('button', { name: /^Requests/ }));
+    await waitFor(() => expect(screen.getAllByTestId('request-row')).toHaveLength(1));
+    expect(screen.getByTestId('requests-disk').textContent).toMatch(/^1 request kept/);
+    fireEvent.click(screen.getAllByTestId('request-row')[0]!);
+    const timeline = screen.getByTestId('request-timeline').textContent ?? '';
+    expect(timeline).toContain('prefill 200 ms (1 token, 500 tok/s)');
+    expect(timeline).toContain('(1 token) · ended');
+    expect(timeline).not.toContain('1 tokens');
+  });
+
   it('lists the log newest first, sorts by a column, filters, and a row opens its timeline', async () => {
     await open();
     expect(ids()[0]).toContain('cancelled (client disconnect)');

@@ -8,6 +8,7 @@
  * record only, whenever the snapshot says a request ended or a model came or went).
  */
 import { stringify } from 'csv-stringify/browser/esm/sync';
+import { plural } from '../../../shared/status-words';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { REQUEST_RECORD_COLUMNS, type RequestList, type RequestRecord } from '../../../shared/request-record';
 import type { Snapshot } from '../../../shared/snapshot';
@@ -114,10 +115,10 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
       <p className="small">
         arrived {day(r.at)} {time(r.at)} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} ·{' '}
         {r.runnerWaitMs ? `waiting in the runner ${ms(r.runnerWaitMs)} · ` : ''}prefill {ms(r.prefillMs)} (
-        {r.promptTokens} tokens
+        {plural(r.promptTokens, 'token')}
         {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}
         {r.prefillTokensPerSecond == null ? '' : `, ${rate(r.prefillTokensPerSecond)} tok/s`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
-        {r.outputTokens} tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
+        {plural(r.outputTokens, 'token')}) · ended {ms(total)} after arrival, {outcomeWords(r)}
       </p>
     </div>
   );
@@ -264,7 +265,7 @@ export function RequestsPanel() {
         {list && <ModelEventsList events={list.events} model={model} />}
         {list && (
           <p className="muted small" data-testid="requests-disk">
-            {list.total} requests kept (the last 10,000) · {mib(list.diskBytes)} of {mib(list.diskCapBytes)} on disk
+            {plural(list.total, 'request')} kept (the last 10,000) · {mib(list.diskBytes)} of {mib(list.diskCapBytes)} on disk
           </p>
         )}
       </div>
