@@ -2,6 +2,7 @@
  * What the menu-bar icon shows, as a pure function of the snapshot: which glyph,
  * the short title beside it and the tooltip in words. Tested without Electron.
  */
+import { formatClock } from '../../shared/time-words';
 import type { MenuBarTitle } from '../../shared/api';
 import type { Snapshot } from '../../shared/snapshot';
 import { exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
@@ -74,7 +75,7 @@ export function trayViewOf(snapshot: Snapshot, titleMode: MenuBarTitle = 'ttft')
 /** The attached exo in one line: "exo at URL: 2 Macs, 3 models (2 serving)", or since when it does not answer. */
 function exoLine(snapshot: Snapshot): string {
   const exo = snapshot.exo!;
-  if (!exo.connected) return `exo at ${exo.url}: not reachable since ${new Date(exo.since).toLocaleTimeString('en-GB', { hour12: false })}`;
+  if (!exo.connected) return `exo at ${exo.url}: not reachable since ${formatClock(exo.since)}`;
   const models = exoInstances(snapshot);
   const lost = exoLostGlance(snapshot);
   return `exo at ${exo.url}: ${plural(exo.nodes.length, 'Mac')}, ${plural(models.length, 'model')} (${models.filter(isServing).length} serving)${lost ? `, ${lost}` : ''}`;

@@ -7,6 +7,7 @@
  * default; its heading's count follows the log while collapsed too (read again, one
  * record only, whenever the snapshot says a request ended or a model came or went).
  */
+import { formatClock, formatDay } from '../../../shared/time-words';
 import { stringify } from 'csv-stringify/browser/esm/sync';
 import { plural } from '../../../shared/status-words';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
@@ -33,9 +34,9 @@ const wideOnly = (key: SortKey): string | undefined => (COLUMNS.find((c) => c.ke
 
 const ms = (v: number | null) => (v == null ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`);
 const rate = (v: number | null) => (v == null ? '—' : v >= 100 ? String(Math.round(v)) : v.toFixed(1));
-const time = (at: number) => new Date(at).toLocaleTimeString([], { hour12: false });
-// One date format on the page: the rows' 24-hour time, after the day as 2026-12-03 (Sweden's locale writes ISO dates, in local time).
-const day = (at: number) => new Date(at).toLocaleDateString('sv-SE');
+// One date format on the page (shared/time-words.ts): the rows' 24-hour time, after the day as 2026-12-03.
+const time = formatClock;
+const day = formatDay;
 const outcomeWords = (r: RequestRecord) =>
   r.outcome === 'failed'
     ? `failed (${r.errorCode})`

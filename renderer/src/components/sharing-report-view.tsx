@@ -6,6 +6,7 @@
  * so first: the sim's decode figures are not evidence. A check run on exo through
  * exobar's proxy shows experiments 1 and 2 once with exobar's hold on and once off.
  */
+import { formatDateTime } from '../../../shared/time-words';
 import { plural } from '../../../shared/status-words';
 import { useRef, useState } from 'react';
 import { EXO_PUBLISHED, type DecodeRun, type SharingCheckResult, type TtftRun } from '../../../shared/sharing-check';
@@ -78,7 +79,7 @@ export function SharingReportView({ result, markdown }: { result: SharingCheckRe
   return (
     <article className="sharing-report" data-testid="sharing-report" data-check={result.id}>
       <h3 className="small">
-        {b} beside {a} · {new Date(result.startedAt).toLocaleString()}
+        {b} beside {a} · {formatDateTime(result.startedAt)}
       </h3>
       {result.simulated && (
         <p className="warning small" data-testid="sharing-simulated">
