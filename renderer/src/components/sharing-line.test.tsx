@@ -50,6 +50,15 @@ describe('GPU sharing on the card', () => {
     expect(text).not.toContain('gaps');
   });
 
+  it('says the solo rate is not measured yet rather than "n/a … (over 0 tokens)"', () => {
+    const sharing = measuredSharing();
+    sharing.solo = { gaps: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null };
+    renderApp(snapshot({ instances: [instance({ sharing })] }));
+    const text = screen.getByTestId('sharing').textContent ?? '';
+    expect(text).toContain('alone: not measured yet');
+    expect(text).not.toContain('over 0 tokens');
+  });
+
   it('shows nothing before any decode was measured', () => {
     renderApp(snapshot({ instances: [instance({ sharing: emptySharing(300_000, 'all') })] }));
     expect(screen.queryByTestId('sharing')).toBeNull();

@@ -34,7 +34,9 @@ export function SharingLine({ sharing }: { sharing: InstanceSharing }) {
       </div>
       <ul className="muted plain-list">
         <li className="tabular">
-          alone: {formatRate(sharing.solo.decodeTokensPerSecond)}, ITL p95 {itl(sharing.solo.itlP95Ms)} ({sampleWords(sharing.solo.gaps)})
+          {sharing.solo.gaps === 0
+            ? 'alone: not measured yet'
+            : `alone: ${formatRate(sharing.solo.decodeTokensPerSecond)}, ITL p95 ${itl(sharing.solo.itlP95Ms)} (${sampleWords(sharing.solo.gaps)})`}
         </li>
         {sharing.neighbours.map((n) => (
           <li key={`${n.instanceId}-${n.phase}-${n.node ?? ''}`} className="tabular">

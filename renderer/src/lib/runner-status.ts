@@ -9,7 +9,7 @@ export const PHASE_LABEL: Record<RequestPhase, string> = {
   queued: 'Queued',
   loading: 'Loading the model',
   // Written to the runner, which takes new requests only between its steps.
-  awaiting_ack: 'Sent, waiting for the runner to take it',
+  awaiting_ack: 'Waiting for the runner',
   prefilling: 'Prefilling',
   decoding: 'Decoding',
   cancelling: 'Cancelling',
