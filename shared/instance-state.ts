@@ -81,8 +81,13 @@ export function instanceLifecycle(instance: InstanceSnapshot): InstanceLifecycle
  * seen), but no count says they run.
  */
 export function instancesSeenNow(snapshot: Pick<Snapshot, 'instances' | 'exo'>): InstanceSnapshot[] {
-  if (!snapshot.exo || snapshot.exo.connected) return snapshot.instances;
+  if (!exoUnreachable(snapshot)) return snapshot.instances;
   return snapshot.instances.filter((i) => i.source === 'local');
+}
+
+/** An exo is attached and does not answer: every glance says "exo unreachable" instead of counting its models. */
+export function exoUnreachable(snapshot: Pick<Snapshot, 'exo'>): boolean {
+  return snapshot.exo !== null && snapshot.exo !== undefined && !snapshot.exo.connected;
 }
 
 /** How many instances are in each lifecycle state (every state present, zero when none). */

@@ -17,9 +17,11 @@ import type { InstanceSnapshot, RunnerState } from './snapshot';
  */
 export const PLAIN_RUNNER_STATUS_WORDS: Readonly<Record<string, string>> = {
   RunnerIdle: 'Idle',
+  // On the way up, each said as a step of starting, never as an end state: a bare
+  // "Connected" or "Loaded" read as done while the launch was still going.
   RunnerConnecting: 'Starting',
-  RunnerConnected: 'Connected',
-  RunnerLoaded: 'Loaded',
+  RunnerConnected: 'Starting: connected, loading next',
+  RunnerLoaded: 'Starting: loaded, warming up next',
   RunnerWarmingUp: 'Warming up',
   RunnerReady: 'Ready',
   RunnerRunning: 'Running',
@@ -79,8 +81,12 @@ export function localRunnerWords(state: RunnerState, status: RunnerStatus): stri
 const ON_THE_WAY: ReadonlySet<string> = new Set(['RunnerIdle', 'RunnerConnecting', 'RunnerConnected', 'RunnerLoading', 'RunnerLoaded', 'RunnerWarmingUp']);
 const STATE_WORDS = { starting: 'Starting', loading: 'Loading', warming_up: 'Warming up' } as const;
 
-/** The status dot's colour: serving (ok, busy when running), on its way (warn), stopped or idle, failed (bad). */
-export type Tone = 'ok' | 'busy' | 'idle' | 'warn' | 'bad';
+/**
+ * The status dot's colour: serving (ok, busy when running), on its way up (starting: the
+ * header's pulsing "loading" colour, not the warning orange), stopped or idle, a status
+ * exobar cannot read (warn), failed (bad).
+ */
+export type Tone = 'ok' | 'busy' | 'idle' | 'starting' | 'warn' | 'bad';
 
 /** The tone of a runner status (exo's tag): the one map for local and exo runners. */
 export function statusTone(status: string): Tone {
@@ -97,7 +103,7 @@ export function statusTone(status: string): Tone {
       return 'idle';
     default:
       // Connecting, loading, warming up: on the way to ready.
-      return 'warn';
+      return 'starting';
   }
 }
 
@@ -110,7 +116,7 @@ export function localRunnerTone(state: RunnerState, status: RunnerStatus): Tone 
       return 'idle';
     case 'restarting':
     case 'loading':
-      return 'warn';
+      return 'starting';
     case 'serving':
       return statusTone(status.kind);
   }

@@ -102,6 +102,20 @@ describe('tray menu', () => {
     expect(act.quit).toHaveBeenCalledOnce();
   });
 
+  it('with exo unreachable names its models as last seen, not with a status exo can no longer give', async () => {
+    const lost = await mappedExoSnapshot({
+      then: async (h) => {
+        await h.fake.refuse();
+        await h.round(1_000);
+      },
+    });
+    const labels = buildTrayMenu(lost, { startAtLogin: false }, actions())
+      .filter((i) => String(i.id).startsWith('instance:'))
+      .map((i) => i.label);
+    expect(labels.length).toBeGreaterThan(0);
+    for (const label of labels) expect(label).toMatch(/ — last seen, exo unreachable$/);
+  });
+
   it("a local model's line offers its details and its runner's log; an exo model's opens the popover", async () => {
     const act = actions();
     const exo = await mappedExoSnapshot();

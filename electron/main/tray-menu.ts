@@ -8,7 +8,7 @@ import type { MenuBarTitle, Settings } from '../../shared/api';
 import { menuBarTitleMenu } from './tray-title';
 import type { InstanceSnapshot, LaunchProgress, Snapshot } from '../../shared/snapshot';
 import { instanceStatusWords } from '../../shared/status-words';
-import { isLocal } from '../../shared/instance-state';
+import { exoUnreachable, isLocal } from '../../shared/instance-state';
 import { runnerLogSource } from '../../shared/logs';
 
 /** What the menu's entries do. */
@@ -78,7 +78,8 @@ export function buildTrayMenu(
               }
             : {
                 id: `instance:${instance.id}`,
-                label: instanceMenuLabel(instance),
+                // exo's status of a model it can no longer be asked about would be stale.
+                label: exoUnreachable(snapshot) ? `${instance.modelName} — last seen, exo unreachable` : instanceMenuLabel(instance),
                 // exo's runners log into exo's own log, not one of exobar's: the popover shows the instance.
                 click: () => actions.openWindow(),
               },

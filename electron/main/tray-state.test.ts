@@ -94,6 +94,25 @@ describe('tray state', () => {
     });
     expect(trayViewOf(lost).tooltip).toMatch(new RegExp(`exo at ${lost.exo!.url}: not reachable since \\d\\d:\\d\\d:\\d\\d`));
   });
+
+  it('with exo unreachable counts only the models it still sees and says "exo unreachable" instead of a stale count', async () => {
+    const lost = await mappedExoSnapshot({
+      then: async (h) => {
+        await h.fake.refuse();
+        await h.round(1_000);
+      },
+    });
+    expect(lost.instances.length).toBeGreaterThan(0);
+    const view = trayViewOf({ ...lost, instances: [instance('a'), ...lost.instances] });
+    expect(view.title).toBe('1 · exo unreachable');
+    const first = view.tooltip.split('\n')[0];
+    expect(first).toBe('exobar: 1 model: 1 serving (exo unreachable)');
+    // exo's last-seen models get no status line of their own: exo cannot be asked about them.
+    const lines = view.tooltip.split('\n');
+    for (const i of lost.instances) expect(lines.filter((l) => l.startsWith(`${i.modelName}:`))).toEqual([]);
+    expect(trayViewOf(lost).title).toBe('exo unreachable');
+    expect(trayViewOf(lost).tooltip.split('\n')[0]).toBe('exobar: no models running (exo unreachable)');
+  });
 });
 
 describe("tray: this Mac's exo", () => {

@@ -2,12 +2,13 @@
  * What the menu-bar icon shows, as a pure function of the snapshot: which glyph,
  * the short title beside it and the tooltip in words. Tested without Electron.
  */
+import { formatClock } from '../../shared/time-words';
 import type { MenuBarTitle } from '../../shared/api';
 import type { Snapshot } from '../../shared/snapshot';
 import { exoProcessSummary, exoProcessTone } from '../../shared/exo-process-words';
 import { latestTtft, menuBarTitleText } from './tray-title';
 import { exoLostGlance } from './exo-lost-glance';
-import { exoInstances, instanceLifecycle, isServing, lifecycleSummary } from '../../shared/instance-state';
+import { exoInstances, exoUnreachable, instanceLifecycle, instancesSeenNow, isServing, lifecycleSummary } from '../../shared/instance-state';
 import { formatSeconds, instanceStatusWords, plural } from '../../shared/status-words';
 import { residencyGlance } from '../../shared/residency-glance';
 
@@ -27,7 +28,8 @@ export interface TrayView {
  */
 export function trayStateOf(snapshot: Snapshot): TrayState {
   const exoTone = snapshot.exoProcess ? exoProcessTone(snapshot.exoProcess) : null;
-  const states = snapshot.instances.map(instanceLifecycle);
+  // exo's last-seen instances say nothing once exo stops answering (its warning says so).
+  const states = instancesSeenNow(snapshot).map(instanceLifecycle);
   if (states.includes('failed') || snapshot.launch?.state === 'failed' || exoTone === 'failed') return 'failed';
   if (snapshot.warnings.length > 0 || exoTone === 'warn') return 'warning';
   if (snapshot.instances.some((i) => i.prefill !== null)) return 'prefilling';
@@ -44,11 +46,14 @@ export function trayViewOf(snapshot: Snapshot, titleMode: MenuBarTitle = 'ttft')
   const exo = snapshot.exoProcess?.status === 'idle' ? null : (snapshot.exoProcess ?? null);
 
   const lines: string[] = [];
-  if (snapshot.instances.length === 0) lines.push('exobar: no models running');
-  else lines.push(`exobar: ${plural(snapshot.instances.length, 'model')}: ${lifecycleSummary(snapshot.instances)}`);
+  // With exo unreachable its models are not counted (its line says since when it does not answer).
+  const seen = instancesSeenNow(snapshot);
+  const unreachable = exoUnreachable(snapshot) ? ' (exo unreachable)' : '';
+  if (seen.length === 0) lines.push(`exobar: no models running${unreachable}`);
+  else lines.push(`exobar: ${plural(seen.length, 'model')}: ${lifecycleSummary(seen)}${unreachable}`);
   if (ttft) lines.push(`Latest time to first token ${formatSeconds(ttft.totalMs)}`);
   if (snapshot.exo) lines.push(exoLine(snapshot));
-  for (const instance of snapshot.instances) {
+  for (const instance of seen) {
     if (instance.prefill) {
       const { processedTokens, totalTokens } = instance.prefill;
       lines.push(`${instance.modelName} prefilling ${processedTokens.toLocaleString('en-US')}/${totalTokens.toLocaleString('en-US')} tokens`);
@@ -70,7 +75,7 @@ export function trayViewOf(snapshot: Snapshot, titleMode: MenuBarTitle = 'ttft')
 /** The attached exo in one line: "exo at URL: 2 Macs, 3 models (2 serving)", or since when it does not answer. */
 function exoLine(snapshot: Snapshot): string {
   const exo = snapshot.exo!;
-  if (!exo.connected) return `exo at ${exo.url}: not reachable since ${new Date(exo.since).toLocaleTimeString('en-GB', { hour12: false })}`;
+  if (!exo.connected) return `exo at ${exo.url}: not reachable since ${formatClock(exo.since)}`;
   const models = exoInstances(snapshot);
   const lost = exoLostGlance(snapshot);
   return `exo at ${exo.url}: ${plural(exo.nodes.length, 'Mac')}, ${plural(models.length, 'model')} (${models.filter(isServing).length} serving)${lost ? `, ${lost}` : ''}`;

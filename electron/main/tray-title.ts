@@ -8,7 +8,7 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import type { MenuBarTitle } from '../../shared/api';
 import { exoProcessStatusLabel } from '../../shared/exo-process-words';
-import { instanceLifecycle } from '../../shared/instance-state';
+import { exoUnreachable, instanceLifecycle, instancesSeenNow } from '../../shared/instance-state';
 import type { Snapshot, TtftSample } from '../../shared/snapshot';
 import { formatSeconds } from '../../shared/status-words';
 
@@ -36,9 +36,11 @@ export function formatTokensPerSecond(rate: number): string {
 /** The title for this snapshot and setting; empty when nothing runs (or the setting says nothing). */
 export function menuBarTitleText(snapshot: Snapshot, mode: MenuBarTitle): string {
   if (mode === 'nothing') return '';
-  const serving = snapshot.instances.filter((i) => instanceLifecycle(i) === 'serving').length;
+  // exo's last-seen models are not counted once exo stops answering: the title says so instead.
+  const seen = instancesSeenNow(snapshot);
+  const serving = seen.filter((i) => instanceLifecycle(i) === 'serving').length;
   let title = '';
-  if (snapshot.instances.length > 0) {
+  if (seen.length > 0) {
     const ttft = latestTtft(snapshot);
     const rate = totalTokensPerSecond(snapshot);
     const figure = mode === 'ttft' ? (ttft ? formatSeconds(ttft.totalMs) : null) : rate !== null ? formatTokensPerSecond(rate) : null;
@@ -48,6 +50,7 @@ export function menuBarTitleText(snapshot: Snapshot, mode: MenuBarTitle): string
   // idle, never started, is not in a core's snapshot).
   const exo = snapshot.exoProcess?.status === 'idle' ? null : (snapshot.exoProcess ?? null);
   if (exo && exo.status !== 'stopped') title = [title, `exo ${exoProcessStatusLabel(exo.status)}`].filter(Boolean).join(' · ');
+  if (exoUnreachable(snapshot)) title = [title, 'exo unreachable'].filter(Boolean).join(' · ');
   return title;
 }
 

@@ -63,7 +63,14 @@ describe('a local runner’s words and tone follow its one state', () => {
     });
   }
 
+  it('says a runner on its way up is starting, in the starting colour, never a bare "Connected" or "Loaded" in the warning orange', () => {
+    expect(localRunnerWords('starting', { kind: 'RunnerConnected' })).toBe('Starting: connected, loading next');
+    expect(localRunnerWords('loading', { kind: 'RunnerLoaded' })).toBe('Starting: loaded, warming up next');
+    expect(statusTone('RunnerConnected')).toBe('starting');
+    expect(localRunnerTone('starting', { kind: 'RunnerConnected' })).toBe('starting');
+  });
+
   it('gives exo runners the same tones by status', () => {
-    expect(STATUSES.map((s) => statusTone(s.kind))).toEqual(['idle', 'warn', 'warn', 'warn', 'warn', 'warn', 'ok', 'busy', 'idle', 'idle', 'bad']);
+    expect(STATUSES.map((s) => statusTone(s.kind))).toEqual(['idle', 'starting', 'starting', 'starting', 'starting', 'starting', 'ok', 'busy', 'idle', 'idle', 'bad']);
   });
 });

@@ -169,7 +169,7 @@ describe('the page against exobar serve', () => {
       // cancels for tasks it has not admitted) and the page shows it as held.
       const held = card3b().locator('[data-testid=pending-cancel][data-state=held]');
       await held.waitFor({ timeout: 5_000 });
-      expect(await held.innerText()).toContain('held until the runner acknowledges');
+      expect(await held.innerText()).toContain('sent once the runner takes the request');
       await card3b().locator('[data-testid=queue-row][data-phase=cancelling]').waitFor({ timeout: 5_000 });
       await shot('03-cancel-held');
     }

@@ -299,7 +299,8 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
       version: ctx.version,
       exportedAt: manifest.exportedAt,
       source: manifest.source,
-      files: [{ name: 'README.txt', bytes: 0 }, { name: 'manifest.json', bytes: manifestData.length }, ...listed],
+      // The README is listed without a size: it is the file being written ("README.txt (0 bytes)" read as empty).
+      files: [{ name: 'README.txt', bytes: null }, { name: 'manifest.json', bytes: manifestData.length }, ...listed],
       redactions,
       truncated,
       diagnosis: shownDiagnosis,

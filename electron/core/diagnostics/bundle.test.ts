@@ -134,6 +134,11 @@ describe('diagnostic bundle', () => {
     const parsed = parseBundle(entries);
     expect(written.files.map((f) => f.name)).toEqual(names);
     for (const file of written.files) expect(entries.get(file.name)!.length).toBe(file.bytes);
+    // The README lists every file with its real size, and itself without one (not "README.txt (0 bytes)").
+    const readme = entries.get('README.txt')!.toString();
+    expect(readme).toMatch(/^README\.txt: this file$/m);
+    expect(readme).toContain(`manifest.json (${entries.get('manifest.json')!.length} bytes)`);
+    expect(readme).not.toContain('README.txt (');
 
     const manifest = parsed.json.get('manifest.json') as Record<string, unknown>;
     expect(manifest).toMatchObject({

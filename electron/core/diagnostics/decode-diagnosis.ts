@@ -66,7 +66,7 @@ export function diagnoseDecode(timelines: readonly RequestTimeline[], slowdown: 
         ratio: r2(ratio),
         explanation:
           `It decoded at ${Math.round(ratio * 100)} % of its solo rate (${rate.toFixed(1)} vs ${soloRate.toFixed(1)} tokens/s over ` +
-          `${ref.gaps} solo gaps) while ${n.modelName} ${phaseVerb(n.phase)}${where} on the same GPU (${n.gaps} of its ${total} gaps).`,
+          `${ref.gaps} tokens decoded alone) while ${n.modelName} ${phaseVerb(n.phase)}${where} on the same GPU (${n.gaps} of its ${total} tokens timed).`,
         evidence: { gapsBeside: n.gaps, gapsTotal: total, soloGaps: ref.gaps, itlP95Ms: t.itlP95Ms },
       };
     }

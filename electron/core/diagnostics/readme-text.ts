@@ -5,12 +5,14 @@
 import type { Diagnosis } from './diagnosis';
 import type { ExoCause } from './exo-diagnosis';
 import { REDACTION_DESCRIPTIONS, REDACTION_KINDS, type RedactionCounts } from './redaction';
+import { plural } from '../../../shared/status-words';
 
 export interface ReadmeInput {
   version: string;
   exportedAt: string;
   source: 'running node' | 'data directory';
-  files: Array<{ name: string; bytes: number }>;
+  /** The bundle's files; `bytes` null for the README itself, whose size is not known while it is written. */
+  files: Array<{ name: string; bytes: number | null }>;
   redactions: RedactionCounts;
   truncated: Array<{ name: string; omitted: string }>;
   diagnosis: Diagnosis | null;
@@ -53,7 +55,10 @@ export function readmeText(input: ReadmeInput): string {
   lines.push('from GPU contention, and no prompt or completion text.', '');
 
   lines.push('Files', '-----');
-  for (const file of input.files) lines.push(`${file.name} (${file.bytes} bytes)${note(file.name) ? `: ${note(file.name)}` : ''}`);
+  for (const file of input.files) {
+    const size = file.bytes === null ? '' : ` (${plural(file.bytes, 'byte')})`;
+    lines.push(`${file.name}${size}${note(file.name) ? `: ${note(file.name)}` : ''}`);
+  }
   lines.push('');
 
   lines.push('What was removed', '----------------');
@@ -73,17 +78,19 @@ export function readmeText(input: ReadmeInput): string {
     lines.push('No running node: no requests to diagnose. Logs and settings only.');
   } else if (d.findings.length === 0) {
     lines.push(
-      `${d.examinedRequests} requests examined; no time to first token at or above ${d.options.thresholdMs} ms ` +
+      `${plural(d.examinedRequests, 'request')} examined; no time to first token at or above ${d.options.thresholdMs} ms ` +
         `(or ${d.options.soloMultiple}x its model\u2019s solo median), and no runner failure.`,
     );
   } else {
     lines.push(
-      `${d.examinedRequests} requests examined. Causes: ${Object.entries(d.summary)
+      `${plural(d.examinedRequests, 'request')} examined. Causes: ${Object.entries(d.summary)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')}.`,
     );
     const bugs = d.findings.filter((f) => f.bugToReport).length;
-    if (bugs > 0) lines.push(`${bugs} finding(s) point at a bug in exobar itself (node_dispatch_delay): please report them.`);
+    if (bugs > 0) {
+      lines.push(`${plural(bugs, 'finding')} ${bugs === 1 ? 'points' : 'point'} at a bug in exobar itself (node_dispatch_delay): please report ${bugs === 1 ? 'it' : 'them'}.`);
+    }
     for (const f of d.findings.slice(0, 10)) lines.push(`- ${f.requestId} (${f.model}): ${f.cause}. ${f.explanation}`);
     if (d.findings.length > 10) lines.push(`- ... ${d.findings.length - 10} more in manifest.json`);
   }

@@ -4,13 +4,14 @@
  * change (lib/use-element-width.ts), it renders in jsdom too, and nothing measures on
  * every frame. The p50/p95 lines extend the axis: the node's percentiles are over the
  * snapshot's samples (shared/stats.ts TTFT_WINDOW), and the points shown may lag them by
- * a snapshot, so a p95 above every visible point must still be drawn. Animation is off:
- * at ~10 updates a second a tween would never finish and would only cost frames.
+ * a snapshot, so a p95 above every visible point must still be drawn. The lines are named
+ * in a legend under the chart (their values are in the panel's header row), not by labels inside it: a label drawn at the line sat
+ * over the samples near the p95. Animation is off: at ~10 updates a second a tween would
+ * never finish and would only cost frames.
  */
 import { memo } from 'react';
 import { CartesianGrid, Line, LineChart, ReferenceLine, XAxis, YAxis } from 'recharts';
 import type { TtftSample } from '../../../shared/snapshot';
-import { formatDuration } from '../lib/format';
 
 export interface TtftChartProps {
   samples: TtftSample[];
@@ -48,7 +49,6 @@ function TtftChartImpl({ samples, p50Ms, p95Ms, width = 356, height = 100 }: Ttf
             ifOverflow="extendDomain"
             stroke="var(--accent)"
             strokeDasharray="4 3"
-            label={{ value: `p50 ${formatDuration(p50Ms)}`, position: 'insideTopLeft', fontSize: 10, fill: 'var(--accent)' }}
           />
         )}
         {p95Ms !== null && (
@@ -57,7 +57,6 @@ function TtftChartImpl({ samples, p50Ms, p95Ms, width = 356, height = 100 }: Ttf
             ifOverflow="extendDomain"
             stroke="var(--warn)"
             strokeDasharray="4 3"
-            label={{ value: `p95 ${formatDuration(p95Ms)}`, position: 'insideTopRight', fontSize: 10, fill: 'var(--warn)' }}
           />
         )}
         <Line
@@ -69,6 +68,21 @@ function TtftChartImpl({ samples, p50Ms, p95Ms, width = 356, height = 100 }: Ttf
           isAnimationActive={false}
         />
       </LineChart>
+      <div className="chart-legend small muted" data-testid="ttft-legend">
+        <span>
+          <span className="legend-line" aria-hidden="true" /> TTFT
+        </span>
+        {p50Ms !== null && (
+          <span>
+            <span className="legend-line dashed" aria-hidden="true" /> p50
+          </span>
+        )}
+        {p95Ms !== null && (
+          <span>
+            <span className="legend-line dashed warn" aria-hidden="true" /> p95
+          </span>
+        )}
+      </div>
     </div>
   );
 }

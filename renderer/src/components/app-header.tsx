@@ -1,9 +1,9 @@
 import { useShallow } from 'zustand/react/shallow';
+import { plural } from '../../../shared/status-words';
 import { pageConnection } from '../lib/connection-view';
 import { overallState } from '../lib/overall-state';
 import { useExobar } from '../store/store-context';
 
-const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 /** The popover's top line: overall state, and once a snapshot said so, models running and warnings. */
 export function AppHeader() {
@@ -19,8 +19,14 @@ export function AppHeader() {
       {known && (
         <>
           <span className="muted small" data-testid="running-count">
-            {plural(state.running, 'model running', 'models running')}
+            {/* exo's models are not counted while exo does not answer: "1 local model running · exo unreachable". */}
+            {state.exoUnreachable ? plural(state.running, 'local model running', 'local models running') : plural(state.running, 'model running', 'models running')}
           </span>
+          {state.exoUnreachable && (
+            <span className="small warn-text" data-testid="exo-unreachable">
+              exo unreachable
+            </span>
+          )}
           <span className={`small ${state.warnings > 0 ? 'warn-text' : 'muted'}`} data-testid="warning-count">
             {plural(state.warnings, 'warning', 'warnings')}
           </span>

@@ -5,6 +5,7 @@ import { exoRunnerTone, exoRunnerWords } from '../../../shared/status-words';
 import { shortId } from '../lib/format';
 import { PHASE_LABEL } from '../lib/runner-status';
 import { useExobar } from '../store/store-context';
+import { InstanceTypeWord } from './instance-type-word';
 import { LiveAge } from './live-age';
 import { ExoPlacedRow } from './exo-placed-row';
 import { PrefillProgress } from './prefill-progress';
@@ -141,7 +142,7 @@ export function ExoInstanceCard({ instance }: { instance: ExoInstanceSnapshot })
         <div className="card-title">
           <h2 title={instance.model}>{instance.modelName}</h2>
           <div className="badges">
-            <span className="badge">{instance.instanceType === 'ring' ? 'ring' : 'JACCL'}</span>
+            <InstanceTypeWord type={instance.instanceType} badge />
             <span className="badge info" title={`exo instance ${exo.exoInstanceId} · ${kindNote}${exo.sharding ? ` · ${exo.sharding} sharding` : ''}`}>
               exo
             </span>

@@ -1,4 +1,5 @@
 import type { ExoNodeSnapshot } from '../../../shared/exo-snapshot';
+import { plural } from '../../../shared/status-words';
 import { clockTime, exoConnectionWords } from '../lib/exo-words';
 import { formatBytes } from '../lib/format';
 import { ExoClusterTimeline } from './exo-cluster-timeline';
@@ -81,8 +82,8 @@ export function ExoSourceHeader() {
       )}
       {(exo.parseErrors > 0 || exo.unknownTags > 0) && (
         <p className="muted small" data-testid="exo-read-problems">
-          {exo.parseErrors > 0 && `${exo.parseErrors} entries of exo's state could not be read (skipped). `}
-          {exo.unknownTags > 0 && `${exo.unknownTags} entries carry a tag this exobar does not know (shown as unknown).`}
+          {exo.parseErrors > 0 && `${plural(exo.parseErrors, 'entry', 'entries')} of exo's state could not be read (skipped). `}
+          {exo.unknownTags > 0 && `${plural(exo.unknownTags, 'entry', 'entries')} ${exo.unknownTags === 1 ? 'carries' : 'carry'} a tag this exobar does not know (shown as unknown).`}
         </p>
       )}
       {macs > 0 && (

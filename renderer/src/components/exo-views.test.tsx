@@ -148,6 +148,28 @@ describe('following exo', () => {
     expect(screen.getByTestId('exo-connection').textContent).toBe('connected');
   });
 
+  it('says "exo unreachable" in the header instead of counting the exo models it can no longer see', () => {
+    expect(unreachable.instances.some((i) => i.source === 'exo')).toBe(true);
+    const { push } = renderApp({ ...unreachable, instances: [instance(), ...unreachable.instances] });
+    expect(screen.getByTestId('running-count').textContent).toBe('1 local model running');
+    expect(screen.getByTestId('exo-unreachable').textContent).toBe('exo unreachable');
+    push({ ...demo, seq: unreachable.seq + 1 });
+    expect(screen.queryByTestId('exo-unreachable')).toBeNull();
+    expect(screen.getByTestId('running-count').textContent).toMatch(/^\d+ models? running$/);
+  });
+
+  it('explains ring and JACCL in a tooltip wherever an instance type is shown', async () => {
+    renderApp({ ...demo, instances: [instance(), ...demo.instances] });
+    const words = screen.getAllByTestId('instance-type');
+    expect(words.length).toBe(demo.instances.length + 1);
+    for (const w of words) {
+      expect(w.getAttribute('title')).toMatch(w.textContent === 'ring' ? /^ring: exo's instance type/ : /^JACCL: exo's instance type/);
+    }
+    // The safe launch plan shows the type too.
+    await waitFor(() => expect(screen.getAllByTestId('plan-row').length).toBeGreaterThan(0));
+    for (const row of screen.getAllByTestId('plan-row')) expect(within(row).getByTestId('instance-type').getAttribute('title')).toBeTruthy();
+  });
+
   it('says when exo restarted and its instances were matched by model', () => {
     renderApp(restarted);
     expect(screen.getByTestId('exo-restarted').textContent).toMatch(/^exo restarted: instances matched by model/);

@@ -123,7 +123,8 @@ describe('instance card', () => {
     expect(text[0]).toContain('57 tok');
     expect(text[0]).toContain('9 s');
     expect(text[1]).toContain('Prefilling');
-    expect(text[2]).toContain('Waiting for acknowledgement');
+    expect(text[2]).toContain('Waiting for the runner');
+    expect(text[2]).not.toContain('acknowledg');
     expect(text[3]).toContain('Queued');
     expect(text[3]).toContain('1 s');
     expect(text[4]).toContain('Cancelling');
@@ -147,9 +148,10 @@ describe('instance card', () => {
     renderApp(snapshot({ instances: [prefillingInstance()] }));
     const rows = screen.getAllByTestId('pending-cancel');
     expect(rows.map((r) => r.getAttribute('data-state'))).toEqual(['held', 'sent']);
-    expect(rows[0]?.textContent).toContain('held until the runner acknowledges');
+    expect(rows[0]?.textContent).toContain('sent once the runner takes the request');
+    expect(rows[0]?.textContent).not.toContain('acknowledg');
     expect(rows[0]?.textContent).toContain('2 s');
-    expect(rows[1]?.textContent).toContain('sent, waiting for the runner');
+    expect(rows[1]?.textContent).toContain('sent, waiting for the runner to stop');
     expect(rows[1]?.textContent).toContain('0 s');
   });
 
@@ -190,8 +192,8 @@ describe('instance card', () => {
     const chart = within(c).getByTestId('ttft-chart');
     expect(chart.getAttribute('data-samples')).toBe('5');
     expect(container.querySelector('.recharts-wrapper svg')).not.toBeNull();
-    expect(chart.textContent).toContain('p50 260 ms');
-    expect(chart.textContent).toContain('p95 300 ms');
+    // The lines are named in the legend; their values are in the row above (ttft-p50, ttft-p95).
+    expect(within(chart).getByTestId('ttft-legend').textContent).toMatch(/p50.*p95/);
     expect(within(c).getByTestId('tokens-per-second').textContent).toBe('42.5 tok/s');
   });
 

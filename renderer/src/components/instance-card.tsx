@@ -1,9 +1,9 @@
 import type { InstanceSnapshot } from '../../../shared/snapshot';
 import { isDownForGood } from '../../../shared/instance-state';
 import { runnerLogSource } from '../../../shared/logs';
-import { JARGON } from '../lib/jargon';
 import { useActions, useExobar } from '../store/store-context';
 import { FastSynchRow } from './fast-synch-row';
+import { InstanceTypeWord } from './instance-type-word';
 import { PacingBaselineRow, PacingRow } from './pacing-row';
 import { RunnerEngineRow } from './runner-engine-row';
 import { PendingCancels } from './pending-cancels';
@@ -34,9 +34,7 @@ export function InstanceCard({ instance }: { instance: InstanceSnapshot }) {
         <div className="card-title">
           <h2>{instance.modelName}</h2>
           <div className="badges">
-            <span className="badge explained" title={instance.instanceType === 'ring' ? JARGON.ring : JARGON.jaccl}>
-              {instance.instanceType === 'ring' ? 'ring' : 'JACCL'}
-            </span>
+            <InstanceTypeWord type={instance.instanceType} badge />
             {local ? (
               <span className={`badge ${local.simulated ? 'sim' : ''}`}>{local.simulated ? 'simulated' : local.engine.toUpperCase()}</span>
             ) : (

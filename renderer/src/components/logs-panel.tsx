@@ -7,6 +7,7 @@
  * responsive. Collapsed by default; a card's Log button and the tray's Open log open it
  * at that model's log.
  */
+import { plural } from '../../../shared/status-words';
 import { useCallback, useEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react';
 import { LOG_LEVELS, type LogSourceInfo } from '../../../shared/logs';
 import { copyText } from '../lib/clipboard';
@@ -131,7 +132,7 @@ function LogStream({ source, level, search, onFollowAgain }: { source: string; l
             'Following live'
           )}
           {matching.length > shown.length && ` · showing the newest ${shown.length} of ${matching.length} matching lines`}
-          {(level !== 'all' || search.trim()) && matching.length <= shown.length && ` · ${matching.length} of ${lines.length} lines match`}
+          {(level !== 'all' || search.trim()) && matching.length <= shown.length && ` · ${matching.length} of ${plural(lines.length, 'line')} ${matching.length === 1 ? 'matches' : 'match'}`}
           {copied?.under === filterKey && ` · ${copied.words}`}
         </p>
         <span className="spacer" />

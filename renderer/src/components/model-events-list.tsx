@@ -3,6 +3,7 @@
  * newest first, in the Requests view: a load on request and how long it took, an idle
  * unload, an eviction, a placement on exo and its deletion, a refused load and why.
  */
+import { formatClock } from '../../../shared/time-words';
 import type { ModelEventRecord } from '../../../shared/request-record';
 
 const EVENT_WORDS: Record<string, string> = { load: 'loaded', unload: 'unloaded', load_refused: 'load refused' };
@@ -18,7 +19,7 @@ export function ModelEventsList({ events, model, limit = 20 }: { events: ModelEv
       <ul className="small">
         {shown.map((e) => (
           <li key={`${e.at}-${e.model}-${e.event}-${e.instance ?? ''}`} className={`model-event ${e.event}`} data-testid="model-event">
-            <span className="muted">{new Date(e.at).toLocaleTimeString([], { hour12: false })}</span> {e.model}{' '}
+            <span className="muted">{formatClock(e.at)}</span> {e.model}{' '}
             <strong>{EVENT_WORDS[e.event] ?? e.event}</strong>
             {e.durationMs == null ? '' : ` in ${seconds(e.durationMs)}`}
             {e.reason ? ` · ${e.reason}` : ''}

@@ -4,9 +4,9 @@ import { LiveAge } from './live-age';
 
 const STATE_TEXT: Record<PendingCancelSnapshot['state'], string> = {
   // exo's engine drops a cancel for a task it has not admitted yet, so the supervisor
-  // holds it until the runner acknowledges the task.
-  held: 'held until the runner acknowledges',
-  sent: 'sent, waiting for the runner',
+  // holds it until the runner has taken the request.
+  held: 'sent once the runner takes the request',
+  sent: 'sent, waiting for the runner to stop',
 };
 
 /** Cancellations asked for and not yet confirmed by the runner. */

@@ -79,6 +79,20 @@ async function open() {
 const ids = () => screen.getAllByTestId('request-row').map((r) => r.textContent);
 
 describe('Requests view', () => {
+  it('counts in the singular when there is one: "1 token", "1 request kept"', async () => {
+    const rendered = renderApp(undefined, {}, <RequestsPanel />);
+    const one = { ...base, promptTokens: 1, outputTokens: 1 };
+    rendered.bridge.requests = { requests: [one], events: [], total: 1, diskBytes: 2048, diskCapBytes: 16 * 1024 * 1024, problem: null };
+    fireEvent.click(within(screen.getByRole('region', { name: 'Requests' })).getByRole('button', { name: /^Requests/ }));
+    await waitFor(() => expect(screen.getAllByTestId('request-row')).toHaveLength(1));
+    expect(screen.getByTestId('requests-disk').textContent).toMatch(/^1 request kept/);
+    fireEvent.click(screen.getAllByTestId('request-row')[0]!);
+    const timeline = screen.getByTestId('request-timeline').textContent ?? '';
+    expect(timeline).toContain('prefill 200 ms (1 token, 500 tok/s)');
+    expect(timeline).toContain('(1 token) · ended');
+    expect(timeline).not.toContain('1 tokens');
+  });
+
   it('lists the log newest first, sorts by a column, filters, and a row opens its timeline', async () => {
     await open();
     expect(ids()[0]).toContain('cancelled (client disconnect)');
@@ -101,7 +115,9 @@ describe('Requests view', () => {
     expect(timeline.textContent).toContain('prefill 200 ms (100 tokens, 500 tok/s)');
     // The columns the popover hides are said in the timeline.
     expect(timeline.textContent).toContain('chatcmpl-a · local ·');
-    expect(timeline.textContent).toContain('client curl/8');
+    expect(timeline.textContent).toContain('sent by “curl/8”');
+    // "client node" read as a kind of Mac when Node's fetch sent the request: the field is the client's own name.
+    expect(timeline.textContent).not.toContain('client curl/8');
     // The same 24-hour time as the rows, not a second format.
     expect(timeline.textContent).toMatch(/arrived \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} ·/);
     expect(screen.getByTestId('requests-disk').textContent).toContain('of 16.0 MiB on disk');

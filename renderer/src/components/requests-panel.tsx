@@ -7,7 +7,9 @@
  * default; its heading's count follows the log while collapsed too (read again, one
  * record only, whenever the snapshot says a request ended or a model came or went).
  */
+import { formatClock, formatDay } from '../../../shared/time-words';
 import { stringify } from 'csv-stringify/browser/esm/sync';
+import { plural } from '../../../shared/status-words';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { REQUEST_RECORD_COLUMNS, type RequestList, type RequestRecord } from '../../../shared/request-record';
 import type { Snapshot } from '../../../shared/snapshot';
@@ -32,9 +34,9 @@ const wideOnly = (key: SortKey): string | undefined => (COLUMNS.find((c) => c.ke
 
 const ms = (v: number | null) => (v == null ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`);
 const rate = (v: number | null) => (v == null ? '—' : v >= 100 ? String(Math.round(v)) : v.toFixed(1));
-const time = (at: number) => new Date(at).toLocaleTimeString([], { hour12: false });
-// One date format on the page: the rows' 24-hour time, after the day as 2026-12-03 (Sweden's locale writes ISO dates, in local time).
-const day = (at: number) => new Date(at).toLocaleDateString('sv-SE');
+// One date format on the page (shared/time-words.ts): the rows' 24-hour time, after the day as 2026-12-03.
+const time = formatClock;
+const day = formatDay;
 const outcomeWords = (r: RequestRecord) =>
   r.outcome === 'failed'
     ? `failed (${r.errorCode})`
@@ -108,15 +110,16 @@ function RequestTimeline({ r }: { r: RequestRecord }) {
         {decodeMs ? <span className="seg decode" style={{ width: `${(decodeMs / total) * 100}%` }} /> : null}
       </div>
       <p className="small">
-        {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} · client {r.client ?? 'unknown'}
+        {r.id} · {r.source} · {r.instance ?? 'instance unknown'} on {r.node ?? 'unknown Mac'} ·{' '}
+        <span title="The client program, as its User-Agent header named it">{r.client ? `sent by “${r.client}”` : 'sent by a client that gave no name'}</span>
       </p>
       <p className="small">
         arrived {day(r.at)} {time(r.at)} · {r.loadMs == null ? '' : `model load ${ms(r.loadMs)} · `}wait {ms(r.waitMs)} ·{' '}
         {r.runnerWaitMs ? `waiting in the runner ${ms(r.runnerWaitMs)} · ` : ''}prefill {ms(r.prefillMs)} (
-        {r.promptTokens} tokens
+        {plural(r.promptTokens, 'token')}
         {r.cachedTokens == null ? '' : `, ${r.cachedTokens} cached`}
         {r.prefillTokensPerSecond == null ? '' : `, ${rate(r.prefillTokensPerSecond)} tok/s`}) · first token {ms(r.firstTokenMs)} · decode {decodeMs == null ? '—' : ms(decodeMs)} (
-        {r.outputTokens} tokens) · ended {ms(total)} after arrival, {outcomeWords(r)}
+        {plural(r.outputTokens, 'token')}) · ended {ms(total)} after arrival, {outcomeWords(r)}
       </p>
     </div>
   );
@@ -263,7 +266,7 @@ export function RequestsPanel() {
         {list && <ModelEventsList events={list.events} model={model} />}
         {list && (
           <p className="muted small" data-testid="requests-disk">
-            {list.total} requests kept (the last 10,000) · {mib(list.diskBytes)} of {mib(list.diskCapBytes)} on disk
+            {plural(list.total, 'request')} kept (the last 10,000) · {mib(list.diskBytes)} of {mib(list.diskCapBytes)} on disk
           </p>
         )}
       </div>

@@ -1,3 +1,4 @@
+import { formatClock } from '../../../shared/time-words';
 import type { LocalInstanceSnapshot } from '../../../shared/snapshot';
 import { localRunnerTone, localRunnerWords } from '../../../shared/status-words';
 import { ProgressBar } from './progress-bar';
@@ -29,7 +30,7 @@ export function RunnerStatusRow({ instance }: { instance: LocalInstanceSnapshot 
       {state === 'restarting' && (
         <p className="muted small" data-testid="runner-state" data-state={state}>
           {lastExit?.cause === 'stuck' ? 'Stuck' : 'Stopped'}: {lastExit?.message ?? ''}; restarting
-          {restartAt !== null ? ` at ${new Date(restartAt).toLocaleTimeString()}` : ''}
+          {restartAt !== null ? ` at ${formatClock(restartAt)}` : ''}
         </p>
       )}
       {!downForGood && state !== 'restarting' && lastExit && restarts > 0 && <p className="muted small">Last exit: {lastExit.message}</p>}

@@ -5,6 +5,7 @@ import { acknowledging, launchAnywayOffers, type LaunchAnywayOffer } from '../..
 import { fitSentence } from '../../../shared/memory-words';
 import { formatBytes } from '../lib/format';
 import { useActions, useExobar } from '../store/store-context';
+import { InstanceTypeWord, instanceTypeLabel } from './instance-type-word';
 import { ProgressBar } from './progress-bar';
 
 /** The badge of a model the launch reuses: its lifecycle state, so a loading model never reads "running". */
@@ -37,10 +38,10 @@ function PlanTable({ plan }: { plan: SafePairPlan }) {
             <span className="muted small tabular">{formatBytes(m.memoryBytes)}</span>
           </div>
           <div className="row small muted">
-            {m.instanceType === 'ring' ? 'ring' : 'JACCL'} · fast synch {m.fastSynch ? 'on' : 'off'}
+            <InstanceTypeWord type={m.instanceType} /> · fast synch {m.fastSynch ? 'on' : 'off'}
             {/* "ring · fast synch off — ring instance" said the type twice: the reason only when it adds something. */}
             {m.fastSynchReason === `${m.instanceType} instance`
-              ? `, the rule for ${m.instanceType === 'ring' ? 'ring' : 'JACCL'} instances`
+              ? `, the rule for ${instanceTypeLabel(m.instanceType)} instances`
               : ` — ${m.fastSynchReason}`}
           </div>
         </li>

@@ -4,6 +4,7 @@
  * chart per policy and its figures. The report is the real-MLX one kept in docs/ (as
  * the node wrote it), read through the shared schema.
  */
+import { formatDateTime } from '../../../shared/time-words';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { act, cleanup, fireEvent, screen, within } from '@testing-library/react';
@@ -54,6 +55,11 @@ describe('Check GPU sharing', () => {
     bridge.checkStatus = { ...running(result.id, 'Done', 1), state: 'done', result, markdown: '# GPU sharing check' };
     const report = await within(panel).findByTestId('sharing-report');
     expect(within(panel).getAllByTestId('sharing-report-row')).toHaveLength(1);
+    // The page's one date format (shared/time-words.ts), in the list and the report alike, not the locale's.
+    const stamp = formatDateTime(result.startedAt);
+    expect(stamp).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect(within(panel).getAllByTestId('sharing-report-row')[0]!.textContent).toContain(stamp);
+    expect(within(report).getByRole('heading', { level: 3 }).textContent).toContain(stamp);
     expect(within(report).queryByTestId('sharing-simulated')).toBeNull();
     if (!result.decode.ran) throw new Error('the kept real-MLX report has no decode experiment');
     const runs = within(report).getAllByTestId('sharing-run');

@@ -5,6 +5,7 @@
  * newest after a check ends. A check started elsewhere (the CLI, another page) shows
  * here too while it runs. Collapsed by default; read only while open.
  */
+import { formatDateTime } from '../../../shared/time-words';
 import { useCallback, useEffect, useId, useState } from 'react';
 import type { CheckList, CheckStatus, SharingCheckRequest } from '../../../shared/sharing-check';
 import { errorMessage } from '../lib/error-message';
@@ -163,7 +164,7 @@ export function SharingCheckPanel() {
             {reports.map((r) => (
               <li key={r.id}>
                 <button type="button" data-testid="sharing-report-row" aria-pressed={shown?.id === r.id} onClick={() => void show(r.id)}>
-                  {new Date(r.startedAt).toLocaleString()} · {r.models.join(' + ')}
+                  {formatDateTime(r.startedAt)} · {r.models.join(' + ')}
                   {r.simulated ? ' · simulated' : ''}
                   {r.decodeRatio !== null ? ` · B at ${Math.round(r.decodeRatio * 100)} % of solo during A's prefill` : ''}
                 </button>

@@ -39,6 +39,26 @@ describe('GPU sharing on the card', () => {
     expect(within(c).getByTestId('sharing').textContent).toContain('while Llama 3.2 3B prefills: 64.0 tok/s (64 %)');
   });
 
+  it('says what each figure was measured over in tokens, with thousands separated, not in "gaps"', () => {
+    const sharing = measuredSharing();
+    sharing.solo.gaps = 3993;
+    sharing.neighbours[0]!.gaps = 1;
+    renderApp(snapshot({ instances: [instance({ sharing })] }));
+    const text = screen.getByTestId('sharing').textContent ?? '';
+    expect(text).toContain('ITL p95 10 ms (over 3,993 tokens)');
+    expect(text).toContain('ITL p95 16 ms (over 1 token)');
+    expect(text).not.toContain('gaps');
+  });
+
+  it('says the solo rate is not measured yet rather than "n/a … (over 0 tokens)"', () => {
+    const sharing = measuredSharing();
+    sharing.solo = { gaps: 0, decodeTokensPerSecond: null, itlP50Ms: null, itlP95Ms: null };
+    renderApp(snapshot({ instances: [instance({ sharing })] }));
+    const text = screen.getByTestId('sharing').textContent ?? '';
+    expect(text).toContain('alone: not measured yet');
+    expect(text).not.toContain('over 0 tokens');
+  });
+
   it('shows nothing before any decode was measured', () => {
     renderApp(snapshot({ instances: [instance({ sharing: emptySharing(300_000, 'all') })] }));
     expect(screen.queryByTestId('sharing')).toBeNull();

@@ -1,6 +1,15 @@
 import type { InstanceSharing } from '../../../shared/sharing';
 import { phaseVerb } from '../../../shared/sharing';
-import { formatRate } from '../lib/format';
+import { formatCount, formatRate } from '../lib/format';
+
+/**
+ * "over 3,993 tokens": what the figures were measured over. Each inter-token gap timed is
+ * one token decoded in that condition; "(3993 gaps)" said the unit of the code, not the
+ * operator's.
+ */
+function sampleWords(gaps: number): string {
+  return `over ${formatCount(gaps)} ${gaps === 1 ? 'token' : 'tokens'}`;
+}
 
 /**
  * GPU sharing on the card, in plain words: "decodes at 64 % of its solo rate while
@@ -25,13 +34,15 @@ export function SharingLine({ sharing }: { sharing: InstanceSharing }) {
       </div>
       <ul className="muted plain-list">
         <li className="tabular">
-          alone: {formatRate(sharing.solo.decodeTokensPerSecond)}, ITL p95 {itl(sharing.solo.itlP95Ms)} ({sharing.solo.gaps} gaps)
+          {sharing.solo.gaps === 0
+            ? 'alone: not measured yet'
+            : `alone: ${formatRate(sharing.solo.decodeTokensPerSecond)}, ITL p95 ${itl(sharing.solo.itlP95Ms)} (${sampleWords(sharing.solo.gaps)})`}
         </li>
         {sharing.neighbours.map((n) => (
           <li key={`${n.instanceId}-${n.phase}-${n.node ?? ''}`} className="tabular">
             while {n.modelName} {phaseVerb(n.phase)}
             {n.node ? ` on ${n.node}` : ''}: {formatRate(n.decodeTokensPerSecond)}
-            {n.decodeRatio !== null ? ` (${Math.round(n.decodeRatio * 100)} %)` : ''}, ITL p95 {itl(n.itlP95Ms)} ({n.gaps} gaps)
+            {n.decodeRatio !== null ? ` (${Math.round(n.decodeRatio * 100)} %)` : ''}, ITL p95 {itl(n.itlP95Ms)} ({sampleWords(n.gaps)})
           </li>
         ))}
       </ul>

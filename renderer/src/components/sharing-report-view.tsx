@@ -6,6 +6,8 @@
  * so first: the sim's decode figures are not evidence. A check run on exo through
  * exobar's proxy shows experiments 1 and 2 once with exobar's hold on and once off.
  */
+import { formatDateTime } from '../../../shared/time-words';
+import { plural } from '../../../shared/status-words';
 import { useRef, useState } from 'react';
 import { EXO_PUBLISHED, type DecodeRun, type SharingCheckResult, type TtftRun } from '../../../shared/sharing-check';
 import { ItlChart } from '../charts/itl-chart';
@@ -77,7 +79,7 @@ export function SharingReportView({ result, markdown }: { result: SharingCheckRe
   return (
     <article className="sharing-report" data-testid="sharing-report" data-check={result.id}>
       <h3 className="small">
-        {b} beside {a} · {new Date(result.startedAt).toLocaleString()}
+        {b} beside {a} · {formatDateTime(result.startedAt)}
       </h3>
       {result.simulated && (
         <p className="warning small" data-testid="sharing-simulated">
@@ -144,7 +146,7 @@ export function SharingReportView({ result, markdown }: { result: SharingCheckRe
       {!result.decode.ran && <p className="muted small">Decode under prefill: not run ({result.decode.reason}).</p>}
       {result.throughput.ran ? (
         <p className="small" data-testid="sharing-throughput">
-          {result.throughput.fastSynchOff.streams} clients per model for {result.throughput.fastSynchOff.seconds.toFixed(0)} s, fast synch off:{' '}
+          {plural(result.throughput.fastSynchOff.streams, 'client')} per model for {result.throughput.fastSynchOff.seconds.toFixed(0)} s, fast synch off:{' '}
           {result.throughput.fastSynchOff.models.map((t) => `${t.model} ${t.requestsPerMinute.toFixed(1)} requests/min`).join(', ')} (exo published{' '}
           {EXO_PUBLISHED.collapseRequestsPerMinute} in the fast-synch collapse).
         </p>

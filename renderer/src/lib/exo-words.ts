@@ -2,12 +2,11 @@
  * exo's connection and times in plain words for the exo views. A runner's words and
  * tone are every view's (shared/status-words.ts).
  */
+import { formatClock } from '../../../shared/time-words';
 import type { ExoSection } from '../../../shared/exo-snapshot';
 
-/** A clock time, 24 h, as the source header shows "not reachable since 14:03:07". */
-export function clockTime(epochMs: number): string {
-  return new Date(epochMs).toLocaleTimeString('en-GB', { hour12: false });
-}
+/** A clock time, 24 h, as the source header shows "not reachable since 14:03:07" (the page's one format). */
+export const clockTime = formatClock;
 
 /** "connected" or "not reachable since HH:MM:SS" (never reached: "not reachable yet"). */
 export function exoConnectionWords(exo: ExoSection): string {

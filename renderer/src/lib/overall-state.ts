@@ -8,7 +8,7 @@ import type { ConnectionProblem } from '../../../shared/bridge';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { ConnectionState } from '../store/exobar-store';
 import { CONNECTION_WORDS, pageConnection } from './connection-view';
-import { fastSynchMismatch, instanceLifecycle, instancesSeenNow, lifecycleCounts } from '../../../shared/instance-state';
+import { exoUnreachable, fastSynchMismatch, instanceLifecycle, instancesSeenNow, lifecycleCounts } from '../../../shared/instance-state';
 
 export interface OverallState {
   level: 'ok' | 'loading' | 'warning' | 'failed' | 'connecting';
@@ -22,6 +22,8 @@ export interface OverallState {
    * every read and re-render forever.
    */
   loading: number;
+  /** An attached exo does not answer: its models are not counted, and the header says so instead. */
+  exoUnreachable: boolean;
 }
 
 /** The header's state for this snapshot and connection. */
@@ -33,7 +35,7 @@ export function overallState(snapshot: Snapshot, connection: ConnectionState, re
   const hasMismatchWarning = snapshot.warnings.some((w) => w.code === 'fast_synch_mismatch');
   const warnings = snapshot.warnings.length + (hasMismatchWarning ? 0 : mismatches);
   const starting = lifecycle.loading + lifecycle.restarting;
-  const base = { running: lifecycle.serving, warnings, loading: starting };
+  const base = { running: lifecycle.serving, warnings, loading: starting, exoUnreachable: exoUnreachable(snapshot) };
   if (connection === 'error') return { level: 'failed', headline: connectionHeadline(problem, received), ...base };
   if (!received) return { level: 'connecting', headline: 'Connecting…', ...base };
   if (lifecycle.failed > 0) {

@@ -8,7 +8,8 @@ import type { RequestPhase } from '../../../shared/snapshot';
 export const PHASE_LABEL: Record<RequestPhase, string> = {
   queued: 'Queued',
   loading: 'Loading the model',
-  awaiting_ack: 'Waiting for acknowledgement',
+  // Written to the runner, which takes new requests only between its steps.
+  awaiting_ack: 'Waiting for the runner',
   prefilling: 'Prefilling',
   decoding: 'Decoding',
   cancelling: 'Cancelling',
