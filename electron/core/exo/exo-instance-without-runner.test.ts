@@ -68,4 +68,22 @@ describe('an exo instance whose runner is gone', () => {
     direct.abort();
     await hanging;
   });
+
+  it('says a failed runner once, as exo_runner_failed, and still answers its requests 503 at once', async () => {
+    exo.cluster.failRunner(LLAMA_3B, 'studio-a');
+    // Within the grace (300 ms here) exo itself answers (500, its runner failed); past it exobar
+    // refuses at once, as the instance has had no working runner that long.
+    const refused = await eventually(
+      async () => {
+        const answer = await rig.client.chat.completions.create({ model: LLAMA_3B, messages: hi, max_tokens: 2 }).catch((e: unknown) => e);
+        return answer instanceof OpenAI.APIError && answer.status === 503 ? answer : undefined;
+      },
+      10_000,
+      'the failed instance refused with 503',
+    );
+    expect(refused.code).toBe('exo_instance_without_runner');
+    expect(refused.message).toContain('has no working runner on studio-a (RunnerFailed)');
+    const about3B = rig.node.snapshot().warnings.filter((w) => w.instanceIds.includes(`exo:${LLAMA_3B}`)).map((w) => w.code);
+    expect(about3B).toEqual(['exo_runner_failed']);
+  });
 });

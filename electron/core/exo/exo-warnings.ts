@@ -159,10 +159,16 @@ export function withoutRunnerWords(
   };
 }
 
-/** exo_instance_without_runner: an instance exo keeps registered while its runner on some Mac is gone. */
+/**
+ * exo_instance_without_runner: an instance exo keeps registered while its runner on some
+ * Mac is gone. A runner that failed is exo_runner_failed's to say (with exo's message and
+ * the same way out): one cause, one warning. Requests to either are still answered 503.
+ */
 export function instanceWithoutRunnerWarnings(instances: ExoInstanceView[], tracker: ExoTracker, now: number, options: ExoWarningOptions): ExoWarning[] {
   const warnings: ExoWarning[] = [];
   for (const instance of instances) {
+    const gone = instance.exo.runners.filter((r) => r.status === 'missing' || GONE.has(r.status));
+    if (gone.length > 0 && gone.every((r) => r.status === 'RunnerFailed')) continue;
     const words = withoutRunnerWords(instance, tracker, now, options);
     if (!words) continue;
     warnings.push({
