@@ -6,6 +6,8 @@
  * must be the text before its first occurrence, ended with `finish_reason: "stop"` /
  * `stop_reason: "stop_sequence"` naming it. Random weights never stop there by chance
  * at the same place in four dialect forms, so this passes only if the runner cuts.
+ * And the request log counts a prompt as usage does (the runner's tokenizer), seen with
+ * the tiny qwen3, whose byte-level tokenizer counts more than the node's lower bound.
  *
  * The MLX interpreter is `$EXOBAR_MLX_PYTHON` (CI sets it); without it the test skips
  * with one loud line, and under CI=true fails.
@@ -16,10 +18,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type ServeProcess } from '../support/e2e/serve-process';
 import { eventually } from '../support/eventually';
+import type { RequestRecord } from '../../shared/request-record';
+import { countPromptTokens } from '../../shared/token-count';
 import { hubCacheWith, tinyMlxModel } from '../support/tiny-mlx-hub';
 
 const REPO = 'exobar/tiny-llama';
 const MODEL = `mlx/${REPO}`;
+const QWEN_REPO = 'exobar/tiny-qwen3';
+const QWEN = `mlx/${QWEN_REPO}`;
 const PROMPT = Array.from({ length: 12 }, (_, i) => `w${i + 40}`).join(' ');
 const MAX_TOKENS = 24;
 const python = process.env.EXOBAR_MLX_PYTHON;
@@ -49,6 +55,7 @@ if (!python && process.env.CI === 'true') {
 
   beforeAll(async () => {
     const hub = hubCacheWith(tinyMlxModel(python, 'llama'), root, REPO);
+    hubCacheWith(tinyMlxModel(python, 'qwen3'), root, QWEN_REPO);
     serve = await startServe({
       simTimeScale: 1,
       settings: { mlxPython: python },
@@ -59,10 +66,10 @@ if (!python && process.env.CI === 'true') {
     await eventually(
       async () => {
         listed = await (await fetch(`${serve.url}/api/models`, { headers: { authorization: `Bearer ${serve.token}` } })).text();
-        return listed.includes(`"${MODEL}"`) || null;
+        return (listed.includes(`"${MODEL}"`) && listed.includes(`"${QWEN}"`)) || null;
       },
       120_000,
-      `the scan to find ${MODEL}`,
+      `the scan to find ${MODEL} and ${QWEN}`,
     ).catch((error: Error) => {
       throw new Error(`${error.message}; /api/models: ${listed.slice(0, 2000)}`);
     });
@@ -87,7 +94,11 @@ if (!python && process.env.CI === 'true') {
 
   describe('stop sequences on real MLX (tiny llama)', () => {
     it('the answer is the text before the stop word, ended by it and naming it: OpenAI and Anthropic, whole and streamed', async () => {
-      const free = (await (await post('/v1/chat/completions', chat({}))).json()) as { choices: { message: { content: string } }[] };
+      const free = (await (await post('/v1/chat/completions', chat({}))).json()) as {
+        id: string;
+        choices: { message: { content: string } }[];
+        usage: { prompt_tokens: number };
+      };
       const full = free.choices[0]!.message.content;
       const words = full.split(/\s+/).filter(Boolean);
       expect(words.length, full).toBeGreaterThan(3);
@@ -122,6 +133,22 @@ if (!python && process.env.CI === 'true') {
       expect(text).toBe(expected);
       const end = messageEvents.find((e) => e.type === 'message_delta')!.delta!;
       expect([end.stop_reason, end.stop_sequence]).toEqual(['stop_sequence', stop]);
+
+    }, 900_000);
+
+    it("logs the prompt's size as usage counts it, the runner's tokenizer, not the node's lower bound", async () => {
+      // qwen3's byte-level tokenizer splits "hello, world" where the node counts two words.
+      const messages = [{ role: 'user' as const, content: 'hello, world' }];
+      const answer = (await (await post('/v1/chat/completions', { model: QWEN, messages, max_tokens: 2 })).json()) as {
+        id: string;
+        usage: { prompt_tokens: number };
+      };
+      expect(answer.usage.prompt_tokens).toBeGreaterThan(countPromptTokens(messages));
+      const record = await eventually(async () => {
+        const res = await fetch(`${serve.url}/api/requests?limit=100`, { headers: { authorization: `Bearer ${serve.token}` } });
+        return ((await res.json()) as { requests: RequestRecord[] }).requests.find((r) => r.id === answer.id) ?? null;
+      });
+      expect(record.promptTokens).toBe(answer.usage.prompt_tokens);
     }, 900_000);
   });
 }
