@@ -72,7 +72,7 @@ if (python === null) {
     engine: 'test',
     model: MODEL,
     longPromptTokens: LONG_PROMPT_TOKENS,
-    stopSequences: { unsupportedBecause: 'the MLX runner does not apply stop sequences yet; the API refuses `stop` for MLX models' },
+    stopSequences: { unsupportedBecause: "the test engine (the sim's token stream, without mlx-lm) applies none; the real mlx engine does" },
     longPrefillMs: (sim.prefillFixedS + LONG_PROMPT_TOKENS / sim.prefillTokensPerS) * TIME_SCALE * 1000,
   };
   describeRunnerConformance('mlx runner (test engine)', profile);

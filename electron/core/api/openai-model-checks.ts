@@ -1,7 +1,7 @@
 /**
  * Checks of a chat request against the model it names, before anything reaches a runner:
- * what the model's engine cannot do and what cannot fit in the model's context window.
- * Both are counted 400s in OpenAI's shape; OpenAI's own wording where it has one.
+ * what cannot fit in the model's context window, a counted 400 in OpenAI's shape and
+ * wording. (What a model cannot honour, tools or a schema feature, its runner answers.)
  */
 import type { CatalogModel } from '../../../shared/catalog';
 import { countPromptTokens } from '../../../shared/token-count';
@@ -11,14 +11,6 @@ import { rejected, type ApiError } from './api-error';
 /** The first reason `model` cannot serve `request`; null when it can (or the model is unknown). */
 export function refuseForModel(request: SubmitRequest, model: CatalogModel | undefined): ApiError | null {
   if (!model) return null;
-  if (model.engine === 'mlx' && request.stop && request.stop.length > 0) {
-    return rejected(
-      400,
-      'unsupported_parameter',
-      `Unsupported parameter: 'stop' is not supported with ${model.id}: the MLX runner does not apply stop sequences yet (the simulated models do); cut the answer on the client side.`,
-      'stop',
-    );
-  }
   return model.contextLength ? refuseOverContext(request, model.contextLength) : null;
 }
 

@@ -416,8 +416,7 @@ export class Instance {
       });
     } else if (chunk.kind === 'TokenChunk') {
       // The last chunk's usage says how much of the prompt the runner's cache served (a cancel's too).
-      if (chunk.usage?.cachedTokens !== undefined) request.cachedTokens = chunk.usage.cachedTokens;
-      if (chunk.usage) request.runnerPromptTokens = chunk.usage.promptTokens;
+      if (chunk.usage) request.markRunnerUsage(chunk.usage);
       if (chunk.finishReason === 'cancelled' || chunk.finishReason === 'error') return;
       if (chunk.finishReason) {
         request.finishReason = chunk.finishReason;

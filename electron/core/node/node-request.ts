@@ -76,7 +76,8 @@ export class NodeRequest {
     readonly instanceId: string,
     readonly model: string,
     readonly params: GenerationParams,
-    readonly promptTokens: number,
+    /** The node's count (shared/token-count.ts): exact for the sim, a lower bound for MLX. */
+    private readonly nodePromptTokens: number,
     readonly arrivedAt: number,
     private readonly onEvent: (event: RequestEvent) => void,
     onGap?: (gap: TokenGap) => void,
@@ -84,6 +85,23 @@ export class NodeRequest {
     this.decode = new DecodeTiming(onGap);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.arrivedAtEpochMs = Date.now() - (performance.now() - arrivedAt);
+  }
+
+  /**
+   * The prompt's size in tokens, the one count usage, the request log, history and the
+   * metrics all give: the runner's tokenizer count once its usage reports one, before
+   * that the node's own.
+   */
+  get promptTokens(): number {
+    return this.runnerPromptTokens ?? this.nodePromptTokens;
+  }
+
+  /** The runner's usage on a request's last chunk: its prompt count and cache hit. */
+  markRunnerUsage(usage: Usage): void {
+    if (usage.cachedTokens !== undefined) this.cachedTokens = usage.cachedTokens;
+    this.runnerPromptTokens = usage.promptTokens;
+    // The TTFT sample was taken before the runner counted: it tells the same count.
+    if (this.ttft) this.ttft.promptTokens = usage.promptTokens;
   }
 
   get ended(): boolean {
@@ -138,7 +156,7 @@ export class NodeRequest {
   }
 
   usage(): Usage {
-    const promptTokens = this.runnerPromptTokens ?? this.promptTokens;
+    const promptTokens = this.promptTokens;
     const usage: Usage = { promptTokens, completionTokens: this.completionTokens };
     return this.cachedTokens === null ? usage : { ...usage, cachedTokens: Math.min(this.cachedTokens, promptTokens) };
   }

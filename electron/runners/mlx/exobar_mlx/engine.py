@@ -110,6 +110,8 @@ class GeneratedToken:
     error: Optional[str] = None
     #: Tool calls this token completed [{id, name, arguments}]: a ToolCallChunk before it.
     tool_calls: Optional[List[Dict[str, str]]] = None
+    #: With finish 'stop': the request's stop sequence that ended it (None: the model did).
+    stop_sequence: Optional[str] = None
 
 
 class Engine(ABC):

@@ -21,9 +21,10 @@ runner wants it for every cache type:
   prefill is a RequestError; a failing sampler ends only its request; a failing batch
   step ends the requests in it and the generator is rebuilt (the runner keeps serving).
 - Sampling state is per request (request_sampler.py).
-- Tools, structured output and sampling options are planned per request
-  (request_plan.py): the template's tools, a grammar as an mlx-lm logits processor,
-  mlx-lm's filters and penalties, and the tool calls split from the output.
+- Tools, structured output, sampling options and stop sequences are planned per
+  request (request_plan.py): the template's tools, a grammar as an mlx-lm logits
+  processor, mlx-lm's filters and penalties, the tool calls split from the output, and
+  the stop sequences met in it (stop_sequences.py), which end the request at once.
 
 mlx and mlx_lm are imported lazily, inside `load`, so this module imports anywhere.
 """
@@ -503,12 +504,14 @@ class MlxEngine(Engine):
             if finish is None and state.produced >= state.max_tokens:
                 finish = "length"
             text = state.detokenize(token, finish is not None)
+        text, finish, stop_sequence = self._apply_stops(state, text, finish)
         if finish is not None:
             finish = "stop" if finish == "stop" else "length"
+            # At once, a stop sequence's end included: the slot takes no further decode.
             self._finish(request_id, response)
         stream = state.plan.tool_stream if state.plan else None
         if stream is None:
-            return GeneratedToken(request_id, token, text, finish)
+            return GeneratedToken(request_id, token, text, finish, stop_sequence=stop_sequence)
         text, calls = stream.feed(text)
         if finish is not None:
             held, last = stream.finish(stopped=finish == "stop")
@@ -517,7 +520,24 @@ class MlxEngine(Engine):
                 log.warning("request %s: a tool call did not parse (%s)", request_id, stream.unparsed)
             if finish == "stop" and stream.calls_made > 0:
                 finish = "tool_calls"
-        return GeneratedToken(request_id, token, text, finish, tool_calls=calls or None)
+        return GeneratedToken(
+            request_id, token, text, finish, tool_calls=calls or None, stop_sequence=stop_sequence if finish == "stop" else None
+        )
+
+    @staticmethod
+    def _apply_stops(state: _Decoding, text: str, finish: Optional[str]) -> "tuple[str, Optional[str], Optional[str]]":
+        """(text, finish, stop sequence) after the request's stop sequences: the text
+        before a match, and finish 'stop' naming it; at a natural end, the held-back
+        text that turned out to be no stop sequence."""
+        watch = state.plan.stop_watch if state.plan else None
+        if watch is None:
+            return text, finish, None
+        text = watch.feed(text)
+        if watch.matched is not None:
+            return text, "stop", watch.matched
+        if finish is not None:
+            text += watch.flush()
+        return text, finish, None
 
     def _finish(self, request_id: str, response: Any) -> None:
         """Drops a finished request (the generator may have dropped it already); its cache,

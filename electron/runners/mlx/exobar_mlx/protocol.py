@@ -248,18 +248,19 @@ class ProtocolWriter:
         finish_reason: Optional[str] = None,
         usage: Optional[dict] = None,
         stats: Optional[dict] = None,
+        stop_sequence: Optional[str] = None,
     ) -> None:
-        self.chunk(
-            command_id,
-            {
-                "kind": "TokenChunk",
-                "text": text,
-                "tokenId": token_id,
-                "finishReason": finish_reason,
-                "usage": usage,
-                "stats": stats,
-            },
-        )
+        chunk = {
+            "kind": "TokenChunk",
+            "text": text,
+            "tokenId": token_id,
+            "finishReason": finish_reason,
+            "usage": usage,
+            "stats": stats,
+        }
+        if stop_sequence is not None:  # optional, never null: the stop sequence met
+            chunk["stopSequence"] = stop_sequence
+        self.chunk(command_id, chunk)
 
     def pacing_applied(self, pacing: "SetPacing", command_id: Optional[str]) -> None:
         self.send(

@@ -7,7 +7,8 @@ so protocol.py keeps the core fields and a bad option is an InputError like any 
 - `tools` [{name, description?, parameters? (JSON schema)}], `toolChoice` 'none' |
   'auto' | 'required' | {name}, `responseFormat` {type: 'json_object'} |
   {type: 'json_schema', name?, schema, strict?};
-- `topP`, `topK`, `minP`, `repetitionPenalty`, `presencePenalty`, `frequencyPenalty`.
+- `topP`, `topK`, `minP`, `repetitionPenalty`, `presencePenalty`, `frequencyPenalty`;
+- `stop`: up to MAX_STOP_SEQUENCES non-empty strings (stop_sequences.py applies them).
 A line that fails here is ignored, unacknowledged (docs/runner-protocol.md), so only
 what no request can mean is refused here (a wrong type, a topP of 0): the zod schema
 decides the rest first. What a request asks that the model cannot honour (tools without
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 TOOL_CHOICES = ("none", "auto", "required")
+#: shared/stop-sequences.ts's MAX_STOP_SEQUENCES (OpenAI's limit), checked at this boundary too.
+MAX_STOP_SEQUENCES = 4
 _MAX_NAME = 200
 
 
@@ -55,6 +58,8 @@ class RequestOptions:
     #: {'type': 'json_object'} or {'type': 'json_schema', 'schema': {...}, ...}.
     response_format: Optional[Dict[str, Any]] = None
     sampling: Sampling = Sampling()
+    #: Stop sequences: the answer ends before the first one met; () for none.
+    stop: Tuple[str, ...] = ()
 
     @property
     def forced_tool(self) -> Optional[str]:
@@ -141,6 +146,14 @@ def _response_format(raw: Any) -> Optional[Dict[str, Any]]:
     return dict(raw)
 
 
+def _stop(raw: Any) -> Tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or len(raw) > MAX_STOP_SEQUENCES or not all(isinstance(s, str) and s for s in raw):
+        raise OptionError(f"params.stop must be an array of at most {MAX_STOP_SEQUENCES} non-empty strings")
+    return tuple(raw)
+
+
 def parse_options(raw: dict) -> RequestOptions:
     """The optional request parts of a params object; raises OptionError."""
     tools = _tools(raw.get("tools"))
@@ -149,6 +162,7 @@ def parse_options(raw: dict) -> RequestOptions:
         tool_choice=_tool_choice(raw.get("toolChoice")),
         response_format=_response_format(raw.get("responseFormat")),
         sampling=_sampling(raw),
+        stop=_stop(raw.get("stop")),
     )
 
 

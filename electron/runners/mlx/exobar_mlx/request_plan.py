@@ -5,7 +5,8 @@ and RunnerLoaded's `features`) and, per request, for a RequestPlan: the chat tem
 tools, the grammar (constrained.py) and the sampling filters and penalties
 (sampling.py), or a RequestError naming the model or the schema feature it cannot
 honour. A plan's `start` gives the per-request objects the decoder uses: the sampler's
-filters, mlx-lm logits processors and the tool-call stream (tools.py).
+filters, mlx-lm logits processors, the stop sequences' watch (stop_sequences.py) and
+the tool-call stream (tools.py).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, Dict, List, Optional
 from .constrained import FORCEABLE_PARSERS, GrammarBuilder, GrammarError
 from .engine import RequestError
 from .request_options import RequestOptions
+from .stop_sequences import StopWatch, stop_watch
 from .tools import ToolCallStream, parser_name, template_tools, tool_support_problem
 
 log = logging.getLogger("exobar.mlx.plan")
@@ -118,7 +120,7 @@ class RequestPlan:
             assert self.capabilities is not None
             stream = ToolCallStream(self.capabilities.tokenizer, self.template_tools)
         vocab_size = (self.capabilities.vocab_size if self.capabilities else None) or sys.maxsize
-        return PlanState(sampling_filters(sampling, vocab_size), processors, self.grammar, stream)
+        return PlanState(sampling_filters(sampling, vocab_size), processors, self.grammar, stream, stop_watch(self.options.stop))
 
 
 @dataclass
@@ -127,6 +129,8 @@ class PlanState:
     processors: List[Any]
     grammar: Any
     tool_stream: Optional[ToolCallStream]
+    #: The request's stop sequences over its text, or None when it has none.
+    stop_watch: Optional[StopWatch] = None
 
     @property
     def error(self) -> Optional[str]:

@@ -433,6 +433,7 @@ class StepLoop:
                 finish_reason=token.finish_reason,
                 usage=self._usage(state),
                 stats=self._stats(state),
+                stop_sequence=token.stop_sequence,
             )
             self.out.task_status(state.task_id, "Complete")
             del self.active[state.task_id]
