@@ -7,15 +7,19 @@
  * (no token, refused, not answering, a check already running) the command refuses in
  * words rather than start a second exobar on the same data directory.
  */
-import { z } from 'zod';
-import { CheckStatusSchema, type CheckStatus, type SharingCheckOptions } from '../shared/sharing-check';
-import { askServer, noTokenMessage, refusalMessage, type ExobarServer } from './server-client';
+import { UnreadableAnswerError } from '../shared/action-client';
+import type { CheckStatus, SharingCheckOptions } from '../shared/sharing-check';
+import { noTokenMessage, serverClient, ServerUnreachableError, type ExobarServer } from './server-client';
 import type { CliIo } from './cli-command';
 
 /** How often the command asks the server for the check's progress. */
 const POLL_MS = 500;
 
-const StartedSchema = z.object({ id: z.string().min(1) });
+/** A call's failure in words; an answer this CLI cannot read most likely comes from another version. */
+function failureWords(error: unknown, server: ExobarServer, what: string): string {
+  if (error instanceof UnreadableAnswerError) return `exobar at ${server.url} ${what} this exobar does not understand (another version?)`;
+  return error instanceof Error ? error.message : String(error);
+}
 
 /** Prints a finished check (the markdown, or the result with --json) and returns the exit code. */
 export function reportCheckEnd(end: CheckStatus | null, json: boolean, checksDir: string, io: CliIo): number {
@@ -42,41 +46,36 @@ export async function checkThroughServer(
     return 1;
   };
   if (!server.token) return refuse(noTokenMessage(server));
-  const started = await askServer(server, 'POST', '/api/checks/sharing', { body: request });
-  if (!started.answered) return refuse(started.message);
-  if (started.status !== 202) return refuse(refusalMessage(server, started));
-  const startedBody = StartedSchema.safeParse(started.body);
-  if (!startedBody.success) return refuse(`exobar at ${server.url} started a check this exobar does not understand (another version?)`);
-  const { id } = startedBody.data;
+  const client = serverClient(server);
+  let started: CheckStatus;
+  try {
+    started = await client.call('startSharingCheck', request);
+  } catch (error) {
+    return refuse(failureWords(error, server, 'started a check'));
+  }
+  const { id } = started;
   io.err(`running the check in ${server.source} at ${server.url} (check ${id})`);
-  const path = `/api/checks/${encodeURIComponent(id)}`;
 
   let cancelling = false;
   const onSignal = (): void => {
     if (cancelling) return;
     cancelling = true;
     io.err('exobar check sharing: cancelling the check (the server puts its instances back as they were)');
-    void askServer(server, 'DELETE', path, { timeoutMs: 120_000 });
+    // Answered once the instances are back as they were, which may take a while.
+    void serverClient(server, 120_000).call('cancelCheck', id).catch(() => undefined);
   };
   process.on('SIGINT', onSignal);
   try {
     let lastStep = '';
     for (;;) {
-      const reply = await askServer(server, 'GET', path);
-      if (!reply.answered) {
-        io.err(`exobar check sharing: ${reply.message}; the check's outcome is unknown`);
+      let now: CheckStatus;
+      try {
+        now = await client.call('getCheck', id);
+      } catch (error) {
+        const unknown = error instanceof ServerUnreachableError ? "; the check's outcome is unknown" : '';
+        io.err(`exobar check sharing: ${failureWords(error, server, 'sent a check status')}${unknown}`);
         return 1;
       }
-      if (reply.status !== 200) {
-        io.err(`exobar check sharing: ${refusalMessage(server, reply)}`);
-        return 1;
-      }
-      const status = CheckStatusSchema.safeParse(reply.body);
-      if (!status.success) {
-        io.err(`exobar check sharing: exobar at ${server.url} sent a check status this exobar does not understand (another version?)`);
-        return 1;
-      }
-      const now = status.data;
       if (now.state !== 'running') return reportCheckEnd(now, options.json, options.checksDir, io);
       if (now.step !== lastStep) {
         lastStep = now.step;

@@ -5,10 +5,12 @@
  * mistakes whatever listens on the default port for its data directory's server; with
  * the control token from $EXOBAR_TOKEN or the token file the record names, and words
  * that say which one a refusal was about. One module, so each command finds the same
- * server the same way.
+ * server the same way. The requests go through the page's own typed client
+ * (shared/action-client.ts), so an action's request and answer are written once.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createActionClient, jsonBodyOf, type ActionClient, type HttpMethod } from '../shared/action-client';
 import { TOKEN_FILE_NAME } from './core/auth-token';
 import { readServerRecord, SERVER_RECORD_FILE_NAME } from './core/server-record';
 
@@ -80,33 +82,49 @@ export type ServerReply =
   | { answered: true; status: number; body: unknown }
   | { answered: false; message: string };
 
+/** Nothing answered at the server's address (nothing listens, no reply in time). */
+export class ServerUnreachableError extends Error {
+  override name = 'ServerUnreachableError';
+}
+
+/** How long a command waits for one answer unless it says otherwise. */
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/**
+ * The typed client of `server`: its actions (`call('getCheck', id)`) with the server's
+ * token; a refusal throws an Error in {@link refusalMessage}'s words, no answer a
+ * {@link ServerUnreachableError}.
+ */
+export function serverClient(server: ExobarServer, timeoutMs = DEFAULT_TIMEOUT_MS): ActionClient {
+  return createActionClient({
+    baseUrl: server.url,
+    token: server.token,
+    timeoutMs,
+    refused: async (response) => new Error(refusalMessage(server, { status: response.status, body: await jsonBodyOf(response) })),
+    unreachable: (error) => {
+      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+      return new ServerUnreachableError(`exobar is not answering at ${server.url} (${server.source}): ${cause}`);
+    },
+  });
+}
+
 /**
  * One control-API request with the server's token; the reply's JSON body (null when it
  * has none), or why nothing answered (nothing listens, no reply in time).
  */
 export async function askServer(
   server: ExobarServer,
-  method: 'GET' | 'POST' | 'DELETE',
+  method: HttpMethod,
   path: string,
   options: { body?: unknown; timeoutMs?: number } = {},
 ): Promise<ServerReply> {
-  const headers: Record<string, string> = {};
-  if (server.token) headers.Authorization = `Bearer ${server.token}`;
-  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-  let response: Response;
   try {
-    response = await fetch(new URL(path, server.url), {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    });
+    const response = await serverClient(server).request(method, path, options.body, { timeoutMs: options.timeoutMs });
+    return { answered: true, status: response.status, body: (await jsonBodyOf(response)) ?? null };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    return { answered: false, message: `exobar is not answering at ${server.url} (${server.source}): ${cause}` };
+    if (error instanceof ServerUnreachableError) return { answered: false, message: error.message };
+    throw error;
   }
-  const body: unknown = await response.json().catch(() => null);
-  return { answered: true, status: response.status, body };
 }
 
 /** A reply that is not a success, in words: a refused token names its source; else the server's own message. */

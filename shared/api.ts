@@ -148,7 +148,7 @@ export const LaunchSafePairRequestSchema = z.strictObject({
   acknowledgeRisk: z.boolean().default(false),
 });
 
-/** OpenAI's error shape; every error answer of the API uses it (and every client reads it through this schema). */
+/** OpenAI's error shape; every error answer of the API uses it (clients read its words, code and count with readErrorAnswer, shared/action-client.ts). */
 export const ApiErrorBodySchema = z.object({
   error: z.looseObject({ message: z.string(), type: z.string(), code: z.string().nullable(), param: z.string().nullable().optional() }),
 });

@@ -4,15 +4,15 @@
  * the IPC handlers, notifications, and a quit that stops every runner first.
  */
 import { join } from 'node:path';
-import { app, dialog, ipcMain, Menu, protocol, session, shell } from 'electron';
+import { app, ipcMain, Menu, protocol, session, shell } from 'electron';
 import pino, { type Logger } from 'pino';
 import { ownLogPath, withOwnLog } from '../core/logs/own-log';
-import type { Settings } from '../../shared/api';
-import { ALERTS_CHANNEL, IpcChannel, LOG_LINES_CHANNEL, OPEN_LOG_CHANNEL } from '../../shared/ipc-channels';
+import { IpcChannel, LOG_LINES_CHANNEL, OPEN_LOG_CHANNEL } from '../../shared/ipc-channels';
 import type { Snapshot } from '../../shared/snapshot';
-import { diagnosticsRoutes } from '../core/diagnostics/diagnostics-routes';
 import { SettingsStore } from '../core/settings/settings-store';
-import { startCore as realStartCore, type RunningCore, type StartCoreOptions } from '../core/start-core';
+import type { RunningCore, StartCoreOptions } from '../core/start-core';
+import { showUndeliveredAlerts } from './app-alerts';
+import { startAppCore } from './start-app-core';
 import { AlertNotifier } from './alert-notifier';
 import { applicationMenuTemplate } from './app-menu';
 import { createAppActions, type AppActions } from './app-actions';
@@ -28,8 +28,7 @@ import { PopoverWindow } from './popover-window';
 import { APP_ORIGIN, APP_START_URL, hardenSession, hardenWebContents } from './security';
 import { TrayController } from './tray-controller';
 
-/** The API binds loopback only: the control API must never be reachable from the network. */
-export const API_HOST = '127.0.0.1';
+export { API_HOST } from './start-app-core';
 
 export interface ExobarAppOptions {
   /** Directory of the built main bundle (out/main). */
@@ -61,10 +60,6 @@ function defaultLogger(packaged: boolean, ownLog: string): Logger {
   const level = process.env.EXOBAR_LOG_LEVEL ?? 'info';
   // And into exobar's own log, which the page's log view follows (the source "exobar").
   return pino({ name: 'exobar-app', level }, withOwnLog(destination, level, ownLog));
-}
-
-function isAddressInUse(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE' || /EADDRINUSE|address already in use/i.test(String((error as Error)?.message));
 }
 
 /**
@@ -104,55 +99,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
 
   let popover: PopoverWindow | null = null;
   const notifier = new AlertNotifier(() => popover?.show());
-
-  // Settings live in the user data folder; a corrupt file is kept aside and replaced by defaults.
-  const userData = app.getPath('userData');
-  const settings = await SettingsStore.open(userData, log.child({ component: 'settings' }));
-  if (settings.warning) {
-    if (AlertNotifier.supported()) notifier.notify('exobar settings were reset', settings.warning);
-    else void dialog.showMessageBox({ type: 'warning', message: 'exobar settings were reset', detail: settings.warning });
-  }
-  const current: Settings = settings.get();
-  const dataDir = current.dataDir ?? userData;
-
-  const startCore = options.startCore ?? realStartCore;
-  const coreOptions: StartCoreOptions = {
-    dataDir,
-    host: API_HOST,
-    port: current.apiPort,
-    simTimeScale: options.simTimeScale,
-    settings: current,
-    getSettings: () => settings.get(),
-    rendererDir: paths.rendererDir,
-    // The same control endpoints as `exobar serve` (the safe launch is built in).
-    extraRoutes: (running) =>
-      diagnosticsRoutes({ dataDir: running.dataDir, getSettings: () => settings.get(), exo: running.exoBundle, exoProcess: running.exoProcess }),
-    // Attaching to exo saves exo.url in the app's settings.
-    updateSettings: (patch) => settings.update(patch),
-    logger: log.child({ component: 'core' }),
-    // Only the default logger writes it; a logger given (tests) leaves the source unlisted unless a file is there.
-    ownLog,
-  };
-  let core: RunningCore;
-  try {
-    try {
-      core = await startCore(coreOptions);
-    } catch (error) {
-      if (!isAddressInUse(error) || current.apiPort === 0) throw error;
-      // Another program has the port: run anyway on a free one, and say so.
-      core = await startCore({ ...coreOptions, port: 0 });
-      notifier.notify(
-        `Port ${current.apiPort} is in use`,
-        `The local API listens on ${core.url} instead. Free the port or change apiPort in settings.json to keep a fixed address.`,
-      );
-    }
-  } catch (error) {
-    log.error({ err: error }, 'the core did not start');
-    dialog.showErrorBox('exobar could not start', (error as Error).message);
-    app.exit(1);
-    throw error;
-  }
-  log.info({ url: core.url, dataDir: core.dataDir }, 'core started');
+  const { settings, core } = await startAppCore({ options, log, ownLog, rendererDir: paths.rendererDir, notifier });
 
   const quit = installCleanQuit({
     app,
@@ -228,20 +175,10 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
   app.on('second-instance', () => popover?.show());
   app.on('activate', () => popover?.show());
 
-  // Alerts macOS did not show: a banner in the popover and a badge on the tray title.
-  const showAlerts = () => {
-    // An alert that arrives while the popover is open is seen in its banner: no badge.
-    if (popover?.isVisible()) notifier.markSeen();
-    popover?.send(ALERTS_CHANNEL, notifier.alerts());
-    tray?.setBadge(notifier.unseen());
-  };
-  notifier.onChange(showAlerts);
-  popover.window.on('show', () => notifier.markSeen());
-  popover.window.webContents.on('did-finish-load', showAlerts);
+  showUndeliveredAlerts({ notifier, popover, tray });
   // A reloaded page has no streams any more: stop reading their files.
   popover.window.webContents.on('did-start-navigation', () => logs.stopAll());
   app.on('will-quit', () => logs.stopAll());
-  showAlerts();
 
   registerIpcHandlers({
     ipcMain,

@@ -14,8 +14,8 @@
  */
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
 import { z } from 'zod';
-import { ApiErrorBodySchema } from '../../shared/api';
-import { BRIDGE_ACTIONS, type BridgeActionArgs } from '../../shared/bridge-actions';
+import { actionRequest, readErrorAnswer } from '../../shared/action-client';
+import type { BridgeActionArgs } from '../../shared/bridge-actions';
 import { bridgeAnswer, JSON_ACTION_NAMES, type JsonAction } from '../../shared/bridge-answers';
 import type { DiagnosticsResult } from '../../shared/bridge';
 import { IpcChannel, type LogFollowStart } from '../../shared/ipc-channels';
@@ -109,19 +109,18 @@ function problemsOf(error: z.ZodError): string {
 
 /** A route's error answer as the page's error: its code, its words, and `requests` for `requests_in_flight` (as the HTTP bridge reads it). */
 function routeError(answer: DispatchAnswer): IpcError {
-  const parsed = ApiErrorBodySchema.safeParse(answer.body);
-  if (!parsed.success) return { code: null, message: `The server answered ${answer.status}` };
-  const { message, code, requests } = parsed.data.error;
-  return { code, message, ...(typeof requests === 'number' ? { requests } : {}) };
+  const read = readErrorAnswer(answer.body);
+  if (!read) return { code: null, message: `The server answered ${answer.status}` };
+  const { message, code, requests } = read;
+  return { code, message, ...(requests !== null ? { requests } : {}) };
 }
 
 /** One action over the route table: its request from the table, its value from the shared decoder. */
 async function dispatchAction<K extends JsonAction>(dispatch: RouteDispatch, name: K, args: unknown[]): Promise<IpcResult<unknown>> {
-  const route = BRIDGE_ACTIONS[name] as { http: { method: DispatchRequest['method']; path: (...a: unknown[]) => string; body?: (...a: unknown[]) => unknown } };
   let request: DispatchRequest;
   try {
-    const typed = args as BridgeActionArgs<K>;
-    request = { method: route.http.method, path: route.http.path(...typed), body: route.http.body?.(...typed), auth: 'ipc' };
+    // The same request the HTTP bridge and the CLI send (shared/action-client.ts).
+    request = { ...actionRequest(name, ...(args as BridgeActionArgs<K>)), auth: 'ipc' };
   } catch (error) {
     return { ok: false, error: { code: 'invalid_payload', message: `Invalid arguments for ${IpcChannel[name]}: ${errorOf(error).message}` } };
   }

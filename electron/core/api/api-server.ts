@@ -4,24 +4,20 @@
  * Host and Origin checks first; every refused input is answered, counted and logged
  * (without its body or any token), and the server keeps serving.
  */
-import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import pino, { type Logger } from 'pino';
-import type { z } from 'zod';
 import type { ExobarNode } from '../node/node-types';
-import { ApiError, errorBody, toApiError } from './api-error';
-import { checkBearer } from './bearer-auth';
 import type { FitChecker } from '../fit/fit-gate';
 import { controlRoutes } from './control-routes';
-import { allowedHostNames, checkHost, checkOrigin, hostForUrl, setCommonSecurityHeaders, type OriginPolicy } from './http-security';
-import { openAiRoutes, REQUEST_ID_HEADER } from './openai-routes';
+import { allowedHostNames, hostForUrl, type OriginPolicy } from './http-security';
+import { openAiRoutes } from './openai-routes';
 import { ollamaDialectRoutes, v1DialectRoutes } from './dialects/dialect-routes';
 import type { ModelLoader } from '../on-demand/model-loader';
-import { bodyLimitForContext, readJsonBody, type BodyLimit } from './read-json-body';
-import { RouteTable, type ApiRoute, type RouteContext } from './route-types';
-import { defaultRendererDir, serveStatic } from './static-files';
+import { bodyLimitForContext, type BodyLimit } from './read-json-body';
+import { RouteTable, type ApiRoute } from './route-types';
+import { defaultRendererDir } from './static-files';
+import { createRequestHandler, type Boundary } from './request-handler';
 import { inProcessExchange, type DispatchAnswer, type DispatchRequest } from './in-process-exchange';
 import { EXOBAR_API_PORT } from '../../../shared/addresses';
 
@@ -78,11 +74,6 @@ export interface ApiServer {
   dispatch(request: DispatchRequest): Promise<DispatchAnswer>;
 }
 
-/** True for the API's paths (/v1 and /api, and under them); the rest is the page. */
-function isApiPath(path: string): boolean {
-  return path === '/v1' || path.startsWith('/v1/') || path === '/api' || path.startsWith('/api/');
-}
-
 /** Creates the API server (not yet listening). */
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const host = options.host ?? DEFAULT_API_HOST;
@@ -113,100 +104,23 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   let url = '';
 
   // Every refused input shows in the snapshot's rejectedInputs.http (docs/architecture.md, invariant 5).
-  const countRejected = (code: string, boundary: 'http' | 'ipc' = 'http'): void => {
+  const countRejected = (code: string, boundary: Boundary = 'http'): void => {
     if (boundary === 'http') rejectedCount += 1;
     options.node.countRejectedInput(boundary);
     log.debug({ code }, 'input refused');
   };
-
-  const sendError = (req: IncomingMessage, res: ServerResponse, error: ApiError, boundary: 'http' | 'ipc', shape: (error: ApiError) => unknown = errorBody): void => {
-    if (error.rejectedInput) countRejected(error.code, boundary);
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    const headers: Record<string, string> = { ...error.options.headers };
-    // An unread body would be taken for the next request on this connection: close it.
-    if (!req.complete) headers.Connection = 'close';
-    sendJson(res, error.status, shape(error), headers);
-  };
-
-  /** One request: over HTTP every check applies; in process (`ipc`) main has checked its sender, so Host, Origin and the token do not, and there is no page to serve. */
-  const handle = async (req: IncomingMessage, res: ServerResponse, boundary: 'http' | 'ipc' = 'http'): Promise<void> => {
-    const arrivedAt = performance.now();
-    setCommonSecurityHeaders(res);
-    const method = req.method ?? 'GET';
-    const rawUrl = req.url ?? '/';
-    // The path only: a query string is never logged.
-    const pathname = rawUrl.split('?')[0] ?? '/';
-    // Every /v1 answer names its request; a chat completion replaces this with its own id.
-    if (pathname === '/v1' || pathname.startsWith('/v1/')) res.setHeader(REQUEST_ID_HEADER, `req-${randomBytes(12).toString('hex')}`);
-    // One line per request, at info for the API (the operator's record of what clients
-    // asked), at debug for the page's static files.
-    const logFields: Record<string, unknown> = {};
-    let errorShape: ((error: ApiError) => unknown) | undefined;
-    res.on('finish', () => {
-      const line = { method, path: pathname, status: res.statusCode, ms: Math.round((performance.now() - arrivedAt) * 10) / 10, ...logFields };
-      if (isApiPath(pathname)) log.info(line, 'request');
-      else log.debug(line, 'request');
-    });
-    try {
-      const refusal = boundary === 'ipc' ? null : (checkHost(req.headers.host, policy) ?? checkOrigin(req.headers.origin, policy));
-      if (refusal) throw refusal;
-      if (!rawUrl.startsWith('/')) throw new ApiError(400, 'invalid_path', 'the request target must be a path');
-      const parsedUrl = new URL(rawUrl, 'http://exobar.invalid');
-      const match = table.match(method, parsedUrl.pathname);
-      if ('allowed' in match) {
-        if (match.allowed.length > 0) {
-          throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${parsedUrl.pathname}; use ${match.allowed.join(' or ')}`, {
-            headers: { Allow: match.allowed.join(', ') },
-          });
-        }
-        if (isApiPath(parsedUrl.pathname) || boundary === 'ipc') {
-          const near = table.nearest(parsedUrl.pathname);
-          const these = near.length > 0 ? `; the endpoints there are ${near.join(', ')}` : '';
-          throw new ApiError(404, 'not_found', `no endpoint ${method} ${parsedUrl.pathname}${these} (all of them: docs/api.md)`);
-        }
-        if (method !== 'GET' && method !== 'HEAD')
-          throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`, { headers: { Allow: 'GET, HEAD' } });
-        await serveStatic(req, res, parsedUrl.pathname, rendererDir);
-        return;
-      }
-      if (match.route.auth && boundary === 'http') {
-        const authRefusal = checkBearer(req, options.token, options.tokenFile);
-        if (authRefusal) throw authRefusal;
-      }
-      const ctx: RouteContext = {
-        req,
-        res,
-        url: parsedUrl,
-        params: match.params,
-        arrivedAt,
-        node: options.node,
-        log,
-        logFields,
-        body: <S extends z.ZodType>(schema: S) => readJsonBody(req, schema, limit()),
-        json: (status, body, headers) => sendJson(res, status, body, headers),
-        useErrorBody(shape) {
-          errorShape = shape;
-        },
-        trackStream(end) {
-          streams.add(end);
-          return () => streams.delete(end);
-        },
-      };
-      await match.route.handle(ctx);
-    } catch (error) {
-      const apiError = toApiError(error);
-      if (apiError.status >= 500)
-        log.error(
-          { err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error), path: pathname },
-          'request failed',
-        );
-      else log.debug({ path: pathname, status: apiError.status, code: apiError.code }, 'request refused');
-      sendError(req, res, apiError, boundary, errorShape);
-    }
-  };
+  const handle = createRequestHandler({
+    table,
+    policy: () => policy,
+    token: options.token,
+    tokenFile: options.tokenFile,
+    node: options.node,
+    log,
+    bodyLimit: limit,
+    rendererDir,
+    streams,
+    countRejected,
+  });
 
   const server: Server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
     void handle(req, res);
@@ -268,15 +182,4 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       });
     },
   };
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
 }

@@ -69,3 +69,18 @@ export interface DiagnosticContext {
 export function resolveLimits(limits: Partial<BundleLimits> | undefined): BundleLimits {
   return { ...DEFAULT_BUNDLE_LIMITS, ...limits };
 }
+
+/** One file of the bundle: its path in the zip and its bytes. */
+export interface BundleFile {
+  name: string;
+  data: Buffer;
+}
+
+/** A file left shorter than its source to stay within the limits, with what was left out. */
+export interface TruncatedFile {
+  name: string;
+  omitted: string;
+}
+
+/** A value as a bundle file's bytes: indented JSON with a final newline. */
+export const jsonBytes = (value: unknown): Buffer => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');

@@ -1,39 +1,37 @@
 /**
  * Builds every file of the diagnostic bundle in memory, redacted and within its size
  * limits. The zip writer and the preview both start here, so the preview lists exactly
- * what the zip will hold.
+ * what the zip will hold. The node's state, settings and exo files are gathered here;
+ * each runner's folder comes from runner-bundle-files.ts, README.txt and manifest.json
+ * from bundle-manifest.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import { exoLogDir, type ExoLogBundleFile } from '../exo-process/exo-logs';
 import type { NodeEvent, RequestTimeline } from '../node/node-types';
-import { instanceIdOf, isEventOf } from '../node/node-event';
-import { resolveLimits, type BundleLimits, type DiagnosticContext } from './bundle-context';
+import { jsonBytes, resolveLimits, type BundleFile, type DiagnosticContext, type TruncatedFile } from './bundle-context';
 import { checkBundleFiles } from './check-bundle-files';
 import { diagnose, type Diagnosis, type Finding } from './diagnosis';
 import { exoBundleFiles } from './exo-bundle-files';
 import { diagnoseExo } from './exo-diagnosis';
-import { capMemoryTail, listLogDirs, readLogFileTail, runnerLogDir, safeSegment, truncationMarker, type LogTail } from './log-tails';
+import { readLogFileTail, truncationMarker } from './log-tails';
 import { buildPolicyReport } from './policy-report';
-import { readmeText } from './readme-text';
+import { finalBundleFiles } from './bundle-manifest';
 import { Redactor, type RedactionCounts } from './redaction';
+import { runnerBundleFiles } from './runner-bundle-files';
 import { readSettingsFile, stripSecretFields } from './settings-report';
 import { readSystemInfo } from './system-info';
 import { timelineCsv } from './timeline-csv';
 
-export interface BundleFile {
-  name: string;
-  data: Buffer;
-}
+export type { BundleFile } from './bundle-context';
 
 export interface BundleContents {
   files: BundleFile[];
   redactions: RedactionCounts;
   totalBytes: number;
   /** Files cut to stay within the limits, with what was left out. */
-  truncated: Array<{ name: string; omitted: string }>;
+  truncated: TruncatedFile[];
   diagnosis: Diagnosis | null;
   exportedAt: Date;
 }
@@ -41,7 +39,6 @@ export interface BundleContents {
 /** Reserved for README.txt and manifest.json, which are written last. */
 const FINAL_FILES_RESERVE = 64 * 1024;
 
-const json = (value: unknown): Buffer => Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
 
 /** The control token of a data directory and of the environment: redacted verbatim wherever it appears. */
 async function knownSecrets(ctx: DiagnosticContext): Promise<string[]> {
@@ -76,57 +73,6 @@ function eventsJsonl(events: readonly NodeEvent[], redactor: Redactor, maxBytes:
 /** Findings worth reading first: bugs, then the longest waits. */
 function rankFindings(findings: readonly Finding[], max: number): Finding[] {
   return [...findings].sort((a, b) => Number(b.bugToReport) - Number(a.bugToReport) || b.elapsedMs - a.elapsedMs).slice(0, max);
-}
-
-/** Which runners get a runners/<id>/ folder: the node's instances, those in events, then log folders on disk. */
-async function runnerIds(ctx: DiagnosticContext, snapshot: Snapshot | null, events: readonly NodeEvent[], limits: BundleLimits): Promise<string[]> {
-  const ids: string[] = [];
-  const add = (id: string) => {
-    if (!ids.includes(id)) ids.push(id);
-  };
-  for (const instance of snapshot?.instances ?? []) add(instance.id);
-  for (let i = events.length - 1; i >= 0; i--) {
-    const id = instanceIdOf(events[i]!);
-    if (id) add(id);
-  }
-  if (ctx.dataDir) for (const id of await listLogDirs(ctx.dataDir)) add(id);
-  return ids.slice(0, limits.maxRunners);
-}
-
-/** exit.json: what is known of a runner's status and deaths. */
-function exitReport(id: string, snapshot: Snapshot | null, events: readonly NodeEvent[]): unknown {
-  const instance = (snapshot ? localInstances(snapshot) : []).find((i) => i.id === id) ?? null;
-  const mine = events.filter((e) => instanceIdOf(e) === id);
-  const pick = (kind: 'runner_exited' | 'watchdog_fired' | 'runner_restart_scheduled' | 'runner_spawned' | 'runner_state' | 'runner_state_refused') =>
-    mine.filter(isEventOf(kind)).map((e) => ({ t: e.t, ...e.data }));
-  return {
-    instanceId: id,
-    model: instance?.model ?? null,
-    current: instance !== null,
-    state: instance?.runner.state ?? null,
-    attention: instance?.runner.attention ?? null,
-    status: instance?.runner.status ?? null,
-    pid: instance?.runner.pid ?? null,
-    restarts: instance?.runner.restarts ?? null,
-    malformedLines: instance?.runner.malformedLines ?? null,
-    /** The last exit: its cause (crash, stuck, startup_failed, stopped), code or signal, and the message (the runner's own when it gave one). */
-    lastExit: instance?.runner.lastExit ?? null,
-    exits: pick('runner_exited'),
-    watchdog: pick('watchdog_fired'),
-    restartsScheduled: pick('runner_restart_scheduled'),
-    spawned: pick('runner_spawned'),
-    /** Every transition of the runner's state, with its reason. */
-    transitions: pick('runner_state'),
-    /** Transitions the supervisor's table refused: a supervisor bug whenever this is not empty. */
-    refusedTransitions: pick('runner_state_refused'),
-  };
-}
-
-async function logTail(ctx: DiagnosticContext, id: string, stream: 'stdout' | 'stderr', capBytes: number): Promise<LogTail> {
-  const memory = ctx.node?.runnerLogs(id) ?? null;
-  if (memory) return capMemoryTail(memory[stream], capBytes);
-  if (ctx.dataDir) return readLogFileTail(runnerLogDir(ctx.dataDir, id), stream, capBytes);
-  return { text: '', sourceBytes: 0, omittedBytes: 0, source: 'none' };
 }
 
 /** exo's logs as exobar kept them on disk (an export from a data directory, no exobar running). */
@@ -189,7 +135,7 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
 
   files.push({
     name: 'snapshot.json',
-    data: json(snapshot ? r.value(snapshot) : { available: false, reason: 'exported from a data directory with no node running: there is no live state' }),
+    data: jsonBytes(snapshot ? r.value(snapshot) : { available: false, reason: 'exported from a data directory with no node running: there is no live state' }),
   });
 
   const ev = eventsJsonl(events, r, limits.maxEventsBytes);
@@ -200,16 +146,16 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
   files.push({ name: 'timeline.csv', data: Buffer.from(csv.text, 'utf8') });
   if (csv.omittedRows > 0) truncated.push({ name: 'timeline.csv', omitted: `${csv.omittedRows} older requests` });
 
-  files.push({ name: 'policy.json', data: json(r.value(buildPolicyReport(snapshot, events))) });
+  files.push({ name: 'policy.json', data: jsonBytes(r.value(buildPolicyReport(snapshot, events))) });
   // Per model and minute (hours past a day), 30 days: counts and percentiles, no request content.
   const history = ctx.history?.();
-  if (history) files.push({ name: 'history.json', data: json(r.value(history)) });
+  if (history) files.push({ name: 'history.json', data: jsonBytes(r.value(history)) });
   // The latest GPU sharing checks (markdown and JSON): figures and the machine's facts, redacted like the rest.
   if (ctx.dataDir) files.push(...checkBundleFiles(ctx.dataDir, r));
-  files.push({ name: 'system.json', data: json(r.value(await systemInfo)) });
+  files.push({ name: 'system.json', data: jsonBytes(r.value(await systemInfo)) });
   files.push({
     name: 'settings.json',
-    data: json(
+    data: jsonBytes(
       r.value({
         source: settingsSource?.source ?? 'none',
         valid: settingsSource?.valid ?? false,
@@ -227,7 +173,7 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
 
   // The diagnosis is redacted like everything else (model ids may be local paths).
   const shownDiagnosis: Diagnosis | null = diagnosis ? r.value({ ...diagnosis, findings: rankFindings(diagnosis.findings, limits.maxFindings) }) : null;
-  const diagnosisBytes = shownDiagnosis ? json(shownDiagnosis).length : 0;
+  const diagnosisBytes = shownDiagnosis ? jsonBytes(shownDiagnosis).length : 0;
 
   // Attach mode: exo's last state, status history, poll errors and, when exo runs here, its logs.
   const exoCauses = diagnoseExo(snapshot);
@@ -239,76 +185,26 @@ export async function collectBundle(ctx: DiagnosticContext): Promise<BundleConte
   }
 
   // Runner logs share what is left of the total, each within its own cap.
-  const ids = await runnerIds(ctx, snapshot, events, limits);
   const used = files.reduce((sum, f) => sum + f.data.length, 0) + FINAL_FILES_RESERVE + diagnosisBytes;
-  const exitReports = ids.map((id) => ({ id, data: json(r.value(exitReport(id, snapshot, events))) }));
-  const exitBytes = exitReports.reduce((sum, e) => sum + e.data.length, 0);
-  const logBudget = Math.max(0, limits.maxTotalBytes - used - exitBytes);
-  const perLog = ids.length > 0 ? Math.min(limits.maxLogBytesPerFile, Math.floor(logBudget / (ids.length * 2))) : 0;
-  // Each runner's logs are read and redacted one runner at a time: the work is CPU-bound regexes.
-  for (const { id, data } of exitReports) {
-    const dir = `runners/${safeSegment(id)}`;
-    for (const stream of ['stdout', 'stderr'] as const) {
-      const tail = await logTail(ctx, id, stream, perLog);
-      let text = r.text(tail.text);
-      // Redaction may lengthen a line; cut again rather than exceed the cap.
-      let omitted = tail.omittedBytes;
-      if (Buffer.byteLength(text) > perLog) {
-        const again = capMemoryTail(text, perLog);
-        omitted += again.omittedBytes;
-        text = again.text;
-      }
-      if (omitted > 0) {
-        text = truncationMarker(omitted) + text;
-        truncated.push({ name: `${dir}/${stream}.log`, omitted: `the first ${omitted} bytes` });
-      }
-      files.push({ name: `${dir}/${stream}.log`, data: Buffer.from(text, 'utf8') });
-    }
-    files.push({ name: `${dir}/exit.json`, data });
-  }
+  const runners = await runnerBundleFiles(ctx, { snapshot, events, limits, redactor: r, budgetBytes: limits.maxTotalBytes - used });
+  files.push(...runners.files);
+  truncated.push(...runners.truncated);
 
   // README and manifest come last: they report the final redaction counts and sizes.
-  const listed = files.map((f) => ({ name: f.name, bytes: f.data.length }));
   const redactions = r.report();
-  const manifest = {
-    bundleFormat: 1,
-    exobarVersion: ctx.version,
-    platform: process.platform,
-    arch: process.arch,
-    osRelease: (await systemInfo).osRelease,
-    nodeVersion: process.versions.node,
-    electronVersion: process.versions.electron ?? null,
-    exportedAt: exportedAt.toISOString(),
-    /** The monotonic clock of events.jsonl and timeline.csv at export: t_epoch = exportedAtEpochMs - (monotonicNowMs - t). */
-    exportedAtEpochMs: exportedAt.getTime(),
-    monotonicNowMs: Math.round(now * 10) / 10,
-    processUptimeS: Math.round(process.uptime()),
-    systemUptimeS: (await systemInfo).systemUptimeS,
-    source: (ctx.node ? 'running node' : 'data directory') as 'running node' | 'data directory',
-    limits,
-    files: listed,
+  const finalFiles = finalBundleFiles(ctx, {
+    files,
     redactions,
     truncated,
-    diagnosis: shownDiagnosis ? { ...shownDiagnosis, findingsOmitted: (diagnosis?.findings.length ?? 0) - shownDiagnosis.findings.length } : null,
-    /** Attach mode: the exo causes (failed runner with exo's diagnostics, node lost, two ring models with fast synch on, ...). */
-    exoDiagnosis: r.value(exoCauses),
-  };
-  const manifestData = json(manifest);
-  const readme = Buffer.from(
-    readmeText({
-      version: ctx.version,
-      exportedAt: manifest.exportedAt,
-      source: manifest.source,
-      // The README is listed without a size: it is the file being written ("README.txt (0 bytes)" read as empty).
-      files: [{ name: 'README.txt', bytes: null }, { name: 'manifest.json', bytes: manifestData.length }, ...listed],
-      redactions,
-      truncated,
-      diagnosis: shownDiagnosis,
-      exoCauses: r.value(exoCauses),
-    }),
-    'utf8',
-  );
-  const all = [{ name: 'README.txt', data: readme }, { name: 'manifest.json', data: manifestData }, ...files];
+    limits,
+    exportedAt,
+    now,
+    systemInfo: await systemInfo,
+    diagnosis,
+    shownDiagnosis,
+    exoCauses: r.value(exoCauses),
+  });
+  const all = [...finalFiles, ...files];
   return {
     files: all,
     redactions,

@@ -14,7 +14,7 @@ import { decideExoFastSynch, type ExoFastSynchPlan } from '../../../shared/exo-f
 import type { Redactor } from '../diagnostics/redaction';
 import { restartVerdict } from '../process/restart-policy';
 import { DEFAULT_CRASH_POLICY, type ExoCrashPolicy } from './exo-crash-policy';
-import { buildExoCommand, DEFAULT_EXO_SETTINGS, type ExoProcessSettings } from './exo-command';
+import { buildExoCommand, DEFAULT_EXO_SETTINGS, type ExoCommand, type ExoProcessSettings } from './exo-command';
 import { exoHomeDir, exoLogPath, exoPidfilePath, pidfileHolder } from './exo-home';
 import { ExoLogs, type ExoLogBundleFile, type ExoLogsOptions } from './exo-logs';
 import { classifyExoLine, lastFastSynchLine } from './exo-output';
@@ -115,6 +115,18 @@ interface ChildExit {
   /** The spawn itself failed (ENOENT, EACCES): exo never ran. */
   spawnError: NodeJS.ErrnoException | null;
 }
+
+/** One start of exo as its steps see it: what each step found for the next. */
+interface LaunchRun {
+  automatic: boolean;
+  exo: ExoCommand;
+  child: ChildProcess | null;
+  exited: Promise<ChildExit> | null;
+  nodeId: string | null;
+}
+
+/** A launch step's answer: go on to the next step, or stop here (the step has said why). */
+type LaunchStep = 'next' | 'halt';
 
 interface Decision {
   enabled: boolean;
@@ -435,8 +447,26 @@ export class ExoProcessManager {
     this.update({ status: 'crashed', failure, reason, progress: null, pid: null });
   }
 
-  /** One start of exo. `automatic`: a crash restart, whose failure schedules the next one. */
+  /**
+   * One start of exo, as its steps in order; a step that answers `halt` ends the start
+   * (it has set the state that says why). `automatic`: a crash restart, whose failure
+   * schedules the next one.
+   */
   private async launch(automatic: boolean): Promise<void> {
+    const run: LaunchRun = { automatic, exo: this.announceLaunch(), child: null, exited: null, nodeId: null };
+    const steps: ReadonlyArray<(run: LaunchRun) => LaunchStep | Promise<LaunchStep>> = [
+      this.checkPortFree,
+      this.checkPidfileFree,
+      this.checkNotQuitting,
+      this.spawnExo,
+      this.waitUntilReady,
+      this.markRunning,
+    ];
+    for (const step of steps) if ((await step.call(this, run)) === 'halt') return;
+  }
+
+  /** The command exo starts with (from the settings and the fast-synch decision), and the state that says a start is under way. */
+  private announceLaunch(): ExoCommand {
     const decision = this.decision!;
     const exo = buildExoCommand(this.settings(), this.apiPort, decision.enabled, this.options.baseEnv ?? process.env);
     this.logs.clearLastLines();
@@ -456,28 +486,36 @@ export class ExoProcessManager {
       fastSynch: { enabled: decision.enabled, reason: decision.reason, observed: null, mismatch: false },
       restartNeeded: null,
     });
+    return exo;
+  }
 
-    if (await portInUse(this.apiPort)) {
-      return this.startFailed(
-        'port_taken',
-        `Port ${this.apiPort} is already in use, so exo could not serve its API there: stop what listens on it (another exo?) or attach to it`,
-        automatic,
-      );
-    }
-    const pidfile = exoPidfilePath(exo.env);
+  private async checkPortFree(run: LaunchRun): Promise<LaunchStep> {
+    if (!(await portInUse(this.apiPort))) return 'next';
+    this.startFailed(
+      'port_taken',
+      `Port ${this.apiPort} is already in use, so exo could not serve its API there: stop what listens on it (another exo?) or attach to it`,
+      run.automatic,
+    );
+    return 'halt';
+  }
+
+  private checkPidfileFree(run: LaunchRun): LaunchStep {
+    const pidfile = exoPidfilePath(run.exo.env);
     const holder = pidfileHolder(pidfile);
-    if (holder !== null) {
-      return this.startFailed(
-        'pidfile_held',
-        `Another exo (pid ${holder}) holds ${pidfile}: only one exo runs per user; attach to it, or stop it first`,
-        automatic,
-      );
-    }
+    if (holder === null) return 'next';
+    this.startFailed('pidfile_held', `Another exo (pid ${holder}) holds ${pidfile}: only one exo runs per user; attach to it, or stop it first`, run.automatic);
+    return 'halt';
+  }
 
-    if (this.closed) {
-      this.update({ status: 'stopped', reason: 'exobar is quitting', progress: null });
-      return;
-    }
+  private checkNotQuitting(): LaunchStep {
+    if (!this.closed) return 'next';
+    this.update({ status: 'stopped', reason: 'exobar is quitting', progress: null });
+    return 'halt';
+  }
+
+  /** Spawns exo in its home, its output into the logs, its exit watched. */
+  private spawnExo(run: LaunchRun): LaunchStep {
+    const { exo } = run;
     const home = exoHomeDir(exo.env);
     mkdirSync(home, { recursive: true });
     this.logs.note(`starting: ${[exo.command, ...exo.args].join(' ')} (EXO_FAST_SYNCH=${exo.env.EXO_FAST_SYNCH})`);
@@ -505,7 +543,13 @@ export class ExoProcessManager {
       this.update({ pid: child.pid, startedAt, progress: 'started; waiting for its API' });
       this.startScanning(child.pid);
     }
+    run.child = child;
+    run.exited = exited;
+    return 'next';
+  }
 
+  /** Waits for exo's API to answer, for exo to exit, or for the ready timeout (exo is then stopped). */
+  private async waitUntilReady(run: LaunchRun): Promise<LaunchStep> {
     const abort = new AbortController();
     this.launchAbort = abort;
     const timer = setTimeout(() => abort.abort(new Error('timeout')), this.timing.readyTimeoutMs);
@@ -518,28 +562,35 @@ export class ExoProcessManager {
       (nodeId) => ({ nodeId }),
       () => null,
     );
-    const outcome = await Promise.race([ready, exited.then((exit) => ({ exit }))]);
+    const outcome = await Promise.race([ready, run.exited!.then((exit) => ({ exit }))]);
     clearTimeout(timer);
     abort.abort(new Error('settled'));
     this.launchAbort = null;
 
-    if (outcome && 'exit' in outcome) return this.exitedDuringStart(outcome.exit, automatic);
-    if (outcome === null) {
-      if (this.expectingExit || (abort.signal.reason instanceof Error && abort.signal.reason.message !== 'timeout')) return; // stopped by exobar
-      await this.stopNow();
-      if (this.current.status === 'needs_attention') return;
-      return this.startFailed(
-        'not_ready',
-        `exo's API did not answer on port ${this.apiPort} within ${seconds(this.timing.readyTimeoutMs)}; it was stopped`,
-        automatic,
-      );
+    if (outcome && 'exit' in outcome) {
+      await this.exitedDuringStart(outcome.exit, run.automatic);
+      return 'halt';
     }
+    if (outcome === null) {
+      if (this.expectingExit || (abort.signal.reason instanceof Error && abort.signal.reason.message !== 'timeout')) return 'halt'; // stopped by exobar
+      await this.stopNow();
+      if (this.current.status === 'needs_attention') return 'halt';
+      this.startFailed('not_ready', `exo's API did not answer on port ${this.apiPort} within ${seconds(this.timing.readyTimeoutMs)}; it was stopped`, run.automatic);
+      return 'halt';
+    }
+    run.nodeId = outcome.nodeId;
+    return 'next';
+  }
 
-    this.update({ status: 'running', readyAt: this.now(), nodeId: outcome.nodeId, progress: null, reason: this.current.reason });
-    this.checkFastSynchLine(exo.env);
-    void exited.then((exit) => {
+  /** exo answers: running, its fast-synch line read, and from now on an exit is a crash. */
+  private markRunning(run: LaunchRun): LaunchStep {
+    const child = run.child;
+    this.update({ status: 'running', readyAt: this.now(), nodeId: run.nodeId, progress: null, reason: this.current.reason });
+    this.checkFastSynchLine(run.exo.env);
+    void run.exited!.then((exit) => {
       if (this.child === child && !this.expectingExit) void this.serial(() => this.crashed(exit));
     });
+    return 'next';
   }
 
   /** The "FAST_SYNCH forced ON|OFF" line: from exo's output, else from its own log (a quiet exo logs to the file only). */

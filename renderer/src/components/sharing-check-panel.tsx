@@ -3,19 +3,15 @@
  * or IPC) with the settings given, shows its step and progress while it runs (polled),
  * cancels it, lists the kept reports (newest first) and shows the one picked, the
  * newest after a check ends. A check started elsewhere (the CLI, another page) shows
- * here too while it runs. Collapsed by default; read only while open.
+ * here too while it runs. Collapsed by default; read only while open. What it shows
+ * comes from useSharingCheck (use-sharing-check.ts); this file draws it.
  */
 import { formatDateTime } from '../../../shared/time-words';
-import { useCallback, useEffect, useId, useState } from 'react';
-import type { CheckList, CheckStatus, SharingCheckRequest } from '../../../shared/sharing-check';
-import { errorMessage } from '../lib/error-message';
-import { useActions } from '../store/store-context';
+import { useId, useState } from 'react';
 import { PanelToggle } from './panel-toggle';
 import { ProgressBar } from './progress-bar';
 import { SharingReportView } from './sharing-report-view';
-
-/** How often a running check's progress is read. */
-const POLL_MS = 500;
+import { useSharingCheck } from './use-sharing-check';
 
 function NumberField({ label, value, min, onChange }: { label: string; value: number; min: number; onChange: (v: number) => void }) {
   return (
@@ -26,87 +22,10 @@ function NumberField({ label, value, min, onChange }: { label: string; value: nu
 }
 
 export function SharingCheckPanel() {
-  const { startSharingCheck, getCheck, cancelCheck, listChecks } = useActions();
   const [open, setOpen] = useState(false);
   const bodyId = useId();
-  const [list, setList] = useState<CheckList | null>(null);
-  const [running, setRunning] = useState<CheckStatus | null>(null);
-  const [shown, setShown] = useState<CheckStatus | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [ended, setEnded] = useState<string | null>(null);
-  const [promptTokens, setPromptTokens] = useState(30_000);
-  const [streams, setStreams] = useState(8);
-  const [seconds, setSeconds] = useState(60);
-
-  const show = useCallback(
-    (id: string) =>
-      getCheck(id).then(
-        (status) => (setShown(status), setError(null)),
-        (e: unknown) => setError(errorMessage(e)),
-      ),
-    [getCheck],
-  );
-
-  const refresh = useCallback(
-    () =>
-      listChecks().then(
-        (got) => {
-          setList(got);
-          setRunning((now) => now ?? got.running);
-          return got;
-        },
-        (e: unknown) => (setError(errorMessage(e)), null),
-      ),
-    [listChecks],
-  );
-
-  useEffect(() => {
-    if (open) void refresh();
-  }, [open, refresh]);
-
-  // While a check runs: its progress every POLL_MS; when it ends, the list again and its report.
-  const runningId = running?.id ?? null;
-  useEffect(() => {
-    if (!runningId) return;
-    let live = true;
-    const timer = setInterval(() => {
-      getCheck(runningId).then(
-        (status) => {
-          if (!live) return;
-          if (status.state === 'running') return setRunning(status);
-          setRunning(null);
-          setEnded(
-            status.state === 'done'
-              ? null
-              : status.state === 'cancelled'
-                ? 'The check was cancelled; the models are as they were.'
-                : `The check failed: ${status.error ?? 'no reason given'}`,
-          );
-          if (status.state === 'done') setShown(status);
-          void refresh();
-        },
-        (e: unknown) => live && setError(errorMessage(e)),
-      );
-    }, POLL_MS);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
-  }, [runningId, getCheck, refresh]);
-
-  const start = () => {
-    const request: SharingCheckRequest = { promptTokens, streams, seconds };
-    setEnded(null);
-    startSharingCheck(request).then(
-      (status) => (setRunning(status), setError(null)),
-      (e: unknown) => setError(errorMessage(e)),
-    );
-  };
-  const cancel = () => {
-    if (!running) return;
-    setRunning({ ...running, step: 'Cancelling: putting the models back as they were' });
-    cancelCheck(running.id).catch((e: unknown) => setError(errorMessage(e)));
-  };
+  const { list, running, shown, error, ended, promptTokens, setPromptTokens, streams, setStreams, seconds, setSeconds, show, start, cancel } =
+    useSharingCheck(open);
 
   const reports = list?.checks ?? [];
   return (
