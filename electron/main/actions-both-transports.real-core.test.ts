@@ -72,8 +72,8 @@ const BEFORE: Partial<Record<BridgeActionName, () => Promise<void>>> = {
 
 function blankVarying(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(blankVarying);
-  // The free memory read now, in words ("21.7 GB free").
-  if (typeof value === 'string') return value.replace(/\d+(\.\d+)? GB free/g, '<varies> GB free');
+  // The free memory read now, in words ("21.7 GiB free", "3.1 GiB usable"): it moves between two calls.
+  if (typeof value === 'string') return value.replace(/\d+(\.\d+)? (GB|GiB) (free|usable)/g, '<varies> $2 $3');
   if (value === null || typeof value !== 'object') return value;
   const varies = (v: unknown): boolean => typeof v === 'number' || typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VARYING.test(k) && varies(v) ? '<varies>' : blankVarying(v)]));
