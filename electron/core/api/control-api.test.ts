@@ -210,11 +210,12 @@ describe('stopping a model with requests in flight', () => {
     const response = await fetch(`${rig.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: MEDIUM, messages: [{ role: 'user', content: 'tell me a long story' }], max_tokens: 4000, stream: true }),
+      body: JSON.stringify({ model: MEDIUM, messages: [{ role: 'user', content: 'tell me a long story' }], max_tokens: 100_000, stream: true }),
     });
     expect(response.status).toBe(200);
+    // A reply long enough (minutes at this time scale) to be in flight through every refusal below, however slow the machine.
     const held = () => rig.node.snapshot().instances.find((i) => i.id === id)?.queue.requests.length ?? 0;
-    await vi.waitFor(() => expect(held()).toBe(1));
+    await vi.waitFor(() => expect(held()).toBe(1), { timeout: 30_000 });
 
     const one = await rig.control('DELETE', `/api/instances/${id}`);
     expect(one.status).toBe(409);
