@@ -75,7 +75,8 @@ describe('ExoProcessManager: restarts', () => {
     const policy = { baseDelayMs: 300, maxDelayMs: 700, maxRestarts: 3, stableAfterMs: 60_000 };
     const { manager, dirs, states } = await fakeExoManager({ FAKE_EXO_EXIT_AFTER_MS: '300', FAKE_EXO_EXIT_CODE: '7' }, { crashPolicy: policy });
     await manager.start();
-    await eventually(() => /gave up/.test(manager.state().reason ?? ''), 40_000, 'the restarts to give up');
+    // Four starts of a fake exo: seconds each on a loaded machine, so the bound is generous (it ends at the event).
+    await eventually(() => /gave up/.test(manager.state().reason ?? ''), 150_000, 'the restarts to give up');
 
     const final = manager.state();
     expect(final).toMatchObject({ status: 'crashed', failure: 'crashed', exit: { code: 7, signal: null }, restarts: { count: 3, max: 3, nextAt: null } });
@@ -93,7 +94,7 @@ describe('ExoProcessManager: restarts', () => {
     expect(scheduled.map((r) => /restarting in ([\d.]+) s/.exec(r ?? '')?.[1])).toEqual(['0.3', '0.6', '0.7']);
     // Each crash orphaned a runner; exobar stopped every one.
     expect(processesWithHome(dirs.home)).toEqual([]);
-  });
+  }, 180_000);
 
   it('a runner that ignores SIGTERM ends a stop in needs_attention, with the reason', async () => {
     const { manager, dirs } = await fakeExoManager({ FAKE_EXO_STUBBORN_CHILD: '1', FAKE_EXO_RUNNERS: '2' });
