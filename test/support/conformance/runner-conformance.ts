@@ -459,10 +459,14 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
         runner.send(generationTask('extra', { promptTokens: 20, maxTokens: 3 }));
         const ack = await runner.waitFor(isAck('extra'), generationTimeout);
         // Read at the next step boundary, while all eight still decode (none can finish: 100 000 tokens each).
-        // Batch members emit one token per step; steps of a few ms pass while the line crosses the pipes.
+        // Batch members emit one token per step. Counted from this side, the steps include those
+        // that pass while the line crosses the pipes and this process gets the CPU back: a few
+        // on an idle machine, 35 measured beside two busy loops (steps of a few ms). A runner that
+        // read its tasks only at some coarser boundary would show hundreds; exo's schedule none
+        // at all (it acknowledges when a slot frees, and none does here).
         const sentAt = runner.sent[sentExtra]!.at;
         const stepsBeforeAck = chunks(runner, commandIdOf(ids[0]!), 'TokenChunk').filter((c) => c.at > sentAt && c.index < ack.index).length;
-        expect(stepsBeforeAck).toBeLessThanOrEqual(10);
+        expect(stepsBeforeAck).toBeLessThanOrEqual(100);
         expect(runner.messages.slice(0, ack.index).some((m) => ids.some((id) => isTerminal(id)(m)))).toBe(false);
         runner.send({ kind: 'CancelTask', cancelledTaskId: 'extra' });
         const cancelled = await runner.waitFor(isTerminal('extra'), generationTimeout);
