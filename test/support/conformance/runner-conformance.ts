@@ -462,8 +462,7 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
         // Batch members emit one token per step. Counted from this side, the steps include those
         // that pass while the line crosses the pipes and this process gets the CPU back: a few
         // on an idle machine, 35 measured beside two busy loops (steps of a few ms). A runner that
-        // read its tasks only at some coarser boundary would show hundreds; exo's schedule none
-        // at all (it acknowledges when a slot frees, and none does here).
+        // read its tasks only at some coarser boundary would show hundreds.
         const sentAt = runner.sent[sentExtra]!.at;
         const stepsBeforeAck = chunks(runner, commandIdOf(ids[0]!), 'TokenChunk').filter((c) => c.at > sentAt && c.index < ack.index).length;
         expect(stepsBeforeAck).toBeLessThanOrEqual(100);
