@@ -6,24 +6,24 @@
  * the history and the logs. An attached exo
  * cluster shows as a source header and one card per exo instance beside the local ones.
  */
-import { AppAlerts } from './components/app-alerts';
-import { AppFooter } from './components/app-footer';
-import { AppHeader } from './components/app-header';
-import { ConnectionError, EmptyState, LoadingState } from './components/connection-state';
-import { ExoAttachPanel, ExoOfferBanner } from './components/exo-attach';
-import { ExoInstanceCard } from './components/exo-instance-card';
-import { ExoSourceHeader } from './components/exo-source-header';
-import { ExoProcessStatus } from './components/exo-process-status';
-import { InstanceCard } from './components/instance-card';
-import { HistoryPanel } from './components/history-panel';
-import { LogsPanel } from './components/logs-panel';
-import { ModelsPanel } from './components/models-panel';
-import { RequestsPanel } from './components/requests-panel';
-import { NoticeBar } from './components/notice-bar';
-import { SafeLaunchPanel } from './components/safe-launch-panel';
-import { SharingCheckPanel } from './components/sharing-check-panel';
-import { StopConfirmDialog } from './components/stop-confirm-dialog';
-import { WarningBanners } from './components/warning-banner';
+import { AppAlerts } from './components/alerts/app-alerts';
+import { AppFooter } from './components/frame/app-footer';
+import { AppHeader } from './components/frame/app-header';
+import { ConnectionError, EmptyState, LoadingState } from './components/frame/connection-state';
+import { ExoAttachPanel, ExoOfferBanner } from './components/exo/exo-attach';
+import { ExoInstanceCard } from './components/instances/exo-instance-card';
+import { ExoSourceHeader } from './components/exo/exo-source-header';
+import { ExoProcessStatus } from './components/exo/exo-process-status';
+import { InstanceCard } from './components/instances/instance-card';
+import { HistoryPanel } from './components/history/history-panel';
+import { LogsPanel } from './components/logs/logs-panel';
+import { ModelsPanel } from './components/models/models-panel';
+import { RequestsPanel } from './components/requests/requests-panel';
+import { NoticeBar } from './components/alerts/notice-bar';
+import { SafeLaunchPanel } from './components/launch/safe-launch-panel';
+import { SharingCheckPanel } from './components/sharing/sharing-check-panel';
+import { StopConfirmDialog } from './components/stop/stop-confirm-dialog';
+import { WarningBanners } from './components/alerts/warning-banner';
 import { useExobar } from './store/store-context';
 
 function InstanceCards() {

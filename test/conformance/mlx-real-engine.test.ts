@@ -15,7 +15,8 @@ import { mlxRunnerCommand } from '../../electron/core/mlx/mlx-runner-command';
 import { DEFAULT_PREFILL_CHUNK_MS } from '../../shared/runner-protocol';
 import { REPO_ROOT } from '../support/sim-runner-spec';
 import { describePrefillPacingConformance } from '../support/conformance/pacing-conformance';
-import { describeRunnerConformance, type RunnerConformanceProfile } from '../support/conformance/runner-conformance';
+import type { RunnerConformanceProfile } from '../support/conformance/conformance-runner';
+import { describeRunnerConformance } from '../support/conformance/runner-conformance';
 
 const LONG_PROMPT_TOKENS = 14_000;
 /** The runner's cap for maxTokens null: the random-weight model never ends on its own. */

@@ -15,7 +15,8 @@ import { REPO_ROOT } from '../support/sim-runner-spec';
 import { useRunnerProcessCleanup } from '../support/runner-cleanup';
 import { spawnRunner } from '../support/runner-under-test';
 import { describePrefillPacingConformance } from '../support/conformance/pacing-conformance';
-import { describeRunnerConformance, type RunnerConformanceProfile } from '../support/conformance/runner-conformance';
+import { simPrefillMs, type RunnerConformanceProfile } from '../support/conformance/conformance-runner';
+import { describeRunnerConformance } from '../support/conformance/runner-conformance';
 
 const MODEL = 'test/llama-3.2-3b';
 const TIME_SCALE = 0.1;
@@ -73,7 +74,7 @@ if (python === null) {
     model: MODEL,
     longPromptTokens: LONG_PROMPT_TOKENS,
     stopSequences: { unsupportedBecause: "the test engine (the sim's token stream, without mlx-lm) applies none; the real mlx engine does" },
-    longPrefillMs: (sim.prefillFixedS + LONG_PROMPT_TOKENS / sim.prefillTokensPerS) * TIME_SCALE * 1000,
+    longPrefillMs: simPrefillMs(sim, LONG_PROMPT_TOKENS, TIME_SCALE),
   };
   describeRunnerConformance('mlx runner (test engine)', profile);
   describePrefillPacingConformance('mlx runner (test engine)', profile);

@@ -6,7 +6,8 @@
 import { findSimModel } from '../../shared/catalog';
 import { simRunnerSpec } from '../support/sim-runner-spec';
 import { describePrefillPacingConformance } from '../support/conformance/pacing-conformance';
-import { describeRunnerConformance, type RunnerConformanceProfile } from '../support/conformance/runner-conformance';
+import { simPrefillMs, type RunnerConformanceProfile } from '../support/conformance/conformance-runner';
+import { describeRunnerConformance } from '../support/conformance/runner-conformance';
 
 const MODEL = 'sim/llama-3.2-3b';
 const TIME_SCALE = 0.1;
@@ -19,7 +20,7 @@ const profile: RunnerConformanceProfile = {
   model: MODEL,
   longPromptTokens: LONG_PROMPT_TOKENS,
   stopSequences: 'supported',
-  longPrefillMs: (timings.prefillFixedS + LONG_PROMPT_TOKENS / timings.prefillTokensPerS) * TIME_SCALE * 1000,
+  longPrefillMs: simPrefillMs(timings, LONG_PROMPT_TOKENS, TIME_SCALE),
 };
 
 describeRunnerConformance('sim', profile);

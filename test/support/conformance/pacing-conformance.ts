@@ -6,15 +6,14 @@
  * {@link describeRunnerConformance}.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PREFILL_CHUNK_TOKENS, type RunnerInput, type RunnerOutput, type SetPrefillPacing, type TaskStatus } from '../../../shared/runner-protocol';
+import { DEFAULT_PREFILL_CHUNK_TOKENS, type RunnerInput, type RunnerOutput, type SetPrefillPacing } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
 import { useRunnerProcessCleanup } from '../runner-cleanup';
-import { spawnRunner, type ReceivedMessage, type RunnerProcess } from '../runner-under-test';
-import type { RunnerConformanceProfile } from './runner-conformance';
+import type { ReceivedMessage, RunnerProcess } from '../runner-under-test';
+import { conformanceRunners, conformanceTimeouts, isStatus, type RunnerConformanceProfile } from './conformance-runner';
 
 type Applied = Extract<RunnerOutput, { type: 'PrefillPacingApplied' }>;
 
-const isStatus = (taskId: string, status: TaskStatus) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === status;
 const isApplied = (pacingId: string) => (m: RunnerOutput) => m.type === 'PrefillPacingApplied' && m.pacingId === pacingId;
 const isProgress = (commandId: string) => (m: RunnerOutput) =>
   m.type === 'ChunkGenerated' && m.commandId === commandId && m.chunk.kind === 'PrefillProgressChunk';
@@ -54,22 +53,10 @@ const steps = (progress: { processed: number }[]) => progress.map((p, i) => p.pr
 
 /** Registers the pacing cases for one runner engine. */
 export function describePrefillPacingConformance(label: string, profile: RunnerConformanceProfile): void {
-  const startTimeout = profile.startTimeoutMs ?? 15_000;
-  const lifecycleTimeout = profile.lifecycleTimeoutMs ?? 15_000;
-  const generationTimeout = profile.generationTimeoutMs ?? 10_000;
   // Paced prefills take longer than the suite's long prefill: smaller chunks plus pauses.
-  const longTimeout = generationTimeout + profile.longPrefillMs * 8;
-  const caseTimeout = startTimeout + lifecycleTimeout + longTimeout * 2;
-
-  async function startReady(): Promise<RunnerProcess> {
-    const runner = spawnRunner(profile.spawn({}));
-    await runner.waitFor((m) => m.type === 'Hello', startTimeout, { description: 'the hello' });
-    runner.send({ kind: 'LoadModel', taskId: 'load' });
-    await runner.waitFor(isStatus('load', 'Complete'), lifecycleTimeout, { description: 'LoadModel Complete' });
-    runner.send({ kind: 'StartWarmup', taskId: 'warmup' });
-    await runner.waitFor(isStatus('warmup', 'Complete'), lifecycleTimeout, { description: 'StartWarmup Complete' });
-    return runner;
-  }
+  const timeouts = conformanceTimeouts(profile, 8);
+  const { generation: generationTimeout, long: longTimeout, case: caseTimeout } = timeouts;
+  const { startReady } = conformanceRunners(profile, timeouts);
 
   describe(`prefill pacing conformance: ${label}`, () => {
     useRunnerProcessCleanup();

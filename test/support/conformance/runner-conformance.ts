@@ -31,64 +31,14 @@ import {
 } from '../../../shared/runner-protocol';
 import { countPromptTokens, makePrompt } from '../../../shared/token-count';
 import { useRunnerProcessCleanup } from '../runner-cleanup';
-import { spawnRunner, type ReceivedMessage, type RunnerProcess, type RunnerSpawnSpec } from '../runner-under-test';
+import type { ReceivedMessage, RunnerProcess } from '../runner-under-test';
 import { sleep } from '../eventually';
+import { conformanceRunners, conformanceTimeouts, isStatus, type RunnerConformanceProfile } from './conformance-runner';
 
 /** exo's prefill chunk size: progress events come every this many prompt tokens. */
 export const PREFILL_CHUNK_TOKENS = 4096;
 /** exo's batch size: requests that decode together at most. */
 export const MAX_CONCURRENT_REQUESTS = 8;
-
-/** How the suite starts and paces a runner of one engine. */
-export interface RunnerConformanceProfile {
-  /**
-   * The spawn spec for one fresh runner. `extraEnv` must be applied on top of the
-   * profile's own environment, an `undefined` value removing the variable; the
-   * fast-synch variables (MLX_METAL_FAST_SYNCH, EXO_FAST_SYNCH) must be unset unless
-   * `extraEnv` sets them. The command must be the runner itself (not a shell wrapper):
-   * the hello's pid is checked against the spawned pid. Every call should give an
-   * isolated runner (for the sim: its own simulated GPU), since cases measure ordering.
-   * `schedule` goes to the runner as `--schedule`; absent: `exo` (the pacing suite's).
-   */
-  spawn(extraEnv: Record<string, string | undefined>, schedule?: RunnerSchedule): RunnerSpawnSpec;
-  /** The `engine` the hello must report. */
-  engine: Hello['engine'];
-  /** The `model` the hello must report (what the spawn spec asked for). */
-  model: string;
-  /**
-   * Prompt tokens (counted with shared/token-count.ts) of the "long" prompt used to keep
-   * the runner inside one prefill while the suite writes more lines. At least
-   * 3 × 4096 + 1 tokens (four chunks), so at least two chunk boundaries remain after the
-   * first progress event.
-   */
-  longPromptTokens: number;
-  /**
-   * Roughly how long that prefill takes, in ms. Each chunk must take long enough
-   * (about 100 ms or more) that a line written at the first progress event reaches the
-   * runner before the prefill ends; the suite fails a case as inconclusive otherwise.
-   * Also sizes the timeouts.
-   */
-  longPrefillMs: number;
-  /**
-   * Whether the engine honours `params.stop` (stop sequences). An engine that does not
-   * says why; its case is skipped with that reason, and the API refuses `stop` for it.
-   */
-  stopSequences: 'supported' | { unsupportedBecause: string };
-  /** Spawn to hello, ms (default 15000: interpreters start slowly on a busy machine). */
-  startTimeoutMs?: number;
-  /** LoadModel plus StartWarmup, ms (default 15000). */
-  lifecycleTimeoutMs?: number;
-  /** A short request (tens of tokens) from write to completion, ms (default 10000). */
-  generationTimeoutMs?: number;
-  /** Silence that counts as hung after the hang prompt, ms (default 1000). */
-  hangSilenceMs?: number;
-  /**
-   * How a request with `maxTokens: null` ends (default `stop`: the model ends on its own).
-   * A random-weight model may never pick its end-of-turn token: `{ length: n }` then
-   * expects the runner's default cap of n tokens (its --default-max-tokens).
-   */
-  naturalEnd?: 'stop' | { length: number };
-}
 
 type Received = ReceivedMessage;
 type ChunkOf<K extends Chunk['kind']> = Extract<Chunk, { kind: K }>;
@@ -96,7 +46,6 @@ type ChunkOf<K extends Chunk['kind']> = Extract<Chunk, { kind: K }>;
 const TERMINAL: readonly TaskStatus[] = ['Complete', 'Failed', 'Cancelled', 'TimedOut'];
 
 const isAck = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskAcknowledged' && m.taskId === taskId;
-const isStatus = (taskId: string, status: TaskStatus) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && m.status === status;
 const isTerminal = (taskId: string) => (m: RunnerOutput) => m.type === 'TaskStatusUpdated' && m.taskId === taskId && TERMINAL.includes(m.status);
 const isRunnerStatus = (kind: string) => (m: RunnerOutput) => m.type === 'RunnerStatusUpdated' && m.status.kind === kind;
 const isChunk = (commandId: string, kind?: Chunk['kind']) => (m: RunnerOutput) =>
@@ -159,31 +108,15 @@ function expectChunks(reported: number[], total: number, schedule: RunnerSchedul
 }
 
 function describeUnderSchedule(label: string, profile: RunnerConformanceProfile, schedule: RunnerSchedule): void {
-  const startTimeout = profile.startTimeoutMs ?? 15_000;
-  const lifecycleTimeout = profile.lifecycleTimeoutMs ?? 15_000;
-  const generationTimeout = profile.generationTimeoutMs ?? 10_000;
+  const timeouts = conformanceTimeouts(profile, 4);
+  const { start: startTimeout, lifecycle: lifecycleTimeout, generation: generationTimeout, long: longTimeout, case: caseTimeout } = timeouts;
   const hangSilence = profile.hangSilenceMs ?? 1000;
-  const longTimeout = generationTimeout + profile.longPrefillMs * 4;
-  const caseTimeout = startTimeout + lifecycleTimeout + longTimeout * 2;
 
   if (profile.longPromptTokens <= 3 * PREFILL_CHUNK_TOKENS) {
     throw new Error(`${label}: longPromptTokens must exceed ${3 * PREFILL_CHUNK_TOKENS} (four prefill chunks)`);
   }
 
-  async function start(extraEnv: Record<string, string | undefined> = {}): Promise<RunnerProcess> {
-    const runner = spawnRunner(profile.spawn(extraEnv, schedule));
-    await runner.waitFor((m) => m.type === 'Hello', startTimeout, { description: 'the hello' });
-    return runner;
-  }
-
-  async function startReady(): Promise<RunnerProcess> {
-    const runner = await start();
-    runner.send({ kind: 'LoadModel', taskId: 'load' });
-    await runner.waitFor(isStatus('load', 'Complete'), lifecycleTimeout, { description: 'LoadModel Complete' });
-    runner.send({ kind: 'StartWarmup', taskId: 'warmup' });
-    await runner.waitFor(isStatus('warmup', 'Complete'), lifecycleTimeout, { description: 'StartWarmup Complete' });
-    return runner;
-  }
+  const { start, startReady } = conformanceRunners(profile, timeouts, schedule);
 
   /** Fails a timing-dependent case whose lines reached the runner too late to test anything. */
   function expectWrittenBefore(runner: RunnerProcess, sentIndex: number, event: Received, what: string): void {
@@ -194,6 +127,38 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
         `${label}: inconclusive: ${what} was written after the long prefill had ended; ` + 'raise longPromptTokens so that one prefill chunk takes longer',
       );
     }
+  }
+
+  /** Sends the suite's long prompt as task `taskId` and returns once its prefill has begun: lines written now land inside it. */
+  async function startLongPrefill(runner: RunnerProcess, taskId: string, maxTokens: number): Promise<void> {
+    runner.send(generationTask(taskId, { promptTokens: profile.longPromptTokens, maxTokens }));
+    await runner.waitFor(isChunk(commandIdOf(taskId), 'PrefillProgressChunk'), longTimeout);
+  }
+
+  /**
+   * A ready runner inside the long prefill of task `long`, with two short tasks (`second`,
+   * `third`) written into it. `expectLongDone`, once they have ended, checks the long
+   * prompt was prefilled whole and returns its last progress event; it fails the case as
+   * inconclusive if `third` reached the runner after that event.
+   */
+  async function twoTasksDuringLongPrefill(): Promise<{ runner: RunnerProcess; expectLongDone: () => Received & { chunk: ChunkOf<'PrefillProgressChunk'> } }> {
+    const runner = await startReady();
+    await startLongPrefill(runner, 'long', 2);
+    const sentSecond = runner.sent.length;
+    runner.send(generationTask('second', { promptTokens: 20, maxTokens: 2 }));
+    runner.send(generationTask('third', { promptTokens: 20, maxTokens: 2 }));
+    const expectLongDone = () => {
+      const longDone = chunks(runner, 'cmd-long', 'PrefillProgressChunk').at(-1)!;
+      expect(longDone.chunk.processedTokens).toBe(profile.longPromptTokens);
+      expectWrittenBefore(runner, sentSecond + 1, longDone, 'the third task');
+      return longDone;
+    };
+    return { runner, expectLongDone };
+  }
+
+  /** Every one of `taskIds` reported Complete. */
+  function expectCompleted(runner: RunnerProcess, taskIds: string[]): void {
+    for (const taskId of taskIds) expect(runner.messages.some(isStatus(taskId, 'Complete'))).toBe(true);
   }
 
   describe(`runner conformance: ${label} (schedule ${schedule})`, () => {
@@ -382,18 +347,11 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
     it(
       'acknowledges every task read between steps, and admits at most one per step: an ack waits for the running prefill',
       async () => {
-        const runner = await startReady();
-        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
-        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
-        const sentSecond = runner.sent.length;
-        runner.send(generationTask('second', { promptTokens: 20, maxTokens: 2 }));
-        runner.send(generationTask('third', { promptTokens: 20, maxTokens: 2 }));
+        const { runner, expectLongDone } = await twoTasksDuringLongPrefill();
         await runner.waitFor(isTerminal('third'), longTimeout);
         await runner.waitFor(isTerminal('second'), longTimeout);
 
-        const longDone = chunks(runner, 'cmd-long', 'PrefillProgressChunk').at(-1)!;
-        expect(longDone.chunk.processedTokens).toBe(profile.longPromptTokens);
-        expectWrittenBefore(runner, sentSecond + 1, longDone, 'the third task');
+        const longDone = expectLongDone();
         const ackSecond = runner.received.find((r) => isAck('second')(r.message))!;
         const ackThird = runner.received.find((r) => isAck('third')(r.message))!;
         // Both were waiting in the runner's stdin during the long prefill; neither was acknowledged then.
@@ -411,9 +369,7 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
           runner.received.slice(from + 1, to).some((r) => r.message.type === 'ChunkGenerated' && r.message.chunk.kind === 'TokenChunk');
         expect(tokenBetween(longDone.index, secondPrefill[0]!.index), 'a decode step between the long prefill and the second admission').toBe(true);
         expect(tokenBetween(secondPrefillDone.index, thirdPrefill[0]!.index), 'a decode step between the second and third admission').toBe(true);
-        for (const taskId of ['long', 'second', 'third']) {
-          expect(runner.messages.some(isStatus(taskId, 'Complete'))).toBe(true);
-        }
+        expectCompleted(runner, ['long', 'second', 'third']);
       },
       caseTimeout,
     );
@@ -421,26 +377,17 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
     it(
       'interleaved: a task written during a long prefill is acknowledged within a step and admitted at once; the long prompt still completes',
       async () => {
-        const runner = await startReady();
-        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
-        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
-        const sentSecond = runner.sent.length;
-        runner.send(generationTask('second', { promptTokens: 20, maxTokens: 2 }));
-        runner.send(generationTask('third', { promptTokens: 20, maxTokens: 2 }));
+        const { runner, expectLongDone } = await twoTasksDuringLongPrefill();
         const ackThird = await runner.waitFor(isAck('third'), longTimeout);
         await runner.waitFor(isTerminal('long'), longTimeout);
         await runner.waitFor(isTerminal('second'), longTimeout);
         await runner.waitFor(isTerminal('third'), longTimeout);
-        const longDone = chunks(runner, 'cmd-long', 'PrefillProgressChunk').at(-1)!;
-        expect(longDone.chunk.processedTokens).toBe(profile.longPromptTokens);
-        expectWrittenBefore(runner, sentSecond + 1, longDone, 'the third task');
+        const longDone = expectLongDone();
         const ackSecond = runner.received.find((r) => isAck('second')(r.message))!;
         // Both read at a step boundary inside the long prefill, not after it (exo's schedule waits for its end).
         expect(ackSecond.index).toBeLessThan(longDone.index);
         expect(ackThird.index).toBeLessThan(longDone.index);
-        for (const taskId of ['long', 'second', 'third']) {
-          expect(runner.messages.some(isStatus(taskId, 'Complete'))).toBe(true);
-        }
+        expectCompleted(runner, ['long', 'second', 'third']);
       },
       caseTimeout,
     );
@@ -489,8 +436,7 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
       async () => {
         const runner = await startReady();
         // During prefill: checked at the next chunk boundary.
-        runner.send(generationTask('in-prefill', { promptTokens: profile.longPromptTokens, maxTokens: 10 }));
-        await runner.waitFor(isChunk('cmd-in-prefill', 'PrefillProgressChunk'), longTimeout);
+        await startLongPrefill(runner, 'in-prefill', 10);
         runner.send({ kind: 'CancelTask', cancelledTaskId: 'in-prefill' });
         const cancelled = await runner.waitFor(isTerminal('in-prefill'), longTimeout);
         expect(cancelled.message).toMatchObject({ status: 'Cancelled' });
@@ -529,8 +475,7 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
       'drops a cancel for a task it has not admitted yet: that task runs to completion',
       async () => {
         const runner = await startReady();
-        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
-        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
+        await startLongPrefill(runner, 'long', 2);
         runner.send(generationTask('queued', { promptTokens: 20, maxTokens: 3 }));
         const cancelSent = runner.sent.length;
         runner.send({ kind: 'CancelTask', cancelledTaskId: 'queued' });
@@ -550,8 +495,7 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
       'interleaved: a cancel written right after its task, during a long prefill, is applied: the task ends cancelled',
       async () => {
         const runner = await startReady();
-        runner.send(generationTask('long', { promptTokens: profile.longPromptTokens, maxTokens: 2 }));
-        await runner.waitFor(isChunk('cmd-long', 'PrefillProgressChunk'), longTimeout);
+        await startLongPrefill(runner, 'long', 2);
         runner.send(generationTask('queued', { promptTokens: 20, maxTokens: 3 }));
         runner.send({ kind: 'CancelTask', cancelledTaskId: 'queued' });
         const done = await runner.waitFor(isTerminal('queued'), longTimeout);
@@ -604,7 +548,7 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
         else expect(producing.size).toBeGreaterThan(0);
         // Every task, the two beyond the batch included, was acknowledged before the first one finished.
         for (const id of ids) expect(runner.received.findIndex((r) => isAck(id)(r.message))).toBeLessThan(firstComplete);
-        for (const id of ids) expect(runner.messages.some(isStatus(id, 'Complete'))).toBe(true);
+        expectCompleted(runner, ids);
       },
       caseTimeout,
     );

@@ -6,38 +6,25 @@
  * hold while its model prefills, only exo's declared fields go on, and a model exo does
  * not serve falls through to exobar's own Messages route.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makePrompt } from '../../../../shared/token-count';
+import { describe, expect, it } from 'vitest';
 import { readRawSse } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo';
-import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
-import { eventually } from '../../../../test/support/eventually';
+import { dataEvents, dialectTestRig, promptText } from '../../../../test/support/exo-dialect-tests';
 import { exoRecord } from '../../request-log/request-feed';
 import { ExoTraffic } from './exo-traffic';
 
-let p: ProxyRig;
-beforeAll(async () => {
-  p = await startProxyRig({ timeScale: 0.05 });
-});
-afterAll(async () => {
-  await p?.close();
-});
+const dialect = dialectTestRig({ timeScale: 0.05 });
+const p = dialect.p;
 
-const text = (tokens: number, salt: string) => makePrompt(tokens, salt)[0]!.content;
-
-const messages = (body: Record<string, unknown>, signal?: AbortSignal) =>
-  fetch(`${p.rig.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
-
-/** The `data:` payloads of an Anthropic event stream, in order. */
-const events = (lines: string[]) => lines.filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { type: string; [k: string]: unknown });
+const messages = (body: Record<string, unknown>, signal?: AbortSignal) => dialect.post('/v1/messages', body, signal);
 
 describe('Anthropic Messages on exo, through exobar', () => {
   it("streams exo's own events, and records the request by exo's command id as anthropic-messages", async () => {
-    const lines = await readRawSse(await messages({ model: LLAMA_3B, max_tokens: 3, stream: true, messages: [{ role: 'user', content: text(5000, 'm-a') }] }));
+    const lines = await readRawSse(await messages({ model: LLAMA_3B, max_tokens: 3, stream: true, messages: [{ role: 'user', content: promptText(5000, 'm-a') }] }));
     expect(lines[0]).toBe(': keep-alive');
     // exo's Messages stream has no prefill progress.
     expect(lines.some((l) => l.startsWith(': prefill_progress'))).toBe(false);
-    const seq = events(lines);
+    const seq = dataEvents(lines);
     expect(seq.map((e) => e.type)).toEqual([
       'message_start',
       'content_block_start',
@@ -60,7 +47,7 @@ describe('Anthropic Messages on exo, through exobar', () => {
 
   it("passes exo's tool_use block through whole (one input_json_delta) and counts it as the answer's output", async () => {
     p.exo.chat.answerWithToolCalls([{ id: 'call-1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
-    const seq = events(
+    const seq = dataEvents(
       await readRawSse(
         await messages({
           model: LLAMA_1B,
@@ -101,54 +88,40 @@ describe('Anthropic Messages on exo, through exobar', () => {
   });
 
   it('cancels by POST /v1/cancel/msg_<command id> at exo, and the stream ends as Anthropic streams end', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
-      const res = await messages({ model: LLAMA_3B, max_tokens: 3, stream: true, messages: [{ role: 'user', content: text(20_000, 'm-cancel') }] });
+    await dialect.whilePrefillsHeld(LLAMA_3B, async () => {
+      const res = await messages({ model: LLAMA_3B, max_tokens: 3, stream: true, messages: [{ role: 'user', content: promptText(20_000, 'm-cancel') }] });
       const done = readRawSse(res);
-      const record = await eventually(() => p.serving.traffic.active().find((r) => r.api === 'anthropic-messages' && r.commandId), 20_000, 'the message at exo');
+      const record = await dialect.requestAtExo('anthropic-messages', 'the message at exo');
       const cancel = await fetch(`${p.rig.url}/v1/cancel/msg_${record.commandId}`, { method: 'POST' });
       expect(cancel.status).toBe(200);
       expect(await cancel.json()).toMatchObject({ cancelled: true, held_by_exobar: false, exo: { status: 200 } });
-      const seq = events(await done);
+      const seq = dataEvents(await done);
       expect(seq.map((e) => e.type)).toEqual(['message_start', 'message_delta', 'message_stop']);
       expect(p.serving.traffic.find(record.commandId!)).toMatchObject({ phase: 'cancelled', api: 'anthropic-messages' });
       expect(exoRecord(p.serving.traffic.find(record.commandId!)!, { instance: null, node: null })).toMatchObject({ outcome: 'cancelled', cancelledBy: 'cancel_api' });
-    } finally {
-      release();
-    }
+    });
   });
 
   it('cancels at exo when the client goes away', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
+    await dialect.whilePrefillsHeld(LLAMA_3B, async () => {
       const abort = new AbortController();
-      const res = await messages({ model: LLAMA_3B, max_tokens: 3, stream: true, messages: [{ role: 'user', content: text(20_000, 'm-gone') }] }, abort.signal);
-      const record = await eventually(() => p.serving.traffic.active().find((r) => r.api === 'anthropic-messages' && r.commandId), 20_000, 'the message at exo');
-      abort.abort();
-      await res.body?.cancel().catch(() => undefined);
-      await eventually(() => p.serving.traffic.find(record.commandId!)?.phase === 'cancelled' || undefined, 20_000, 'the cancel');
-      // exo's task is gone: exo took the cancel.
-      await eventually(() => !p.exo.worker.openCommands().some((c) => c.commandId === record.commandId) || undefined, 20_000, "exo's command ended");
-    } finally {
-      release();
-    }
+      const res = await messages({ model: LLAMA_3B, max_tokens: 3, stream: true, messages: [{ role: 'user', content: promptText(20_000, 'm-gone') }] }, abort.signal);
+      const record = await dialect.requestAtExo('anthropic-messages', 'the message at exo');
+      await dialect.leaveAndExpectCancelAtExo(record, abort, res);
+    });
   });
 
   it('holds a second message to a prefilling model in exobar until the first token', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
-      const first = messages({ model: LLAMA_3B, max_tokens: 2, stream: true, messages: [{ role: 'user', content: text(20_000, 'm-hold-a') }] }).then(readRawSse);
-      await eventually(() => p.serving.traffic.active().find((r) => r.api === 'anthropic-messages' && r.commandId), 20_000, 'the first message at exo');
-      const second = messages({ model: LLAMA_3B, max_tokens: 2, stream: true, messages: [{ role: 'user', content: text(100, 'm-hold-b') }] }).then(readRawSse);
-      const held = await eventually(() => p.serving.traffic.active().find((r) => r.phase === 'held'), 20_000, 'a held message');
-      expect(held.api).toBe('anthropic-messages');
-      release();
-      expect(events(await first).at(-1)!.type).toBe('message_stop');
-      expect(events(await second).at(-1)!.type).toBe('message_stop');
-      expect(p.serving.traffic.find(held.id)!.heldMs).toBeGreaterThan(0);
-    } finally {
-      release();
-    }
+    const held = await dialect.expectSecondHeldUntilFirstToken({
+      model: LLAMA_3B,
+      api: 'anthropic-messages',
+      what: 'message',
+      salt: 'm-hold',
+      send: (tokens, salt) =>
+        messages({ model: LLAMA_3B, max_tokens: 2, stream: true, messages: [{ role: 'user', content: promptText(tokens, salt) }] }).then(readRawSse),
+      expectFinished: (lines) => expect(dataEvents(lines).at(-1)!.type).toBe('message_stop'),
+    });
+    expect(held.heldMs).toBeGreaterThan(0);
   });
 
   it("refuses a body exo would not take, in Anthropic's error shape, before exo sees it", async () => {
@@ -160,12 +133,12 @@ describe('Anthropic Messages on exo, through exobar', () => {
 
 describe('a dialect exo does not serve', () => {
   it('answers 404 naming what exo serves, for an exo model', async () => {
-    const res = await fetch(`${p.rig.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: LLAMA_1B, prompt: 'hi' }) });
+    const res = await dialect.post('/v1/completions', { model: LLAMA_1B, prompt: 'hi' });
     expect(res.status).toBe(404);
     const body = (await res.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('not_served_by_exo');
     expect(body.error.message).toContain('exo serves POST /v1/chat/completions, POST /v1/messages and POST /v1/responses');
-    const count = await fetch(`${p.rig.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: LLAMA_1B, messages: [] }) });
+    const count = await dialect.post('/v1/messages/count_tokens', { model: LLAMA_1B, messages: [] });
     expect(count.status).toBe(404);
     expect(await count.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
   });

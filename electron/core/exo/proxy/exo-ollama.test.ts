@@ -6,26 +6,17 @@
  * exobar's hold, only exo's declared fields go on, and `/api/tags` and `/api/ps` list exo's
  * models beside the local ones.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makePrompt } from '../../../../shared/token-count';
+import { describe, expect, it } from 'vitest';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo';
-import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
 import { eventually } from '../../../../test/support/eventually';
+import { dialectTestRig, promptText } from '../../../../test/support/exo-dialect-tests';
 import { exoRecord } from '../../request-log/request-feed';
 import { ExoTraffic } from './exo-traffic';
 
-let p: ProxyRig;
-beforeAll(async () => {
-  p = await startProxyRig({ timeScale: 0.05 });
-});
-afterAll(async () => {
-  await p?.close();
-});
+const dialect = dialectTestRig({ timeScale: 0.05 });
+const p = dialect.p;
 
-const text = (tokens: number, salt: string) => makePrompt(tokens, salt)[0]!.content;
-
-const post = (path: string, body: Record<string, unknown>, signal?: AbortSignal) =>
-  fetch(`${p.rig.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+const post = dialect.post;
 
 const lines = async (res: Response) =>
   (await res.text())
@@ -35,7 +26,7 @@ const lines = async (res: Response) =>
 
 describe("Ollama's API on exo, through exobar", () => {
   it("streams exo's NDJSON for /api/chat, recorded as ollama-chat with its TTFT", async () => {
-    const res = await post('/api/chat', { model: LLAMA_3B, options: { num_predict: 3 }, messages: [{ role: 'user', content: text(5000, 'o-a') }] });
+    const res = await post('/api/chat', { model: LLAMA_3B, options: { num_predict: 3 }, messages: [{ role: 'user', content: promptText(5000, 'o-a') }] });
     expect(res.headers.get('content-type')).toContain('application/x-ndjson');
     const seq = await lines(res);
     expect(seq.map((l) => l.done)).toEqual([false, false, true]);
@@ -80,11 +71,10 @@ describe("Ollama's API on exo, through exobar", () => {
   });
 
   it("cancels by POST /v1/cancel/{command id} at exo (the id from exo's task list), and the stream ends with done_reason cancelled", async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
-      const res = await post('/api/chat', { model: LLAMA_3B, options: { num_predict: 3 }, messages: [{ role: 'user', content: text(20_000, 'o-cancel') }] });
+    await dialect.whilePrefillsHeld(LLAMA_3B, async () => {
+      const res = await post('/api/chat', { model: LLAMA_3B, options: { num_predict: 3 }, messages: [{ role: 'user', content: promptText(20_000, 'o-cancel') }] });
       const done = lines(res);
-      const record = await eventually(() => p.serving.traffic.active().find((r) => r.api === 'ollama-chat' && r.commandId), 20_000, 'the chat at exo');
+      const record = await dialect.requestAtExo('ollama-chat', 'the chat at exo');
       const cancel = await fetch(`${p.rig.url}/v1/cancel/${record.commandId}`, { method: 'POST' });
       expect(cancel.status).toBe(200);
       expect(await cancel.json()).toMatchObject({ cancelled: true, exo: { status: 200 } });
@@ -93,44 +83,28 @@ describe("Ollama's API on exo, through exobar", () => {
         outcome: 'cancelled',
         cancelledBy: 'cancel_api',
       });
-    } finally {
-      release();
-    }
+    });
   });
 
   it('cancels at exo when the client goes away', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
+    await dialect.whilePrefillsHeld(LLAMA_3B, async () => {
       const abort = new AbortController();
-      const res = await post('/api/generate', { model: LLAMA_3B, options: { num_predict: 3 }, prompt: text(20_000, 'o-gone') }, abort.signal);
-      const record = await eventually(() => p.serving.traffic.active().find((r) => r.api === 'ollama-generate' && r.commandId), 20_000, 'the generate at exo');
-      abort.abort();
-      await res.body?.cancel().catch(() => undefined);
-      await eventually(() => p.serving.traffic.find(record.commandId!)?.phase === 'cancelled' || undefined, 20_000, 'the cancel');
-      await eventually(() => !p.exo.worker.openCommands().some((c) => c.commandId === record.commandId) || undefined, 20_000, "exo's command ended");
-    } finally {
-      release();
-    }
+      const res = await post('/api/generate', { model: LLAMA_3B, options: { num_predict: 3 }, prompt: promptText(20_000, 'o-gone') }, abort.signal);
+      const record = await dialect.requestAtExo('ollama-generate', 'the generate at exo');
+      await dialect.leaveAndExpectCancelAtExo(record, abort, res);
+    });
   });
 
   it('holds a second chat to a prefilling model in exobar until the first token', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
-      const first = post('/api/chat', { model: LLAMA_3B, options: { num_predict: 2 }, messages: [{ role: 'user', content: text(20_000, 'o-hold-a') }] }).then(
-        lines,
-      );
-      await eventually(() => p.serving.traffic.active().find((r) => r.api === 'ollama-chat' && r.commandId), 20_000, 'the first chat at exo');
-      const second = post('/api/chat', { model: LLAMA_3B, options: { num_predict: 2 }, messages: [{ role: 'user', content: text(100, 'o-hold-b') }] }).then(
-        lines,
-      );
-      const held = await eventually(() => p.serving.traffic.active().find((r) => r.phase === 'held'), 20_000, 'a held chat');
-      expect(held.api).toBe('ollama-chat');
-      release();
-      expect((await first).at(-1)).toMatchObject({ done: true });
-      expect((await second).at(-1)).toMatchObject({ done: true });
-    } finally {
-      release();
-    }
+    await dialect.expectSecondHeldUntilFirstToken({
+      model: LLAMA_3B,
+      api: 'ollama-chat',
+      what: 'chat',
+      salt: 'o-hold',
+      send: (tokens, salt) =>
+        post('/api/chat', { model: LLAMA_3B, options: { num_predict: 2 }, messages: [{ role: 'user', content: promptText(tokens, salt) }] }).then(lines),
+      expectFinished: (answer) => expect(answer.at(-1)).toMatchObject({ done: true }),
+    });
   });
 
   it("lists exo's models in /api/tags and /api/ps beside the local ones", async () => {

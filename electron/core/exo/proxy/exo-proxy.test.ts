@@ -5,28 +5,21 @@
  * abort reach exo, garbage is refused before exo, and each proxied request is recorded
  * with its phase, prefill and TTFT parts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { APIError } from 'openai';
-import { makePrompt } from '../../../../shared/token-count';
 import { readRawSse } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo';
-import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
+import { dialectTestRig, promptText } from '../../../../test/support/exo-dialect-tests';
 import { ExoTraffic } from './exo-traffic';
 import { eventually } from '../../../../test/support/eventually';
 
-let p: ProxyRig;
-beforeAll(async () => {
-  p = await startProxyRig({ timeScale: 0.05 });
-});
-afterAll(async () => {
-  await p?.close();
-});
+const dialect = dialectTestRig({ timeScale: 0.05 });
+const p = dialect.p;
 
 /** A user message of exactly `tokens` prompt tokens, typed for the openai client. */
-const prompt = (tokens: number, salt: string) => [{ role: 'user' as const, content: makePrompt(tokens, salt)[0]!.content }];
+const prompt = (tokens: number, salt: string) => [{ role: 'user' as const, content: promptText(tokens, salt) }];
 
-const raw = (body: unknown) =>
-  fetch(`${p.rig.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const raw = (body: Record<string, unknown>) => dialect.post('/v1/chat/completions', body);
 
 describe('proxy to exo', () => {
   it('streams exo chunks through the openai client and records phase, prefill, TTFT parts and generation_stats', async () => {

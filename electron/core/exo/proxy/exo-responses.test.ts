@@ -5,43 +5,25 @@
  * client gone cancel at exo, a second request waits in exobar's hold while its model
  * prefills, only exo's declared fields go on, and the request's row is counted by api in `/metrics`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makePrompt } from '../../../../shared/token-count';
+import { describe, expect, it } from 'vitest';
 import { readRawSse } from '../../../../test/support/api-harness';
 import { LLAMA_1B, LLAMA_3B } from '../../../../test/support/fake-exo';
-import { startProxyRig, type ProxyRig } from '../../../../test/support/exo-proxy-rig';
-import { eventually } from '../../../../test/support/eventually';
+import { dataEvents, dialectTestRig, promptText } from '../../../../test/support/exo-dialect-tests';
 import { exoRecord } from '../../request-log/request-feed';
 import { ExobarMetrics } from '../../metrics/exobar-metrics';
 import { ExoTraffic } from './exo-traffic';
 
-let p: ProxyRig;
-beforeAll(async () => {
-  p = await startProxyRig({ timeScale: 0.05 });
-});
-afterAll(async () => {
-  await p?.close();
-});
+const dialect = dialectTestRig({ timeScale: 0.05 });
+const p = dialect.p;
 
-const text = (tokens: number, salt: string) => makePrompt(tokens, salt)[0]!.content;
-
-const responses = (body: Record<string, unknown>, signal?: AbortSignal) =>
-  fetch(`${p.rig.url}/v1/responses`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    ...(signal ? { signal } : {}),
-  });
-
-/** The `data:` payloads of a Responses event stream, in order. */
-const events = (lines: string[]) => lines.filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { type: string; [k: string]: unknown });
+const responses = (body: Record<string, unknown>, signal?: AbortSignal) => dialect.post('/v1/responses', body, signal);
 
 describe('OpenAI Responses on exo, through exobar', () => {
   it("streams exo's own events, and records the request by exo's command id as openai-responses", async () => {
-    const lines = await readRawSse(await responses({ model: LLAMA_3B, max_output_tokens: 3, stream: true, input: text(5000, 'r-a') }));
+    const lines = await readRawSse(await responses({ model: LLAMA_3B, max_output_tokens: 3, stream: true, input: promptText(5000, 'r-a') }));
     expect(lines[0]).toBe(': keep-alive');
     expect(lines.some((l) => l.startsWith(': prefill_progress'))).toBe(false);
-    const seq = events(lines);
+    const seq = dataEvents(lines);
     expect(seq.map((e) => e.type)).toEqual([
       'response.created',
       'response.in_progress',
@@ -72,7 +54,7 @@ describe('OpenAI Responses on exo, through exobar', () => {
 
   it("passes exo's function call through whole (fc_/call_ ids, one arguments delta) and counts it as the answer's output", async () => {
     p.exo.chat.answerWithToolCalls([{ id: 'abc', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
-    const seq = events(
+    const seq = dataEvents(
       await readRawSse(
         await responses({
           model: LLAMA_1B,
@@ -111,55 +93,41 @@ describe('OpenAI Responses on exo, through exobar', () => {
   });
 
   it('cancels by POST /v1/cancel/resp_<command id> at exo, and the stream ends as response.incomplete', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
-      const res = await responses({ model: LLAMA_3B, max_output_tokens: 3, stream: true, input: text(20_000, 'r-cancel') });
+    await dialect.whilePrefillsHeld(LLAMA_3B, async () => {
+      const res = await responses({ model: LLAMA_3B, max_output_tokens: 3, stream: true, input: promptText(20_000, 'r-cancel') });
       const done = readRawSse(res);
-      const record = await eventually(() => p.serving.traffic.active().find((r) => r.api === 'openai-responses' && r.commandId), 20_000, 'the response at exo');
+      const record = await dialect.requestAtExo('openai-responses', 'the response at exo');
       const cancel = await fetch(`${p.rig.url}/v1/cancel/resp_${record.commandId}`, { method: 'POST' });
       expect(cancel.status).toBe(200);
       expect(await cancel.json()).toMatchObject({ cancelled: true, held_by_exobar: false, exo: { status: 200 } });
-      const seq = events(await done);
+      const seq = dataEvents(await done);
       expect(seq.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.incomplete']);
       expect(seq[2]).toMatchObject({ response: { status: 'incomplete', incomplete_details: { reason: 'cancelled' } } });
       expect(exoRecord(p.serving.traffic.find(record.commandId!)!, { instance: null, node: null })).toMatchObject({
         outcome: 'cancelled',
         cancelledBy: 'cancel_api',
       });
-    } finally {
-      release();
-    }
+    });
   });
 
   it('cancels at exo when the client goes away', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
+    await dialect.whilePrefillsHeld(LLAMA_3B, async () => {
       const abort = new AbortController();
-      const res = await responses({ model: LLAMA_3B, max_output_tokens: 3, stream: true, input: text(20_000, 'r-gone') }, abort.signal);
-      const record = await eventually(() => p.serving.traffic.active().find((r) => r.api === 'openai-responses' && r.commandId), 20_000, 'the response at exo');
-      abort.abort();
-      await res.body?.cancel().catch(() => undefined);
-      await eventually(() => p.serving.traffic.find(record.commandId!)?.phase === 'cancelled' || undefined, 20_000, 'the cancel');
-      await eventually(() => !p.exo.worker.openCommands().some((c) => c.commandId === record.commandId) || undefined, 20_000, "exo's command ended");
-    } finally {
-      release();
-    }
+      const res = await responses({ model: LLAMA_3B, max_output_tokens: 3, stream: true, input: promptText(20_000, 'r-gone') }, abort.signal);
+      const record = await dialect.requestAtExo('openai-responses', 'the response at exo');
+      await dialect.leaveAndExpectCancelAtExo(record, abort, res);
+    });
   });
 
   it('holds a second response to a prefilling model in exobar until the first token', async () => {
-    const release = p.exo.worker.holdPrefills(LLAMA_3B);
-    try {
-      const first = responses({ model: LLAMA_3B, max_output_tokens: 2, stream: true, input: text(20_000, 'r-hold-a') }).then(readRawSse);
-      await eventually(() => p.serving.traffic.active().find((r) => r.api === 'openai-responses' && r.commandId), 20_000, 'the first response at exo');
-      const second = responses({ model: LLAMA_3B, max_output_tokens: 2, stream: true, input: text(100, 'r-hold-b') }).then(readRawSse);
-      const held = await eventually(() => p.serving.traffic.active().find((r) => r.phase === 'held'), 20_000, 'a held response');
-      expect(held.api).toBe('openai-responses');
-      release();
-      expect(events(await first).at(-1)!.type).toBe('response.completed');
-      expect(events(await second).at(-1)!.type).toBe('response.completed');
-    } finally {
-      release();
-    }
+    await dialect.expectSecondHeldUntilFirstToken({
+      model: LLAMA_3B,
+      api: 'openai-responses',
+      what: 'response',
+      salt: 'r-hold',
+      send: (tokens, salt) => responses({ model: LLAMA_3B, max_output_tokens: 2, stream: true, input: promptText(tokens, salt) }).then(readRawSse),
+      expectFinished: (lines) => expect(dataEvents(lines).at(-1)!.type).toBe('response.completed'),
+    });
   });
 
   it('refuses a body exo would not take before exo sees it', async () => {
