@@ -6,20 +6,20 @@
  * `npm run serve -- --port 0`.
  */
 import { z } from 'zod';
-import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
-import { resolveDataDir } from './core/data-dir';
-import { readServerRecord, serverRecordPath } from './core/server-record';
-import { packageVersion } from './core/package-root';
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../core/api/api-server';
+import { resolveDataDir } from '../core/data-dir';
+import { readServerRecord, serverRecordPath } from '../core/server-record';
+import { packageVersion } from '../core/package-root';
 import { EXIT_USAGE, flagValue, parseFlags, UsageError, type CliCommand, type CliIo } from './cli-command';
 import { diagnosticsCommand } from './diagnostics-command';
 import { checkCommand } from './check-command';
 import { statusCommand } from './status-command';
-import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
-import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-process';
-import { startCore, type RunningCore } from './core/start-core';
-import { normalizeExoUrl } from './core/exo/exo-probe';
-import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './core/terminal-log';
-import { ownLogPath } from './core/logs/own-log';
+import { killRunnerGroups } from '../core/supervisor/kill-runner-groups';
+import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from '../core/exo-process';
+import { startCore, type RunningCore } from '../core/start-core';
+import { normalizeExoUrl } from '../core/exo/exo-probe';
+import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from '../core/terminal-log';
+import { ownLogPath } from '../core/logs/own-log';
 import type { Logger } from 'pino';
 
 export { EXIT_USAGE, flagValue, parseFlags, UsageError, type CliCommand, type CliIo } from './cli-command';
