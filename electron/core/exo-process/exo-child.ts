@@ -38,6 +38,8 @@ export class ExoChild {
   constructor(
     private readonly logs: ExoLogs,
     private readonly timing: ChildTiming,
+    /** Told what the child is doing while it stops runners (null when done): the state's `progress`. */
+    private readonly progress: (words: string | null) => void,
   ) {}
 
   /** True while the exo exobar spawned is alive. */
@@ -140,18 +142,17 @@ export class ExoChild {
 
   /**
    * Stops what exo left behind: its descendants recorded while it ran, plus the members
-   * of its process group now (a runner spawned after the last recording). `progress` is
-   * told the words while it works, then null.
+   * of its process group now (a runner spawned after the last recording).
    */
-  async stopLeftRunners(progress: (words: string | null) => void): Promise<LeftoverResult[]> {
+  async stopLeftRunners(): Promise<LeftoverResult[]> {
     const exoPid = this.child?.pid;
     if (exoPid !== undefined) for (const member of await groupMembers(exoPid)) this.records.set(member.pid, member.startTime);
     const records = [...this.records].map(([pid, startTime]) => ({ pid, startTime }));
     if (records.length === 0) return [];
-    progress(`stopping runners exo left behind (${records.length} recorded)`);
+    this.progress(`stopping runners exo left behind (${records.length} recorded)`);
     const results = await stopLeftovers(records, { termGraceMs: this.timing.runnerTermGraceMs, killWaitMs: this.timing.runnerKillWaitMs, pollMs: 100 });
     this.records = new Map();
-    progress(null);
+    this.progress(null);
     return results;
   }
 

@@ -272,7 +272,7 @@ export class ExoLaunch {
       return host.startFailed('command_not_found', words, automatic);
     }
     if (host.child.exitExpected) return;
-    const leftovers = await host.child.stopLeftRunners((progress) => store.update({ progress }));
+    const leftovers = await host.child.stopLeftRunners();
     const wedged = wedgedReason(leftovers);
     if (wedged) return host.needsAttention(`exo exited during start (${describeExit(exit)}) and ${wedged}`);
     if (this.seen.pidfileHeld) {

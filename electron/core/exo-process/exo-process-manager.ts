@@ -6,9 +6,9 @@
  * {@link ExoProcessState} the snapshot carries as `exoProcess`. Rules:
  * docs/exo-process.md.
  *
- * This class orders the actions (one at a time) and decides what a stop, a crash and a
- * restart mean; its parts, one concern each: the state and its status table
- * (exo-process-state-store.ts), the start as a list of steps (exo-launch.ts), the
+ * This class orders the actions (one at a time) and decides what a crash means; its
+ * parts, one concern each: the state and its status table (exo-process-state-store.ts),
+ * the start as a list of steps (exo-launch.ts), the stop sequence (exo-stop.ts), the
  * spawned process and the runners it leaves (exo-child.ts), the automatic restarts
  * after a crash (exo-crash-restarts.ts), the fast-synch decision and its words
  * (exo-fast-synch-decision.ts), the timings (exo-timing.ts).
@@ -18,7 +18,7 @@ import type { ExoProcessFailure, ExoProcessState, ExoProcessStatus } from '../..
 import type { ExoFastSynchPlan } from '../../../shared/exo-fast-synch';
 import { EXO_API_PORT } from '../../../shared/addresses';
 import type { Redactor } from '../diagnostics/redaction';
-import { wedgedReason, type LeftoverResult } from '../process/leftover-runners';
+import { wedgedReason } from '../process/leftover-runners';
 import type { StateChange } from '../process/state-machine';
 import { describeExit, ExoChild, type ChildExit } from './exo-child';
 import { ExoCrashRestarts } from './exo-crash-restarts';
@@ -38,7 +38,8 @@ import { ExoLaunch } from './exo-launch';
 import { ExoLogs, type ExoLogBundleFile, type ExoLogsOptions } from './exo-logs';
 import { ExoProcessError } from './exo-process-error';
 import { ExoProcessStateStore } from './exo-process-state-store';
-import { DEFAULT_EXO_TIMING, seconds, stopBudgetMs, type ExoTiming } from './exo-timing';
+import { stopExo } from './exo-stop';
+import { DEFAULT_EXO_TIMING, stopBudgetMs, type ExoTiming } from './exo-timing';
 
 export { DEFAULT_EXO_TIMING, type ExoTiming } from './exo-timing';
 export { ExoProcessError } from './exo-process-error';
@@ -86,7 +87,7 @@ export class ExoProcessManager {
     this.apiPort = options.apiPort ?? DEFAULT_EXO_API_PORT;
     this.now = options.now ?? Date.now;
     this.logs = new ExoLogs(options.dataDir, options.logs);
-    this.child = new ExoChild(this.logs, this.timing);
+    this.child = new ExoChild(this.logs, this.timing, (progress) => this.store.update({ progress }));
     this.store = new ExoProcessStateStore({
       apiPort: this.apiPort,
       maxRestarts: this.policy.maxRestarts,
@@ -317,7 +318,7 @@ export class ExoProcessManager {
       progress: null,
       exit: { code: exit.code, signal: exit.signal, at: this.now() },
     });
-    const wedged = wedgedReason(await this.stopLeftRunners());
+    const wedged = wedgedReason(await this.child.stopLeftRunners());
     if (wedged) return this.needsAttention(`${reason} and ${wedged}`);
     // A long healthy run forgives earlier crashes.
     if (ranFor >= this.policy.stableAfterMs) this.store.update({ restarts: { ...this.store.current.restarts, count: 0 } });
@@ -335,43 +336,8 @@ export class ExoProcessManager {
     });
   }
 
-  private stopLeftRunners(): Promise<LeftoverResult[]> {
-    return this.child.stopLeftRunners((progress) => this.store.update({ progress }));
-  }
-
-  /** The stop sequence; leaves the status stopped or needs_attention (or as it was when nothing ran). */
-  private async stopNow(): Promise<void> {
-    const pid = this.child.pid;
-    if (!this.child.running || pid === undefined) {
-      const status = this.store.current.status;
-      if (status === 'starting' || status === 'running' || status === 'restarting') {
-        this.store.update({ status: 'stopped', reason: 'stopped by exobar', progress: null, pid: null });
-      }
-      return;
-    }
-    this.store.update({ status: 'stopping', progress: 'asking exo to stop (SIGINT)' });
-    const last = await this.child.stop(
-      [
-        { signal: 'SIGINT', waitMs: this.timing.sigintGraceMs },
-        { signal: 'SIGTERM', waitMs: this.timing.sigtermGraceMs },
-        { signal: 'SIGKILL', waitMs: this.timing.sigkillWaitMs },
-      ],
-      (rung, previous) => this.store.update({ progress: `exo did not stop within ${seconds(previous.waitMs)} of ${previous.signal}: ${rung.signal}` }),
-    );
-    const how = last ?? 'SIGINT';
-    this.child.stopScanning();
-    const exit = await this.child.lastExit();
-    this.store.update({ pid: null, exit: exit ? { code: exit.code, signal: exit.signal, at: this.now() } : this.store.current.exit });
-    const leftovers = await this.stopLeftRunners();
-    const wedged = wedgedReason(leftovers);
-    if (this.child.running) return this.needsAttention(`exo (pid ${pid}) is still alive after SIGKILL`);
-    if (wedged) return this.needsAttention(`exo stopped (${how}) and ${wedged}`);
-    const stoppedRunners = leftovers.filter((r) => r.outcome === 'exited').length;
-    this.store.update({
-      status: 'stopped',
-      failure: null,
-      progress: null,
-      reason: `stopped by exobar (${how}${how === 'SIGINT' ? ', graceful' : ''})${stoppedRunners > 0 ? `; ${stoppedRunners} runner${stoppedRunners > 1 ? 's' : ''} left behind stopped on SIGTERM` : ''}`,
-    });
+  /** The stop sequence (exo-stop.ts). */
+  private stopNow(): Promise<void> {
+    return stopExo({ store: this.store, child: this.child, timing: this.timing, now: this.now, needsAttention: (reason) => this.needsAttention(reason) });
   }
 }
