@@ -28,7 +28,7 @@ export default defineConfig({
     minify: false,
     reportCompressedSize: false,
     rolldownOptions: {
-      input: { exobar: resolve(root, 'electron/cli.ts'), bench: resolve(root, 'bench/run.ts') },
+      input: { exobar: resolve(root, 'electron/cli/cli.ts'), bench: resolve(root, 'bench/run.ts') },
       output: { format: 'esm', entryFileNames: '[name].mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' },
     },
   },

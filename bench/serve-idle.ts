@@ -43,7 +43,7 @@ function serveCommand(runtime: 'built' | 'tsx', flags: string[]): string[] | nul
   } catch {
     return null;
   }
-  const cli = JSON.stringify(join(root, 'electron', 'cli.ts'));
+  const cli = JSON.stringify(join(root, 'electron', 'cli', 'cli.ts'));
   const script = `const { main } = await import(${cli}); process.exit(await main(${JSON.stringify(['serve', ...flags])}));`;
   return ['--import', tsx, '--input-type=module', '-e', script];
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `exobar` command: runs the built command line, out/node/exobar.mjs (from
-// electron/cli.ts). `npm ci` builds it (the prepare step); when it is missing or older
+// electron/cli/cli.ts). `npm ci` builds it (the prepare step); when it is missing or older
 // than the sources, it is built here first, with one line on stderr saying so. The
 // sim runners it starts are the built out/main/sim-runner.cjs, as in the app. `exobar
 // serve` also builds the page it serves (out/renderer) when missing or stale, likewise.

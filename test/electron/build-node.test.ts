@@ -23,7 +23,7 @@ function write(project: string, file: string, mtimeMs: number): void {
 /** A project whose sources date from T0 and whose build started at T0 + 1 s. */
 function builtProject(name: string): string {
   const project = join(scratch, name);
-  for (const file of ['electron/cli.ts', 'electron/core/node/node.ts', 'shared/snapshot.ts', 'bench/run.ts', 'package.json']) write(project, file, T0);
+  for (const file of ['electron/cli/cli.ts', 'electron/core/node/node.ts', 'shared/snapshot.ts', 'bench/run.ts', 'package.json']) write(project, file, T0);
   for (const file of NODE_BUILD_OUTPUTS) write(project, file, T0 + 2000);
   writeFileSync(join(project, 'out/node/build-stamp.json'), JSON.stringify({ startedAt: T0 + 1000, builtAt: T0 + 2000 }));
   return project;

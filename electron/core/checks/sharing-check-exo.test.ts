@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SharingCheckResultSchema } from '../../../shared/sharing-check';
-import { main } from '../../cli';
+import { main } from '../../cli/cli';
 import { LLAMA_1B, LLAMA_3B, startServingExo } from '../../../test/support/fake-exo';
 
 const dirs: string[] = [];

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SharingCheckRequestSchema, SharingCheckResultSchema } from '../../../shared/sharing-check';
-import { main } from '../../cli';
+import { main } from '../../cli/cli';
 import { createNodeFixture } from '../../../test/support/node-fixture';
 import { createPolicyOverride } from '../pacing/policy-override';
 import { CheckManager } from './check-manager';

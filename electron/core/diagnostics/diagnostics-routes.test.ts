@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../shared/token-count';
-import { main, type CliIo } from '../../cli';
+import { main, type CliIo } from '../../cli/cli';
 import { startCore, type RunningCore } from '../start-core';
 import { diagnosticsRoutes } from './diagnostics-routes';
 import { parseBundle, readZip } from '../../../test/support/diagnostics/read-zip';

@@ -26,7 +26,7 @@ describe("the exo process manager's refused status change", () => {
     const logger = createTerminalLogger({ format: 'json', level: 'info', out: { write: (line: string) => lines.push(line) } });
     const manager = new ExoProcessManager({ dataDir, logger: logger.child({ component: 'exo-process' }) });
     // The manager never asks for a change its table refuses; a bug would, as this does.
-    const machine = (manager as unknown as { machine: StateMachine<ExoProcessStatus> }).machine;
+    const machine = (manager as unknown as { store: { machine: StateMachine<ExoProcessStatus> } }).store.machine;
     expect(machine.transition('running', 'a bug: running without a start')).toBe(false);
     expect(machine.transition('stopping', 'a bug: stopping what never ran')).toBe(false);
 

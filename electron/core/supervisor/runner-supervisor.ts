@@ -1,139 +1,49 @@
 /**
- * RunnerSupervisor: owns one instance's runner process across restarts.
+ * RunnerSupervisor: owns one instance's runner process across restarts: its one
+ * lifecycle (runner-state-machine.ts), its start flow, and what happens when it goes down.
  *
  * The rule this product exists for (exo's supervisor fix): nothing here ever makes a
  * caller wait for a generation task's acknowledgement. A runner busy with a long
  * prefill acknowledges only when its step ends; exo's worker awaited that ack inside
  * the one planning loop of the node and stalled every other model for ~15 s.
- * So generation tasks are recorded in the task ledger (task-ledger.ts, with the
- * held→sent rule of cancels) and written at once; lifecycle
- * steps (hello, load, warm-up) are awaited only inside this supervisor's own flow,
- * each with a deadline.
+ * So generation tasks are recorded in the task ledger and written at once
+ * (generation-tasks.ts, with the held→sent rule of cancels); lifecycle steps (hello,
+ * load, warm-up) are awaited only inside this supervisor's own flow, each with a
+ * deadline (lifecycle-tasks.ts). The processes are kept apart (runner-processes.ts),
+ * and each line a runner writes is routed by runner-messages.ts.
  */
 import { join } from 'node:path';
-import type { Logger } from 'pino';
-import { reportedFastSynchDiffers } from '../../../shared/instance-state';
-import {
-  DEFAULT_PREFILL_CHUNK_TOKENS,
-  MAX_DECODE_BATCH,
-  MIN_PROTOCOL_VERSION,
-  PACING_PROTOCOL_VERSION,
-  PROTOCOL_VERSION,
-  type Chunk,
-  type Hello,
-  type PrefillPacing,
-  type RunnerOutput,
-  type RunnerStatus,
-  type PromptCacheStats,
-  type RunnerSchedule,
-  type Task,
-  type TaskStatus,
-} from '../../../shared/runner-protocol';
-import type { RunnerExitCause, RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
-import { countPromptTokens } from '../../../shared/token-count';
-import { TaskLedger, type InProgressTask, type PendingCancel } from './task-ledger';
+import { PACING_PROTOCOL_VERSION, type PrefillPacing, type RunnerStatus, type Task } from '../../../shared/runner-protocol';
+import type { RunnerExitSnapshot, RunnerState } from '../../../shared/snapshot';
 import { LogTail } from '../process/log-tail';
-import { RunnerProcess, type RunnerExit } from './runner-process';
 import { FailureWindow } from '../process/restart-policy';
-import { DEFAULT_FAILURE_WINDOW_MS, decideAfterDown, type DownCause, type RestartPolicy } from './runner-restart-decision';
-import { RunnerRates, type RatePrior } from './runner-rates';
+import { LifecycleAbort, LifecycleFailure, LifecycleTasks } from './lifecycle-tasks';
+import { EXIT_CAUSES, exitedOnItsOwn, exitSnapshot, fastSynchRefusal, protocolRefusal } from './runner-down-reasons';
+import type { RunnerExit } from './runner-process';
+import { RunnerProcesses } from './runner-processes';
+import { routeRunnerMessage, type RunnerMessageTargets } from './runner-messages';
+import { RunnerRates } from './runner-rates';
+import { DEFAULT_FAILURE_WINDOW_MS, decideAfterDown, type DownCause } from './runner-restart-decision';
 import { RunnerStateMachine, STARTUP_STATES, UP_STATES, type RunnerStateChange } from './runner-state-machine';
-import type { SpawnSpec } from './spawn-spec';
-import { Watchdog, watchdogDeadlineMs, type WatchdogFiring, type WatchdogLimits, type WatchdogPhase, type WatchdogWork } from './watchdog';
-
-/** exo's prefill chunk: the longest prefill step between two progress lines. */
-const PREFILL_CHUNK_TOKENS = DEFAULT_PREFILL_CHUNK_TOKENS;
-/** exo's batch: requests decoding together at most. */
-const MAX_BATCH = MAX_DECODE_BATCH;
+import { GenerationTasks } from './generation-tasks';
+import type { SupervisorEvent } from './supervisor-events';
+import type { SupervisorOptions } from './supervisor-options';
+import type { InProgressTask, PendingCancel } from './task-ledger';
+import { Watchdog, watchdogDeadlineMs, type WatchdogFiring, type WatchdogPhase, type WatchdogWork } from './watchdog';
 
 type GenerationTask = Extract<Task, { kind: 'TextGeneration' }>;
 
 export { WEDGED_GPU_ADVICE, type DownCause, type RestartPolicy } from './runner-restart-decision';
-
-const EXIT_CAUSES: Record<DownCause, RunnerExitCause> = {
-  crashed: 'crashed',
-  stuck: 'stuck',
-  fast_synch_mismatch: 'startup_failed',
-  startup_failed: 'startup_failed',
-  stopped: 'stopped',
-};
-
-/** A lifecycle step that failed; `repeats` when trying again would fail the same way (the runner said why). */
-class LifecycleFailure extends Error {
-  constructor(
-    message: string,
-    readonly repeats: boolean,
-  ) {
-    super(message);
-  }
-}
-
-export interface SupervisorOptions {
-  instanceId: string;
-  /** Built anew for each (re)start: the policy's environment is decided before spawn. */
-  spawnSpec: () => SpawnSpec;
-  /** The fast-synch value the policy decided; the runner's hello must report the same. */
-  expectedFastSynch: () => boolean;
-  /** Directory for stdout.log and stderr.log; null keeps logs in memory only. */
-  logDir: string | null;
-  /** Keep generated text in stdout.log; false writes each token's length instead (privacy). */
-  logGeneratedText?: boolean;
-  watchdog: WatchdogLimits;
-  /** The catalog's figures for this model in real ms: the prior of the learned rates. */
-  rates: RatePrior;
-  /** Other runners computing on this GPU now: each stretches the watchdog's deadline. */
-  gpuSharers?: () => number;
-  restart: RestartPolicy;
-  helloTimeoutMs?: number;
-  ackTimeoutMs?: number;
-  /** Where each runner's pid and start time are recorded, so a later exobar can stop orphans. */
-  processes?: { started(instanceId: string, pid: number): Promise<void>; ended(pid: number): void };
-  /** Makes the runner process (tests substitute one whose terminate fails, as on a wedged GPU). */
-  createProcess?: (...args: ConstructorParameters<typeof RunnerProcess>) => RunnerProcess;
-  /** How long a Shutdown may take before the process group gets SIGTERM. */
-  shutdownGraceMs?: number;
-  /** The model this runner serves, named in exobar's log. */
-  model?: string;
-  /** exobar's own logger (pino): a refused transition is written there once, at warn. */
-  logger?: Pick<Logger, 'warn'>;
-}
+export type { SupervisorEvent } from './supervisor-events';
+export type { SupervisorOptions } from './supervisor-options';
+export type { InProgressTask, PendingCancel } from './task-ledger';
 
 /** The message of the log record a refused runner transition writes. */
 export const REFUSED_RUNNER_TRANSITION = 'refused runner transition';
 
-export type SupervisorEvent =
-  | { type: 'spawned'; pid: number | null }
-  /** `schedule` is exo's for a runner older than protocol 3; `promptCache` null when it has none. */
-  | { type: 'hello'; fastSynch: boolean; engine: string; schedule: RunnerSchedule; promptCache: Hello['promptCache'] | null; features?: Hello['features'] }
-  /** The runner's prompt cache after a request's prefill (protocol 3). */
-  | { type: 'prompt_cache'; stats: PromptCacheStats }
-  | { type: 'runner_status'; status: RunnerStatus }
-  | { type: 'ready' }
-  | { type: 'ack'; taskId: string }
-  | { type: 'chunk'; taskId: string; chunk: Chunk }
-  | { type: 'task_status'; taskId: string; status: TaskStatus }
-  | { type: 'cancel_held'; taskId: string }
-  | { type: 'cancel_sent'; taskId: string }
-  /** A generation task ended without a terminal status from the runner (it died or was stopped). */
-  | { type: 'task_lost'; taskId: string; cause: DownCause; message: string }
-  | { type: 'malformed_line'; reason: string }
-  /** The runner applied a prefill pacing (its next chunk follows it); `commandId` is the prefill it was read in. */
-  | { type: 'pacing_applied'; pacingId: string; pacing: PrefillPacing; commandId: string | null }
-  | { type: 'watchdog'; phase: WatchdogPhase; silentMs: number; deadlineMs: number }
-  | { type: 'down'; cause: DownCause; message: string; exit: RunnerExit | null; willRestartInMs: number | null }
-  /** One accepted transition of the runner's state (runner-state-machine.ts). */
-  | ({ type: 'state' } & RunnerStateChange)
-  /** A transition the table refused: a supervisor bug, logged and kept for the bundle. */
-  | ({ type: 'state_refused' } & RunnerStateChange);
-
-export type { InProgressTask, PendingCancel } from './task-ledger';
-
-class LifecycleAbort extends Error {}
-
 export class RunnerSupervisor {
   /** The runner's own last status as it reported it (the supervisor adds its own at spawn, hello, failure and shutdown). */
   runnerStatus: RunnerStatus = { kind: 'RunnerIdle' };
-  pid: number | null = null;
   restarts = 0;
   malformedLines = 0;
   lastExit: RunnerExitSnapshot | null = null;
@@ -149,28 +59,24 @@ export class RunnerSupervisor {
   reportedFastSynch: boolean | null = null;
   /** The protocol version the current runner said in its hello; null before it. */
   protocolVersion: number | null = null;
-  /** The generation tasks in progress and their pending cancels (task-ledger.ts). */
-  private readonly ledger = new TaskLedger();
+  /** The generation tasks in progress and their pending cancels (generation-tasks.ts, over the task ledger). */
+  private readonly tasks: GenerationTasks;
   readonly logs: { stdout: LogTail; stderr: LogTail };
 
-  private process: RunnerProcess | null = null;
-  /** Every process this supervisor started that has not exited yet (one being stopped included). */
-  private readonly started = new Set<RunnerProcess>();
+  /** The current runner process and those not yet exited (runner-processes.ts). */
+  private readonly processes: RunnerProcesses;
   /** When each recent crash or stuck happened (Date.now()), for the failure cap. */
   private readonly failures: FailureWindow;
   /** The runner's own words when it reported RunnerFailed. */
   private runnerFailedMessage: string | null = null;
-  /** Error chunks of lifecycle tasks (a runner sends them under the task id). */
-  private lifecycleErrors = new Map<string, string>();
   private restartTimer: NodeJS.Timeout | null = null;
-  private lifecycleWaiters = new Map<string, { ack: () => void; done: (status: TaskStatus) => void; fail: (e: Error) => void }>();
-  private helloWaiter: ((hello: Extract<RunnerOutput, { type: 'Hello' }>) => void) | null = null;
-  private lifecycleTaskOpen = false;
+  /** The hello, load and warm-up steps, awaited in the start flow only (lifecycle-tasks.ts). */
+  private readonly lifecycle: LifecycleTasks;
   private readonly watchdog: Watchdog;
   /** This runner's measured speed, kept across restarts (same model, same Mac). */
   readonly rates: RunnerRates;
-  /** When the last prefill progress arrived: a prefill between two tokens is not a decode step. */
-  private lastPrefillAt = 0;
+  /** Where the runner's lines go (runner-messages.ts). */
+  private readonly messageTargets: RunnerMessageTargets;
   private taskCounter = 0;
   /** Bumped on every spawn: events of a previous process are ignored. */
   private epoch = 0;
@@ -184,7 +90,14 @@ export class RunnerSupervisor {
       stdout: new LogTail({ filePath: logFile('stdout.log') }),
       stderr: new LogTail({ filePath: logFile('stderr.log') }),
     };
+    this.processes = new RunnerProcesses(options, this.logs);
     this.rates = new RunnerRates(options.rates);
+    this.tasks = new GenerationTasks({ send: (message) => this.processes.send(message), emit }, this.rates);
+    this.lifecycle = new LifecycleTasks({
+      send: (task) => this.processes.send(task),
+      ackTimeoutMs: options.ackTimeoutMs ?? 15_000,
+      runnerFailedWords: () => this.runnerFailedMessage,
+    });
     this.failures = new FailureWindow(options.restart.windowMs ?? DEFAULT_FAILURE_WINDOW_MS);
     this.machine = new RunnerStateMachine({
       changed: (change) => this.emit({ type: 'state', ...change }),
@@ -202,6 +115,24 @@ export class RunnerSupervisor {
       () => this.currentDeadline(),
       (firing) => this.onStuck(firing),
     );
+    this.messageTargets = {
+      lifecycle: this.lifecycle,
+      tasks: this.tasks,
+      watchdog: this.watchdog,
+      emit: (event) => this.emit(event),
+      runnerStatus: (status) => {
+        if (status.kind === 'RunnerFailed') this.runnerFailedMessage = status.errorMessage;
+        this.setRunnerStatus(status);
+      },
+      allTasksEnded: () => {
+        if (this.machine.state === 'running') this.machine.transition('ready', 'no request in progress');
+      },
+    };
+  }
+
+  /** The current runner's pid; null while none runs (down, stopped, or not started). */
+  get pid(): number | null {
+    return this.processes.current?.pid ?? null;
   }
 
   /** Starts the runner in the background; progress arrives as events. Never throws. */
@@ -259,10 +190,10 @@ export class RunnerSupervisor {
   submitGeneration(task: GenerationTask): void {
     // Only work reaching an idle runner starts the clock; more work never resets it.
     const wasIdle = this.currentWork() === null;
-    this.ledger.add(task, countPromptTokens(task.params.messages));
+    this.tasks.add(task);
     if (wasIdle) this.watchdog.workStartedWhileIdle();
     this.machine.transition('running', 'requests in progress');
-    this.process?.send(task);
+    this.processes.send(task);
   }
 
   /**
@@ -271,20 +202,17 @@ export class RunnerSupervisor {
    * Acknowledged: sent at once, pending until the runner confirms.
    */
   cancel(taskId: string): boolean {
-    const step = this.ledger.cancel(taskId);
-    if (step === 'held') this.emit({ type: 'cancel_held', taskId });
-    else if (step === 'send') this.sendCancel(taskId);
-    return step !== 'unknown';
+    return this.tasks.cancel(taskId);
   }
 
   /** The generation tasks in progress, by task id. */
   get inProgress(): ReadonlyMap<string, InProgressTask> {
-    return this.ledger.inProgress;
+    return this.tasks.inProgress;
   }
 
   /** The cancels pending (held until the ack, or sent), by task id. */
   get pendingCancels(): ReadonlyMap<string, PendingCancel> {
-    return this.ledger.pendingCancels;
+    return this.tasks.pendingCancels;
   }
 
   /** Whether the current runner applies SetPrefillPacing (protocol 2 or later). */
@@ -298,9 +226,9 @@ export class RunnerSupervisor {
    * runner cannot take it (an older protocol, or no runner up): nothing is sent then.
    */
   setPrefillPacing(pacing: PrefillPacing): string | null {
-    if (!this.supportsPacing || !this.process?.alive || !this.machine.in(UP_STATES)) return null;
+    if (!this.supportsPacing || !this.processes.current?.alive || !this.machine.in(UP_STATES)) return null;
     const pacingId = this.nextTaskId('pacing');
-    this.process.send({ kind: 'SetPrefillPacing', pacingId, ...pacing });
+    this.processes.send({ kind: 'SetPrefillPacing', pacingId, ...pacing });
     return pacingId;
   }
 
@@ -320,17 +248,16 @@ export class RunnerSupervisor {
     // Stopping before the Shutdown goes out: no view says serving while it stops.
     if (this.machine.state !== 'stopped') this.machine.transition('stopping', message);
     this.watchdog.stop();
-    const proc = this.process;
-    this.abortLifecycle('the runner is stopping');
-    this.failInFlight(cause, message);
+    const proc = this.processes.current;
+    this.lifecycle.abort('the runner is stopping');
+    this.tasks.loseAll(cause, message);
     if (proc?.alive) {
       this.setRunnerStatus({ kind: 'RunnerShuttingDown' });
       proc.send({ kind: 'Shutdown', taskId: this.nextTaskId('shutdown') });
       const exit = (await proc.waitForExit(this.options.shutdownGraceMs ?? 3000)) ?? (await proc.terminate()).exit;
       this.lastExit = exitSnapshot(cause, exit, message);
     }
-    this.process = null;
-    this.pid = null;
+    this.processes.release();
     this.attention = null;
     this.machine.transition('stopped', message);
     this.setRunnerStatus({ kind: 'RunnerShutdown' });
@@ -342,8 +269,7 @@ export class RunnerSupervisor {
    * must reach exactly those).
    */
   livePids(): number[] {
-    for (const proc of this.started) if (!proc.alive) this.started.delete(proc);
-    return [...this.started].flatMap((proc) => (proc.pid === null ? [] : [proc.pid]));
+    return this.processes.livePids();
   }
 
   /** Stops the current process and starts a new one (a new environment included). */
@@ -364,45 +290,30 @@ export class RunnerSupervisor {
     this.reportedFastSynch = null;
     this.protocolVersion = null;
     this.runnerFailedMessage = null;
-    this.lifecycleErrors.clear();
+    this.lifecycle.reset();
     this.restartAt = null;
     this.lastDown = null;
     this.machine.transition('starting', reason);
     this.setRunnerStatus({ kind: 'RunnerConnecting' });
-    const spec = this.options.spawnSpec();
-    const create = this.options.createProcess ?? ((...args: ConstructorParameters<typeof RunnerProcess>) => new RunnerProcess(...args));
-    const proc = create(
-      spec,
-      this.logs,
-      {
-        onMessage: (message) => epoch === this.epoch && this.onMessage(message),
-        onMalformedLine: (reason, line) => {
-          if (epoch !== this.epoch) return;
-          this.watchdog.outputSeen();
-          this.malformedLines += 1;
-          this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
-          this.emit({ type: 'malformed_line', reason });
-        },
-        onExit: (exit) => {
-          if (proc.pid !== null) this.options.processes?.ended(proc.pid);
-          if (epoch === this.epoch) this.onExit(exit);
-        },
+    const proc = this.processes.spawn(this.options.spawnSpec(), {
+      onMessage: (message) => epoch === this.epoch && routeRunnerMessage(message, this.messageTargets),
+      onMalformedLine: (reason, line) => {
+        if (epoch !== this.epoch) return;
+        this.watchdog.outputSeen();
+        this.malformedLines += 1;
+        this.logs.stderr.append(`[exobar] malformed runner line (${reason}): ${line.slice(0, 200)}\n`);
+        this.emit({ type: 'malformed_line', reason });
       },
-      { logGeneratedText: this.options.logGeneratedText ?? false },
-    );
-    this.process = proc;
-    this.started.add(proc);
-    this.pid = proc.pid;
-    if (proc.pid !== null) void this.options.processes?.started(this.options.instanceId, proc.pid).catch(() => undefined);
+      onExit: (exit) => {
+        if (epoch === this.epoch) this.onExit(exit);
+      },
+    });
     this.emit({ type: 'spawned', pid: proc.pid });
     this.watchdog.start();
     try {
-      const hello = await this.waitForHello(this.options.helloTimeoutMs ?? 15_000);
-      if (hello.protocolVersion < MIN_PROTOCOL_VERSION || hello.protocolVersion > PROTOCOL_VERSION) {
-        const speaks = `${MIN_PROTOCOL_VERSION}-${PROTOCOL_VERSION}`;
-        await this.goDown('startup_failed', `runner speaks protocol ${hello.protocolVersion}, exobar ${speaks}: install matching versions`, null);
-        return;
-      }
+      const hello = await this.lifecycle.waitForHello(this.options.helloTimeoutMs ?? 15_000);
+      const unspoken = protocolRefusal(hello.protocolVersion);
+      if (unspoken) return await this.goDown(unspoken.cause, unspoken.message, null);
       // An older runner is served as before; only what it lacks (pacing) is not sent.
       this.protocolVersion = hello.protocolVersion;
       this.reportedFastSynch = hello.fastSynch;
@@ -414,19 +325,13 @@ export class RunnerSupervisor {
         promptCache: hello.promptCache ?? null,
         features: hello.features,
       });
-      const expected = this.options.expectedFastSynch();
-      if (reportedFastSynchDiffers(expected, hello.fastSynch)) {
-        const message =
-          `runner reports MLX_METAL_FAST_SYNCH=${hello.fastSynch ? 1 : 0} but the policy decided ${expected ? 1 : 0}: ` +
-          'refusing to use it (check what overrides the environment of the runner)';
-        await this.goDown('fast_synch_mismatch', message, null);
-        return;
-      }
+      const mismatch = fastSynchRefusal(this.options.expectedFastSynch(), hello.fastSynch);
+      if (mismatch) return await this.goDown(mismatch.cause, mismatch.message, null);
       this.setRunnerStatus({ kind: 'RunnerConnected' });
       this.machine.transition('loading', 'the runner said hello');
-      await this.runLifecycleTask({ kind: 'LoadModel', taskId: this.nextTaskId('load') });
+      await this.lifecycle.run({ kind: 'LoadModel', taskId: this.nextTaskId('load') });
       this.machine.transition('warming_up', 'the model is loaded');
-      await this.runLifecycleTask({ kind: 'StartWarmup', taskId: this.nextTaskId('warmup') });
+      await this.lifecycle.run({ kind: 'StartWarmup', taskId: this.nextTaskId('warmup') });
       if (epoch !== this.epoch || this.machine.state !== 'warming_up') return;
       this.machine.transition('ready', 'warmed up');
       this.emit({ type: 'ready' });
@@ -438,159 +343,16 @@ export class RunnerSupervisor {
     }
   }
 
-  private waitForHello(timeoutMs: number): Promise<Extract<RunnerOutput, { type: 'Hello' }>> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => settle(new Error(`no hello within ${timeoutMs} ms`)), timeoutMs);
-      const settle = (result: Extract<RunnerOutput, { type: 'Hello' }> | Error) => {
-        clearTimeout(timer);
-        this.helloWaiter = null;
-        this.lifecycleWaiters.delete('hello');
-        if (result instanceof Error) reject(result);
-        else resolve(result);
-      };
-      this.helloWaiter = settle;
-      this.lifecycleWaiters.set('hello', { ack: () => undefined, done: () => undefined, fail: settle });
-    });
-  }
-
-  /** Sends a lifecycle task and waits for its ack (deadline) and its completion (watchdog). */
-  private runLifecycleTask(task: Exclude<Task, GenerationTask>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const ackTimeout = this.options.ackTimeoutMs ?? 15_000;
-      const timer = setTimeout(() => fail(new LifecycleFailure(`${task.kind} was not acknowledged within ${ackTimeout} ms`, false)), ackTimeout);
-      const fail = (e: Error) => {
-        clearTimeout(timer);
-        this.lifecycleWaiters.delete(task.taskId);
-        this.lifecycleTaskOpen = false;
-        reject(e);
-      };
-      this.lifecycleWaiters.set(task.taskId, {
-        ack: () => clearTimeout(timer),
-        done: (status) => {
-          clearTimeout(timer);
-          this.lifecycleWaiters.delete(task.taskId);
-          this.lifecycleTaskOpen = false;
-          if (status === 'Complete') resolve();
-          else {
-            const words = this.lifecycleErrors.get(task.taskId) ?? this.runnerFailedMessage;
-            reject(new LifecycleFailure(words ?? `${task.kind} ended ${status}`, words !== null));
-          }
-        },
-        fail,
-      });
-      this.lifecycleTaskOpen = true;
-      this.process?.send(task);
-    });
-  }
-
-  private abortLifecycle(message: string): void {
-    for (const waiter of [...this.lifecycleWaiters.values()]) waiter.fail(new LifecycleAbort(message));
-    this.lifecycleWaiters.clear();
-    this.lifecycleTaskOpen = false;
-  }
-
-  private onMessage(message: RunnerOutput): void {
-    const now = performance.now();
-    const sinceLastLineMs = this.watchdog.silentMs(now);
-    this.watchdog.outputSeen();
-    switch (message.type) {
-      case 'Hello':
-        this.helloWaiter?.(message);
-        return;
-      case 'RunnerStatusUpdated':
-        if (message.status.kind === 'RunnerFailed') this.runnerFailedMessage = message.status.errorMessage;
-        this.setRunnerStatus(message.status);
-        return;
-      case 'TaskAcknowledged': {
-        const lifecycle = this.lifecycleWaiters.get(message.taskId);
-        if (lifecycle) return lifecycle.ack();
-        const acked = this.ledger.acknowledged(message.taskId);
-        if (!acked) return;
-        this.emit({ type: 'ack', taskId: message.taskId });
-        // A cancel held while the runner could not know the task goes out now.
-        if (acked.sendHeldCancel) this.sendCancel(message.taskId);
-        return;
-      }
-      case 'TaskStatusUpdated': {
-        const lifecycle = this.lifecycleWaiters.get(message.taskId);
-        if (lifecycle) {
-          if (message.status !== 'Running' && message.status !== 'Pending') lifecycle.done(message.status);
-          return;
-        }
-        if (!this.ledger.inProgress.has(message.taskId)) return;
-        if (message.status === 'Running' || message.status === 'Pending') return;
-        this.ledger.ended(message.taskId);
-        this.emit({ type: 'task_status', taskId: message.taskId, status: message.status });
-        if (this.ledger.inProgress.size === 0 && this.machine.state === 'running') this.machine.transition('ready', 'no request in progress');
-        return;
-      }
-      case 'PromptCacheStats':
-        this.emit({ type: 'prompt_cache', stats: message });
-        return;
-      case 'PrefillPacingApplied': {
-        const { pacingId, chunkTokens, pauseMs, commandId } = message;
-        this.emit({ type: 'pacing_applied', pacingId, pacing: { chunkTokens, pauseMs }, commandId });
-        return;
-      }
-      case 'ChunkGenerated': {
-        if (message.chunk.kind === 'ErrorChunk' && this.lifecycleWaiters.has(message.commandId)) {
-          this.lifecycleErrors.set(message.commandId, message.chunk.errorMessage);
-          return;
-        }
-        const entry = this.ledger.byCommandId(message.commandId);
-        if (!entry) return;
-        this.learnRates(entry, message.chunk, sinceLastLineMs, now);
-        if (message.chunk.kind === 'TokenChunk') entry.tokens += 1;
-        this.emit({ type: 'chunk', taskId: entry.task.taskId, chunk: message.chunk });
-        return;
-      }
-    }
-  }
-
-  private sendCancel(taskId: string): void {
-    this.ledger.cancelSent(taskId);
-    this.process?.send({ kind: 'CancelTask', cancelledTaskId: taskId });
-    this.emit({ type: 'cancel_sent', taskId });
-  }
-
   private setRunnerStatus(status: RunnerStatus): void {
     this.runnerStatus = status;
     this.emit({ type: 'runner_status', status });
   }
 
-  /** Prefill chunks give seconds per prompt token; consecutive tokens of one request give the decode step. */
-  private learnRates(entry: InProgressTask, chunk: Chunk, sinceLastLineMs: number, now: number): void {
-    if (chunk.kind === 'PrefillProgressChunk') {
-      const tokens = chunk.processedTokens - entry.processed;
-      this.rates.recordPrefillChunk(tokens, sinceLastLineMs, entry.processed === 0);
-      entry.processed = chunk.processedTokens;
-      entry.promptTokens = chunk.totalTokens;
-      this.lastPrefillAt = now;
-    } else if (chunk.kind === 'TokenChunk') {
-      if (entry.lastTokenAt !== null && this.lastPrefillAt < entry.lastTokenAt) {
-        this.rates.recordDecodeStep(now - entry.lastTokenAt, this.decodingCount());
-      }
-      entry.lastTokenAt = now;
-    }
-  }
-
-  private decodingCount(): number {
-    return Math.min(MAX_BATCH, Math.max(1, this.ledger.decoding()));
-  }
-
   /** What the runner is working on, for the watchdog; null when it is idle (silence is normal then). */
   private currentWork(): WatchdogWork | null {
     if (!this.machine.in(UP_STATES)) return null;
-    if (this.machine.in(STARTUP_STATES) || this.lifecycleTaskOpen) return { phase: 'lifecycle' };
-    if (this.ledger.inProgress.size === 0) return null;
-    let prefillTokens = -1;
-    for (const entry of this.ledger.inProgress.values()) {
-      if (entry.tokens > 0) continue;
-      prefillTokens = Math.max(prefillTokens, Math.min(PREFILL_CHUNK_TOKENS, Math.max(0, entry.promptTokens - entry.processed)));
-    }
-    const batch = this.decodingCount();
-    if (prefillTokens >= 0) return { phase: 'prefill', expectedStepMs: this.rates.prefillStepMs(prefillTokens, batch) };
-    return { phase: 'decode', expectedStepMs: this.rates.decodeStepMs(batch) };
+    if (this.machine.in(STARTUP_STATES) || this.lifecycle.open) return { phase: 'lifecycle' };
+    return this.tasks.currentWork();
   }
 
   private currentDeadline(): { phase: WatchdogPhase; deadlineMs: number } | null {
@@ -607,18 +369,14 @@ export class RunnerSupervisor {
 
   private onExit(exit: RunnerExit): void {
     if (!this.machine.in(UP_STATES)) return;
-    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
-    const stderrTail = this.logs.stderr.tail(600).trim().split('\n').slice(-3).join(' | ');
-    const words = this.runnerFailedMessage ?? stderrTail;
-    // Before its hello, or after saying RunnerFailed while starting, a runner that exits
-    // would do the same again (missing engine, bad arguments, model not found): no retry.
     const starting = this.machine.in(STARTUP_STATES);
-    const beforeHello = starting && this.reportedFastSynch === null;
-    if (starting && (beforeHello || this.runnerFailedMessage !== null) && exit.signal === null) {
-      void this.goDown('startup_failed', `runner failed to start (${how})${words ? `: ${words}` : ''}`, exit);
-      return;
-    }
-    void this.goDown('crashed', `runner crashed (${how})${words ? `: ${words}` : ''}`, exit);
+    const { cause, message } = exitedOnItsOwn(exit, {
+      starting,
+      beforeHello: starting && this.reportedFastSynch === null,
+      runnerFailedWords: this.runnerFailedMessage,
+      stderrTail: this.logs.stderr.tail(600).trim().split('\n').slice(-3).join(' | '),
+    });
+    void this.goDown(cause, message, exit);
   }
 
   /**
@@ -636,12 +394,11 @@ export class RunnerSupervisor {
     // Whatever the dying process still prints must not overwrite the failure.
     this.epoch += 1;
     this.watchdog.stop();
-    this.abortLifecycle(message);
-    this.failInFlight(cause, message);
+    this.lifecycle.abort(message);
+    this.tasks.loseAll(cause, message);
     if (this.runnerStatus.kind !== 'RunnerFailed') this.setRunnerStatus({ kind: 'RunnerFailed', errorMessage: message });
-    const proc = this.process;
-    this.process = null;
-    this.pid = null;
+    const proc = this.processes.current;
+    this.processes.release();
     let finalExit = exit;
     let died = true;
     if (proc?.alive) ({ exit: finalExit, died } = await proc.terminate());
@@ -663,13 +420,4 @@ export class RunnerSupervisor {
       void this.launch(`restart after ${EXIT_CAUSES[cause]}`);
     }, decision.delay);
   }
-
-  private failInFlight(cause: DownCause, message: string): void {
-    const lost = this.ledger.clear();
-    for (const taskId of lost) this.emit({ type: 'task_lost', taskId, cause, message });
-  }
-}
-
-function exitSnapshot(cause: DownCause, exit: RunnerExit | null, message: string): RunnerExitSnapshot {
-  return { cause: EXIT_CAUSES[cause], exitCode: exit?.code ?? null, signal: exit?.signal ?? null, at: Date.now(), message };
 }

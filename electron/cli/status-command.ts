@@ -5,8 +5,8 @@
  * (scripts test for it): no server recorded, nothing listening, no token, a refused one.
  */
 import { z } from 'zod';
-import { SnapshotSchema } from '../shared/snapshot';
-import { resolveDataDir } from './core/data-dir';
+import { SnapshotSchema } from '../../shared/snapshot';
+import { resolveDataDir } from '../core/data-dir';
 import { askServer, findServer, noTokenMessage, refusalMessage, type ExobarServer } from './server-client';
 import { statusReport, statusText, type StatusReport } from './status/status-report';
 import { flagValue, parseFlags, type CliCommand, type CliIo } from './cli-command';

@@ -7,8 +7,8 @@
  * (no token, refused, not answering, a check already running) the command refuses in
  * words rather than start a second exobar on the same data directory.
  */
-import { UnreadableAnswerError } from '../shared/action-client';
-import type { CheckStatus, SharingCheckOptions } from '../shared/sharing-check';
+import { UnreadableAnswerError } from '../../shared/action-client';
+import type { CheckStatus, SharingCheckOptions } from '../../shared/sharing-check';
 import { noTokenMessage, serverClient, ServerUnreachableError, type ExobarServer } from './server-client';
 import type { CliIo } from './cli-command';
 

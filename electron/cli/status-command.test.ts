@@ -7,8 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { freePort } from '../test/support/free-port';
-import { listenOnLoopback } from '../test/support/loopback-server';
+import { freePort } from '../../test/support/free-port';
+import { listenOnLoopback } from '../../test/support/loopback-server';
 import { main, type CliIo } from './cli';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'exobar.js');
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'exobar.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'exobar-status-'));
 let serve: ChildProcess;
 let url = '';

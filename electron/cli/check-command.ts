@@ -9,15 +9,15 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
-import { CHECK_EXPERIMENTS, SharingCheckRequestSchema, type CheckStatus } from '../shared/sharing-check';
-import { FAST_SYNCH_RISK } from './core/checks/throughput-experiment';
-import { resolveDataDir } from './core/data-dir';
-import { startCore } from './core/start-core';
-import { checksDir } from './core/checks/check-store';
-import { liveRegistryOwner } from './core/supervisor/runner-registry';
+import { CHECK_EXPERIMENTS, SharingCheckRequestSchema, type CheckStatus } from '../../shared/sharing-check';
+import { FAST_SYNCH_RISK } from '../core/checks/throughput-experiment';
+import { resolveDataDir } from '../core/data-dir';
+import { startCore } from '../core/start-core';
+import { checksDir } from '../core/checks/check-store';
+import { liveRegistryOwner } from '../core/supervisor/runner-registry';
 import { findServer } from './server-client';
 import { checkThroughServer, reportCheckEnd } from './check-through-server';
-import { createTerminalLogger } from './core/terminal-log';
+import { createTerminalLogger } from '../core/terminal-log';
 import { flagValue, parseFlags, UsageError, type CliCommand } from './cli-command';
 
 const USAGE = `usage: exobar check sharing [--models A,B] [--prompt-tokens N] [--streams K] [--seconds S]

@@ -3,9 +3,9 @@
  * queue, requests in flight, TTFT p50, tokens/s and fast synch; the warnings; the exo
  * source. Pure: one JSON shape (`--json`) and the text drawn from it.
  */
-import { instanceLifecycle, type InstanceLifecycle } from '../../shared/instance-state';
-import type { Snapshot } from '../../shared/snapshot';
-import { formatSeconds, inFlightCount, instanceStatusWords, queuedCount } from '../../shared/status-words';
+import { instanceLifecycle, type InstanceLifecycle } from '../../../shared/instance-state';
+import type { Snapshot } from '../../../shared/snapshot';
+import { formatSeconds, inFlightCount, instanceStatusWords, queuedCount } from '../../../shared/status-words';
 
 export interface StatusModel {
   id: string;

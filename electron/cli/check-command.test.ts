@@ -12,13 +12,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SharingCheckResultSchema } from '../shared/sharing-check';
-import { processStartTime } from './core/process/process-identity';
+import { SharingCheckResultSchema } from '../../shared/sharing-check';
+import { processStartTime } from '../core/process/process-identity';
 import { main } from './cli';
-import { sleep } from '../test/support/eventually';
-import { startServe, type ServeProcess } from '../test/support/e2e/serve-process';
+import { sleep } from '../../test/support/eventually';
+import { startServe, type ServeProcess } from '../../test/support/e2e/serve-process';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'exobar.js');
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'exobar.js');
 const MODELS = ['sim/llama-3.2-3b', 'sim/llama-3.2-1b'];
 const dataDir = mkdtempSync(join(tmpdir(), 'exobar-check-beside-'));
 let serve: ServeProcess;

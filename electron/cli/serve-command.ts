@@ -1,28 +1,19 @@
 /**
- * The `exobar` command line. `exobar serve` runs the core (node + local API) and
- * serves the renderer to a browser; more subcommands plug into {@link COMMANDS}.
- *
- * Run through bin/exobar.js (tsx, no build needed): `npx exobar serve`,
- * `npm run serve -- --port 0`.
+ * `exobar serve`: runs the core (node + local API) and serves the renderer to a
+ * browser, until a signal stops it (a second one kills the runners at once).
  */
 import { z } from 'zod';
-import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './core/api/api-server';
-import { resolveDataDir } from './core/data-dir';
-import { readServerRecord, serverRecordPath } from './core/server-record';
-import { packageVersion } from './core/package-root';
-import { EXIT_USAGE, flagValue, parseFlags, UsageError, type CliCommand, type CliIo } from './cli-command';
-import { diagnosticsCommand } from './diagnostics-command';
-import { checkCommand } from './check-command';
-import { statusCommand } from './status-command';
-import { killRunnerGroups } from './core/supervisor/kill-runner-groups';
-import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from './core/exo-process';
-import { startCore, type RunningCore } from './core/start-core';
-import { normalizeExoUrl } from './core/exo/exo-probe';
-import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from './core/terminal-log';
-import { ownLogPath } from './core/logs/own-log';
 import type { Logger } from 'pino';
-
-export { EXIT_USAGE, flagValue, parseFlags, UsageError, type CliCommand, type CliIo } from './cli-command';
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../core/api/api-server';
+import { resolveDataDir } from '../core/data-dir';
+import { readServerRecord, serverRecordPath } from '../core/server-record';
+import { killRunnerGroups } from '../core/supervisor/kill-runner-groups';
+import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from '../core/exo-process';
+import { startCore, type RunningCore } from '../core/start-core';
+import { normalizeExoUrl } from '../core/exo/exo-probe';
+import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from '../core/terminal-log';
+import { ownLogPath } from '../core/logs/own-log';
+import { flagValue, parseFlags, UsageError, type CliCommand } from './cli-command';
 
 const PortSchema = z
   .string()
@@ -184,57 +175,3 @@ export const serveCommand: CliCommand = {
     });
   },
 };
-
-/**
- * Every subcommand, in the order `exobar --help` lists them. To add one, export a
- * {@link CliCommand} from its own module and list it here.
- */
-export const COMMANDS: CliCommand[] = [serveCommand, diagnosticsCommand, statusCommand, checkCommand];
-
-export function mainUsage(commands: readonly CliCommand[] = COMMANDS): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
-  return [
-    'usage: exobar <command> [options]',
-    '',
-    'commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    '',
-    'Run "exobar <command> --help" for its options.',
-  ].join('\n');
-}
-
-const defaultIo: CliIo = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-  env: process.env,
-};
-
-/** Runs the command line; resolves with the exit code. */
-export async function main(argv: string[], io: CliIo = defaultIo, commands: readonly CliCommand[] = COMMANDS): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === '--help' || name === '-h' || name === 'help') {
-    io.out(mainUsage(commands));
-    return 0;
-  }
-  if (name === '--version' || name === '-v') {
-    io.out(packageVersion('unknown'));
-    return 0;
-  }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    io.err(name === undefined ? 'exobar: which command?' : `exobar: unknown command "${name}"`);
-    io.err(mainUsage(commands));
-    return EXIT_USAGE;
-  }
-  try {
-    return await command.run(rest, io);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`exobar ${command.name}: ${error.message}`);
-      io.err(command.usage);
-      return EXIT_USAGE;
-    }
-    io.err(`exobar ${command.name}: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
-  }
-}

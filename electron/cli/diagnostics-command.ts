@@ -9,10 +9,10 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { resolveDataDir } from './core/data-dir';
-import { packageVersion } from './core/package-root';
-import { diagnosticBundleFileName, writeDiagnosticBundle } from './core/diagnostics';
-import { fetchDiagnosticBundle, ServerRefusedError, ServerUnreachableError } from './core/diagnostics/remote-export';
+import { resolveDataDir } from '../core/data-dir';
+import { packageVersion } from '../core/package-root';
+import { diagnosticBundleFileName, writeDiagnosticBundle } from '../core/diagnostics';
+import { fetchDiagnosticBundle, ServerRefusedError, ServerUnreachableError } from '../core/diagnostics/remote-export';
 import { findServer, noTokenMessage, tokenRefusedMessage } from './server-client';
 import { flagValue, parseFlags, type CliCommand } from './cli-command';
 

@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import OpenAI from 'openai';
-import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome } from '../test/support/fake-exo-exe/harness';
-import { processAlive } from '../test/support/process-alive';
+import { FAKE_EXO_COMMAND, killAll, makeFakeExoDirs, processesWithHome } from '../../test/support/fake-exo-exe/harness';
+import { processAlive } from '../../test/support/process-alive';
 import { main, type CliIo } from './cli';
-import { parseBundle, readZip } from '../test/support/diagnostics/read-zip';
-import { readServerRecord, writeServerRecord } from './core/server-record';
-import { freePort } from '../test/support/free-port';
+import { parseBundle, readZip } from '../../test/support/diagnostics/read-zip';
+import { readServerRecord, writeServerRecord } from '../core/server-record';
+import { freePort } from '../../test/support/free-port';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'exobar.js');
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'exobar.js');
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main, type CliIo } from './cli';
-import { parseBundle, readZip } from '../test/support/diagnostics/read-zip';
-import { listenOnLoopback } from '../test/support/loopback-server';
-import { startServe, type ServeProcess } from '../test/support/e2e/serve-process';
+import { parseBundle, readZip } from '../../test/support/diagnostics/read-zip';
+import { listenOnLoopback } from '../../test/support/loopback-server';
+import { startServe, type ServeProcess } from '../../test/support/e2e/serve-process';
 
 const dirs: string[] = [];
 const serves: ServeProcess[] = [];

@@ -10,9 +10,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createActionClient, jsonBodyOf, type ActionClient, type HttpMethod } from '../shared/action-client';
-import { TOKEN_FILE_NAME } from './core/auth-token';
-import { readServerRecord, SERVER_RECORD_FILE_NAME } from './core/server-record';
+import { createActionClient, jsonBodyOf, type ActionClient, type HttpMethod } from '../../shared/action-client';
+import { TOKEN_FILE_NAME } from '../core/auth-token';
+import { readServerRecord, SERVER_RECORD_FILE_NAME } from '../core/server-record';
 
 /** Where a token came from, in a refusal's words. */
 export const TOKEN_FROM_ENV = 'EXOBAR_TOKEN (the environment)';
