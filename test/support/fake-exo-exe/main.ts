@@ -120,16 +120,21 @@ async function shutdown(): Promise<void> {
   exitNow(0);
 }
 
-function spawnRunner(index: number): void {
+/** Spawns a runner; resolves once it is up (its signal handlers installed), as it says over IPC. */
+function spawnRunner(index: number): Promise<void> {
   const stdout = openSync(join(logDir, 'runner_log', 'stdout.log'), 'a');
   const stderr = openSync(join(logDir, 'runner_log', 'stderr.log'), 'a');
   const child = spawn(process.execPath, [RUNNER_SCRIPT, logFile, String(index)], {
     env: { ...process.env, FAKE_EXO_RUNNER_IGNORE_SIGTERM: knobs.stubbornChild && index === 0 ? '1' : '0' },
-    stdio: ['ignore', stdout, stderr],
+    stdio: ['ignore', stdout, stderr, 'ipc'],
   });
   runners.add(child);
   child.on('exit', () => runners.delete(child));
   log('INFO', `Spawned runner ${index} pid=${child.pid}`);
+  return new Promise((resolve) => {
+    child.once('message', () => resolve());
+    child.once('exit', () => resolve());
+  });
 }
 
 async function start(): Promise<void> {
@@ -151,8 +156,12 @@ async function start(): Promise<void> {
     }
     log('INFO', `Running on http://0.0.0.0:${options.apiPort} (CTRL + C to quit)`);
   }
-  for (let i = 0; i < knobs.runners; i += 1) spawnRunner(i);
+  const runnersUp = Promise.all(Array.from({ length: knobs.runners }, (_, i) => spawnRunner(i)));
   if (knobs.exitAfterMs !== null) {
+    // The crash comes after the runners are up: on a loaded machine a runner's start can
+    // take longer than the delay, and a runner killed before its handlers exist is not the
+    // stubborn one a test asks for.
+    await runnersUp;
     setTimeout(() => {
       // A crash: the runners are not stopped, they are orphaned as exo's would be.
       log('CRITICAL', 'EXO terminated due to unhandled exception');

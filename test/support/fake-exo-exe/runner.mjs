@@ -18,5 +18,8 @@ const flag = process.env.EXO_FAST_SYNCH === 'false' ? 0 : 1;
 const line = `[ ${new Date().toISOString().slice(11, 23)} | INFO     ] runner ${index} pid=${process.pid}: Fast synch flag: ${flag}\n`;
 process.stderr.write(line);
 if (logFile) appendFileSync(logFile, line);
+// Tell the fake exo this runner is up, then let go of the channel: exo may exit and leave it.
+process.send?.('up');
+process.disconnect?.();
 
 setInterval(() => undefined, 60_000);
