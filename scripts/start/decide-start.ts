@@ -17,6 +17,9 @@ export function decideStart(probe: ElectronProbe, exists: (path: string) => bool
   return { mode: 'electron', electronPath: probe.path };
 }
 
+/** What `npm start` says while asking electron for its binary takes long (a first run downloads it). */
+export const SLOW_PROBE_LINE = 'exobar: fetching the Electron binary (first run only)...';
+
 /** The one line `npm start` prints when it falls back. */
 export function fallbackLine(reason: string): string {
   return `exobar: cannot start the Electron app (${reason}); running "exobar serve" instead, open the address it prints.`;

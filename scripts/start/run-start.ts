@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { decideStart, fallbackLine } from './decide-start';
+import { decideStart, fallbackLine, SLOW_PROBE_LINE } from './decide-start';
 import { probeElectron } from './probe-electron';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -43,7 +43,7 @@ const skipBuild = () => process.env.EXOBAR_START_SKIP_BUILD === '1';
 export async function main(argv: string[]): Promise<number> {
   const probe = await probeElectron({
     cwd: root,
-    onSlow: () => console.log('exobar: fetching the Electron binary (first run only)...'),
+    onSlow: () => console.log(SLOW_PROBE_LINE),
   });
   const plan = decideStart(probe, existsSync);
 

@@ -48,7 +48,10 @@ const client = async (mode: string) => {
   return JSON.parse(stdout.trim()) as { id: string; text: string; cancel?: unknown };
 };
 
-describe("Anthropic's SDK through exobar to exo", () => {
+// Each case starts a Python SDK client: 43-52 s each on a loaded 2-core machine, past the default 60 s.
+const SDK_CASE = { timeout: 240_000 };
+
+describe("Anthropic's SDK through exobar to exo", SDK_CASE, () => {
   it('streams a message, recorded as anthropic-messages with its TTFT, outcome and metrics', async (ctx) => {
     if (unavailable) ctx.skip();
     const said = await client('stream');
@@ -78,7 +81,7 @@ describe("Anthropic's SDK through exobar to exo", () => {
   });
 });
 
-describe("OpenAI's and Ollama's SDKs through exobar to exo", () => {
+describe("OpenAI's and Ollama's SDKs through exobar to exo", SDK_CASE, () => {
   it('responses.create streamed, recorded as openai-responses with its TTFT, outcome and metrics', async (ctx) => {
     if (unavailable) ctx.skip();
     const said = await client('responses');

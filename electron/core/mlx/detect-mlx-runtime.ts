@@ -148,7 +148,9 @@ export async function detectMlxRuntime(options: DetectMlxRuntimeOptions): Promis
     return { available: false, python: null, version: null, device: null, reason: where.reason, candidates: [] };
   }
   const run = options.run ?? runCommand;
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  // A bound for a hung interpreter: importing mlx-lm (and transformers) took over 30 s on a
+  // loaded 2-core machine, and a slow probe must not read as "no runtime".
+  const timeoutMs = options.timeoutMs ?? 120_000;
   const explicit = options.settingsPython?.trim() || null;
   const skipped: string[] = [];
   const candidates = explicit
