@@ -133,29 +133,43 @@ class InterleavedLoop(StepLoop):
         self.out.prefill_progress(state.command_id, 0, job.total - job.cached)
 
     def _prefill_chunk(self) -> None:
-        """One chunk of prefill, spread over the prompts in arrival order."""
+        """One chunk of prefill: the prompts in arrival order, those at the same offset
+        together (one pass over the same number of tokens from each, no padding)."""
         budget = self._chunk_tokens()
         scale = self.engine.time_scale or 1.0
         chunk_started = self.hooks.clock()
         waiting_prompts = len(self.prefilling)
+        touched = set()
+        while budget > 0:
+            pending = [s for s in self.prefilling if self.jobs[s.task_id].remaining > 0]
+            if not pending:
+                break
+            lead = self.jobs[pending[0].task_id]
+            group = [s for s in pending if s is pending[0] or self.engine.can_prefill_together(lead, self.jobs[s.task_id])]
+            share = budget // len(group)
+            if share == 0 and touched:
+                break  # the chunk is spent; too little is left to give each prompt a token
+            jobs = [self.jobs[s.task_id] for s in group]
+            touched.update(s.task_id for s in group)
+            each = min([max(1, share)] + [job.remaining for job in jobs])
+            started = self.hooks.clock()
+            before = sum(job.done for job in jobs)
+            try:
+                failed = self.engine.prefill_together(jobs, each)
+            except Exception as err:
+                raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+            done = sum(job.done for job in jobs) - before
+            self.sizer.observe(done, (self.hooks.clock() - started) / scale)
+            budget -= max(1, done)
+            for job, err in failed:
+                state = next(s for s in group if self.jobs.get(s.task_id) is job)
+                self._drop(state)
+                self._fail_request(state.task_id, state.command_id, str(err))
         for state in list(self.prefilling):
             job = self.jobs[state.task_id]
             if job.remaining > 0:
-                if budget <= 0:
-                    break
-                started = self.hooks.clock()
-                try:
-                    done = self.engine.prefill_some(job, budget)
-                except RequestError as err:
-                    self._drop(state)
-                    self._fail_request(state.task_id, state.command_id, str(err))
-                    continue
-                except Exception as err:
-                    raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
-                self.sizer.observe(done, (self.hooks.clock() - started) / scale)
-                budget -= done
-            if job.remaining > 0:
-                self.out.prefill_progress(state.command_id, *job.progress())
+                if state.task_id in touched:
+                    self.out.prefill_progress(state.command_id, *job.progress())
             else:
                 self._complete(state, job)
         decoding = sum(1 for s in self.active.values() if s.decoding)

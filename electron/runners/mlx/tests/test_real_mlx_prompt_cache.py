@@ -159,6 +159,27 @@ class HelloSaysWhyTheCacheIsRefused(unittest.TestCase):
                     runner.kill()
 
 
+def watch_prefill_rows(engine):
+    """The rows of every prefill pass through the model (prompts prefilled together)."""
+    rows = []
+
+    class Watched:
+        """The model, its calls' batch sizes recorded (its caches and layers as they are)."""
+
+        def __init__(self, model):
+            self.model = model
+
+        def __getattr__(self, name):
+            return getattr(self.model, name)
+
+        def __call__(self, tokens, cache=None):
+            rows.append(tokens.shape[0])
+            return self.model(tokens, cache=cache)
+
+    engine.model = Watched(engine.model)
+    return rows
+
+
 class GreedyAloneAndAmongEight(unittest.TestCase):
     def setUp(self):
         require_real_mlx(self)
@@ -185,6 +206,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 h = Harness(engine=engine, loop_class=InterleavedLoop)
                 h.loop.sizer = FixedSizer(24)
                 h.start_ready()
+                rows = watch_prefill_rows(engine)  # the model the runner loaded
                 h.put(self.task("alone", 70, 0))
                 alone = self.collect(h, ["alone"])["alone"]
                 # Eight at once: the same prompt (now a cache hit) and seven others of
@@ -195,6 +217,9 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 self.assertEqual(h.shutdown(), 0)
                 self.assertGreater(len(set(alone)), 2, "the tiny model must not repeat one token")
                 self.assertEqual(got["again"], alone)
+                # The seven others, waiting together at the same offset, went through the
+                # model together (Llama 4's chunked cache cannot be stacked: one by one).
+                self.assertEqual(max(rows) > 1, family not in REFUSED, rows)
                 # And without the hit: a fresh engine with no cache, the same eight.
                 plain = MlxEngine(str(tiny_model(family)), prefill_chunk=CHUNK, max_batch=8, env={},
                                   home=Path(tempfile.gettempdir()))
