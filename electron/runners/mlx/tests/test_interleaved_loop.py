@@ -6,7 +6,7 @@ import unittest
 from exobar_mlx.chunk_sizer import FIRST_CHUNK_TOKENS, ChunkSizer, bounded_chunk
 from exobar_mlx.interleaved_loop import InterleavedLoop
 from exobar_mlx.protocol import Cancel
-from exobar_mlx.step_loop import LoopHooks
+from exobar_mlx.step_loop import LoopHooks, StepLoop
 
 from .helpers import generation
 from .test_step_loop import Harness, HookedEngine
@@ -62,6 +62,25 @@ class ChunkHookedEngine(HookedEngine):
         if self.clock is not None and self.batch_size() > 0:
             self.clock[0] += self.step_s
         return super().decode_step()
+
+
+class ConversationCachingEngine(ChunkHookedEngine):
+    """Caches a finished request's prompt and reply, as the mlx engine does."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.prompts = {}
+
+    def finish_prefill(self, job):
+        self.prompts[job.request.request_id] = job.request.payload[1]
+        super().finish_prefill(job)
+
+    def decode_step(self):
+        tokens = super().decode_step()
+        for token in tokens:
+            if token.finish_reason is not None:
+                self.prompt_cache.insert(tuple(self.prompts[token.request_id]) + ("reply",) * 4)
+        return tokens
 
 
 def clocked(chunk_s=1.0, step_s=0.25, **kwargs):
@@ -340,6 +359,24 @@ class InterleavedPromptCacheTest(unittest.TestCase):
         h.shutdown()
         self.assertEqual(final_usage(h, "again")["cachedTokens"], 0)
         self.assertEqual(final_usage(h, "third")["cachedTokens"], 100)
+
+    def test_the_stats_are_sent_again_when_a_finished_conversation_is_cached(self):
+        for loop_class in (InterleavedLoop, StepLoop):
+            with self.subTest(schedule=loop_class.__name__):
+                engine = ConversationCachingEngine(prompt_cache_bytes=1 << 30)
+                h = interleaved(engine) if loop_class is InterleavedLoop else Harness(
+                    engine=engine, loop_class=StepLoop).start_ready()
+                h.put(chat("t1", [{"role": "user", "content": words(20)}], max_tokens=4))
+                h.wait_label("task:t1:Complete")
+                h.shutdown()
+                kinds = [m["type"] for m in h.capture.messages]
+                stats = [m for m in h.capture.messages if m["type"] == "PromptCacheStats"]
+                # One after the prefill (the prompt), one after the last token (prompt and reply).
+                self.assertEqual(len(stats), 2)
+                last_token = max(i for i, m in enumerate(h.capture.messages) if m["type"] == "ChunkGenerated"
+                                 and m["chunk"]["kind"] == "TokenChunk")
+                self.assertGreater(kinds.index("PromptCacheStats", last_token), last_token)
+                self.assertGreater(stats[1]["bytes"], stats[0]["bytes"])
 
     def test_no_stats_without_a_cache(self):
         h = interleaved()
