@@ -26,6 +26,7 @@ import {
   type RunnerStatus,
   type PromptCacheStats,
   type RunnerSchedule,
+  type SimProfileName,
   type Task,
   type TaskStatus,
 } from '../../../shared/runner-protocol';
@@ -104,7 +105,15 @@ export const REFUSED_RUNNER_TRANSITION = 'refused runner transition';
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
   /** `schedule` is exo's for a runner older than protocol 3; `promptCache` null when it has none. */
-  | { type: 'hello'; fastSynch: boolean; engine: string; schedule: RunnerSchedule; promptCache: Hello['promptCache'] | null; features?: Hello['features'] }
+  | {
+      type: 'hello';
+      fastSynch: boolean;
+      engine: string;
+      schedule: RunnerSchedule;
+      promptCache: Hello['promptCache'] | null;
+      features?: Hello['features'];
+      simProfile: SimProfileName | null;
+    }
   /** The runner's prompt cache after a request's prefill (protocol 3). */
   | { type: 'prompt_cache'; stats: PromptCacheStats }
   | { type: 'runner_status'; status: RunnerStatus }
@@ -413,6 +422,7 @@ export class RunnerSupervisor {
         schedule: hello.schedule ?? 'exo',
         promptCache: hello.promptCache ?? null,
         features: hello.features,
+        simProfile: hello.simProfile ?? null,
       });
       const expected = this.options.expectedFastSynch();
       if (reportedFastSynchDiffers(expected, hello.fastSynch)) {
