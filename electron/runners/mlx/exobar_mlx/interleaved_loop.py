@@ -8,8 +8,10 @@ One step:
 2. every waiting request that fits the batch is admitted (tokenized, its prefill job
    started from the prompt cache's longest prefix);
 3. at most one prefill chunk: about `--prefill-chunk-ms` of prefill at the measured
-   rate (chunk_sizer.py), given to the prompts in the order they arrived (one prompt's
-   end and the next one's start share a chunk); a prompt whose prefill completes joins
+   rate (chunk_sizer.py), given to the prompts in the order they arrived, those at the
+   same offset as the first together in one pass (equal shares, no padding:
+   batched_prefill.py), so prompts waiting together end together; what the chunk has
+   left goes to the next group; a prompt whose prefill completes joins
    the batch (and the prompt cache);
 4. one decode step for the batch;
 5. the pacing's pause, after a chunk when a prefill is still under way.
@@ -25,10 +27,11 @@ eight prompts arriving together while one stream decodes lose only an eighth of 
 prefill time to it; however many streams decode, a prompt's prefill gets at least
 half the time. With nothing decoding, chunks follow each other at once.
 
-Prefill stays one prompt at a time through the model (the engine's chunked prefill,
-generate_step's arithmetic for every cache family), not mlx-lm's right-padded batched
-prefill: greedy tokens then equal mlx-lm's own with one request or eight, and on a CPU
-or a GPU the chunk's cost is set by its tokens either way.
+Prompts are stacked only where no padding is needed (same offset, same cache layout),
+not padded on the right as mlx-lm's BatchGenerator does: each row then computes what it
+would alone (generate_step's arithmetic for every cache family), and greedy tokens equal
+mlx-lm's own with one request or eight. An engine that cannot stack a model's caches
+(Llama 4's ChunkedKVCache) runs the group's prompts one after another.
 """
 from __future__ import annotations
 
