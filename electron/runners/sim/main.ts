@@ -100,7 +100,8 @@ out.emit({
   promptCache: promptCacheHello(model, promptCacheBytes),
   // The sim scripts tool calls and schema-valid JSON (scripted-answer.ts).
   features: { tools: true, structuredOutput: true },
-  simProfile: profile,
+  // Only when one is chosen: without it the hello is every runner's.
+  ...(profile === null ? {} : { simProfile: profile }),
 });
 log.info({ timeScale, fastSynch: effectiveFastSynch(env), schedule, prefillChunkMs, promptCacheBytes, profile }, 'sim runner started');
 
