@@ -13,8 +13,11 @@ runner wants it for every cache type:
   arithmetic of mlx_lm.generate's generate_step, chunk for chunk. Nothing is trimmed
   and no token is thrown away, so it is right for KVCache, RotatingKVCache (sliding
   windows), ChunkedKVCache and ArraysCache (state-space/hybrid) alike.
-- Only the last prompt token goes to BatchGenerator with the filled cache: its first
-  next(), taken at once, computes the first token; the next decode step returns it.
+- Only the last prompt token goes to BatchGenerator with the filled cache: the next
+  decode step takes one extra next() for every prompt that joined since the last one
+  (it computes their first tokens) and returns them with its own.
+- Prompts at the same offset with the same cache layout prefill in one pass, their
+  caches stacked along the batch axis, unpadded (batched_prefill.py).
 - Caches that cannot be merged into a batch (cache_batching.py) are decoded one
   request at a time by the engine's own loop (sequential_decoder.py).
 - Failures stay with their request: an exception or out-of-memory in one request's
@@ -183,7 +186,7 @@ class MlxEngine(Engine):
         self._eos: frozenset = frozenset()
         self._decoding: Dict[str, _Decoding] = {}
         self._by_uid: Dict[int, str] = {}
-        #: Tokens from a next() taken during an admission, for the next decode_step.
+        #: Tokens from the extra next() a decode step takes for joined prompts, handed out with its own.
         self._held: List[GeneratedToken] = []
         #: Prompts joined the generator since its last next(): the next decode step takes one more.
         self._joined = False
