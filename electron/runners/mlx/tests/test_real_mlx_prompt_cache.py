@@ -159,8 +159,9 @@ class HelloSaysWhyTheCacheIsRefused(unittest.TestCase):
                     runner.kill()
 
 
-def watch_prefill_rows(engine):
-    """The rows of every prefill pass through the model (prompts prefilled together)."""
+def watch_prefill_rows(engine, before=lambda tokens: None):
+    """The rows of every prefill pass through the model (prompts prefilled together);
+    `before(tokens)` is called first (it may raise, as a failing pass would)."""
     rows = []
 
     class Watched:
@@ -174,6 +175,7 @@ def watch_prefill_rows(engine):
 
         def __call__(self, tokens, cache=None):
             rows.append(tokens.shape[0])
+            before(tokens)
             return self.model(tokens, cache=cache)
 
     engine.model = Watched(engine.model)
@@ -231,6 +233,33 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 fresh = self.collect(h, ["again"] + [o["taskId"] for o in others])
                 self.assertEqual(h.shutdown(), 0)
                 self.assertEqual(fresh, got)
+
+    def test_a_stacked_pass_that_fails_is_run_again_one_prompt_at_a_time(self):
+        engine = cached_engine("llama", cap=0)
+        h = Harness(engine=engine, loop_class=InterleavedLoop)
+        h.loop.sizer = FixedSizer(24)
+        h.start_ready()
+        failures = []
+
+        def once_out_of_memory(tokens):
+            if tokens.shape[0] > 1 and not failures:
+                failures.append(tokens.shape[0])
+                raise RuntimeError("[metal::malloc] out of memory")
+
+        rows = watch_prefill_rows(engine, once_out_of_memory)
+        tasks = [self.task(f"p{i}", 30, 60 * i) for i in range(3)]
+        h.put(*tasks)
+        together = self.collect(h, [t["taskId"] for t in tasks])
+        self.assertEqual(h.shutdown(), 0)
+        # The failed pass took three rows; its prompts went on alone, then stacked again.
+        self.assertEqual((failures, rows[:4]), ([3], [3, 1, 1, 1]))
+        for task in tasks:
+            alone = Harness(engine=cached_engine("llama", cap=0), loop_class=InterleavedLoop)
+            alone.loop.sizer = FixedSizer(24)
+            alone.start_ready()
+            alone.put(task)
+            self.assertEqual(self.collect(alone, [task["taskId"]]), {task["taskId"]: together[task["taskId"]]})
+            self.assertEqual(alone.shutdown(), 0)
 
 
 if __name__ == "__main__":
