@@ -9,7 +9,14 @@ import { TtlSecondsSchema } from './residency';
 import { FastSynchOverrideSchema, InstanceTypeSchema, type Engine, type InstanceType } from './instance-vocabulary';
 import { DEFAULT_SHARING_POLICY, SharingPolicySchema } from './sharing-policy';
 import { EXO_API_PORT, EXOBAR_API_PORT } from './addresses';
-import { DEFAULT_PREFILL_CHUNK_MS, DEFAULT_RUNNER_SCHEDULE, MAX_PREFILL_CHUNK_MS, MIN_PREFILL_CHUNK_MS, RunnerScheduleSchema } from './runner-protocol';
+import {
+  DEFAULT_PREFILL_CHUNK_MS,
+  DEFAULT_RUNNER_SCHEDULE,
+  MAX_PREFILL_CHUNK_MS,
+  MIN_PREFILL_CHUNK_MS,
+  RunnerScheduleSchema,
+  SimProfileNameSchema,
+} from './runner-protocol';
 
 export { FastSynchOverrideSchema, InstanceTypeSchema };
 
@@ -315,6 +322,13 @@ export const SettingsSchema = z.object({
        * the warning comes before the watchdog restarts the runner.
        */
       loadStallSeconds: z.number().int().min(10).max(86_400).default(60),
+      /**
+       * The timings sim runners take: null, each sim model's catalog figures; `cpu-tiny`,
+       * the MLX runner's own measured on a tiny real model on the CPU (`npm run
+       * calibrate-sim`), so the sim shows what real models do on such a machine. Read at
+       * each sim runner's start; its card and /api/state show it.
+       */
+      simProfile: SimProfileNameSchema.nullable().default(null),
     })
     .prefault({}),
 });

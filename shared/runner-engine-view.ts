@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { formatMemory } from './memory-words';
-import { RunnerScheduleSchema } from './runner-protocol';
+import { RunnerScheduleSchema, SimProfileNameSchema } from './runner-protocol';
 
 export const PromptCacheSnapshotSchema = z.object({
   /** The cap the runner was started with; 0: the cache is off. */
@@ -25,6 +25,8 @@ export type PromptCacheSnapshot = z.infer<typeof PromptCacheSnapshotSchema>;
 /** The runner's serving engine: null before its first hello. */
 export const RunnerEngineSnapshotSchema = z.object({
   schedule: RunnerScheduleSchema,
+  /** A sim runner's calibrated timing profile (setting `runner.simProfile`); null: its model's own figures, or not a sim. */
+  simProfile: SimProfileNameSchema.nullable(),
   /** Null when the runner has no prompt cache at all (a protocol-2 runner). */
   promptCache: PromptCacheSnapshotSchema.nullable(),
 });

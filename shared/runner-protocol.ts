@@ -43,6 +43,14 @@ export const MAX_PACING_PAUSE_MS = 1000;
  */
 export const RunnerScheduleSchema = z.enum(['exo', 'interleaved']);
 export type RunnerSchedule = z.infer<typeof RunnerScheduleSchema>;
+
+/**
+ * The sim runner's calibrated timing profiles (`--profile`, setting `runner.simProfile`):
+ * `cpu-tiny` is the MLX runner measured on a tiny real model on MLX's CPU backend
+ * (electron/runners/sim/sim-profiles.ts holds the figures).
+ */
+export const SimProfileNameSchema = z.enum(['cpu-tiny']);
+export type SimProfileName = z.infer<typeof SimProfileNameSchema>;
 /** A runner started without `--schedule` (and the setting's default). */
 export const DEFAULT_RUNNER_SCHEDULE: RunnerSchedule = 'interleaved';
 /** The interleaved prefill chunk's target duration, ms (`--prefill-chunk-ms`, and the setting's default). */
@@ -319,6 +327,8 @@ export const HelloSchema = z.object({
    * constrains decoding to `responseFormat`. The node refuses what a model cannot do.
    */
   features: z.object({ tools: z.boolean(), structuredOutput: z.boolean() }).optional(),
+  /** The sim's timing profile (`--profile`); null or absent: its catalog model's own figures. */
+  simProfile: SimProfileNameSchema.nullable().optional(),
 });
 export type Hello = z.infer<typeof HelloSchema>;
 

@@ -316,6 +316,7 @@ export class Instance {
         // A new runner: its own schedule, and a cache that starts empty.
         this.runnerEngine = {
           schedule: event.schedule,
+          simProfile: event.simProfile,
           promptCache: event.promptCache ? { ...event.promptCache, entries: 0, bytes: 0, hits: 0, misses: 0, hitTokens: 0 } : null,
         };
         this.features = event.features ?? NO_FEATURES;

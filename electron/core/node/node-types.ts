@@ -195,7 +195,8 @@ export interface NodeOptions {
    * The settings `runner.*`, read at each instance's creation (default: the schema's
    * defaults); `loadStallSeconds` at each look for a stalled load (its default when absent).
    */
-  runnerSettings?: () => Omit<Settings['runner'], 'loadStallSeconds'> & Partial<Pick<Settings['runner'], 'loadStallSeconds'>>;
+  runnerSettings?: () => Omit<Settings['runner'], 'loadStallSeconds' | 'simProfile'> &
+    Partial<Pick<Settings['runner'], 'loadStallSeconds' | 'simProfile'>>;
   /** Requests waiting per instance before 429 (default 64). */
   queueCapacity?: number;
   /** Version string reported in the snapshot. */

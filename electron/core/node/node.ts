@@ -126,6 +126,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   // Ages, time-left estimates and the token rate move with the clock, not with events: while
   // any is shown, a new version each second keeps a read at most a second behind the clock.
   // An idle countdown ("unloads in 12 min") is said in minutes: a new version each 30 s is enough.
+  const runnerSettings = options.runnerSettings ?? (() => defaultSettings().runner);
   const clockTimer = setInterval(() => {
     const now = performance.now();
     if ([...instances.values()].some((i) => i.showsTimeDependentState)) changed();
@@ -141,8 +142,9 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const runnerCommand =
     internals.runnerCommand ??
     ((model: CatalogModel, _id: string, engine: RunnerEngineOptions) =>
-      model.engine === 'sim' ? simSpawnSpec(model.id, simTimeScale, gpuDir, engine) : (options.mlxSpawnSpec?.(model, engine) ?? null));
-  const runnerSettings = options.runnerSettings ?? (() => defaultSettings().runner);
+      model.engine === 'sim'
+        ? simSpawnSpec(model.id, simTimeScale, gpuDir, engine, runnerSettings().simProfile ?? null)
+        : (options.mlxSpawnSpec?.(model, engine) ?? null));
 
   /** The engine options of a new instance's runner: its own schedule or the setting's, the cache cap the fit counted. */
   async function engineOptionsFor(model: CatalogModel, create: CreateInstanceOptions): Promise<RunnerEngineOptions> {

@@ -1,7 +1,7 @@
 /**
  * The runner settings reach the runner: the node starts it with the setting's schedule
- * unless the launch asks another, and with its prompt cache cap; the snapshot shows what
- * the runner itself reported in its hello.
+ * unless the launch asks another, with its prompt cache cap and (a sim) the timing
+ * profile; the snapshot shows what the runner itself reported in its hello.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { localInstances } from '../../../shared/instance-state';
@@ -32,5 +32,17 @@ describe('runner engine options', () => {
     expect(await eventually(() => engineOf(asSet.id)?.schedule)).toBe('exo');
     expect(engineOf(own.id)?.schedule).toBe('interleaved');
     expect(engineOf(asSet.id)?.promptCache).toMatchObject({ capBytes: 1_000_000, supported: true, reason: null, hits: 0, misses: 0 });
+    expect(engineOf(asSet.id)?.simProfile).toBeNull();
+  });
+
+  it("starts sim runners with the setting's timing profile, as their hello reports", async () => {
+    fixture = createNodeFixture({
+      runnerSettings: () => ({ schedule: 'interleaved', prefillChunkMs: 250, promptCacheBytes: 0, simProfile: 'cpu-tiny' }),
+    });
+    const { node } = fixture;
+    const created = await node.createInstance({ model: 'sim/llama-3.2-1b', instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
+    await node.waitForReady(created.id, 60_000);
+    const engineOf = () => localInstances(node.snapshot()).find((i) => i.id === created.id)?.runnerEngine;
+    expect(await eventually(() => engineOf()?.simProfile)).toBe('cpu-tiny');
   });
 });

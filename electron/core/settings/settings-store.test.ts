@@ -151,6 +151,17 @@ describe('SettingsStore', () => {
     expect((await loadSettings(dir, logger)).settings).toMatchObject({ apiPort: 6001, exo: { url: null } });
   });
 
+  it("keeps the sims' timing profile (runner.simProfile): none by default, a calibrated one by name, nothing else", async () => {
+    const store = await SettingsStore.open(dir, logger);
+    expect(store.get().runner.simProfile).toBeNull();
+    const chosen = await store.update({ runner: { ...store.get().runner, simProfile: 'cpu-tiny' } });
+    expect((await loadSettings(dir, logger)).settings.runner.simProfile).toBe('cpu-tiny');
+    await expect(store.update({ runner: { ...chosen.runner, simProfile: 'gpu-huge' as never } })).rejects.toThrow(
+      /Invalid settings: .*runner\.simProfile/,
+    );
+    expect(store.get().runner.simProfile).toBe('cpu-tiny');
+  });
+
   it('surfaces the load warning of a corrupt file', async () => {
     await writeFile(file(), 'garbage');
     const store = await SettingsStore.open(dir, logger);

@@ -324,6 +324,7 @@ export class RunnerSupervisor {
         schedule: hello.schedule ?? 'exo',
         promptCache: hello.promptCache ?? null,
         features: hello.features,
+        simProfile: hello.simProfile ?? null,
       });
       const mismatch = fastSynchRefusal(this.options.expectedFastSynch(), hello.fastSynch);
       if (mismatch) return await this.goDown(mismatch.cause, mismatch.message, null);

@@ -2,7 +2,7 @@
  * What a runner supervisor tells its owner (the node's instance): every step of the
  * runner's life and of each generation task, as one event union.
  */
-import type { Chunk, Hello, PrefillPacing, PromptCacheStats, RunnerSchedule, RunnerStatus, TaskStatus } from '../../../shared/runner-protocol';
+import type { Chunk, Hello, PrefillPacing, PromptCacheStats, RunnerSchedule, RunnerStatus, SimProfileName, TaskStatus } from '../../../shared/runner-protocol';
 import type { RunnerExit } from './runner-process';
 import type { DownCause } from './runner-restart-decision';
 import type { RunnerStateChange } from './runner-state-machine';
@@ -11,8 +11,16 @@ import type { WatchdogPhase } from './watchdog';
 export type SupervisorEvent =
   | { type: 'spawned'; pid: number | null }
   /** `schedule` is exo's for a runner older than protocol 3; `promptCache` null when it has none. */
-  | { type: 'hello'; fastSynch: boolean; engine: string; schedule: RunnerSchedule; promptCache: Hello['promptCache'] | null; features?: Hello['features'] }
-  /** The runner's prompt cache after a request's prefill (protocol 3). */
+  | {
+      type: 'hello';
+      fastSynch: boolean;
+      engine: string;
+      schedule: RunnerSchedule;
+      promptCache: Hello['promptCache'] | null;
+      features?: Hello['features'];
+      simProfile: SimProfileName | null;
+    }
+  /** The runner's prompt cache after a request's prefill, and after a request ends when it changed (protocol 3). */
   | { type: 'prompt_cache'; stats: PromptCacheStats }
   | { type: 'runner_status'; status: RunnerStatus }
   | { type: 'ready' }

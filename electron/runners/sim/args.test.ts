@@ -24,6 +24,10 @@ describe('sim runner args', () => {
     const catalog = findSimModel('sim/llama-3.2-1b')!.sim!;
     expect(a.ok && a.value.model.sim).toEqual({ ...catalog, ...SIM_PROFILES['cpu-tiny'].timings });
     expect(a.ok && a.value.model.sim.loadS).toBe(catalog.loadS);
+    // Named, for its hello (the card shows it); none without the flag.
+    expect(a.ok && a.value.profile).toBe('cpu-tiny');
+    const b = parseSimRunnerArgs(['--model', 'sim/llama-3.2-1b']);
+    expect(b.ok && b.value.profile).toBeNull();
   });
 
   it.each([

@@ -14,11 +14,14 @@ import {
   MIN_PREFILL_CHUNK_MS,
   RunnerScheduleSchema,
   type RunnerEngineOptions,
+  type SimProfileName,
 } from '../../../shared/runner-protocol';
 import { isSimProfileName, SIM_PROFILES, withSimProfile } from './sim-profiles';
 
 export interface SimRunnerArgs extends RunnerEngineOptions {
   model: CatalogModel & { sim: SimTimings };
+  /** The calibrated profile whose timings replaced the model's (`--profile`), or null. */
+  profile: SimProfileName | null;
   /** Every simulated duration is multiplied by this (tests run at 0.05-0.25). */
   timeScale: number;
 }
@@ -76,5 +79,8 @@ export function parseSimRunnerArgs(argv: readonly string[]): ParseArgsResult {
     return { ok: false, error: `--profile must be one of ${Object.keys(SIM_PROFILES).join(', ')}, got "${profile}"` };
   }
   const sim = profile === undefined ? model.sim : withSimProfile(model.sim, SIM_PROFILES[profile]);
-  return { ok: true, value: { model: { ...model, sim }, timeScale, schedule: schedule.data, prefillChunkMs, promptCacheBytes } };
+  return {
+    ok: true,
+    value: { model: { ...model, sim }, profile: profile ?? null, timeScale, schedule: schedule.data, prefillChunkMs, promptCacheBytes },
+  };
 }

@@ -22,6 +22,7 @@ import type { CancelTask, Task } from '../../../shared/runner-protocol';
 import { StopSequenceMatcher } from '../../../shared/stop-sequences';
 import { promptTokens as promptTokensOf } from '../../../shared/token-count';
 import type { SimPromptCache } from './prompt-cache';
+import { shareChunk } from './prefill-groups';
 import { CRASH_AFTER_TOKENS, detectFault, type Fault } from './faults';
 import type { Inbox } from './inbox';
 import type { Logger } from './logger';
@@ -173,28 +174,30 @@ export class GenerationEngine {
 
   /**
    * One prefill chunk: as many tokens as the measured rate does in `prefillChunkMs` (a
-   * pacing's smaller chunk wins), shared by the prompts prefilling, shortest rest first,
-   * a progress event for each, then a cancel check and the pacing's pause.
+   * pacing's smaller chunk wins), shared by the prompts prefilling as the MLX runner
+   * shares it (prefill-groups.ts: arrival order, prompts at the same offset together), a
+   * progress event for each, then a cancel check and the pacing's pause.
    */
   private async prefillChunk(): Promise<void> {
     const { timings, timeScale, pacing } = this.deps;
     let budget = interleavedChunkTokens(this.prefillTokensPerS, this.deps.prefillChunkMs);
     if (pacing.requestedChunkTokens !== null) budget = Math.min(budget, pacing.requestedChunkTokens);
+    const prefilling = this.active.filter((r) => r.prefilling);
+    const shares = shareChunk(
+      prefilling.map((r) => ({ offset: r.cachedTokens + r.prefilled, rest: r.promptTokens - r.cachedTokens - r.prefilled })),
+      budget,
+    );
     const touched: ActiveRequest[] = [];
     let fixedS = 0;
     let tokens = 0;
-    // Shortest rest first: a short prompt that arrives during a long one's prefill gets its
-    // first token after a chunk or so, not after the whole long prefill.
-    const rest = (r: ActiveRequest) => r.promptTokens - r.cachedTokens - r.prefilled;
-    for (const request of this.active.filter((r) => r.prefilling).sort((a, b) => rest(a) - rest(b))) {
-      if (budget <= 0) break;
-      const n = Math.min(budget, request.promptTokens - request.cachedTokens - request.prefilled);
+    prefilling.forEach((request, i) => {
+      const n = shares[i] ?? 0;
+      if (n === 0 && request.promptTokens - request.cachedTokens - request.prefilled > 0) return;
       if (request.prefilled === 0) fixedS += timings.prefillFixedS;
       request.prefilled += n;
-      budget -= n;
       tokens += n;
       touched.push(request);
-    }
+    });
     const startedAt = performance.now();
     await this.deps.gpu.compute((fixedS + tokens / timings.prefillTokensPerS) * timeScale * 1000);
     this.measurePrefill(tokens, (performance.now() - startedAt) / timeScale / 1000 - fixedS);

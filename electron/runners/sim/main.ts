@@ -26,7 +26,7 @@ if (!args.ok) {
   process.stderr.write(`exobar sim runner: ${args.error}\n${USAGE}\n`);
   process.exit(2);
 }
-const { model, timeScale, schedule, prefillChunkMs, promptCacheBytes } = args.value;
+const { model, profile, timeScale, schedule, prefillChunkMs, promptCacheBytes } = args.value;
 
 const log = createRunnerLogger(model.id);
 const out = new RunnerOutputWriter(process.stdout);
@@ -100,8 +100,10 @@ out.emit({
   promptCache: promptCacheHello(model, promptCacheBytes),
   // The sim scripts tool calls and schema-valid JSON (scripted-answer.ts).
   features: { tools: true, structuredOutput: true },
+  // Only when one is chosen: without it the hello is every runner's.
+  ...(profile === null ? {} : { simProfile: profile }),
 });
-log.info({ timeScale, fastSynch: effectiveFastSynch(env), schedule, prefillChunkMs, promptCacheBytes }, 'sim runner started');
+log.info({ timeScale, fastSynch: effectiveFastSynch(env), schedule, prefillChunkMs, promptCacheBytes, profile }, 'sim runner started');
 
 void new SimRunner({
   model,

@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { SimTimingsSchema, type SimTimings } from '../../../shared/catalog';
+import { SimProfileNameSchema, type SimProfileName } from '../../../shared/runner-protocol';
 import cpuTiny from './cpu-tiny-profile.json';
 
 export const SimProfileSchema = z.object({
@@ -33,11 +34,10 @@ export const SimProfileSchema = z.object({
 });
 export type SimProfile = z.infer<typeof SimProfileSchema>;
 
-export const SIM_PROFILES = { 'cpu-tiny': SimProfileSchema.parse(cpuTiny) } as const satisfies Record<string, SimProfile>;
-export type SimProfileName = keyof typeof SIM_PROFILES;
+export const SIM_PROFILES: Record<SimProfileName, SimProfile> = { 'cpu-tiny': SimProfileSchema.parse(cpuTiny) };
 
 export function isSimProfileName(name: string): name is SimProfileName {
-  return Object.hasOwn(SIM_PROFILES, name);
+  return SimProfileNameSchema.safeParse(name).success;
 }
 
 /** A model's sim figures with a profile's in place of its own. */

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .protocol import GenerationParams
 
@@ -169,6 +169,24 @@ class Engine(ABC):
     def prefill_some(self, job: PrefillJob, max_tokens: int) -> int:
         """Runs one prefill chunk of at most `max_tokens`; returns the tokens it did.
         Raises RequestError (the job is dropped by the caller)."""
+
+    def can_prefill_together(self, a: PrefillJob, b: PrefillJob) -> bool:
+        """Can one prefill chunk take the same number of tokens from both prompts in one
+        pass? Only at the same offset: a chunk that needs no padding."""
+        return a.done == b.done
+
+    def prefill_together(self, jobs: List[PrefillJob], tokens_each: int) -> List[Tuple[PrefillJob, RequestError]]:
+        """One chunk of `tokens_each` tokens (at most each job's remaining) for every job of
+        a group `can_prefill_together` formed; returns the jobs that failed, each with its
+        error (the caller drops them). Here one job after another; an engine that can
+        batch them overrides it."""
+        failed: List[Tuple[PrefillJob, RequestError]] = []
+        for job in jobs:
+            try:
+                self.prefill_some(job, tokens_each)
+            except RequestError as err:
+                failed.append((job, err))
+        return failed
 
     @abstractmethod
     def finish_prefill(self, job: PrefillJob) -> None:

@@ -8,8 +8,10 @@ One step:
 2. every waiting request that fits the batch is admitted (tokenized, its prefill job
    started from the prompt cache's longest prefix);
 3. at most one prefill chunk: about `--prefill-chunk-ms` of prefill at the measured
-   rate (chunk_sizer.py), given to the prompts in the order they arrived (one prompt's
-   end and the next one's start share a chunk); a prompt whose prefill completes joins
+   rate (chunk_sizer.py), given to the prompts in the order they arrived, those at the
+   same offset as the first together in one pass (equal shares, no padding:
+   batched_prefill.py), so prompts waiting together end together; what the chunk has
+   left goes to the next group; a prompt whose prefill completes joins
    the batch (and the prompt cache);
 4. one decode step for the batch;
 5. the pacing's pause, after a chunk when a prefill is still under way.
@@ -25,10 +27,11 @@ eight prompts arriving together while one stream decodes lose only an eighth of 
 prefill time to it; however many streams decode, a prompt's prefill gets at least
 half the time. With nothing decoding, chunks follow each other at once.
 
-Prefill stays one prompt at a time through the model (the engine's chunked prefill,
-generate_step's arithmetic for every cache family), not mlx-lm's right-padded batched
-prefill: greedy tokens then equal mlx-lm's own with one request or eight, and on a CPU
-or a GPU the chunk's cost is set by its tokens either way.
+Prompts are stacked only where no padding is needed (same offset, same cache layout),
+not padded on the right as mlx-lm's BatchGenerator does: each row then computes what it
+would alone (generate_step's arithmetic for every cache family), and greedy tokens equal
+mlx-lm's own with one request or eight. An engine that cannot stack a model's caches
+(Llama 4's ChunkedKVCache) runs the group's prompts one after another.
 """
 from __future__ import annotations
 
@@ -133,29 +136,43 @@ class InterleavedLoop(StepLoop):
         self.out.prefill_progress(state.command_id, 0, job.total - job.cached)
 
     def _prefill_chunk(self) -> None:
-        """One chunk of prefill, spread over the prompts in arrival order."""
+        """One chunk of prefill: the prompts in arrival order, those at the same offset
+        together (one pass over the same number of tokens from each, no padding)."""
         budget = self._chunk_tokens()
         scale = self.engine.time_scale or 1.0
         chunk_started = self.hooks.clock()
         waiting_prompts = len(self.prefilling)
+        touched = set()
+        while budget > 0:
+            pending = [s for s in self.prefilling if self.jobs[s.task_id].remaining > 0]
+            if not pending:
+                break
+            lead = self.jobs[pending[0].task_id]
+            group = [s for s in pending if s is pending[0] or self.engine.can_prefill_together(lead, self.jobs[s.task_id])]
+            share = budget // len(group)
+            if share == 0 and touched:
+                break  # the chunk is spent; too little is left to give each prompt a token
+            jobs = [self.jobs[s.task_id] for s in group]
+            touched.update(s.task_id for s in group)
+            each = min([max(1, share)] + [job.remaining for job in jobs])
+            started = self.hooks.clock()
+            before = sum(job.done for job in jobs)
+            try:
+                failed = self.engine.prefill_together(jobs, each)
+            except Exception as err:
+                raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+            done = sum(job.done for job in jobs) - before
+            self.sizer.observe(done, (self.hooks.clock() - started) / scale)
+            budget -= max(1, done)
+            for job, err in failed:
+                state = next(s for s in group if self.jobs.get(s.task_id) is job)
+                self._drop(state)
+                self._fail_request(state.task_id, state.command_id, str(err))
         for state in list(self.prefilling):
             job = self.jobs[state.task_id]
             if job.remaining > 0:
-                if budget <= 0:
-                    break
-                started = self.hooks.clock()
-                try:
-                    done = self.engine.prefill_some(job, budget)
-                except RequestError as err:
-                    self._drop(state)
-                    self._fail_request(state.task_id, state.command_id, str(err))
-                    continue
-                except Exception as err:
-                    raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
-                self.sizer.observe(done, (self.hooks.clock() - started) / scale)
-                budget -= done
-            if job.remaining > 0:
-                self.out.prefill_progress(state.command_id, *job.progress())
+                if state.task_id in touched:
+                    self.out.prefill_progress(state.command_id, *job.progress())
             else:
                 self._complete(state, job)
         decoding = sum(1 for s in self.active.values() if s.decoding)

@@ -13,8 +13,11 @@ runner wants it for every cache type:
   arithmetic of mlx_lm.generate's generate_step, chunk for chunk. Nothing is trimmed
   and no token is thrown away, so it is right for KVCache, RotatingKVCache (sliding
   windows), ChunkedKVCache and ArraysCache (state-space/hybrid) alike.
-- Only the last prompt token goes to BatchGenerator with the filled cache: its first
-  next(), taken at once, computes the first token; the next decode step returns it.
+- Only the last prompt token goes to BatchGenerator with the filled cache: the next
+  decode step takes one extra next() for every prompt that joined since the last one
+  (it computes their first tokens) and returns them with its own.
+- Prompts at the same offset with the same cache layout prefill in one pass, their
+  caches stacked along the batch axis, unpadded (batched_prefill.py).
 - Caches that cannot be merged into a batch (cache_batching.py) are decoded one
   request at a time by the engine's own loop (sequential_decoder.py).
 - Failures stay with their request: an exception or out-of-memory in one request's
@@ -39,8 +42,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .batched_prefill import layout, stack, unstack
 from .cache_batching import Batching, decide_batching, refusal_of
 from .device import apply_wired_limit
 from .engine import (
@@ -182,8 +186,10 @@ class MlxEngine(Engine):
         self._eos: frozenset = frozenset()
         self._decoding: Dict[str, _Decoding] = {}
         self._by_uid: Dict[int, str] = {}
-        #: Tokens from a next() taken during an admission, for the next decode_step.
+        #: Tokens from the extra next() a decode step takes for joined prompts, handed out with its own.
         self._held: List[GeneratedToken] = []
+        #: Prompts joined the generator since its last next(): the next decode step takes one more.
+        self._joined = False
 
     # ------------------------------------------------------------------ lifecycle
     def load(self, on_progress: LoadProgress) -> None:
@@ -245,8 +251,9 @@ class MlxEngine(Engine):
         else:
             self._gen = api.BatchGenerator(
                 self.model,
-                # One prompt per prefill batch: the prompt is a single token already.
-                prefill_batch_size=1,
+                # Every prompt that finished its prefill in a step joins on one next(): the
+                # prompt is a single token already.
+                prefill_batch_size=self.max_batch,
                 completion_batch_size=self.max_batch,
                 prefill_step_size=self.prefill_chunk,
                 max_tokens=self.default_max_tokens,
@@ -398,6 +405,41 @@ class MlxEngine(Engine):
         job.chunks += 1
         return len(piece)
 
+    def can_prefill_together(self, a: PrefillJob, b: PrefillJob) -> bool:
+        """Same offset and the same cache layout (batched_prefill.py): no padding needed."""
+        if a.done != b.done or a.state is None or b.state is None:
+            return False
+        mine = layout(a.state.cache)
+        return mine is not None and mine == layout(b.state.cache)
+
+    def prefill_together(self, jobs: List[PrefillJob], tokens_each: int) -> List[Tuple[PrefillJob, RequestError]]:
+        """One pass over the same chunk length of every prompt, their caches stacked along
+        the batch axis and split back after it (batched_prefill.py)."""
+        if len(jobs) < 2:
+            return super().prefill_together(jobs, tokens_each)
+        api = self._require()
+        mx = api.mx
+        n = min([max(1, tokens_each)] + [job.remaining for job in jobs])
+        rows = [job.request.payload[job.done : job.done + n] for job in jobs]
+        try:
+            with mx.stream(api.generation_stream):
+                layers = len(jobs[0].state.cache)
+                merged = [stack([job.state.cache[i] for job in jobs], mx) for i in range(layers)]
+                self.model(mx.array(rows), cache=merged)
+                mx.eval([c.state for c in merged])
+            mx.clear_cache()
+        except Exception as err:
+            # One pass cannot tell whose prompt failed (an out-of-memory may also be the
+            # batch's size): each goes alone, so a failure is its own request's.
+            self._clear_cache()
+            log.warning("a batched prefill failed (%s): its prompts prefill one by one", _describe_failure(err))
+            return super().prefill_together(jobs, n)
+        for index, job in enumerate(jobs):
+            job.state.cache = [unstack(cache, index) for cache in merged]
+            job.done += n
+            job.chunks += 1
+        return []
+
     def finish_prefill(self, job: PrefillJob) -> None:
         self._require()
         request = job.request
@@ -430,12 +472,7 @@ class MlxEngine(Engine):
             plan=plan,
         )
         if self._gen is not None:
-            # BatchGenerator computes a new request's first token on the next() after
-            # insert and returns it on the one after. Taking that first next() now puts
-            # the first token in this admission's decode step, not behind the next
-            # admitted prompt's prefill; the other requests' tokens it returns are
-            # handed out by the next decode_step.
-            self._held.extend(self._advance())
+            self._joined = True
 
     def _start_plan(self, request: PreparedRequest) -> Optional[PlanState]:
         """The request's filters, logits processors and tool-call stream (None: a plain request)."""
@@ -471,6 +508,14 @@ class MlxEngine(Engine):
 
     def decode_step(self) -> List[GeneratedToken]:
         self._require()
+        if self._joined:
+            # BatchGenerator computes a new request's first token on the next() after
+            # insert and returns it on the one after. Taking that first next() here, for
+            # every prompt that joined since the last step at once, puts their first
+            # tokens in this step; the other requests' tokens it returns go out with them.
+            self._joined = False
+            first = self._advance()  # before reading _held: a failed step replaces it
+            self._held.extend(first)
         held, self._held = self._held, []
         return held + self._advance()
 
@@ -562,6 +607,7 @@ class MlxEngine(Engine):
         log.error("%s (%d requests end with it)", message, len(self._decoding))
         failed = [GeneratedToken(request_id, -1, "", None, error=message) for request_id in self._decoding]
         self._held = [t for t in self._held if t.request_id not in self._decoding]
+        self._joined = False
         self._decoding.clear()
         self._by_uid.clear()
         gen, self._gen = self._gen, None

@@ -100,6 +100,8 @@ class StepLoop:
         self.default_prefill_chunk = engine.prefill_chunk
         #: The current pacing's pause after a prefill chunk, in seconds.
         self.pacing_pause_s = 0.0
+        #: The PromptCacheStats last sent (None: none yet).
+        self.reported_cache_stats: Optional[dict] = None
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> int:
@@ -395,9 +397,12 @@ class StepLoop:
         self._report_cache()
 
     def _report_cache(self) -> None:
-        """PromptCacheStats after a request's prefill, when the engine has a prompt cache."""
+        """PromptCacheStats, when the engine has a prompt cache and they changed: after a
+        request's prefill (a lookup and the prompt cached) and after a request finishes
+        (the mlx engine caches the whole conversation, the reply included, then)."""
         stats = self.engine.prompt_cache_stats()
-        if stats is not None:
+        if stats is not None and stats != self.reported_cache_stats:
+            self.reported_cache_stats = stats
             self.out.prompt_cache_stats(stats)
 
     def _fail_request(self, task_id: str, command_id: str, message: str) -> None:
@@ -406,6 +411,12 @@ class StepLoop:
         self.out.task_status(task_id, "Failed")
 
     def _emit_tokens(self, tokens: List[GeneratedToken]) -> None:
+        self._emit_each(tokens)
+        if any(token.finish_reason is not None for token in tokens):
+            # A finished request's conversation may be cached now: after its last token.
+            self._report_cache()
+
+    def _emit_each(self, tokens: List[GeneratedToken]) -> None:
         for token in tokens:
             state = self.active.get(token.request_id)
             if state is None:

@@ -6,7 +6,7 @@ import unittest
 from exobar_mlx.chunk_sizer import FIRST_CHUNK_TOKENS, ChunkSizer, bounded_chunk
 from exobar_mlx.interleaved_loop import InterleavedLoop
 from exobar_mlx.protocol import Cancel
-from exobar_mlx.step_loop import LoopHooks
+from exobar_mlx.step_loop import LoopHooks, StepLoop
 
 from .helpers import generation
 from .test_step_loop import Harness, HookedEngine
@@ -27,25 +27,60 @@ class FixedSizer(ChunkSizer):
 
 class ChunkHookedEngine(HookedEngine):
     """Calls after_chunk(request_id, done) after each interleaved prefill chunk. With a
-    `clock` (a one-item list, seconds), a chunk costs `chunk_s` and a decode step
-    `step_s` on it and nothing else moves it: the loop's time is the engine's work."""
+    `clock` (a one-item list, seconds), a pass over a chunk (one prompt's, or the same
+    tokens of prompts prefilled together) costs `chunk_s` and a decode step `step_s` on
+    it and nothing else moves it: the loop's time is the engine's work. `passes` lists
+    each pass's request ids."""
 
     def __init__(self, clock=None, chunk_s=0.0, step_s=0.0, **kwargs):
         super().__init__(**kwargs)
         self.after_chunk = lambda request_id, done: None
         self.clock, self.chunk_s, self.step_s = clock, chunk_s, step_s
+        self.passes = []
 
     def prefill_some(self, job, max_tokens):
         done = super().prefill_some(job, max_tokens)
+        self._pass([job])
+        return done
+
+    def prefill_together(self, jobs, tokens_each):
+        if len(jobs) < 2:
+            return super().prefill_together(jobs, tokens_each)
+        for job in jobs:
+            super().prefill_some(job, tokens_each)
+        self._pass(jobs)
+        return []
+
+    def _pass(self, jobs):
+        self.passes.append([job.request.request_id for job in jobs])
         if self.clock is not None:
             self.clock[0] += self.chunk_s
-        self.after_chunk(job.request.request_id, job.done)
-        return done
+        for job in jobs:
+            self.after_chunk(job.request.request_id, job.done)
 
     def decode_step(self):
         if self.clock is not None and self.batch_size() > 0:
             self.clock[0] += self.step_s
         return super().decode_step()
+
+
+class ConversationCachingEngine(ChunkHookedEngine):
+    """Caches a finished request's prompt and reply, as the mlx engine does."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.prompts = {}
+
+    def finish_prefill(self, job):
+        self.prompts[job.request.request_id] = job.request.payload[1]
+        super().finish_prefill(job)
+
+    def decode_step(self):
+        tokens = super().decode_step()
+        for token in tokens:
+            if token.finish_reason is not None:
+                self.prompt_cache.insert(tuple(self.prompts[token.request_id]) + ("reply",) * 4)
+        return tokens
 
 
 def clocked(chunk_s=1.0, step_s=0.25, **kwargs):
@@ -123,14 +158,29 @@ class InterleavedAdmissionTest(unittest.TestCase):
         h.wait_label("task:t3:Complete")
         h.shutdown()
         labels = h.labels()
-        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:10/12"))
-        # One chunk of 10 per step, across the prompts in arrival order: t1's end and t2's
-        # start share the second chunk, before t1's first token.
-        self.assertEqual(progress(labels, "cmd-t1"), [10, 12])
-        self.assertEqual(progress(labels, "cmd-t2"), [8, 12])
-        self.assertEqual(progress(labels, "cmd-t3"), [6, 12])
-        self.assertLess(h.index("prefill:cmd-t2:8/12"), h.index("token:cmd-t1:None"))
-        self.assertLess(h.index("prefill:cmd-t3:6/12"), h.index("token:cmd-t2:None"))
+        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:3/12"))
+        # One chunk of 10 per step, the three prompts at the same offset in one pass: 3
+        # tokens each, so they end their prefill together and take their first tokens in
+        # the same step.
+        for command in ("cmd-t1", "cmd-t2", "cmd-t3"):
+            self.assertEqual(progress(labels, command), [3, 6, 9, 12])
+        self.assertEqual(h.engine.passes, [["t1", "t2", "t3"]] * 4)
+        self.assertLess(h.index("prefill:cmd-t3:12/12"), h.index("token:cmd-t1:None"))
+
+    def test_a_prompt_at_another_offset_gets_its_own_pass_in_the_same_chunk(self):
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, chunk=20, hooks=hooks)
+        # t1 (35 tokens) is 20 tokens in when t2 and t3 (12 each) arrive.
+        engine.after_chunk = lambda request_id, done: request_id == "t1" and done == 20 and h.put(
+            generation("t2", max_tokens=2), generation("t3", max_tokens=2))
+        h.put(generation("t1", words=28, max_tokens=2))
+        h.wait_label("task:t3:Complete")
+        h.shutdown()
+        # The next chunk: t1's last 15 first (arrival order), then t2 and t3 together in
+        # one pass over what the chunk has left, 2 tokens each; then their last 10 each.
+        self.assertEqual(engine.passes, [["t1"], ["t1"], ["t2", "t3"], ["t2", "t3"]])
+        self.assertEqual(progress(h.labels(), "cmd-t2"), [2, 12])
+        self.assertEqual(progress(h.labels(), "cmd-t3"), [2, 12])
 
     def test_the_batch_cap_holds_and_the_rest_wait_acknowledged(self):
         h = interleaved(max_batch=2)
@@ -309,6 +359,24 @@ class InterleavedPromptCacheTest(unittest.TestCase):
         h.shutdown()
         self.assertEqual(final_usage(h, "again")["cachedTokens"], 0)
         self.assertEqual(final_usage(h, "third")["cachedTokens"], 100)
+
+    def test_the_stats_are_sent_again_when_a_finished_conversation_is_cached(self):
+        for loop_class in (InterleavedLoop, StepLoop):
+            with self.subTest(schedule=loop_class.__name__):
+                engine = ConversationCachingEngine(prompt_cache_bytes=1 << 30)
+                h = interleaved(engine) if loop_class is InterleavedLoop else Harness(
+                    engine=engine, loop_class=StepLoop).start_ready()
+                h.put(chat("t1", [{"role": "user", "content": words(20)}], max_tokens=4))
+                h.wait_label("task:t1:Complete")
+                h.shutdown()
+                kinds = [m["type"] for m in h.capture.messages]
+                stats = [m for m in h.capture.messages if m["type"] == "PromptCacheStats"]
+                # One after the prefill (the prompt), one after the last token (prompt and reply).
+                self.assertEqual(len(stats), 2)
+                last_token = max(i for i, m in enumerate(h.capture.messages) if m["type"] == "ChunkGenerated"
+                                 and m["chunk"]["kind"] == "TokenChunk")
+                self.assertGreater(kinds.index("PromptCacheStats", last_token), last_token)
+                self.assertGreater(stats[1]["bytes"], stats[0]["bytes"])
 
     def test_no_stats_without_a_cache(self):
         h = interleaved()

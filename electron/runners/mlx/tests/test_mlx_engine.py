@@ -41,7 +41,8 @@ class MlxEngineTest(unittest.TestCase):
         self.assertEqual(progress, [(0, 3), (1, 3), (2, 3), (3, 3)])
         self.assertEqual(self.api.calls["load"], [(str(self.model_dir.resolve()), True)])
         gen = FakeBatchGenerator.instances[-1]
-        self.assertEqual(gen.kwargs["prefill_batch_size"], 1)
+        # Every prompt that ended its prefill in a step joins on one next().
+        self.assertEqual(gen.kwargs["prefill_batch_size"], 8)
         self.assertEqual(gen.kwargs["completion_batch_size"], 8)
         self.assertEqual(engine.load_details(), {"batching": "batched", "cacheTypes": ["KVCache"]})
         self.assertIsNone(engine.concurrency_limit())
@@ -127,9 +128,9 @@ class MlxEngineTest(unittest.TestCase):
         engine.prefill(engine.prepare("t1", "c1", params(max_tokens=2), 64), lambda *_: None)
         engine.prefill(engine.prepare("t2", "c2", params(max_tokens=3), 64), lambda *_: None)
         first, second = engine.decode_step(), engine.decode_step()
-        # t1's token from the next() taken when t2 was admitted comes first
-        self.assertEqual([(t.request_id, t.finish_reason) for t in first], [("t1", None), ("t1", "length"), ("t2", None)])
-        self.assertEqual([(t.request_id, t.finish_reason) for t in second], [("t2", None)])
+        # Both joined on one next(), taken in the first step: their first tokens come together.
+        self.assertEqual([(t.request_id, t.finish_reason) for t in first], [("t1", None), ("t2", None)])
+        self.assertEqual([(t.request_id, t.finish_reason) for t in second], [("t1", "length"), ("t2", None)])
 
     def test_remove_cancels_in_the_generator(self):
         engine = self.loaded()

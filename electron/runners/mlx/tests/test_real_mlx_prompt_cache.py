@@ -159,6 +159,29 @@ class HelloSaysWhyTheCacheIsRefused(unittest.TestCase):
                     runner.kill()
 
 
+def watch_prefill_rows(engine, before=lambda tokens: None):
+    """The rows of every prefill pass through the model (prompts prefilled together);
+    `before(tokens)` is called first (it may raise, as a failing pass would)."""
+    rows = []
+
+    class Watched:
+        """The model, its calls' batch sizes recorded (its caches and layers as they are)."""
+
+        def __init__(self, model):
+            self.model = model
+
+        def __getattr__(self, name):
+            return getattr(self.model, name)
+
+        def __call__(self, tokens, cache=None):
+            rows.append(tokens.shape[0])
+            before(tokens)
+            return self.model(tokens, cache=cache)
+
+    engine.model = Watched(engine.model)
+    return rows
+
+
 class GreedyAloneAndAmongEight(unittest.TestCase):
     def setUp(self):
         require_real_mlx(self)
@@ -185,6 +208,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 h = Harness(engine=engine, loop_class=InterleavedLoop)
                 h.loop.sizer = FixedSizer(24)
                 h.start_ready()
+                rows = watch_prefill_rows(engine)  # the model the runner loaded
                 h.put(self.task("alone", 70, 0))
                 alone = self.collect(h, ["alone"])["alone"]
                 # Eight at once: the same prompt (now a cache hit) and seven others of
@@ -195,6 +219,9 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 self.assertEqual(h.shutdown(), 0)
                 self.assertGreater(len(set(alone)), 2, "the tiny model must not repeat one token")
                 self.assertEqual(got["again"], alone)
+                # The seven others, waiting together at the same offset, went through the
+                # model together (Llama 4's chunked cache cannot be stacked: one by one).
+                self.assertEqual(max(rows) > 1, family not in REFUSED, rows)
                 # And without the hit: a fresh engine with no cache, the same eight.
                 plain = MlxEngine(str(tiny_model(family)), prefill_chunk=CHUNK, max_batch=8, env={},
                                   home=Path(tempfile.gettempdir()))
@@ -206,6 +233,33 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 fresh = self.collect(h, ["again"] + [o["taskId"] for o in others])
                 self.assertEqual(h.shutdown(), 0)
                 self.assertEqual(fresh, got)
+
+    def test_a_stacked_pass_that_fails_is_run_again_one_prompt_at_a_time(self):
+        engine = cached_engine("llama", cap=0)
+        h = Harness(engine=engine, loop_class=InterleavedLoop)
+        h.loop.sizer = FixedSizer(24)
+        h.start_ready()
+        failures = []
+
+        def once_out_of_memory(tokens):
+            if tokens.shape[0] > 1 and not failures:
+                failures.append(tokens.shape[0])
+                raise RuntimeError("[metal::malloc] out of memory")
+
+        rows = watch_prefill_rows(engine, once_out_of_memory)
+        tasks = [self.task(f"p{i}", 30, 60 * i) for i in range(3)]
+        h.put(*tasks)
+        together = self.collect(h, [t["taskId"] for t in tasks])
+        self.assertEqual(h.shutdown(), 0)
+        # The failed pass took three rows; its prompts went on alone, then stacked again.
+        self.assertEqual((failures, rows[:4]), ([3], [3, 1, 1, 1]))
+        for task in tasks:
+            alone = Harness(engine=cached_engine("llama", cap=0), loop_class=InterleavedLoop)
+            alone.loop.sizer = FixedSizer(24)
+            alone.start_ready()
+            alone.put(task)
+            self.assertEqual(self.collect(alone, [task["taskId"]]), {task["taskId"]: together[task["taskId"]]})
+            self.assertEqual(alone.shutdown(), 0)
 
 
 if __name__ == "__main__":

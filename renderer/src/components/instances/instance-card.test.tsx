@@ -46,18 +46,23 @@ describe('instance card', () => {
     expect(within(c).getByText('MLX')).toBeTruthy();
   });
 
-  it("shows the runner's schedule and its prompt cache's size, cap and hit rate, or why the model has none", () => {
+  it("shows the runner's schedule, a sim's timing profile, and its prompt cache's size, cap and hit rate, or why the model has none", () => {
     const cache = { capBytes: 1024 ** 3, supported: true, reason: null, entries: 2, bytes: 256 * 1024 ** 2, hits: 3, misses: 1, hitTokens: 900 };
-    const { push } = renderApp(snapshot({ instances: [instance({ runnerEngine: { schedule: 'interleaved', promptCache: cache } })] }));
+    const { push } = renderApp(snapshot({ instances: [instance({ runnerEngine: { schedule: 'interleaved', simProfile: null, promptCache: cache } })] }));
     const c = () => card('Llama 3.2 1B (simulated)');
     expect(within(c()).getByText('interleaved').getAttribute('title')).toMatch(/^runner.schedule interleaved/);
     expect(within(c()).getByTestId('prompt-cache').textContent).toBe('prompt cache 0.3 GiB / 1.0 GiB, 75% hits');
     const refused = { ...cache, supported: false, reason: 'Llama 4 (chunked attention): its ChunkedKVCache cannot be cached' };
-    push(snapshot({ seq: 2, instances: [instance({ runnerEngine: { schedule: 'exo', promptCache: refused } })] }));
+    push(snapshot({ seq: 2, instances: [instance({ runnerEngine: { schedule: 'exo', simProfile: null, promptCache: refused } })] }));
     expect(within(c()).getByText('exo')).toBeTruthy();
     expect(within(c()).getByTestId('prompt-cache').textContent).toBe('no prompt cache: Llama 4 (chunked attention): its ChunkedKVCache cannot be cached');
-    push(snapshot({ seq: 3, instances: [instance({ runnerEngine: { schedule: 'interleaved', promptCache: { ...cache, capBytes: 0 } } })] }));
+    push(snapshot({ seq: 3, instances: [instance({ runnerEngine: { schedule: 'interleaved', simProfile: 'cpu-tiny', promptCache: { ...cache, capBytes: 0 } } })] }));
     expect(within(c()).getByTestId('prompt-cache').textContent).toBe('prompt cache off');
+    // The sim's calibrated timings, when the setting chose them; nothing when it did not.
+    expect(within(c()).getByTestId('sim-profile').textContent).toBe('sim profile cpu-tiny');
+    expect(within(c()).getByTestId('sim-profile').getAttribute('title')).toMatch(/^runner.simProfile/);
+    push(snapshot({ seq: 4, instances: [instance({ runnerEngine: { schedule: 'interleaved', simProfile: null, promptCache: cache } })] }));
+    expect(within(c()).queryByTestId('sim-profile')).toBeNull();
   });
 
   it('says when the sharing policy paces the prefill, and for whom; nothing when it does not', () => {

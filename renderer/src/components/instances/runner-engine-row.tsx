@@ -5,9 +5,12 @@ const SCHEDULE_HINTS: Record<RunnerEngineSnapshot['schedule'], string> = {
   exo: "runner.schedule exo: exo's runner step for step, one request admitted per step with its whole prefill (other streams pause meanwhile)",
 };
 
+const SIM_PROFILE_HINT =
+  "runner.simProfile: this sim runner takes the MLX runner's own timings measured on a tiny real model on the CPU (npm run calibrate-sim), not its catalog model's";
+
 /**
  * How this model's runner serves (docs/runner-protocol.md, "Schedules" and "Prompt cache"):
- * its schedule, and its prompt cache's size against its cap and hit rate, or why this
+ * its schedule, a sim's timing profile when one is set, and its prompt cache's size against its cap and hit rate, or why this
  * model has none.
  */
 export function RunnerEngineRow({ engine }: { engine: RunnerEngineSnapshot }) {
@@ -18,6 +21,11 @@ export function RunnerEngineRow({ engine }: { engine: RunnerEngineSnapshot }) {
       <span className="badge explained" title={SCHEDULE_HINTS[engine.schedule]}>
         {engine.schedule}
       </span>
+      {engine.simProfile !== null && (
+        <span className="badge explained" data-testid="sim-profile" title={SIM_PROFILE_HINT}>
+          sim profile {engine.simProfile}
+        </span>
+      )}
       <span className={refused ? 'warn-text' : 'muted'} data-testid="prompt-cache">
         {promptCacheWords(cache)}
       </span>
