@@ -24,8 +24,9 @@ DEFAULT_SCHEDULE = "interleaved"
 DEFAULT_PREFILL_CHUNK_MS = 250
 MIN_PREFILL_CHUNK_MS = 10
 MAX_PREFILL_CHUNK_MS = 10_000
-#: The interleaved prefill chunk's bounds in tokens, whatever the measured rate says.
-MIN_INTERLEAVED_CHUNK_TOKENS = 64
+#: The interleaved prefill chunk's bounds in tokens, whatever the measured rate says (the
+#: floor is below the pacing's: a 64-token chunk took seconds on a loaded CPU).
+MIN_INTERLEAVED_CHUNK_TOKENS = 16
 MAX_INTERLEAVED_CHUNK_TOKENS = 4096
 #: The pacing limits of shared/runner-protocol.ts.
 MIN_PACED_CHUNK_TOKENS = 64
