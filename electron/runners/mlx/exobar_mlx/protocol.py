@@ -193,7 +193,8 @@ def fault_of(params: GenerationParams) -> Optional[str]:
 
 
 class ProtocolWriter:
-    """Writes protocol messages, one JSON object per line, flushed at once.
+    """Writes protocol messages, one JSON object per line, flushed at once (the runner's
+    stream is a LinePump, whose thread does the writing: line_pump.py).
 
     Only this object writes to the protocol stream; the runner points fd 1 at stderr
     so a stray print from a library (mlx-lm prints some warnings) lands in the log
