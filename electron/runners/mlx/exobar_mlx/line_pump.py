@@ -8,7 +8,12 @@ writing its own lines decoded 10.0 tokens/s, the same runner with this pump 17.8
 mlx_lm.server, whose HTTP handler thread writes while its generation thread computes,
 10.7 (docs/mlx-runner.md, "Where decode time goes").
 
-Lines keep their order (one queue, one writer). `drain` waits until every line queued
+Lines keep their order (one queue, one writer). At most MAX_QUEUED lines wait: a loop
+faster than the pipe (the test engine's steps take a few ms and give eight tokens each,
+and the writer needs the interpreter lock the loop holds) blocks on a full queue rather
+than running ahead of what the supervisor has seen, so an acknowledgement never trails
+the loop by more than a step. A decode step of a real model gives fewer lines
+than that and never waits. `drain` waits until every line queued
 so far is written: the runner calls it before it exits, crashes or hangs on purpose, so
 nothing it sent is lost. A write that fails (the supervisor is gone) is logged once and
 the rest is dropped; stdin closing then ends the runner as usual.
@@ -22,13 +27,16 @@ from typing import IO, Optional
 
 log = logging.getLogger("exobar.mlx.protocol")
 
+#: Lines the loop may be ahead of the pipe: one step of a full batch of eight.
+MAX_QUEUED = 8
+
 
 class LinePump:
     """A write-only text stream (write, flush) whose lines a daemon thread writes to `stream`."""
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
-        self._lines: "queue.Queue[str]" = queue.Queue()
+        self._lines: "queue.Queue[str]" = queue.Queue(maxsize=MAX_QUEUED)
         self._failed: Optional[BaseException] = None
         threading.Thread(target=self._run, name="protocol-writer", daemon=True).start()
 

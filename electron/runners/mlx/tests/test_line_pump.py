@@ -2,7 +2,7 @@ import io
 import threading
 import unittest
 
-from exobar_mlx.line_pump import LinePump
+from exobar_mlx.line_pump import MAX_QUEUED, LinePump
 
 
 class SlowStream(io.StringIO):
@@ -36,6 +36,19 @@ class LinePumpTest(unittest.TestCase):
         drained.join(timeout=30)
         self.assertFalse(drained.is_alive())
         self.assertEqual(stream.getvalue(), "line 0\nline 1\nline 2\n")
+
+    def test_a_writer_ahead_of_the_pipe_by_max_queued_lines_waits_for_it(self):
+        stream = SlowStream()
+        pump = LinePump(stream)
+        writer = threading.Thread(target=lambda: [pump.write(f"{n}\n") for n in range(MAX_QUEUED + 2)])
+        writer.start()
+        writer.join(timeout=1)
+        self.assertTrue(writer.is_alive())  # blocked: the pipe took nothing
+        for _ in range(MAX_QUEUED + 2):
+            stream.gate.release()
+        writer.join(timeout=30)
+        pump.drain()
+        self.assertEqual(stream.getvalue(), "".join(f"{n}\n" for n in range(MAX_QUEUED + 2)))
 
     def test_a_broken_pipe_drops_the_rest_and_never_blocks_drain(self):
         pump = LinePump(BrokenStream())
