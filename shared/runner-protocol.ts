@@ -58,13 +58,19 @@ export const DEFAULT_PREFILL_CHUNK_MS = 250;
 /** Bounds of `--prefill-chunk-ms` (a runner refuses others with exit 2; the setting has the same). */
 export const MIN_PREFILL_CHUNK_MS = 10;
 export const MAX_PREFILL_CHUNK_MS = 10_000;
-/** The interleaved chunk's bounds in tokens, whatever the measured prefill rate says. */
-export const MIN_INTERLEAVED_CHUNK_TOKENS = MIN_PACED_CHUNK_TOKENS;
+/**
+ * The interleaved chunk's bounds in tokens, whatever the measured prefill rate says. The
+ * floor is not the pacing's (64): on a loaded CPU a 64-token chunk took 1.5-4 s, so a
+ * decoding stream paused that long whatever `--prefill-chunk-ms` said. Below 16 tokens a
+ * chunk's fixed cost (one forward pass) dominates: 600 tokens took 1.27x the CPU of
+ * 64-token chunks in 16-token chunks and 1.6x in 8-token ones (docs/mlx-runner.md).
+ */
+export const MIN_INTERLEAVED_CHUNK_TOKENS = 16;
 export const MAX_INTERLEAVED_CHUNK_TOKENS = DEFAULT_PREFILL_CHUNK_TOKENS;
 
 /**
  * The interleaved prefill chunk: as many tokens as the runner's measured prefill rate
- * (tokens/s) does in `chunkMs`, bounded to [64, 4096] (the contract both runners follow;
+ * (tokens/s) does in `chunkMs`, bounded to [16, 4096] (the contract both runners follow;
  * a fixed token count is wrong by 10x between a CPU and a Mac's GPU).
  */
 export function interleavedChunkTokens(prefillTokensPerS: number, chunkMs: number): number {

@@ -1,7 +1,7 @@
 """The interleaved schedule's prefill chunk, sized from the runner's own prefill rate.
 
 A fixed token count is wrong by 10x between a CPU and a Mac's GPU, so the chunk is as
-many tokens as the measured rate does in `--prefill-chunk-ms`, bounded to [64, 4096]
+many tokens as the measured rate does in `--prefill-chunk-ms`, bounded to [16, 4096]
 (interleavedChunkTokens in shared/runner-protocol.ts). The rate is a moving average of
 the chunks already run (each chunk's tokens over its own duration, decode steps
 excluded); before any measurement the engine's warm-up rate (when it has one) or a

@@ -7,13 +7,17 @@ path can start a download.
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
 import time
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from . import fast_synch
+
+if TYPE_CHECKING:
+    from .line_pump import LinePump
 
 
 def _protocol_stream():
@@ -72,7 +76,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-    from .cli import parse_args, test_timings  # argparse exits 2 on bad flags
+    from .cli import parse_args  # argparse exits 2 on bad flags
 
     args = parse_args(argv)
     if args.version:
@@ -88,12 +92,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     log = logging.getLogger("exobar.mlx")
     out_stream = _protocol_stream()
 
+    from .line_pump import LinePump
+
+    # The loop never writes the pipe itself (line_pump.py says why); every way out drains it.
+    pump = LinePump(out_stream)
+    try:
+        return _serve(args, log, enabled, reported, pump)
+    finally:
+        pump.drain()
+
+
+def _serve(args: argparse.Namespace, log: logging.Logger, enabled: bool, reported: dict, pump: "LinePump") -> int:
+    """Hello, engine, stdin reader and step loop, writing the protocol through `pump`."""
+    from .cli import test_timings
     from .inbox import Inbox, start_reader
     from .protocol import ProtocolWriter
     from .interleaved_loop import InterleavedLoop
     from .step_loop import LoopHooks, LoopOptions, StepLoop
 
-    writer = ProtocolWriter(out_stream)
+    writer = ProtocolWriter(pump)
     if args.engine == "test":
         from .test_engine import TestEngine
 
@@ -164,12 +181,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
 
     def crash() -> None:
-        out_stream.flush()
+        pump.drain()
         sys.stderr.flush()
         os._exit(1)
 
+    def hang() -> None:
+        pump.drain()
+        _hang_forever(log)
+
     options = LoopOptions(max_batch=args.max_batch, default_max_tokens=args.default_max_tokens)
-    hooks = LoopHooks(crash=crash, hang=lambda: _hang_forever(log))
+    hooks = LoopHooks(crash=crash, hang=hang)
     if args.schedule == "exo":
         loop = StepLoop(engine, writer, inbox, options, hooks)
     else:

@@ -24,8 +24,9 @@ DEFAULT_SCHEDULE = "interleaved"
 DEFAULT_PREFILL_CHUNK_MS = 250
 MIN_PREFILL_CHUNK_MS = 10
 MAX_PREFILL_CHUNK_MS = 10_000
-#: The interleaved prefill chunk's bounds in tokens, whatever the measured rate says.
-MIN_INTERLEAVED_CHUNK_TOKENS = 64
+#: The interleaved prefill chunk's bounds in tokens, whatever the measured rate says (the
+#: floor is below the pacing's: a 64-token chunk took seconds on a loaded CPU).
+MIN_INTERLEAVED_CHUNK_TOKENS = 16
 MAX_INTERLEAVED_CHUNK_TOKENS = 4096
 #: The pacing limits of shared/runner-protocol.ts.
 MIN_PACED_CHUNK_TOKENS = 64
@@ -192,7 +193,8 @@ def fault_of(params: GenerationParams) -> Optional[str]:
 
 
 class ProtocolWriter:
-    """Writes protocol messages, one JSON object per line, flushed at once.
+    """Writes protocol messages, one JSON object per line, flushed at once (the runner's
+    stream is a LinePump, whose thread does the writing: line_pump.py).
 
     Only this object writes to the protocol stream; the runner points fd 1 at stderr
     so a stray print from a library (mlx-lm prints some warnings) lands in the log

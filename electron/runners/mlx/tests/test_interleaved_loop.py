@@ -134,8 +134,9 @@ class ChunkSizerTest(unittest.TestCase):
         sizer.observe(1000, 1.0)  # 1,000 tokens/s: 250 ms is 250 tokens
         self.assertEqual(sizer.tokens(), 250)
 
-    def test_the_chunk_stays_within_64_and_4096_tokens(self):
-        self.assertEqual(bounded_chunk(10, 250), 64)  # a slow CPU
+    def test_the_chunk_stays_within_16_and_4096_tokens(self):
+        self.assertEqual(bounded_chunk(40, 250), 16)  # a loaded CPU: 10 tokens would cost more than they yield
+        self.assertEqual(bounded_chunk(100, 250), 25)  # a CPU: below the pacing's 64, so the chunk still takes 250 ms
         self.assertEqual(bounded_chunk(1e6, 250), 4096)  # a fast GPU
         self.assertEqual(ChunkSizer(250, rate_hint=4000).tokens(), 1000)
 
