@@ -110,6 +110,8 @@ import type { NodeEvent, UnloadReason } from './node-event';
 import type { RequestDecodeSharing } from '../sharing/request-sharing';
 import type { SharingPolicy } from '../../../shared/sharing-policy';
 import type { PacingTuning } from '../pacing/pacing-plan';
+import type { EventLog } from './event-log';
+import type { SnapshotHub } from '../app-state/snapshot-hub';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -214,6 +216,10 @@ export interface NodeOptions {
   sharingPolicy?: () => SharingPolicy;
   /** The decode-first policy's numbers (the bench tunes them; default DEFAULT_PACING_TUNING). */
   pacingTuning?: Partial<PacingTuning>;
+  /** The event log the node records into (the core shares it with the hub's warning diff); default a new one. */
+  eventLog?: EventLog;
+  /** The hub the node registers its section and warnings with (the core's); default a new one, recording into the event log. */
+  hub?: SnapshotHub;
 }
 
 export interface ExobarNode {

@@ -15,7 +15,7 @@ import { GenerationParamsSchema, type RunnerEngineOptions } from '../../../share
 import { defaultSettings } from '../../../shared/api';
 import { DEFAULT_FIT_CONTEXT_TOKENS } from '../../../shared/fit-check';
 import { estimateModelMemory } from '../fit/model-memory';
-import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Snapshot, Warning } from '../../../shared/snapshot';
+import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Warning } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
 import { createDispatcher, type DispatchMode } from './dispatcher';
 import { EventLog } from './event-log';
@@ -23,7 +23,7 @@ import { Instance } from './instance';
 import { beyondText, featureRefusal } from './feature-gate';
 import { NodeRequest } from './node-request';
 import { simSpawnSpec } from './sim-spawn-spec';
-import { SnapshotBroadcaster } from './snapshot-broadcaster';
+import { SnapshotHub, type SnapshotSection } from '../app-state/snapshot-hub';
 import {
   NO_EXO,
   NodeError,
@@ -47,7 +47,6 @@ import type { TokenGap } from '../sharing/decode-timing';
 import type { BusyNeighbour } from '../sharing/sharing-stats';
 import { DEFAULT_SHARING_POLICY } from '../../../shared/sharing-policy';
 import { PacingController, pacingSnapshot } from '../pacing/pacing-controller';
-import { WarningDiff } from '../app-state/warning-diff';
 import { pacedRunnerOf } from '../pacing/paced-instance';
 
 export interface NodeInternals {
@@ -65,7 +64,10 @@ const SIM_MIN_FLOOR_MS = 1000;
 const CLOCK_REFRESH_MS = 1000;
 
 /** Creates a node. Nothing runs until an instance is created. */
-export function createNode(options: NodeOptions, internals: NodeInternals = {}): ExobarNode & { readonly eventLog: EventLog } {
+export function createNode(
+  options: NodeOptions,
+  internals: NodeInternals = {},
+): ExobarNode & { readonly eventLog: EventLog; readonly hub: SnapshotHub } {
   const dataDir = options.dataDir;
   const gpuDir = join(dataDir, 'sim-gpu');
   mkdirSync(gpuDir, { recursive: true });
@@ -73,7 +75,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const defaultFastSynch: FastSynchOverride = options.defaultFastSynch ?? 'auto';
   let catalog = [...SIM_MODELS, ...(options.extraModels ?? [])];
   const dispatcher = createDispatcher(internals.dispatchMode ?? 'nonblocking');
-  const eventLog = new EventLog();
+  const eventLog = options.eventLog ?? new EventLog();
   // Runners an exobar that crashed left behind: stopped now, by pid and start time.
   const runnerRegistry = new RunnerRegistry(dataDir);
   void runnerRegistry.stopOrphans().then(
@@ -106,23 +108,21 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   let mlxRuntime: MlxRuntimeSnapshot | null = null;
   let exoView: ExoSnapshotPart = NO_EXO;
   let exoProcess: ExoProcessState | null = null;
-  // Every part's warnings, local and exo alike, through one diff into the event log.
-  const warningDiff = new WarningDiff((event) => eventLog.record(event));
   let historyWarnings: Warning[] = [];
   const loadStalls = new RunnerLoadStallTracker();
   let localStalls: RunnerLoadStall[] = [];
+  const rejectedInputs: Record<string, number> = {};
   let instanceCounter = 0;
   let shuttingDown = false;
   const idleTtlSeconds = options.idleTtlSeconds ?? defaultIdleTtl;
   /** When the clock last renewed the snapshot for an idle countdown (minutes move slowly). */
   let countdownRenewedAt = 0;
 
-  const broadcaster = new SnapshotBroadcaster(buildSnapshot);
+  // Every part's section and warnings, local and exo alike, through one hub and its one diff into the event log.
+  const ownHub = !options.hub;
+  const hub = options.hub ?? new SnapshotHub({ version: options.version, record: (event) => eventLog.record(event) });
   /** The state changed: a new version, and the warnings (with their events) follow it now, read or not. */
-  const changed = (): void => {
-    broadcaster.changed();
-    updateWarnings();
-  };
+  const changed = (): void => hub.changed();
   // Ages, time-left estimates and the token rate move with the clock, not with events: while
   // any is shown, a new version each second keeps a read at most a second behind the clock.
   // An idle countdown ("unloads in 12 min") is said in minutes: a new version each 30 s is enough.
@@ -162,13 +162,10 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     return { ...limits, floorMs: Math.min(limits.floorMs, Math.max(SIM_MIN_FLOOR_MS, limits.floorMs * simTimeScale)) };
   }
 
-  /** Builds the snapshot of the current state; the broadcaster calls it at most once per version. */
-  function buildSnapshot(seq: number): Snapshot {
+  /** The node's section of the snapshot; the hub reads it at most once per version. */
+  function nodeSection(): SnapshotSection {
     const now = performance.now();
     return {
-      seq,
-      at: Date.now(),
-      version: options.version ?? '0.0.0',
       apiBaseUrl,
       instances: [
         ...[...instances.values()].map((i) => ({
@@ -179,7 +176,6 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
         ...[...stoppingInstances.values()].map((i) => ({ ...i.snapshot(now), pacing: null })),
         ...exoView.instances,
       ],
-      warnings: [...warningDiff.warnings],
       launch,
       rejectedInputs: { ...rejectedInputs },
       mlx: mlxRuntime,
@@ -188,8 +184,6 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       exoProcess,
     };
   }
-
-  const rejectedInputs: Record<string, number> = {};
 
   /** Stops an instance taken out of service, shown as stopping until its runner has exited. */
   async function disposeShown(instance: Instance, error: NodeError): Promise<void> {
@@ -223,7 +217,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     );
   }
 
-  function updateWarnings(): void {
+  function nodeWarnings(): Warning[] {
     const placed = [...instances.values()].map((i) => ({
       id: i.id,
       model: i.model.id,
@@ -256,7 +250,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     const exoMismatch = exoProcess ? exoFastSynchMismatchWarning(exoProcess) : null;
     if (exoMismatch) next.push(exoMismatch);
     next.push(...historyWarnings, ...exoView.warnings);
-    warningDiff.update(next);
+    return next;
   }
 
   function findModel(id: string): CatalogModel {
@@ -319,7 +313,10 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
     return request.timeline(busy);
   }
 
-  const node: ExobarNode & { readonly eventLog: EventLog } = {
+  hub.section('node', nodeSection);
+  hub.warnings('node', nodeWarnings);
+
+  const node: ExobarNode & { readonly eventLog: EventLog; readonly hub: SnapshotHub } = {
     eventLog,
 
     models: () => [...catalog],
@@ -531,9 +528,11 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       eventLog.record({ kind: 'model_load_refused', data: { model, code, reason: reason.slice(0, 500) } });
     },
 
-    snapshot: () => broadcaster.current(),
+    hub,
 
-    onSnapshot: (listener, throttleMs) => broadcaster.subscribe(listener, throttleMs),
+    snapshot: () => hub.snapshot(),
+
+    onSnapshot: (listener, throttleMs) => hub.subscribe(listener, throttleMs),
 
     setLaunchProgress(progress) {
       launch = progress;
@@ -599,7 +598,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
       await Promise.all(all.map((i) => i.dispose(new NodeError('node_shutdown', 'exobar is shutting down', 503))));
       undisposed.clear();
       clearInterval(clockTimer);
-      broadcaster.close();
+      if (ownHub) hub.close();
     },
   };
   return node;
