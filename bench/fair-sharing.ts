@@ -120,6 +120,7 @@ export async function createRig(options: FairSharingOptions): Promise<Rig> {
   const mlx = options.engine === 'mlx';
   const python = options.python ?? process.env.EXOBAR_MLX_PYTHON;
   if (mlx && !python) throw new Error('the real-MLX fair-sharing bench needs EXOBAR_MLX_PYTHON');
+  const tiny = mlx ? tinyModels(python!) : [];
   const node = createNode({
     dataDir,
     simTimeScale: options.timeScale ?? 1,
@@ -127,7 +128,7 @@ export async function createRig(options: FairSharingOptions): Promise<Rig> {
     ...(options.tuning ? { pacingTuning: options.tuning } : {}),
     ...(mlx
       ? {
-          extraModels: tinyModels(python!),
+          extraModels: () => tiny,
           mlxSpawnSpec: (model: CatalogModel): SpawnSpec => {
             const command = mlxRunnerCommand({ python: python!, model: model.path!, engine: 'mlx', fastSynch: false });
             const env = Object.fromEntries(Object.entries(command.env).filter((e): e is [string, string] => e[1] !== undefined));

@@ -21,7 +21,7 @@ import { attachStartedExo } from './exo/attach-started-exo';
 import { ExoAttachment, type ExoAttachmentOptions, type ExoBundleSource } from './exo/exo-attachment';
 import { lostModelRoutes } from './exo/cluster-events/lost-model-routes';
 import { exoRoutes } from './exo/exo-routes';
-import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgress, type ExoProcessManagerOptions } from './exo-process';
+import { ExoProcessManager, exoProcessRoutes, reportExoOutcome, reportExoProgress, showExoProcess, type ExoProcessManagerOptions } from './exo-process';
 import { exoSafePairRoutes } from './exo/launch/exo-safe-pair-routes';
 import { MlxRuntimeService } from './mlx/mlx-runtime-service';
 import { mlxRoutes } from './mlx/mlx-routes';
@@ -39,6 +39,10 @@ import { RequestLog } from './request-log/request-log';
 import { History } from './history/history';
 import { historyRoutes } from './history/history-routes';
 import { watchSlowerThanUsual } from './history/slower-warnings';
+import { SnapshotHub } from './app-state/snapshot-hub';
+import { EventLog } from './node/event-log';
+import { launchSection, type ShowLaunch } from './safe-pair/launch-section';
+import type { CatalogModel } from '../../shared/catalog';
 import { requestLogRoutes } from './request-log/request-log-routes';
 import type { ExobarNode } from './node/node-types';
 import { packageVersion } from './package-root';
@@ -80,6 +84,8 @@ export interface StartCoreOptions {
     logger: Logger;
     exoBundle: () => ExoBundleSource | null;
     exoProcess: ExoProcessManager;
+    /** The launch section: where a safe launch's progress goes. */
+    showLaunch: ShowLaunch;
   }) => ApiRoute[];
   /** Further browser origins the API accepts (a renderer dev server). */
   extraOrigins?: string[];
@@ -102,6 +108,8 @@ export interface StartCoreOptions {
   onDemand?: { reapIntervalMs?: number };
   /** Replaces the launch fit check's memory readings (tests that need a Mac short of memory). */
   fitChecker?: FitChecker;
+  /** Models the node may launch beyond the sim catalog and the MLX models found, read at each look-up (the bench's tiny models, tests). */
+  extraModels?: () => readonly CatalogModel[];
 }
 
 /** How the core runs this Mac's exo. */
@@ -144,6 +152,8 @@ export interface RunningCore {
   requestLog: RequestLog;
   /** History per model and minute, 30 days. */
   history: History;
+  /** The snapshot's launch section: where the app's safe launch reports its progress. */
+  showLaunch: ShowLaunch;
   /** Closes the API server, shuts the node down (every runner stopped) and stops the exo exobar started (never one it attached to). Idempotent. */
   stop(): Promise<void>;
 }
@@ -172,8 +182,13 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const mlx = new MlxRuntimeService({ dataDir, getSettings });
   // The operator's sharing policy, which the sharing check overrides for its runs only.
   const sharingPolicy = createPolicyOverride(() => getSettings().sharing.policy);
+  const eventLog = new EventLog();
+  // Every part's snapshot section and warnings, through the one diff into the node's event log.
+  const hub = new SnapshotHub({ version: packageVersion(), record: (event) => eventLog.record(event) });
   const node = createNode({
     dataDir,
+    eventLog,
+    hub,
     logger: logger.child({ component: 'runner' }),
     simTimeScale: options.simTimeScale,
     defaultFastSynch: settings.defaultFastSynch,
@@ -181,8 +196,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     logGeneratedText: settings.debug.logGeneratedText,
     // Read at every decision: a settings change applies at once.
     sharingPolicy: sharingPolicy.current,
-    version: packageVersion(),
     mlxSpawnSpec: (model, engine) => mlx.spawnSpec(model, engine),
+    extraModels: () => [...mlx.localModels, ...(options.extraModels?.() ?? [])],
     // Read at each instance's creation: a settings change applies to the next runner.
     runnerSettings: () => getSettings().runner,
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),
@@ -190,7 +205,8 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   // Load on request and unload when idle (docs/on-demand.md).
   const modelLoader = new ModelLoader({ node, settings: getSettings, fitChecker, ...options.onDemand });
   modelLoader.start();
-  mlx.attach(node);
+  mlx.attach(hub);
+  const showLaunch = launchSection(hub);
   const exoCommand = options.exoProcess?.command;
   const exoProcess = new ExoProcessManager({
     apiPort: settings.exo.apiPort,
@@ -201,7 +217,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     settings: () => ({ ...getSettings().exo, ...(exoCommand ? { command: exoCommand } : {}) }),
   });
   // Idle means exobar never started exo here: the views show nothing for it then.
-  exoProcess.subscribe((state) => node.setExoProcess(state.status === 'idle' ? null : state));
+  const stopShowingExoProcess = showExoProcess(exoProcess, hub);
   // Looking for Python and scanning model folders takes a moment: the API does not wait.
   void mlx.refresh().catch((error: unknown) => logger.warn({ err: error }, 'looking for the MLX runtime failed'));
   const updateSettings = options.updateSettings ?? (async (patch: SettingsPatch) => (await SettingsStore.open(dataDir, logger)).update(patch));
@@ -219,7 +235,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // A request for a model exo does not serve is exobar's: it loads on request there too.
     localRoutes: [...openAiRoutes({ loader: modelLoader }), ...v1DialectRoutes({ loader: modelLoader }), ...ollamaDialectRoutes({ loader: modelLoader })],
     ...options.exo,
-    node,
+    hub,
     saveUrl: (url) => updateSettings({ exo: { url } }).then(() => undefined),
   });
   // A bad saved address or a failed look-up must never keep the core from starting.
@@ -256,11 +272,11 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     for (const [model, n] of waiting) history.queue(model, n);
   }, 1_000);
   // slower_than_usual as an active warning, read from the history each minute.
-  const stopSlowerWarnings = watchSlowerThanUsual(history, node, options.slowerCheckMs);
+  const stopSlowerWarnings = watchSlowerThanUsual(history, node, hub, options.slowerCheckMs);
   const stopMetricsEvents = node.eventLog.subscribe((event) => metrics.observeEvent(event));
   const bindHost = options.host ?? DEFAULT_API_HOST;
   // Endpoints of other parts of the core, on every API server (app and CLI alike).
-  const localSafePair = safePairRoutes({ getSettings, fitChecker });
+  const localSafePair = safePairRoutes({ getSettings, fitChecker, launch: { onProgress: showLaunch } });
   // Checks on demand (GPU sharing), through this node's supervisor; reports kept in <dataDir>/checks.
   // Experiment 2 runs under each policy in turn; the operator's is back after it.
   // On exo, its requests go through this server's own /v1 (known once it listens), with the hold on and off.
@@ -278,7 +294,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       exoUrl: () => exo.url,
       getSettings,
       fastSynchOf: exo.fastSynchOf,
-      onProgress: (p) => node.setLaunchProgress(p),
+      onProgress: showLaunch,
       localRoutes: localSafePair,
     }),
     ...localSafePair,
@@ -312,7 +328,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     // The caller's routes come first, so a caller (a test) can stand in for a core route.
     // The exo proxy next: a request for an exo model goes to exo, anything else falls through to exobar's own /v1 routes.
     extraRoutes: [
-      ...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource(), exoProcess }) ?? []),
+      ...(options.extraRoutes?.({ node, settings, dataDir, logger, exoBundle: () => exo.bundleSource(), exoProcess, showLaunch }) ?? []),
       ...exo.routes,
       ...coreRoutes,
     ],
@@ -329,7 +345,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     await Promise.all([node.shutdown(), exoProcess.shutdown()]);
     throw error;
   }
-  node.setApiBaseUrl(`${listening.url}/v1`);
+  const apiSection = hub.section('api', () => ({ apiBaseUrl: `${listening.url}/v1` }));
   ownUrl = listening.url;
   // Every change of exo's state is said (stderr for the CLI, the log for the app), whoever started it.
   const exoLog = options.exoProcess?.log ?? ((line: string) => logger.info({ component: 'exo-process' }, line));
@@ -357,7 +373,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       stopAttachStarted();
-      node.setApiBaseUrl(null);
+      apiSection.remove();
       modelLoader.stop();
       // Both at once: the node's shutdown ends in-flight requests (their responses close),
       // the server stops accepting and ends the event streams, exo stops if exobar started it.
@@ -369,7 +385,9 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
       stopHistoryEvents();
       stopQueueSamples();
       stopSlowerWarnings();
+      stopShowingExoProcess();
       history.close();
+      hub.close();
     })();
     return stopping;
   };
@@ -389,6 +407,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     requestLog,
     history,
     checks,
+    showLaunch,
     stop,
   };
 }

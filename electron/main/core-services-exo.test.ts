@@ -18,6 +18,7 @@ describe("core services: this Mac's exo", () => {
       version: 'test',
       settings: () => rig.core.settings,
       mlx: rig.core.mlx,
+      showLaunch: rig.core.showLaunch,
       exoProcess: rig.core.exoProcess,
     });
     const exo = rig.core.exoProcess;
@@ -42,7 +43,7 @@ describe("core services: this Mac's exo", () => {
 
   it('says so when this exobar does not run exo', async () => {
     const { rig } = await exoCoreRig();
-    const services = createCoreServices({ node: rig.node, dataDir: rig.core.dataDir, version: 'test', settings: () => rig.core.settings, mlx: rig.core.mlx });
+    const services = createCoreServices({ node: rig.node, dataDir: rig.core.dataDir, version: 'test', settings: () => rig.core.settings, mlx: rig.core.mlx, showLaunch: rig.core.showLaunch });
     await expect(services.controlExoProcess({ action: 'start' })).rejects.toMatchObject({ code: 'exo_process_unavailable' });
   });
 });

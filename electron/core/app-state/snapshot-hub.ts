@@ -24,7 +24,11 @@ type HubField = 'seq' | 'at' | 'version' | 'warnings';
 /** What one section gives: any snapshot fields beyond the hub's own; its instances are added to the others'. */
 export type SnapshotSection = Partial<Omit<Snapshot, HubField | 'instances'>> & { instances?: readonly InstanceSnapshot[] };
 
-/** A registration: `changed()` says its part changed (a new version follows), `remove()` takes it out. */
+/**
+ * A registration: `changed()` says its part changed: a new version follows, and every
+ * warning provider is read again (an owner with a section and warnings says it once).
+ * `remove()` takes it out.
+ */
 export interface Registration {
   changed(): void;
   remove(): void;

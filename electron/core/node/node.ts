@@ -9,13 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SIM_MODELS, type CatalogModel } from '../../../shared/catalog';
-import { exoFastSynchMismatchWarning, type ExoProcessState } from '../../../shared/exo-process';
 import { decideFastSynch, fastSynchEnv, sharedGpuWarnings, wouldShareGpuWithFastSynch } from '../../../shared/fast-synch-policy';
 import { GenerationParamsSchema, type RunnerEngineOptions } from '../../../shared/runner-protocol';
 import { defaultSettings } from '../../../shared/api';
 import { DEFAULT_FIT_CONTEXT_TOKENS } from '../../../shared/fit-check';
 import { estimateModelMemory } from '../fit/model-memory';
-import type { FastSynchOverride, LaunchProgress, MlxRuntimeSnapshot, Warning } from '../../../shared/snapshot';
+import type { FastSynchOverride, Warning } from '../../../shared/snapshot';
 import { countPromptTokens } from '../../../shared/token-count';
 import { createDispatcher, type DispatchMode } from './dispatcher';
 import { EventLog } from './event-log';
@@ -25,11 +24,9 @@ import { NodeRequest } from './node-request';
 import { simSpawnSpec } from './sim-spawn-spec';
 import { SnapshotHub, type SnapshotSection } from '../app-state/snapshot-hub';
 import {
-  NO_EXO,
   NodeError,
   type CreateInstanceOptions,
   type EndedRequest,
-  type ExoSnapshotPart,
   type ExobarNode,
   type NodeOptions,
   type RequestHandle,
@@ -73,7 +70,6 @@ export function createNode(
   mkdirSync(gpuDir, { recursive: true });
   const simTimeScale = options.simTimeScale ?? 1;
   const defaultFastSynch: FastSynchOverride = options.defaultFastSynch ?? 'auto';
-  let catalog = [...SIM_MODELS, ...(options.extraModels ?? [])];
   const dispatcher = createDispatcher(internals.dispatchMode ?? 'nonblocking');
   const eventLog = options.eventLog ?? new EventLog();
   // Runners an exobar that crashed left behind: stopped now, by pid and start time.
@@ -103,12 +99,6 @@ export function createNode(
   const requestIndex = new Map<string, { request: NodeRequest; instance: Instance }>();
   const endedTimelines: RequestTimeline[] = [];
   const endedListeners = new Set<(ended: EndedRequest) => void>();
-  let launch: LaunchProgress | null = null;
-  let apiBaseUrl: string | null = null;
-  let mlxRuntime: MlxRuntimeSnapshot | null = null;
-  let exoView: ExoSnapshotPart = NO_EXO;
-  let exoProcess: ExoProcessState | null = null;
-  let historyWarnings: Warning[] = [];
   const loadStalls = new RunnerLoadStallTracker();
   let localStalls: RunnerLoadStall[] = [];
   const rejectedInputs: Record<string, number> = {};
@@ -166,7 +156,6 @@ export function createNode(
   function nodeSection(): SnapshotSection {
     const now = performance.now();
     return {
-      apiBaseUrl,
       instances: [
         ...[...instances.values()].map((i) => ({
           ...i.snapshot(now),
@@ -174,14 +163,8 @@ export function createNode(
           ...(pacing.waitingForBaseline(i.id) ? { pacingWaitingForBaseline: true } : {}),
         })),
         ...[...stoppingInstances.values()].map((i) => ({ ...i.snapshot(now), pacing: null })),
-        ...exoView.instances,
       ],
-      launch,
       rejectedInputs: { ...rejectedInputs },
-      mlx: mlxRuntime,
-      exo: exoView.exo,
-      exoOffer: exoView.exoOffer,
-      exoProcess,
     };
   }
 
@@ -247,16 +230,20 @@ export function createNode(
         performance.now(),
       ),
     );
-    const exoMismatch = exoProcess ? exoFastSynchMismatchWarning(exoProcess) : null;
-    if (exoMismatch) next.push(exoMismatch);
-    next.push(...historyWarnings, ...exoView.warnings);
     return next;
   }
 
+  /** The sim catalog and the models the catalog's owner adds (the MLX models found), read now: a new scan applies to the next launch. */
+  function catalog(): CatalogModel[] {
+    const extra = options.extraModels?.() ?? [];
+    return [...SIM_MODELS, ...extra.filter((m) => !SIM_MODELS.some((sim) => sim.id === m.id))];
+  }
+
   function findModel(id: string): CatalogModel {
-    const model = catalog.find((m) => m.id === id);
+    const known = catalog();
+    const model = known.find((m) => m.id === id);
     if (!model) {
-      throw new NodeError('model_not_found', `unknown model "${id}"; known models: ${catalog.map((m) => m.id).join(', ')}`, 404);
+      throw new NodeError('model_not_found', `unknown model "${id}"; known models: ${known.map((m) => m.id).join(', ')}`, 404);
     }
     return model;
   }
@@ -319,7 +306,7 @@ export function createNode(
   const node: ExobarNode & { readonly eventLog: EventLog; readonly hub: SnapshotHub } = {
     eventLog,
 
-    models: () => [...catalog],
+    models: () => catalog(),
 
     submit(input, onEvent): RequestHandle {
       if (shuttingDown) throw new NodeError('node_shutdown', 'the node is shutting down', 503);
@@ -533,42 +520,6 @@ export function createNode(
     snapshot: () => hub.snapshot(),
 
     onSnapshot: (listener, throttleMs) => hub.subscribe(listener, throttleMs),
-
-    setLaunchProgress(progress) {
-      launch = progress;
-      changed();
-    },
-
-    setApiBaseUrl(url) {
-      apiBaseUrl = url;
-      changed();
-    },
-
-    setMlxRuntime(state) {
-      mlxRuntime = state;
-      changed();
-    },
-
-    setExoView(view) {
-      exoView = view;
-      changed();
-    },
-
-    setExoProcess(state) {
-      exoProcess = state;
-      changed();
-    },
-
-    setHistoryWarnings(list) {
-      historyWarnings = list;
-      changed();
-    },
-
-    setExtraModels(models) {
-      // Running instances keep their model object; only new launches see the new list.
-      catalog = [...SIM_MODELS, ...models.filter((m) => !SIM_MODELS.some((sim) => sim.id === m.id))];
-      changed();
-    },
 
     countRejectedInput(boundary: string) {
       rejectedInputs[boundary] = (rejectedInputs[boundary] ?? 0) + 1;
