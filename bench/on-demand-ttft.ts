@@ -85,12 +85,7 @@ async function measure(
   };
 }
 
-async function withCore<T>(
-  timeScale: number,
-  mlxPython: string | null,
-  run: (core: RunningCore) => Promise<T>,
-  extraModels: CatalogModel[] = [],
-): Promise<T> {
+async function withCore<T>(timeScale: number, mlxPython: string | null, run: (core: RunningCore) => Promise<T>, extraModels: CatalogModel[] = []): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-bench-on-demand-'));
   const settings = { ...defaultSettings(), mlxPython };
   const core = await startCore({

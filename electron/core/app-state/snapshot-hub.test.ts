@@ -9,13 +9,7 @@ import { EventLog } from '../node/event-log';
 import { isEventOf } from '../node/node-event';
 import { SnapshotHub } from './snapshot-hub';
 
-const lost: Warning = {
-  code: 'exo_node_lost',
-  instanceIds: ['exo:mlx-community/Llama-3.2-1B-Instruct-4bit'],
-  title: 'studio-b left the cluster',
-  risk: 'its runners are gone',
-  fix: 'bring it back',
-};
+const lost: Warning = { code: 'exo_node_lost', instanceIds: ['exo:1'], title: 'studio-b left the cluster', risk: 'its runners are gone', fix: 'bring it back' };
 
 function hubWithLog(): { hub: SnapshotHub; log: EventLog } {
   const log = new EventLog();
@@ -70,7 +64,12 @@ describe('the snapshot hub', () => {
     exoWarnings = [lost];
     exo.changed();
     expect(hub.snapshot().warnings).toEqual([lost]);
-    expect(log.all().filter(isEventOf('warning_raised')).map((e) => e.data)).toEqual([{ code: 'exo_node_lost', instanceIds: lost.instanceIds }]);
+    expect(
+      log
+        .all()
+        .filter(isEventOf('warning_raised'))
+        .map((e) => e.data),
+    ).toEqual([{ code: 'exo_node_lost', instanceIds: lost.instanceIds }]);
     // Another change elsewhere raises nothing again.
     hub.changed();
     exoWarnings = [];

@@ -83,7 +83,9 @@ describe('launchSafePair with the real node', () => {
       {
         // The medium model's "runner" never says hello (a wedged start); the small one is a real sim runner.
         runnerCommand: (model, _id, engine) =>
-          model.id === MEDIUM ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} } : simSpawnSpec(model.id, 0.05, gpuDir, engine),
+          model.id === MEDIUM
+            ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} }
+            : simSpawnSpec(model.id, 0.05, gpuDir, engine),
       },
     );
     node = n;

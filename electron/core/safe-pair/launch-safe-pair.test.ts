@@ -109,7 +109,9 @@ describe('launchSafePair', () => {
     const err = await launchSafePair(node, plan, { onProgress: node.showLaunch }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NodeError);
     expect(err).toMatchObject({ code: 'launch_failed', status: 409 });
-    expect((err as Error).message).toMatch(/Not enough memory: needs 5\.9 GiB; 1\.0 GiB free, less than the 2\.0 GiB kept free for macOS and other apps: nothing usable/);
+    expect((err as Error).message).toMatch(
+      /Not enough memory: needs 5\.9 GiB; 1\.0 GiB free, less than the 2\.0 GiB kept free for macOS and other apps: nothing usable/,
+    );
     expect(node.calls).toEqual([]);
     expect(node.progress).toEqual([]);
   });

@@ -39,7 +39,9 @@ describe('/api/launch/safe-pair on the real core', () => {
     const post = await rig.control('POST', '/api/launch/safe-pair');
     expect(post.status).toBe(409);
     expect(post.body.error).toMatchObject({ code: 'launch_failed', type: 'conflict_error' });
-    expect(post.body.error.message).toMatch(/Not enough memory: needs 5\.9 GiB; 3\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 1\.0 GiB usable/);
+    expect(post.body.error.message).toMatch(
+      /Not enough memory: needs 5\.9 GiB; 3\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 1\.0 GiB usable/,
+    );
     expect(rig.node.snapshot().instances).toEqual([]);
     memory = { totalBytes: 64 * GiB, freeBytes: 32 * GiB, source: 'os.freemem' };
   });
