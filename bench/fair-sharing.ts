@@ -22,7 +22,7 @@ import { createNode } from '../electron/core/node/node';
 import { packageRoot } from '../electron/core/package-root';
 import { percentile } from '../shared/stats';
 import type { ExobarNode } from '../electron/core/node/node-types';
-import type { NodeEvent } from '../electron/core/node/node-event';
+import type { NodeEvent } from '../electron/core/events/node-event';
 import type { PacingTuning } from '../electron/core/pacing/pacing-plan';
 import type { SpawnSpec } from '../electron/core/supervisor/spawn-spec';
 import { median } from '../test/support/median';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExoInstanceSnapshot, Warning } from '../../../shared/snapshot';
 import { buildPolicyReport } from '../diagnostics/policy-report';
 import { EventLog } from '../node/event-log';
-import { isEventOf } from '../node/node-event';
+import { isEventOf } from '../events/node-event';
 import { SnapshotHub } from './snapshot-hub';
 
 const lost: Warning = { code: 'exo_node_lost', instanceIds: ['exo:1'], title: 'studio-b left the cluster', risk: 'its runners are gone', fix: 'bring it back' };

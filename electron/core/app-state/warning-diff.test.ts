@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Warning } from '../../../shared/snapshot';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 import { buildPolicyReport } from '../diagnostics/policy-report';
-import { isEventOf } from '../node/node-event';
+import { isEventOf } from '../events/node-event';
 import { ExoAttachment } from '../exo/exo-attachment';
 import { demoCluster, startFakeExo, type FakeExo } from '../../../test/support/fake-exo';
 import { WarningDiff, type WarningEvent } from './warning-diff';

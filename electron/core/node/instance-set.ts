@@ -7,7 +7,7 @@
 import type { TokenGap } from '../sharing/decode-timing';
 import type { BusyNeighbour } from '../sharing/sharing-stats';
 import type { Instance } from './instance';
-import { NodeError } from './node-error';
+import { NodeError } from '../events/node-error';
 
 export class InstanceSet {
   private readonly serving = new Map<string, Instance>();

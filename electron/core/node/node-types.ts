@@ -51,8 +51,8 @@ export type RequestEvent =
   | { type: 'cancelled'; usage: Usage }
   | { type: 'failed'; error: NodeError };
 
-export { NodeError, type NodeErrorCode } from './node-error';
-import { NodeError, type NodeErrorCode } from './node-error';
+export { NodeError, type NodeErrorCode } from '../events/node-error';
+import { NodeError, type NodeErrorCode } from '../events/node-error';
 
 export interface RequestHandle {
   /** The completion id ("chatcmpl-..."), also the id for `/v1/cancel/{id}`. */
@@ -92,9 +92,9 @@ export interface ResidencyUpdate {
   ttlSeconds?: number | null;
 }
 
-/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
-export type { NodeEvent, UnloadReason } from './node-event';
-import type { NodeEvent, UnloadReason } from './node-event';
+/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see events/node-event.ts. */
+export type { NodeEvent, UnloadReason } from '../events/node-event';
+import type { NodeEvent, UnloadReason } from '../events/node-event';
 import type { RequestDecodeSharing } from '../sharing/request-sharing';
 import type { SharingPolicy } from '../../../shared/sharing-policy';
 import type { PacingTuning } from '../pacing/pacing-plan';

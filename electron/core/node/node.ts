@@ -9,7 +9,7 @@ import type { RunnerEngineOptions } from '../../../shared/runner-protocol';
 import { DEFAULT_SHARING_POLICY } from '../../../shared/sharing-policy';
 import { SnapshotHub, type SnapshotSection } from '../app-state/snapshot-hub';
 import { PacingController, pacingSnapshot } from '../pacing/pacing-controller';
-import { pacedRunnerOf } from '../pacing/paced-instance';
+import { pacedRunnerOf } from './paced-instance';
 import { RunnerRegistry } from '../supervisor/runner-registry';
 import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { createDispatcher, type DispatchMode } from './dispatcher';

@@ -12,7 +12,7 @@ import type { PacingController } from '../pacing/pacing-controller';
 import { beyondText, featureRefusal } from './feature-gate';
 import type { Instance } from './instance';
 import type { InstanceSet } from './instance-set';
-import { NodeError } from './node-error';
+import { NodeError } from '../events/node-error';
 import { NodeRequest } from './node-request';
 import type { EndedRequest, RequestEvent, RequestHandle, RequestTimeline, SubmitRequest } from './node-types';
 
