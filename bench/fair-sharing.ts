@@ -22,7 +22,7 @@ import { createNode } from '../electron/core/node/node';
 import { packageRoot } from '../electron/core/package-root';
 import { percentile } from '../shared/stats';
 import type { ExobarNode } from '../electron/core/node/node-types';
-import type { NodeEvent } from '../electron/core/node/node-event';
+import type { NodeEvent } from '../electron/core/events/node-event';
 import type { PacingTuning } from '../electron/core/pacing/pacing-plan';
 import type { SpawnSpec } from '../electron/core/supervisor/spawn-spec';
 import { median } from '../test/support/median';
@@ -120,6 +120,7 @@ export async function createRig(options: FairSharingOptions): Promise<Rig> {
   const mlx = options.engine === 'mlx';
   const python = options.python ?? process.env.EXOBAR_MLX_PYTHON;
   if (mlx && !python) throw new Error('the real-MLX fair-sharing bench needs EXOBAR_MLX_PYTHON');
+  const tiny = mlx ? tinyModels(python!) : [];
   const node = createNode({
     dataDir,
     simTimeScale: options.timeScale ?? 1,
@@ -127,7 +128,7 @@ export async function createRig(options: FairSharingOptions): Promise<Rig> {
     ...(options.tuning ? { pacingTuning: options.tuning } : {}),
     ...(mlx
       ? {
-          extraModels: tinyModels(python!),
+          extraModels: () => tiny,
           mlxSpawnSpec: (model: CatalogModel): SpawnSpec => {
             const command = mlxRunnerCommand({ python: python!, model: model.path!, engine: 'mlx', fastSynch: false });
             const env = Object.fromEntries(Object.entries(command.env).filter((e): e is [string, string] => e[1] !== undefined));

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import pino from 'pino';
 import { defaultSettings } from '../shared/api';
+import type { CatalogModel } from '../shared/catalog';
 import { localInstances } from '../shared/instance-state';
 import { startCore, type RunningCore } from '../electron/core/start-core';
 import { streamWithClient } from './api-stall-scenario';
@@ -52,14 +53,12 @@ async function measure(
   scale: number,
   source: string,
   progress: (line: string) => void,
-  beforeTrial: () => void = () => undefined,
 ): Promise<OnDemandTtftResult> {
   const client = new OpenAI({ baseURL: `${core.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 300_000 });
   const cold: number[] = [];
   const warm: number[] = [];
   const load: number[] = [];
   for (let n = 0; n < trials; n++) {
-    beforeTrial();
     if (localInstances(core.node.snapshot()).some((i) => i.model === model)) throw new Error(`${model} is still resident before a cold trial`);
     const c = await firstToken(client, model, `cold-${n}-${Date.now()}`);
     const instance = localInstances(core.node.snapshot()).find((i) => i.model === model);
@@ -86,7 +85,7 @@ async function measure(
   };
 }
 
-async function withCore<T>(timeScale: number, mlxPython: string | null, run: (core: RunningCore) => Promise<T>): Promise<T> {
+async function withCore<T>(timeScale: number, mlxPython: string | null, run: (core: RunningCore) => Promise<T>, extraModels: CatalogModel[] = []): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'exobar-bench-on-demand-'));
   const settings = { ...defaultSettings(), mlxPython };
   const core = await startCore({
@@ -96,6 +95,7 @@ async function withCore<T>(timeScale: number, mlxPython: string | null, run: (co
     settings,
     rendererDir: null,
     logger: pino({ level: 'warn' }, pino.destination(2)),
+    extraModels: () => extraModels,
   });
   try {
     return await run(core);
@@ -122,17 +122,18 @@ export async function measureOnDemandTtft(
     json.on_demand_mlx_skipped = 'EXOBAR_MLX_PYTHON is not set: no real-MLX figures';
     return { json, rows };
   }
-  const mlx = await withCore(1, python, async (core) => {
-    // tiny_models.py runs synchronously: first, so the core's own refresh at start has ended before ours
-    // (a refresh sets the catalog's MLX models to the scanned ones, which the tiny model is not).
-    const tiny = tinyModels(python).filter((m) => m.id === MLX_TINY_LLAMA);
-    await core.mlx.refresh();
-    if (!core.mlx.snapshot().available) throw new Error(`the MLX runtime at ${python} is not usable: ${core.mlx.snapshot().reason}`);
-    const ensureTiny = () => {
-      if (!core.node.models().some((m) => m.id === MLX_TINY_LLAMA)) core.node.setExtraModels(tiny);
-    };
-    return measure(core, MLX_TINY_LLAMA, trials, 1, 'real MLX (CPU), tiny llama, random weights', progress, ensureTiny);
-  });
+  // The tiny model is the core's beside the MLX models its scan finds (it is not among them).
+  const tiny = tinyModels(python).filter((m) => m.id === MLX_TINY_LLAMA);
+  const mlx = await withCore(
+    1,
+    python,
+    async (core) => {
+      await core.mlx.refresh();
+      if (!core.mlx.snapshot().available) throw new Error(`the MLX runtime at ${python} is not usable: ${core.mlx.snapshot().reason}`);
+      return measure(core, MLX_TINY_LLAMA, trials, 1, 'real MLX (CPU), tiny llama, random weights', progress);
+    },
+    tiny,
+  );
   Object.assign(json, { cold_ttft_s_mlx: mlx.cold_ttft_s, warm_ttft_s_mlx: mlx.warm_ttft_s, on_demand_mlx: mlx });
   rows.push(
     ['cold_ttft_s_mlx (real MLX CPU, tiny llama)', `${mlx.cold_ttft_s.toFixed(3)} s (load ${mlx.load_s_median.toFixed(3)} s)`, 'wall seconds'],

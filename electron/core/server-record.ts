@@ -94,3 +94,15 @@ async function readRecordFile(path: string): Promise<ServerRecord | null> {
     return null;
   }
 }
+
+/**
+ * Writes the record as {@link writeServerRecord} does; a failure to write it costs only
+ * that convenience (`exobar diagnostics` finding the server), never the server: it is
+ * logged and the removal does nothing.
+ */
+export async function recordServer(dataDir: string, record: ServerRecord, logger: { warn(obj: object, msg: string): void }): Promise<() => Promise<void>> {
+  return writeServerRecord(dataDir, record).catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not record the server in the data directory');
+    return async () => undefined;
+  });
+}

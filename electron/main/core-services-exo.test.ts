@@ -6,20 +6,27 @@ import { describe, expect, it } from 'vitest';
 import { exoCoreRig } from '../../test/support/fake-exo-exe/core-fixture';
 import { EXO_START_MS } from '../../test/support/fake-exo-exe/harness';
 import { processAlive } from '../../test/support/process-alive';
-import { createCoreServices } from './core-services';
+import type { RunningCore } from '../core/start-core';
+import { createCoreServices, type CoreServicesOptions } from './core-services';
 import { eventually } from '../../test/support/eventually';
+
+/** The app's services over a started core, as the app makes them. */
+function servicesOf(core: RunningCore, extra: Partial<CoreServicesOptions> = {}) {
+  return createCoreServices({
+    node: core.node,
+    dataDir: core.dataDir,
+    version: 'test',
+    settings: () => core.settings,
+    mlx: core.mlx,
+    showLaunch: core.showLaunch,
+    ...extra,
+  });
+}
 
 describe("core services: this Mac's exo", () => {
   it('returns once the action is under way, refuses a restart without consent with its code, and stops exo', async () => {
     const { rig, tree } = await exoCoreRig();
-    const services = createCoreServices({
-      node: rig.node,
-      dataDir: rig.core.dataDir,
-      version: 'test',
-      settings: () => rig.core.settings,
-      mlx: rig.core.mlx,
-      exoProcess: rig.core.exoProcess,
-    });
+    const services = servicesOf(rig.core, { exoProcess: rig.core.exoProcess });
     const exo = rig.core.exoProcess;
     await services.controlExoProcess({ action: 'start' });
     // Under way, not done: exo's API cannot answer within one turn of the event loop.
@@ -42,7 +49,7 @@ describe("core services: this Mac's exo", () => {
 
   it('says so when this exobar does not run exo', async () => {
     const { rig } = await exoCoreRig();
-    const services = createCoreServices({ node: rig.node, dataDir: rig.core.dataDir, version: 'test', settings: () => rig.core.settings, mlx: rig.core.mlx });
+    const services = servicesOf(rig.core);
     await expect(services.controlExoProcess({ action: 'start' })).rejects.toMatchObject({ code: 'exo_process_unavailable' });
   });
 });

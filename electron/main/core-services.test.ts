@@ -23,6 +23,7 @@ describe('the app’s safe launch with exo attached', () => {
         version: '0.0.0',
         settings: () => settings,
         mlx: rig.core.mlx,
+        showLaunch: rig.core.showLaunch,
         exoCluster: rig.core.exo,
       });
 

@@ -13,6 +13,7 @@ import { launchExoSafePair, planExoSafePair, type FastSynchOf } from '../core/ex
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';
 import type { ExobarNode } from '../core/node/node-types';
 import { launchSafePair } from '../core/safe-pair/launch-safe-pair';
+import type { ShowLaunch } from '../core/safe-pair/launch-section';
 import { acknowledgingMemory, planSafePairForNode } from '../core/safe-pair/plan-for-node';
 import type { LaunchSafePairOptions } from '../../shared/bridge-actions';
 
@@ -42,6 +43,8 @@ export type MlxRuntimeControl = Pick<MlxRuntimeService, 'supported' | 'startSetu
 
 export interface CoreServicesOptions {
   node: ExobarNode;
+  /** The core's launch section: where the safe launch's progress goes, local or on exo. */
+  showLaunch: ShowLaunch;
   dataDir: string;
   version: string;
   settings(): Settings;
@@ -75,11 +78,11 @@ export function createCoreServices(options: CoreServicesOptions): CoreServices {
         await launchExoSafePair(exo, {
           acknowledgeRisk: launchOptions?.acknowledgeRisk === true,
           acknowledgeMemory: launchOptions?.acknowledgeMemory === true,
-          onProgress: (progress) => node.setLaunchProgress(progress),
+          onProgress: options.showLaunch,
         });
       else {
         const plan = await planSafePairForNode(node, options.settings());
-        await launchSafePair(node, launchOptions?.acknowledgeMemory ? acknowledgingMemory(plan) : plan);
+        await launchSafePair(node, launchOptions?.acknowledgeMemory ? acknowledgingMemory(plan) : plan, { onProgress: options.showLaunch });
       }
     },
     async writeDiagnosticBundle(file) {

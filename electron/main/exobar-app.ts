@@ -126,6 +126,7 @@ export async function startExobarApp(options: ExobarAppOptions): Promise<ExobarA
     version: app.getVersion(),
     settings: () => settings.get(),
     mlx: core.mlx,
+    showLaunch: core.showLaunch,
     exo: () => core.exo.bundleSource(),
     exoProcess: core.exoProcess,
     exoCluster: core.exo,

@@ -14,6 +14,7 @@ import { mappedExoSnapshot, LLAMA_1B, LLAMA_3B, QWEN_30B } from '../support/fake
 import { FakeNode, walkingFakeNode } from '../support/fake-node';
 import { instanceFixture } from '../support/instance-fixture';
 import { createNodeFixture, type NodeFixture } from '../support/node-fixture';
+import { launchSection } from '../../electron/core/safe-pair/launch-section';
 
 /** Parses and checks nothing was stripped: the schema knows every field the value carries. */
 function roundTrips(snapshot: Snapshot): void {
@@ -107,7 +108,7 @@ describe("snapshot schema over a real node's snapshot", () => {
   it('accepts it whole, with nothing stripped', async () => {
     fixture = createNodeFixture();
     await fixture.launch('sim/llama-3.2-1b');
-    fixture.node.setLaunchProgress({ state: 'running', step: 'Loading', models: ['sim/llama-3.2-1b'], current: 0, error: null, startedAt: Date.now() });
+    launchSection(fixture.node.hub)({ state: 'running', step: 'Loading', models: ['sim/llama-3.2-1b'], current: 0, error: null, startedAt: Date.now() });
     const snapshot = fixture.node.snapshot();
     expect(snapshot.instances).toHaveLength(1);
     roundTrips(snapshot);

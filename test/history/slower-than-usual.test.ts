@@ -51,7 +51,7 @@ describe('slower_than_usual as an active warning', () => {
     const node = createNode({ dataDir: tempDir(), simTimeScale: 0.1 });
     const instance = await node.createInstance({ model: MODEL, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
     const metrics = new ExobarMetrics({ snapshot: () => node.snapshot(), mac: 'mac' });
-    const stop = watchSlowerThanUsual(history, node, 3_600_000);
+    const stop = watchSlowerThanUsual(history, node, node.hub, 3_600_000);
     try {
       const warning = node.snapshot().warnings.find((w) => w.code === 'slower_than_usual');
       expect(warning).toMatchObject({ code: 'slower_than_usual', model: MODEL, instanceIds: [instance.id] });
@@ -74,10 +74,13 @@ describe('slower_than_usual as an active warning', () => {
     // An hour later at the usual figure: read again, the warning is gone.
     clock.now += 61 * MIN;
     traffic(history, clock, 30, 200);
-    const again = watchSlowerThanUsual(history, node, 3_600_000);
-    again();
-    expect(node.snapshot().warnings.map((w) => w.code)).not.toContain('slower_than_usual');
-    expect((await metrics.scrape()).text).not.toMatch(/^exobar_warnings_active\{code="slower_than_usual"\} 1$/m);
+    const again = watchSlowerThanUsual(history, node, node.hub, 3_600_000);
+    try {
+      expect(node.snapshot().warnings.map((w) => w.code)).not.toContain('slower_than_usual');
+      expect((await metrics.scrape()).text).not.toMatch(/^exobar_warnings_active\{code="slower_than_usual"\} 1$/m);
+    } finally {
+      again();
+    }
     history.close();
     await node.shutdown();
   });

@@ -32,6 +32,11 @@ describe('lint boundaries', { timeout: 240_000 }, () => {
     ['shared/x.ts', "import pino from 'pino';", /shared\/ imports only zod/],
     ['shared/x.ts', "import { readFileSync } from 'node:fs';", /shared\/ imports only zod/],
     ['shared/x.ts', "import type { ExobarNode } from '../electron/core/node/node-types';", /shared\/ imports nothing of the app/],
+    ['electron/core/pacing/x.ts', "import type { Instance } from '../node/instance';", /never import node\//],
+    ['electron/core/sharing/x.ts', "import { overlapMs } from '../node/request-metrics';", /never import node\//],
+    ['electron/core/events/x.ts', "import type { NodeOptions } from '../node/node-types';", /never import node\//],
+    // The core's own rules still hold in a leaf.
+    ['electron/core/pacing/x.ts', "import { app } from 'electron';", /electron\/core\/ is plain Node/],
   ])('%s: %s fails', async (file, code, message) => {
     const found = await violations(file, code);
     expect(found.length).toBeGreaterThan(0);

@@ -88,7 +88,6 @@ export class FakeNode implements ExobarNode {
   private cached: Snapshot | null = null;
   private published: Partial<Snapshot> = {};
   private nextId = 1;
-  private apiBaseUrl: string | null = null;
   private launch: LaunchProgress | null = null;
   private readonly tokenMs: number;
   private readonly prefillChunkMs: number;
@@ -107,36 +106,12 @@ export class FakeNode implements ExobarNode {
     return [...SIM_MODELS];
   }
 
-  setLaunchProgress(progress: LaunchProgress | null): void {
+  /** The fake's launch section: a launch's progress (`onProgress`), kept in order and shown in the snapshot's `launch`. */
+  readonly showLaunch = (progress: LaunchProgress | null): void => {
     this.launch = progress;
     if (progress) this.progress.push(structuredClone(progress));
     this.changed();
-  }
-
-  setApiBaseUrl(url: string | null): void {
-    this.apiBaseUrl = url;
-    this.changed();
-  }
-
-  setMlxRuntime(): void {
-    this.changed();
-  }
-
-  setExoView(): void {
-    this.changed();
-  }
-
-  setExoProcess(): void {
-    this.changed();
-  }
-
-  setHistoryWarnings(): void {
-    this.changed();
-  }
-
-  setExtraModels(): void {
-    this.changed();
-  }
+  };
 
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle {
     this.submitted.push(request);
@@ -409,7 +384,7 @@ export class FakeNode implements ExobarNode {
       seq: this.seq,
       at: Date.now(),
       version: 'fake',
-      apiBaseUrl: this.apiBaseUrl,
+      apiBaseUrl: null,
       instances: [...this.instances.values()].map((i) => structuredClone(i.snap)),
       warnings: [],
       launch: this.launch,

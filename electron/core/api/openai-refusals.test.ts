@@ -30,7 +30,9 @@ const MLX_MODEL: CatalogModel = {
   path: '/nonexistent',
 };
 
-const rig = useCoreRig([SMALL], { simTimeScale: 0.2 });
+/** Models the core may launch beyond the sim catalog, read at each launch: a test adds an MLX model for its own run. */
+let extraModels: CatalogModel[] = [];
+const rig = useCoreRig([SMALL], { simTimeScale: 0.2, extraModels: () => extraModels });
 
 const rejectedHttp = () => rig().node.snapshot().rejectedInputs.http ?? 0;
 
@@ -142,20 +144,20 @@ describe('OpenAI parameters exobar cannot honour are refused by name', () => {
 
   it('takes stop for an MLX model, whose runner applies it: the request gets as far as the model', async () => {
     const mlx = MLX_MODEL;
-    rig().node.setExtraModels([mlx]);
+    extraModels = [mlx];
     try {
       const notRunning = await rig()
         .client.chat.completions.create({ model: mlx.id, messages: hi, stop: ['\n'] })
         .catch((e: unknown) => e);
       expect(notRunning).toBeInstanceOf(OpenAI.NotFoundError);
     } finally {
-      rig().node.setExtraModels([]);
+      extraModels = [];
     }
   });
 
   it('refuses a jaccl instance of an MLX model: the single-process runner never joins a JACCL group', async () => {
     const mlx: CatalogModel = { ...MLX_MODEL, id: 'mlx/mlx-community/jaccl-refusal-4bit' };
-    rig().node.setExtraModels([mlx]);
+    extraModels = [mlx];
     try {
       const before = rig().node.snapshot().instances.length;
       const res = await rig().control('POST', '/api/instances', { model: mlx.id, instanceType: 'jaccl' });
@@ -165,7 +167,7 @@ describe('OpenAI parameters exobar cannot honour are refused by name', () => {
       expect(body.error.message).toMatch(/never joins a JACCL group.*create it as a ring instance/);
       expect(rig().node.snapshot().instances).toHaveLength(before);
     } finally {
-      rig().node.setExtraModels([]);
+      extraModels = [];
     }
   });
 });

@@ -1,15 +1,16 @@
 /**
- * The one warning diff: an exo warning (set by the attachment through the node) is
- * recorded `warning_raised` and `warning_cleared` in the node's event log as a local one
- * is, and so reaches the diagnosis's policy report. It used to be only appended to the
- * snapshot, so no exo_* warning ever reached the log.
+ * The one warning diff: an exo warning (the attachment's, registered with the node's hub
+ * beside the node's own) is recorded `warning_raised` and `warning_cleared` in the node's
+ * event log as a local one is, and so reaches the diagnosis's policy report. It used to
+ * be only appended to the snapshot, so no exo_* warning ever reached the log.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Warning } from '../../../shared/snapshot';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 import { buildPolicyReport } from '../diagnostics/policy-report';
-import { isEventOf } from '../node/node-event';
-import { NO_EXO } from '../node/node-types';
+import { isEventOf } from '../events/node-event';
+import { ExoAttachment } from '../exo/exo-attachment';
+import { demoCluster, startFakeExo, type FakeExo } from '../../../test/support/fake-exo';
 import { WarningDiff, type WarningEvent } from './warning-diff';
 
 const lost: Warning = {
@@ -21,9 +22,13 @@ const lost: Warning = {
 };
 
 let fixture: NodeFixture | null = null;
+let fake: FakeExo | null = null;
+let attachment: ExoAttachment | null = null;
 afterEach(async () => {
+  await attachment?.stop();
+  await fake?.close();
   await fixture?.cleanup();
-  fixture = null;
+  attachment = fake = fixture = null;
 });
 
 describe('the warning diff', () => {
@@ -43,20 +48,26 @@ describe('the warning diff', () => {
     expect(diff.warnings).toEqual([]);
   });
 
-  it("takes exo's warnings into the node's event log and the diagnosis's policy report", () => {
+  it("takes a real attachment's exo warning into the node's event log and the diagnosis's policy report", async () => {
     fixture = createNodeFixture();
     const { node } = fixture;
-    node.setExoView({ ...NO_EXO, warnings: [lost] });
-    expect(node.snapshot().warnings).toEqual([lost]);
-    const raised = node.recentEvents().filter(isEventOf('warning_raised'));
-    expect(raised.map((e) => e.data)).toEqual([{ code: 'exo_node_lost', instanceIds: lost.instanceIds }]);
+    fake = await startFakeExo({ cluster: demoCluster() });
+    attachment = new ExoAttachment({ hub: node.hub, saveUrl: async () => undefined, exoLogDir: null, offerUrl: null });
+    await attachment.attach(fake.url);
+    await expect.poll(() => node.snapshot().exo?.connected).toBe(true);
 
-    node.setExoView(NO_EXO);
+    // One failed poll: exo is unreachable for a round, then answers again.
+    fake.inject('status500', { path: '/state/tasks', times: 1 });
+    const codes = (kind: 'warning_raised' | 'warning_cleared') =>
+      node
+        .recentEvents()
+        .filter(isEventOf(kind))
+        .map((e) => e.data.code);
+    await expect.poll(() => codes('warning_raised'), { timeout: 15_000 }).toContain('exo_unreachable');
+    await expect.poll(() => codes('warning_cleared'), { timeout: 15_000 }).toContain('exo_unreachable');
+
     const report = buildPolicyReport(node.snapshot(), node.recentEvents());
-    expect(report.warningEvents.map((e) => [e.kind, e.code])).toEqual([
-      ['warning_raised', 'exo_node_lost'],
-      ['warning_cleared', 'exo_node_lost'],
-    ]);
-    expect(report.warnings).toEqual([]);
+    expect(report.warningEvents.filter((e) => e.code === 'exo_unreachable').map((e) => e.kind)).toEqual(['warning_raised', 'warning_cleared']);
+    expect(report.warnings.map((w) => w.code)).not.toContain('exo_unreachable');
   });
 });

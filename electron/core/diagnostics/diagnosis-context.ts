@@ -4,7 +4,7 @@
  * each can be tested on a hand-built context without the rest of the diagnosis.
  */
 import type { NodeEvent, RequestTimeline } from '../node/node-types';
-import { isEventOf, type NodeEventOf } from '../node/node-event';
+import { isEventOf, type NodeEventOf } from '../events/node-event';
 import type { DiagnosisOptions, RunnerIncident, TtftParts, Verdict } from './diagnosis-types';
 import { failureCodes, incidentsOf, latestFastSynch, prefillProgress, statusHistory, type StatusChange } from './event-index';
 import { soloGroups, type SoloComparison, type SoloGroups } from './solo-reference';

@@ -1,5 +1,5 @@
 /** The diagnosis's numbers and words: one rounding and one duration style for every cause. */
-import { overlapMs } from '../node/request-metrics';
+import { overlapMs } from '../sharing/intervals';
 
 /** Rounds to 0.1 ms: finer digits are clock noise and would make bundles differ for nothing. */
 export const r1 = (n: number): number => Math.round(n * 10) / 10;

@@ -8,7 +8,7 @@
 import { localInstances, reportedFastSynchDiffers } from '../../../shared/instance-state';
 import type { Snapshot, Warning } from '../../../shared/snapshot';
 import type { NodeEvent } from '../node/node-types';
-import { isEventOf } from '../node/node-event';
+import { isEventOf } from '../events/node-event';
 
 export interface PolicyRunner {
   instanceId: string;

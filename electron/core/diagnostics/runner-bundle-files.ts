@@ -7,7 +7,7 @@
 import { localInstances } from '../../../shared/instance-state';
 import type { Snapshot } from '../../../shared/snapshot';
 import type { NodeEvent } from '../node/node-types';
-import { instanceIdOf, isEventOf } from '../node/node-event';
+import { instanceIdOf, isEventOf } from '../events/node-event';
 import { jsonBytes, type BundleFile, type BundleLimits, type DiagnosticContext, type TruncatedFile } from './bundle-context';
 import { capMemoryTail, listLogDirs, readLogFileTail, runnerLogDir, safeSegment, truncationMarker, type LogTail } from './log-tails';
 import type { Redactor } from './redaction';

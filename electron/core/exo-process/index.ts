@@ -28,6 +28,7 @@ export {
   type ServeExoOptions,
 } from './cli-options';
 export { exoProcessRoutes, type ExoProcessRoutesOptions } from './exo-process-routes';
+export { showExoProcess } from './exo-process-section';
 export { controlExoProcess, refusalOrUnderWay, type ExoControlContext } from './exo-process-control';
 export { thisMacExoInstances } from './this-mac-instances';
 export { thisMacFastSynch, withThisMacFastSynch, exoFastSynchMismatchWarning } from '../../../shared/exo-process';

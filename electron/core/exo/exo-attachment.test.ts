@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExoProbeAnswer } from '../../../shared/api';
-import type { ExoSnapshotPart } from '../node/node-types';
+import { SnapshotHub } from '../app-state/snapshot-hub';
 import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
 import { ExoAttachment } from './exo-attachment';
 import { sleep } from '../../../test/support/eventually';
@@ -37,10 +37,10 @@ describe('ExoAttachment', () => {
     const first = await startFakeExo({ cluster: demoCluster() });
     const second = await startFakeExo({ cluster: demoCluster() });
     fakes.push(first, second);
-    let part: ExoSnapshotPart | null = null;
+    const hub = new SnapshotHub({ record: () => undefined });
     const saved: Array<string | null> = [];
     attachment = new SlowProbe(first.url, {
-      node: { setExoView: (view) => (part = view) },
+      hub,
       saveUrl: async (url) => void saved.push(url),
       exoLogDir: null,
       offerUrl: null,
@@ -49,7 +49,7 @@ describe('ExoAttachment', () => {
     expect(attachment.url).toBe(second.url);
     expect(saved).toEqual([first.url, second.url]);
     await sleep(800);
-    expect((part as ExoSnapshotPart | null)?.exo?.url).toBe(second.url);
+    expect(hub.snapshot().exo?.url).toBe(second.url);
     const before = first.hits.get('/state/tasks') ?? 0;
     await sleep(1_200);
     // Nothing polls the replaced exo any more.
@@ -60,17 +60,17 @@ describe('ExoAttachment', () => {
   it('detaches: the exo part leaves the snapshot and the saved address is cleared', async () => {
     const fake = await startFakeExo({ cluster: demoCluster() });
     fakes.push(fake);
-    let part: ExoSnapshotPart | null = null;
+    const hub = new SnapshotHub({ record: () => undefined });
     const saved: Array<string | null> = [];
     attachment = new ExoAttachment({
-      node: { setExoView: (view) => (part = view) },
+      hub,
       saveUrl: async (url) => void saved.push(url),
       exoLogDir: null,
       offerUrl: null,
     });
     await attachment.attach(fake.url);
     await attachment.detach();
-    expect(part).toEqual({ exo: null, exoOffer: null, instances: [], warnings: [] });
+    expect(hub.snapshot()).toMatchObject({ exo: null, exoOffer: null, instances: [], warnings: [] });
     expect(saved).toEqual([fake.url, null]);
     expect(attachment.url).toBeNull();
   });

@@ -1,6 +1,6 @@
 /**
  * Attach mode as the core runs it: at most one exo node attached (an ExoMonitor
- * polling it), its view handed to the node's snapshot after every poll round, the
+ * polling it), its view (section, offer, instances, warnings) the hub's `exo` section after every poll round, the
  * offer to attach to an exo found on this Mac, and attach / detach / probe for the
  * control API and the app. Attaching tests the address first and never happens by
  * itself: an exo found on 127.0.0.1:52415 is only offered.
@@ -8,8 +8,9 @@
 import { join } from 'node:path';
 import { exoLogDir } from '../exo-process/exo-home';
 import type { ExoProbeAnswer } from '../../../shared/api';
-import type { ExoOffer } from '../../../shared/exo-snapshot';
-import type { ExoSnapshotPart, ExobarNode } from '../node/node-types';
+import type { ExoOffer, ExoSection } from '../../../shared/exo-snapshot';
+import type { Registration, SnapshotSections } from '../app-state/snapshot-hub';
+import type { ExoInstanceSnapshot, Warning } from '../../../shared/snapshot';
 import type { LostModels } from './cluster-events/lost-models';
 import type { StalledLoad } from './load-stall/place-stalled-again';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
@@ -28,8 +29,20 @@ export function defaultExoLogDir(env: NodeJS.ProcessEnv = process.env): string {
   return exoLogDir(env);
 }
 
+/** What an attached exo adds to the snapshot; all empty when nothing is attached or offered. */
+export interface ExoSnapshotPart {
+  exo: ExoSection | null;
+  exoOffer: ExoOffer | null;
+  instances: ExoInstanceSnapshot[];
+  warnings: Warning[];
+}
+
+/** Nothing attached, nothing offered. */
+export const NO_EXO: ExoSnapshotPart = { exo: null, exoOffer: null, instances: [], warnings: [] };
+
 export interface ExoAttachmentOptions {
-  node: Pick<ExobarNode, 'setExoView'>;
+  /** Where the attachment's part of the snapshot (its section `exo` and its warnings) is registered. */
+  hub: SnapshotSections;
   /** Persists the attached address (`exo.url` in settings); null on detach. */
   saveUrl(url: string | null): Promise<void>;
   /** exo's log folder when exo runs on this Mac (default: where exo keeps it for `exoEnv`, exoLogDir); null never reads it. */
@@ -100,10 +113,19 @@ export class ExoAttachment {
   private readonly holdEnabled: () => boolean;
   private holdWas: boolean;
   private publishTimer: NodeJS.Timeout | null = null;
+  /** The part last published: what the hub reads between two publications. */
+  private shown: ExoSnapshotPart = NO_EXO;
+  private readonly shownSection: Registration;
   /** Places a downloaded model for a request (`exo.placeOnDemand`) and deletes what it placed once idle. */
   readonly placer: ExoPlacer;
 
   constructor(private readonly options: ExoAttachmentOptions) {
+    this.shownSection = options.hub.section('exo', () => {
+      const { warnings: _warnings, ...section } = this.shown;
+      return section;
+    });
+    // Any registration's change re-reads every provider: publishing the section renews these too.
+    options.hub.warnings('exo', () => this.shown.warnings);
     this.now = options.now ?? Date.now;
     this.holdEnabled = options.holdEnabled ?? (() => true);
     this.holdWas = this.holdEnabled();
@@ -329,7 +351,8 @@ export class ExoAttachment {
     if (this.publishTimer) clearTimeout(this.publishTimer);
     this.publishTimer = null;
     this.checkHoldSetting();
-    this.options.node.setExoView(this.part());
+    this.shown = this.part();
+    this.shownSection.changed();
   }
 
   private schedulePublish(): void {

@@ -6,7 +6,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ExoSnapshotPart } from '../node/node-types';
+import { SnapshotHub } from '../app-state/snapshot-hub';
 import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
 import { ExoAttachment } from './exo-attachment';
 
@@ -28,9 +28,9 @@ describe("exo's log in attach mode", () => {
     await writeFile(join(logDir, 'exo.log'), 'Starting EXO\nFAST_SYNCH forced OFF\n');
     fake = await startFakeExo({ cluster: demoCluster() });
     const settingsEnv: Record<string, string> = {};
-    let part: ExoSnapshotPart | null = null;
+    const hub = new SnapshotHub({ record: () => undefined });
     attachment = new ExoAttachment({
-      node: { setExoView: (view) => (part = view) },
+      hub,
       saveUrl: async () => undefined,
       offerUrl: null,
       // exobar's environment has no EXO_HOME; the settings' exo.env gets one before the attach.
@@ -38,7 +38,7 @@ describe("exo's log in attach mode", () => {
     });
     settingsEnv.EXO_HOME = 'exo-b';
     await attachment.attach(fake.url);
-    const attached = () => (part as ExoSnapshotPart | null)?.exo?.nodes.find((n) => n.nodeId === fake!.cluster.nodeId);
+    const attached = () => hub.snapshot().exo?.nodes.find((n) => n.nodeId === fake!.cluster.nodeId);
     await expect.poll(() => attached()?.fastSynch, { timeout: 15_000 }).toEqual({ enabled: false, source: 'exo_log' });
     expect(attachment.bundleSource()?.logDir).toBe(logDir);
   });

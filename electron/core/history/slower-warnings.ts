@@ -1,13 +1,13 @@
 /**
  * `slower_than_usual` as an active warning: the history's verdict per model (its TTFT
  * p50 over the last hour against its 7-day median at similar load) read again each
- * minute and set on the node, so it shows where every warning shows (the snapshot, the
+ * minute by the history's warning provider, so it shows where every warning shows (the snapshot, the
  * page's banners, the tray, the `exobar_warnings_active` gauge), with both figures, and
  * clears by itself once the last hour is back within the band.
  */
 import type { SlowerThanUsual } from '../../../shared/history';
 import type { Snapshot, Warning } from '../../../shared/snapshot';
-import type { ExobarNode } from '../node/node-types';
+import type { SnapshotSections } from '../app-state/snapshot-hub';
 import type { History } from './history';
 
 /** The history moves by the minute: reading it again each minute is enough. */
@@ -33,23 +33,33 @@ export function slowerThanUsualWarnings(history: Pick<History, 'query'>, snapsho
     .map((verdict) => slowerThanUsualWarning(verdict, snapshot));
 }
 
-/** Sets the warnings on the node now and every `everyMs`; returns the stop. */
+/**
+ * Registers the history's warning provider with the hub and reads the verdicts now and
+ * every `everyMs`, naming the instances `views` shows then; returns the stop (the warnings go with it).
+ */
 export function watchSlowerThanUsual(
   history: Pick<History, 'query'>,
-  node: Pick<ExobarNode, 'snapshot' | 'setHistoryWarnings'>,
+  views: { snapshot(): Pick<Snapshot, 'instances'> },
+  hub: SnapshotSections,
   everyMs = SLOWER_CHECK_MS,
 ): () => void {
+  let shown: Warning[] = [];
+  const provider = hub.warnings('history', () => shown);
   let last = '';
   const check = () => {
-    const next = slowerThanUsualWarnings(history, node.snapshot());
+    const next = slowerThanUsualWarnings(history, views.snapshot());
     // Only a change is a new snapshot version.
     const key = JSON.stringify(next);
     if (key === last) return;
     last = key;
-    node.setHistoryWarnings(next);
+    shown = next;
+    provider.changed();
   };
   check();
   const timer = setInterval(check, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    provider.remove();
+  };
 }

@@ -51,8 +51,8 @@ describe('MlxRuntimeService', () => {
       arch: 'arm64',
       ...options,
     });
-    const node = createNode({ dataDir, simTimeScale: 0.05, mlxSpawnSpec: (model) => service.spawnSpec(model) });
-    service.attach(node);
+    const node = createNode({ dataDir, simTimeScale: 0.05, mlxSpawnSpec: (model) => service.spawnSpec(model), extraModels: () => service.localModels });
+    service.attach(node.hub);
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     cleanups.push(() => node.shutdown());
     return { service, node };

@@ -1,13 +1,13 @@
 /**
  * The MLX engine as the running core sees it: whether a Python with mlx-lm is there,
  * which local models it can serve, how to spawn a runner for one, and the "Set up MLX
- * runtime" action with its progress. Its state goes into the node's snapshot, its
- * models into the node's catalog.
+ * runtime" action with its progress. Its state is the snapshot's `mlx` section (registered
+ * with the hub), its models the node's catalog beyond the sim models (`localModels`).
  */
 import type { Settings } from '../../../shared/api';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { MlxRuntimeSnapshot } from '../../../shared/snapshot';
-import type { ExobarNode } from '../node/node-types';
+import type { Registration, SnapshotSections } from '../app-state/snapshot-hub';
 import type { RunnerEngineOptions } from '../../../shared/runner-protocol';
 import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { detectMlxRuntime, type MlxRuntimeStatus } from './detect-mlx-runtime';
@@ -38,7 +38,9 @@ export class MlxRuntimeService {
   private models: LocalMlxModel[] = [];
   private setupState: MlxRuntimeSnapshot['setup'] = null;
   private setupRun: Promise<void> | null = null;
-  private node: ExobarNode | null = null;
+  /** The state last published: what the snapshot shows between two publications. */
+  private published: MlxRuntimeSnapshot | null = null;
+  private section: Registration | null = null;
 
   constructor(private readonly options: MlxRuntimeServiceOptions) {}
 
@@ -47,10 +49,15 @@ export class MlxRuntimeService {
     return mlxPlatform(this.options.platform ?? process.platform, this.options.arch ?? process.arch).supported;
   }
 
-  /** Connects the node whose catalog and snapshot this service feeds. */
-  attach(node: ExobarNode): void {
-    this.node = node;
+  /** Registers the service's section (`mlx`) with the hub the snapshot is built by. */
+  attach(hub: SnapshotSections): void {
+    this.section = hub.section('mlx', () => ({ mlx: this.published }));
     this.publish();
+  }
+
+  /** The local models the runtime can serve (none while it is missing): the node's catalog beyond the sim models. */
+  get localModels(): readonly LocalMlxModel[] {
+    return this.models;
   }
 
   /** Looks for the runtime and the local models again; publishes the result. */
@@ -58,7 +65,6 @@ export class MlxRuntimeService {
     const detect = this.options.detect ?? detectMlxRuntime;
     this.status = await detect({ dataDir: this.options.dataDir, settingsPython: this.options.getSettings().mlxPython });
     this.models = this.status.available ? await (this.options.scan ?? (() => scanLocalModels()))() : [];
-    this.node?.setExtraModels(this.models);
     return this.publish();
   }
 
@@ -136,7 +142,8 @@ export class MlxRuntimeService {
 
   private publish(): MlxRuntimeSnapshot {
     const state = this.snapshot();
-    this.node?.setMlxRuntime(state);
+    this.published = state;
+    this.section?.changed();
     return state;
   }
 }

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, submitTracked, type NodeFixture } from '../../../test/support/node-fixture';
-import { requestIdOf } from './node-event';
+import { requestIdOf } from '../events/node-event';
 import { localInstances } from '../../../shared/instance-state';
 import { eventually, sleep } from '../../../test/support/eventually';
 import { CANCEL_CHECK_EVERY_STEPS } from '../../runners/sim/generation-engine';

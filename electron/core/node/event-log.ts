@@ -2,7 +2,7 @@
  * The node's recent events in a bounded ring buffer, kept all the time so a
  * diagnostic bundle exported after a stall still holds what led to it.
  */
-import type { NewNodeEvent, NodeEvent } from './node-event';
+import type { NewNodeEvent, NodeEvent } from '../events/node-event';
 
 export class EventLog {
   private readonly events: NodeEvent[] = [];

@@ -5,7 +5,7 @@
  */
 import type { GenerationParams, Hello } from '../../../shared/runner-protocol';
 import type { SubmitRequest } from './node-types';
-import { NodeError } from './node-error';
+import { NodeError } from '../events/node-error';
 
 export type RunnerFeatures = NonNullable<Hello['features']>;
 

@@ -6,21 +6,9 @@ import type { ChatMessage, GenerationParams, GenerationStats, RunnerEngineOption
 import type { Settings } from '../../../shared/api';
 import type { CatalogModel } from '../../../shared/catalog';
 import type { CancelledBy } from '../../../shared/request-record';
-import type { ExoProcessState } from '../../../shared/exo-process';
 import type { SpawnSpec } from '../supervisor/spawn-spec';
 import type { Logger } from 'pino';
-import type { ExoOffer, ExoSection } from '../../../shared/exo-snapshot';
-import type {
-  ExoInstanceSnapshot,
-  FastSynchOverride,
-  LocalInstanceSnapshot,
-  InstanceType,
-  LaunchProgress,
-  MlxRuntimeSnapshot,
-  Snapshot,
-  TtftSample,
-  Warning,
-} from '../../../shared/snapshot';
+import type { FastSynchOverride, LocalInstanceSnapshot, InstanceType, Snapshot, TtftSample } from '../../../shared/snapshot';
 
 export interface SubmitRequest {
   model: string;
@@ -63,8 +51,8 @@ export type RequestEvent =
   | { type: 'cancelled'; usage: Usage }
   | { type: 'failed'; error: NodeError };
 
-export { NodeError, type NodeErrorCode } from './node-error';
-import { NodeError, type NodeErrorCode } from './node-error';
+export { NodeError, type NodeErrorCode } from '../events/node-error';
+import { NodeError, type NodeErrorCode } from '../events/node-error';
 
 export interface RequestHandle {
   /** The completion id ("chatcmpl-..."), also the id for `/v1/cancel/{id}`. */
@@ -104,12 +92,14 @@ export interface ResidencyUpdate {
   ttlSeconds?: number | null;
 }
 
-/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see node/node-event.ts. */
-export type { NodeEvent, UnloadReason } from './node-event';
-import type { NodeEvent, UnloadReason } from './node-event';
+/** One entry of the node's bounded event log (diagnostic bundle's events.jsonl); see events/node-event.ts. */
+export type { NodeEvent, UnloadReason } from '../events/node-event';
+import type { NodeEvent, UnloadReason } from '../events/node-event';
 import type { RequestDecodeSharing } from '../sharing/request-sharing';
 import type { SharingPolicy } from '../../../shared/sharing-policy';
 import type { PacingTuning } from '../pacing/pacing-plan';
+import type { EventLog } from './event-log';
+import type { SnapshotHub } from '../app-state/snapshot-hub';
 
 /** Per-request timeline for the diagnostic bundle (monotonic ms; null when it did not happen). */
 export interface RequestTimeline {
@@ -166,17 +156,6 @@ export interface EndedRequest {
   itlGapsMs: readonly number[];
 }
 
-/** What an attached exo adds to the snapshot; all empty when nothing is attached or offered. */
-export interface ExoSnapshotPart {
-  exo: ExoSection | null;
-  exoOffer: ExoOffer | null;
-  instances: ExoInstanceSnapshot[];
-  warnings: Warning[];
-}
-
-/** Nothing attached, nothing offered. */
-export const NO_EXO: ExoSnapshotPart = { exo: null, exoOffer: null, instances: [], warnings: [] };
-
 /** Options of `createNode` (electron/core/node/node.ts). */
 export interface NodeOptions {
   /** Runner logs go to <dataDir>/logs; the sim GPU lives in <dataDir>/sim-gpu. */
@@ -187,8 +166,11 @@ export interface NodeOptions {
   simTimeScale?: number;
   /** Global fast-synch default from settings. */
   defaultFastSynch?: FastSynchOverride;
-  /** Models the node may launch beyond the built-in sim models (e.g. local MLX models). */
-  extraModels?: CatalogModel[];
+  /**
+   * Models the node may launch beyond the built-in sim models (the local MLX models the
+   * MLX service found), read at each look-up: running instances keep their model, new launches see the list now.
+   */
+  extraModels?: () => readonly CatalogModel[];
   /** How to start a runner for an MLX model with its engine options; null when the MLX runtime is missing. */
   mlxSpawnSpec?: (model: CatalogModel, engine: RunnerEngineOptions) => SpawnSpec | null;
   /**
@@ -215,28 +197,15 @@ export interface NodeOptions {
   sharingPolicy?: () => SharingPolicy;
   /** The decode-first policy's numbers (the bench tunes them; default DEFAULT_PACING_TUNING). */
   pacingTuning?: Partial<PacingTuning>;
+  /** The event log the node records into (the core shares it with the hub's warning diff); default a new one. */
+  eventLog?: EventLog;
+  /** The hub the node registers its section and warnings with (the core's); default a new one, recording into the event log. */
+  hub?: SnapshotHub;
 }
 
 export interface ExobarNode {
   /** Every model this node can launch (sim catalog plus extra models). */
   models(): CatalogModel[];
-  /** The safe launch's progress, shown in the snapshot (null clears it). */
-  setLaunchProgress(progress: LaunchProgress | null): void;
-  /** The local API's base URL for the snapshot, once an API server listens. */
-  setApiBaseUrl(url: string | null): void;
-  /** The MLX runtime's state for the snapshot. */
-  setMlxRuntime(state: MlxRuntimeSnapshot | null): void;
-  /**
-   * The attached exo cluster's part of the snapshot (section, offer, its instances
-   * beside the local ones, its warnings); electron/core/exo/exo-attachment.ts sets it.
-   */
-  setExoView(view: ExoSnapshotPart): void;
-  /** This Mac's exo as exobar runs it (electron/core/exo-process/), for the snapshot's `exoProcess`; null while exobar has not started it. */
-  setExoProcess(state: ExoProcessState | null): void;
-  /** The warnings read from the history (`slower_than_usual`), active beside the node's own (electron/core/history/slower-warnings.ts). */
-  setHistoryWarnings(warnings: Warning[]): void;
-  /** Replaces the models beyond the sim catalog (local MLX models found after a scan). */
-  setExtraModels(models: CatalogModel[]): void;
   submit(request: SubmitRequest, onEvent: (event: RequestEvent) => void): RequestHandle;
   /** Cancels a request by its id; false when no such request is in flight. `by` is who asked (default: a client's cancel call). */
   cancel(requestId: string, by?: CancelledBy): boolean;

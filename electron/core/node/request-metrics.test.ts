@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BusyIntervals, busyIntervalOf, overlapMs, measureTtftParts } from './request-metrics';
+import { BusyIntervals, busyIntervalOf, measureTtftParts } from './request-metrics';
+import { overlapMs } from '../sharing/intervals';
 
 describe('request metrics', () => {
   it('splits a time to first token into parts that add up to it', () => {

@@ -4,6 +4,7 @@
  * diagnosis (its findings and their evidence), the timeline CSV and the benchmark
  * (through the TTFT samples) all measure with these functions.
  */
+import { overlapMs, type Interval } from '../sharing/intervals';
 
 /** The moments of one request, in monotonic milliseconds; null when it has not happened. */
 export interface RequestMoments {
@@ -77,31 +78,6 @@ export function measureTtftParts(t: RequestMoments, until: number): TtftParts {
   parts.prefillMs = Math.max(0, Math.min(lastPrefill, until) - prefillFrom);
   if (t.firstTokenAt !== null) parts.firstTokenMs = Math.max(0, t.firstTokenAt - Math.max(lastPrefill, prefillFrom));
   return parts;
-}
-
-/** A span of time; `end` null: still open (measured up to the caller's `now`). */
-export interface Interval {
-  start: number;
-  end: number | null;
-}
-
-/**
- * Milliseconds of [from, to] covered by the union of `intervals` (open ones end at
- * `now`). "Another runner was busy during this request" means this is above zero.
- */
-export function overlapMs(intervals: Iterable<Interval>, from: number, to: number, now = to): number {
-  const clipped = [...intervals]
-    .map((i) => [Math.max(from, i.start), Math.min(to, i.end ?? now)] as const)
-    .filter(([a, b]) => b > a)
-    .sort((x, y) => x[0] - y[0]);
-  let total = 0;
-  let reach = from;
-  for (const [a, b] of clipped) {
-    if (b <= reach) continue;
-    total += b - Math.max(a, reach);
-    reach = b;
-  }
-  return total;
 }
 
 /**

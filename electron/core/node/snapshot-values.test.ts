@@ -4,7 +4,7 @@
  * state changes, whether or not anyone reads or subscribes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { isEventOf } from './node-event';
+import { isEventOf } from '../events/node-event';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 
 let fixture: NodeFixture | null = null;

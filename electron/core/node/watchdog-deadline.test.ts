@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_PROMPTS } from '../../../shared/runner-protocol';
 import { makePrompt } from '../../../shared/token-count';
 import { createNodeFixture, submitTracked, type NodeFixture, type TrackedRequest } from '../../../test/support/node-fixture';
-import type { NodeEventOf } from './node-event';
+import type { NodeEventOf } from '../events/node-event';
 import { eventually, sleep } from '../../../test/support/eventually';
 
 const TIME_SCALE = 0.1;

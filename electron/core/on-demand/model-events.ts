@@ -8,7 +8,7 @@
 import type { ModelEventRecord } from '../../../shared/request-record';
 import { formatDuration } from '../../../shared/residency';
 import type { ExoPlacementEvent } from '../exo/launch/exo-place-on-demand';
-import type { NewNodeEvent, NodeEvent } from '../node/node-event';
+import type { NewNodeEvent, NodeEvent } from '../events/node-event';
 
 type ModelEventRow = Omit<ModelEventRecord, 'kind' | 'at'>;
 

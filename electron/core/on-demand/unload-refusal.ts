@@ -3,7 +3,7 @@
  * flight, never a pinned one by itself (idle or evicted), only by the operator.
  */
 import { NodeError } from '../node/node-types';
-import type { UnloadReason } from '../node/node-event';
+import type { UnloadReason } from '../events/node-event';
 
 /** What the check reads of an instance. */
 export interface UnloadCandidate {

@@ -10,7 +10,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FULL_SPEED_PACING, type PrefillPacing } from '../../../shared/runner-protocol';
 import type { SharingPolicy } from '../../../shared/sharing-policy';
-import type { NewNodeEvent } from '../node/node-event';
+import type { NewNodeEvent } from '../events/node-event';
 import type { GpuPhase } from '../sharing/instance-phases';
 import { PacingController, type PacedRunner } from './pacing-controller';
 import type { SoloItl } from './live-itl';

@@ -17,7 +17,7 @@
 import { FULL_SPEED_PACING, type PrefillPacing } from '../../../shared/runner-protocol';
 import type { SharingPolicy } from '../../../shared/sharing-policy';
 import type { PacingSnapshot } from '../../../shared/snapshot';
-import type { NewNodeEvent } from '../node/node-event';
+import type { NewNodeEvent } from '../events/node-event';
 import type { GpuPhase } from '../sharing/instance-phases';
 import { LiveItl, type ItlFigure, type SoloItl } from './live-itl';
 import { addedFraction, DEFAULT_PACING_TUNING, fullSpeedPrefillMs, pacedPacing, type MeasuredRates, type PacingTuning } from './pacing-plan';

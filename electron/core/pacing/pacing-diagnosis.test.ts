@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeEvent } from '../node/node-event';
+import type { NodeEvent } from '../events/node-event';
 import { pacingDecisions } from './pacing-diagnosis';
 
 describe('pacing decisions in words', () => {

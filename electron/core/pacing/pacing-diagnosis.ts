@@ -5,7 +5,7 @@
  * prefill while Llama 3.2 1B streamed (its ITL 1.8× solo): +12 % prefill time"), and
  * one per prefill it chose not to pace (`pacing_not_needed`).
  */
-import type { NodeEvent } from '../node/node-event';
+import type { NodeEvent } from '../events/node-event';
 import type { ItlFigure, PacingReleaseReason } from './pacing-controller';
 
 export interface PacingDecision {

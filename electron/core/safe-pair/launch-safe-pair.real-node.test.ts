@@ -13,6 +13,7 @@ import { createNode } from '../node/node';
 import { simSpawnSpec } from '../node/sim-spawn-spec';
 import type { ExobarNode } from '../node/node-types';
 import { launchSafePair } from './launch-safe-pair';
+import { launchSection } from './launch-section';
 import { planSafePairForNode } from './plan-for-node';
 import { processAlive } from '../../../test/support/process-alive';
 import { localInstances } from '../../../shared/instance-state';
@@ -36,12 +37,13 @@ describe('launchSafePair with the real node', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'exobar-safe-pair-'));
     const n = createNode({ dataDir, simTimeScale: 0.05 });
     node = n;
+    const onProgress = launchSection(n.hub);
     const seen: LaunchProgress[] = [];
     const unsubscribe = n.onSnapshot((s) => s.launch && seen.push(s.launch), 5);
 
     const plan = await planSafePairForNode(n, defaultSettings(), { readMemory: plenty });
     expect(plan.canRun).toBe(true);
-    await launchSafePair(n, plan, { pollMs: 20 });
+    await launchSafePair(n, plan, { pollMs: 20, onProgress });
 
     const snap = n.snapshot();
     expect(localInstances(snap).map((i) => [i.model, i.instanceType, i.runner.status.kind])).toEqual([
@@ -67,7 +69,7 @@ describe('launchSafePair with the real node', () => {
     const again = await planSafePairForNode(n, defaultSettings(), { readMemory: plenty });
     expect(again.models.every((m) => m.alreadyRunning)).toBe(true);
     expect(again.memory.requiredBytes).toBe(0);
-    const result = await launchSafePair(n, again, { pollMs: 20 });
+    const result = await launchSafePair(n, again, { pollMs: 20, onProgress });
     expect(result.instances.every((i) => i.reused)).toBe(true);
     expect(localInstances(n.snapshot()).map((i) => [i.id, i.runner.pid])).toEqual(before);
     unsubscribe();
@@ -81,10 +83,13 @@ describe('launchSafePair with the real node', () => {
       {
         // The medium model's "runner" never says hello (a wedged start); the small one is a real sim runner.
         runnerCommand: (model, _id, engine) =>
-          model.id === MEDIUM ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} } : simSpawnSpec(model.id, 0.05, gpuDir, engine),
+          model.id === MEDIUM
+            ? { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} }
+            : simSpawnSpec(model.id, 0.05, gpuDir, engine),
       },
     );
     node = n;
+    const onProgress = launchSection(n.hub);
     const pids = new Map<string, number>();
     const unsubscribe = n.onSnapshot((s) => {
       for (const i of localInstances(s)) if (i.runner.pid) pids.set(i.model, i.runner.pid);
@@ -97,7 +102,7 @@ describe('launchSafePair with the real node', () => {
 
     const plan = await planSafePairForNode(n, defaultSettings(), { readMemory: plenty });
     expect(plan.models.map((m) => m.alreadyRunning)).toEqual([true, false]);
-    const err = await launchSafePair(n, plan, { pollMs: 20, readyTimeoutMs: 3000 }).catch((e: unknown) => e);
+    const err = await launchSafePair(n, plan, { pollMs: 20, readyTimeoutMs: 3000, onProgress }).catch((e: unknown) => e);
     unsubscribe();
 
     expect(err).toMatchObject({ code: 'launch_failed' });

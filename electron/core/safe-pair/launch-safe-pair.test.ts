@@ -23,7 +23,7 @@ describe('launchSafePair', () => {
   it('launches both models one after the other, reporting each step and loading progress', async () => {
     const { node, plan } = await setup();
     expect(plan.canRun).toBe(true);
-    const result = await launchSafePair(node, plan, { pollMs: 1 });
+    const result = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch });
 
     expect(result.instances.map((i) => [i.model, i.reused])).toEqual([
       [SMALL, false],
@@ -53,13 +53,13 @@ describe('launchSafePair', () => {
 
   it('is idempotent: a second launch reuses both instances and starts nothing', async () => {
     const { node, plan } = await setup();
-    await launchSafePair(node, plan, { pollMs: 1 });
+    await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch });
     const before = node.snapshot().instances;
     node.calls.length = 0;
 
     const again = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty });
     expect(again.models.every((m) => m.alreadyRunning)).toBe(true);
-    const result = await launchSafePair(node, again, { pollMs: 1 });
+    const result = await launchSafePair(node, again, { pollMs: 1, onProgress: node.showLaunch });
 
     expect(result.instances.map((i) => i.reused)).toEqual([true, true]);
     expect(node.calls.some((c) => c.startsWith('create') || c.startsWith('delete'))).toBe(false);
@@ -71,7 +71,7 @@ describe('launchSafePair', () => {
     const node = walkingFakeNode();
     const existing = node.addReady(MEDIUM);
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty });
-    const result = await launchSafePair(node, plan, { pollMs: 1 });
+    const result = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch });
     expect(node.calls.filter((c) => c.startsWith('create'))).toEqual([`create ${SMALL}`]);
     expect(result.instances).toEqual([
       { model: SMALL, instanceId: 'inst-2', reused: false },
@@ -83,16 +83,16 @@ describe('launchSafePair', () => {
     const { node, plan } = await setup();
     node.addReady(SMALL);
     node.addReady(MEDIUM);
-    const result = await launchSafePair(node, plan, { pollMs: 1 });
+    const result = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch });
     expect(result.instances.every((i) => i.reused)).toBe(true);
     expect(node.calls.filter((c) => c.startsWith('create'))).toEqual([]);
   });
 
   it('joins a launch under way instead of starting another', async () => {
     const { node, plan } = await setup();
-    const first = launchSafePair(node, plan, { pollMs: 1 });
+    const first = launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch });
     expect(currentSafePairLaunch(node)).toBe(first);
-    const second = launchSafePair(node, plan, { pollMs: 1 });
+    const second = launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch });
     expect(second).toBe(first);
     await Promise.all([first, second]);
     expect(node.calls.filter((c) => c.startsWith('create'))).toHaveLength(2);
@@ -106,10 +106,12 @@ describe('launchSafePair', () => {
       readMemory: async () => ({ totalBytes: 8 * GiB, freeBytes: 1 * GiB, source: 'os.freemem' }),
     });
     expect(plan.canRun).toBe(false);
-    const err = await launchSafePair(node, plan).catch((e: unknown) => e);
+    const err = await launchSafePair(node, plan, { onProgress: node.showLaunch }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NodeError);
     expect(err).toMatchObject({ code: 'launch_failed', status: 409 });
-    expect((err as Error).message).toMatch(/Not enough memory: needs 5\.9 GiB; 1\.0 GiB free, less than the 2\.0 GiB kept free for macOS and other apps: nothing usable/);
+    expect((err as Error).message).toMatch(
+      /Not enough memory: needs 5\.9 GiB; 1\.0 GiB free, less than the 2\.0 GiB kept free for macOS and other apps: nothing usable/,
+    );
     expect(node.calls).toEqual([]);
     expect(node.progress).toEqual([]);
   });
@@ -117,12 +119,12 @@ describe('launchSafePair', () => {
   it('refuses a hand-made plan marked not runnable even without blockers', async () => {
     const { node, plan } = await setup();
     const bad: SafePairPlan = { ...plan, canRun: false };
-    await expect(launchSafePair(node, bad)).rejects.toMatchObject({ code: 'launch_failed', status: 409 });
+    await expect(launchSafePair(node, bad, { onProgress: node.showLaunch })).rejects.toMatchObject({ code: 'launch_failed', status: 409 });
   });
 
   it('a failure part way: progress failed with the error, the half-started instance deleted, the first left running', async () => {
     const { node, plan } = await setup({ failLoading: { [MEDIUM]: 5 } });
-    const err = await launchSafePair(node, plan, { pollMs: 1 }).catch((e: unknown) => e);
+    const err = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch }).catch((e: unknown) => e);
 
     expect(err).toMatchObject({ code: 'launch_failed', status: 502 });
     expect((err as Error).message).toBe(`Safe pair launch failed while starting ${MEDIUM}: out of memory at layer 5`);
@@ -140,7 +142,7 @@ describe('launchSafePair', () => {
   it('a createInstance refusal keeps its 4xx status and leaves nothing to delete', async () => {
     const refusal = new NodeError('fast_synch_shared_gpu', 'would put two ring runners with fast synch on one GPU', 409);
     const { node, plan } = await setup({ failCreate: { [SMALL]: refusal } });
-    const err = await launchSafePair(node, plan, { pollMs: 1 }).catch((e: unknown) => e);
+    const err = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'launch_failed', status: 409 });
     expect((err as Error).message).toMatch(/would put two ring runners/);
     expect(node.calls.filter((c) => c.startsWith('delete'))).toEqual([]);
@@ -150,7 +152,7 @@ describe('launchSafePair', () => {
 
   it('says so when removing the half-started instance fails too', async () => {
     const { node, plan } = await setup({ failLoading: { [SMALL]: 2 }, failDelete: true });
-    const err = await launchSafePair(node, plan, { pollMs: 1 }).catch((e: unknown) => e);
+    const err = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/removing its instance also failed: delete refused/);
   });
 
@@ -159,7 +161,7 @@ describe('launchSafePair', () => {
     const existing = node.addReady(SMALL);
     node.failInstance(existing, 'GPU wedged');
     const plan = await planSafePairForNode(node, defaultSettings(), { readMemory: plenty });
-    const err = await launchSafePair(node, plan, { pollMs: 1 }).catch((e: unknown) => e);
+    const err = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch }).catch((e: unknown) => e);
     expect((err as Error).message).toBe(`Safe pair launch failed: the running instance of ${SMALL} did not become ready: GPU wedged`);
     expect(node.calls.filter((c) => c.startsWith('delete') || c.startsWith('create'))).toEqual([]);
     expect(node.snapshot().instances.map((i) => i.id)).toEqual([existing]);
@@ -169,7 +171,7 @@ describe('launchSafePair', () => {
     // The plan was made with settings saying auto; the node still runs with default "on".
     const { node, plan } = await setup({ defaultFastSynch: 'on' });
     expect(plan.models.every((m) => !m.fastSynch)).toBe(true);
-    const err = await launchSafePair(node, plan, { pollMs: 1 }).catch((e: unknown) => e);
+    const err = await launchSafePair(node, plan, { pollMs: 1, onProgress: node.showLaunch }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/would run sim\/llama-3\.2-1b with fast synch on \(forced on by settings default\)/);
     expect(node.calls).toContain('delete inst-1');
     expect(node.snapshot().instances).toEqual([]);

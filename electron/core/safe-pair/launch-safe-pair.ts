@@ -1,7 +1,7 @@
 /**
  * Carries out a safe pair plan (shared/safe-pair-plan.ts) against a node: the two
  * models as ring instances with fast synch off, one after the other, each waiting for
- * its runner to be ready, with the progress in the snapshot.
+ * its runner to be ready, its progress reported (the snapshot's `launch`, launch-section.ts).
  *
  * Sequential on purpose: creating, connecting, loading and warming up a runner are the
  * lifecycle steps that legitimately wait (docs/domain.md, "Why a model stalls while another is busy"), and loading
@@ -14,13 +14,15 @@ import { NodeError, type ExobarNode } from '../node/node-types';
 import { launchStepText } from './launch-progress-step';
 
 /** The part of the node the launch uses (the real node satisfies it; tests pass a small fake). */
-export type SafePairNode = Pick<ExobarNode, 'snapshot' | 'setLaunchProgress' | 'createInstance' | 'waitForReady' | 'deleteInstance' | 'setResidency'>;
+export type SafePairNode = Pick<ExobarNode, 'snapshot' | 'createInstance' | 'waitForReady' | 'deleteInstance' | 'setResidency'>;
 
 export interface SafePairLaunchOptions {
   /** Deadline for each runner to become ready; the node's default when omitted. */
   readyTimeoutMs?: number;
   /** How often the snapshot is read for loading progress while waiting (default 100 ms). */
   pollMs?: number;
+  /** Where the progress goes, each change once (the core's launch section); absent: nowhere. */
+  onProgress?: (progress: LaunchProgress) => void;
 }
 
 export interface SafePairLaunchResult {
@@ -62,9 +64,9 @@ async function runLaunch(node: SafePairNode, plan: SafePairPlan, options: SafePa
     const next = { ...progress, ...change };
     if (next.step === progress.step && next.state === progress.state && next.current === progress.current && next.error === progress.error) return;
     Object.assign(progress, next);
-    node.setLaunchProgress({ ...progress, models: [...models] });
+    options.onProgress?.({ ...progress, models: [...models] });
   };
-  node.setLaunchProgress({ ...progress, models: [...models] });
+  options.onProgress?.({ ...progress, models: [...models] });
 
   const result: SafePairLaunchResult = { instances: [] };
   for (const [index, entry] of plan.models.entries()) {

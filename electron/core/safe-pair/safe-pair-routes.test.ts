@@ -23,7 +23,8 @@ describe('/api/launch/safe-pair on the real core', () => {
   beforeAll(async () => {
     rig = await startCoreRig({
       simTimeScale: 0.05,
-      extraRoutes: ({ settings }) => safePairRoutes({ getSettings: () => settings, readMemory: async () => memory, launch: { pollMs: 20 } }),
+      extraRoutes: ({ settings, showLaunch }) =>
+        safePairRoutes({ getSettings: () => settings, readMemory: async () => memory, launch: { pollMs: 20, onProgress: showLaunch } }),
     });
   });
   afterAll(async () => {
@@ -38,7 +39,9 @@ describe('/api/launch/safe-pair on the real core', () => {
     const post = await rig.control('POST', '/api/launch/safe-pair');
     expect(post.status).toBe(409);
     expect(post.body.error).toMatchObject({ code: 'launch_failed', type: 'conflict_error' });
-    expect(post.body.error.message).toMatch(/Not enough memory: needs 5\.9 GiB; 3\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 1\.0 GiB usable/);
+    expect(post.body.error.message).toMatch(
+      /Not enough memory: needs 5\.9 GiB; 3\.0 GiB free, of which 2\.0 GiB is kept free for macOS and other apps: 1\.0 GiB usable/,
+    );
     expect(rig.node.snapshot().instances).toEqual([]);
     memory = { totalBytes: 64 * GiB, freeBytes: 32 * GiB, source: 'os.freemem' };
   });
@@ -104,7 +107,16 @@ describe('/api/launch/safe-pair on the real core', () => {
 });
 
 describe('safePairRoutes handlers', () => {
-  function call(route: ApiRoute | undefined, node: FakeNode, query = '') {
+  /** The POST route reporting its launches' progress to this node's launch section. */
+  const postFor = (node: FakeNode): ApiRoute | undefined =>
+    safePairRoutes({
+      getSettings: defaultSettings,
+      readMemory: async () => ({ totalBytes: 64 * GiB, freeBytes: 32 * GiB, source: 'os.freemem' }),
+      launch: { pollMs: 1, onProgress: node.showLaunch },
+    }).find((r) => r.method === 'POST');
+
+  function call(node: FakeNode, query = '') {
+    const route = postFor(node);
     const answer: { status: number; body: unknown } = { status: 0, body: null };
     const warned: unknown[] = [];
     const ctx = {
@@ -117,21 +129,15 @@ describe('safePairRoutes handlers', () => {
     } as unknown as RouteContext;
     return { done: Promise.resolve(route?.handle(ctx)), answer, warned };
   }
-  const routes = safePairRoutes({
-    getSettings: defaultSettings,
-    readMemory: async () => ({ totalBytes: 64 * GiB, freeBytes: 32 * GiB, source: 'os.freemem' }),
-    launch: { pollMs: 1 },
-  });
-  const post = routes.find((r) => r.method === 'POST');
 
   it('wait=none answers 202 at once and the launch goes on; a POST meanwhile joins it', async () => {
     const node = walkingFakeNode({ stepMs: 5 });
-    const first = call(post, node, '?wait=none');
+    const first = call(node, '?wait=none');
     await first.done;
     expect(first.answer.status).toBe(202);
     expect(first.answer.body).toMatchObject({ launching: true, launch: { state: 'running' } });
 
-    const second = call(post, node);
+    const second = call(node);
     await second.done;
     expect(second.answer.status).toBe(200);
     expect(node.calls.filter((c) => c.startsWith('create'))).toEqual([`create ${SMALL}`, `create ${MEDIUM}`]);
@@ -140,7 +146,7 @@ describe('safePairRoutes handlers', () => {
 
   it('wait=none logs a later failure (its details are in the snapshot)', async () => {
     const node = walkingFakeNode({ failLoading: { [SMALL]: 1 } });
-    const res = call(post, node, '?wait=none');
+    const res = call(node, '?wait=none');
     await res.done;
     expect(res.answer.status).toBe(202);
     await expect.poll(() => node.snapshot().launch?.state).toBe('failed');
@@ -148,7 +154,7 @@ describe('safePairRoutes handlers', () => {
   });
 
   it('rejects an unknown query parameter', async () => {
-    const res = call(post, walkingFakeNode(), '?wait=maybe');
+    const res = call(walkingFakeNode(), '?wait=maybe');
     await expect(res.done).rejects.toMatchObject({ status: 400, code: 'invalid_query' });
   });
 });

@@ -5,7 +5,7 @@
  * phase each neighbour was in while a model decoded; pacing (the fair-sharing policy)
  * asks the same live. Bounded: the last `capacity` intervals are kept.
  */
-import { overlapMs, type Interval } from '../node/request-metrics';
+import { overlapMs, type Interval } from './intervals';
 
 /** A runner's phase on the GPU; prefill dominates: a step that admits a prompt prefills it whole. */
 export type GpuPhase = 'idle' | 'prefilling' | 'decoding';

@@ -14,7 +14,7 @@ import { CheckManager } from '../../../electron/core/checks/check-manager';
 /** The one fake node (test/support/fake-node.ts) as a started core has it: its API URL set, `models` and `deleteInstance` spied. */
 function coreFakeNode(url: string): FakeNode {
   const node = new FakeNode();
-  node.setApiBaseUrl(`${url}/v1`);
+  node.publish({ apiBaseUrl: `${url}/v1` });
   vi.spyOn(node, 'models');
   vi.spyOn(node, 'deleteInstance');
   return node;
@@ -101,6 +101,7 @@ export function fakeStartCore() {
       } as unknown as RequestLog,
       history: { query: vi.fn((range: HistoryRange) => ({ range, models: [], diskBytes: 0, diskCapBytes: 0, problem: null })) } as unknown as History,
       checks: new CheckManager({ node, dataDir: options.dataDir }),
+      showLaunch: node.showLaunch,
       stopCalls: 0,
       async stop() {
         core.stopCalls += 1;

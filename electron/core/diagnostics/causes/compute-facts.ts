@@ -5,7 +5,8 @@
  * slower while the other one works (exo measured 0.23 s alone vs 0.38-0.40 s beside a
  * 3B prefill).
  */
-import { busyIntervalOf, overlapMs } from '../../node/request-metrics';
+import { busyIntervalOf } from '../../node/request-metrics';
+import { overlapMs } from '../../sharing/intervals';
 import { processed, type DiagnosisContext, type ExaminedRequest } from '../diagnosis-context';
 import { r1 } from '../diagnosis-format';
 

@@ -6,7 +6,7 @@
 import type { RequestTimeline } from '../../node/node-types';
 import { prefillEnd, type DiagnosisContext } from '../diagnosis-context';
 import { overlap } from '../diagnosis-format';
-import { overlapMs } from '../../node/request-metrics';
+import { overlapMs } from '../../sharing/intervals';
 
 /** A sibling request's prefill and how much of the wait it covered. */
 export interface SameRunnerPrefill {

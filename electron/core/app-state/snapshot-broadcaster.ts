@@ -1,5 +1,5 @@
 /**
- * The node's snapshot as a value per state version, and the one throttle on the way to
+ * The snapshot as a value per state version, and the one throttle on the way to
  * its readers.
  *
  * `changed()` is called wherever the state changes; it bumps the version (the

@@ -2,8 +2,8 @@
  * An instance as the pacing controller sees it: its phase on the GPU (InstancePhases),
  * what it still has to prefill, and its supervisor.
  */
-import type { Instance } from '../node/instance';
-import type { PacedRunner } from './pacing-controller';
+import type { Instance } from './instance';
+import type { PacedRunner } from '../pacing/pacing-controller';
 import { UNKNOWN_MODEL_PRIOR } from '../supervisor/runner-rates';
 
 /** The controller's view of one local instance. */
