@@ -23,9 +23,9 @@
  * `node --import tsx bench/exo-poll-cpu.ts [--json] [--seconds N]` (N: seconds measured
  * per attached phase, default 30)
  */
-import { ExoMonitor } from '../electron/core/exo/exo-monitor';
-import { FAST_PATHS, SLOW_SECTIONS } from '../electron/core/exo/exo-client';
-import { DEFAULT_EXO_HTTP, exoAgent, getExoJsonIfChanged } from '../electron/core/exo/exo-http';
+import { ExoMonitor } from '../electron/core/exo/attach/exo-monitor';
+import { FAST_PATHS, SLOW_SECTIONS } from '../electron/core/exo/attach/exo-client';
+import { DEFAULT_EXO_HTTP, exoAgent, getExoJsonIfChanged } from '../electron/core/exo/attach/exo-http';
 import { startFakeExoProcess } from '../test/support/fake-exo';
 import { sleep } from '../test/support/eventually';
 import { median } from '../test/support/median';

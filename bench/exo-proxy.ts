@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { ExoClient } from '../electron/core/exo/exo-client';
+import { ExoClient } from '../electron/core/exo/attach/exo-client';
 import { createExoServing, type ExoServing } from '../electron/core/exo/proxy/exo-serving';
 import { startCore } from '../electron/core/start-core';
 import { makePrompt } from '../shared/token-count';

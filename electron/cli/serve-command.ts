@@ -10,7 +10,7 @@ import { readServerRecord, serverRecordPath } from '../core/server-record';
 import { killRunnerGroups } from '../core/supervisor/kill-runner-groups';
 import { EXO_SERVE_FLAGS, EXO_SERVE_USAGE, exoServeRequest } from '../core/exo-process';
 import { startCore, type RunningCore } from '../core/start-core';
-import { normalizeExoUrl } from '../core/exo/exo-probe';
+import { normalizeExoUrl } from '../core/exo/attach/exo-probe';
 import { createTerminalLogger, resolveLogFormat, resolveLogLevel } from '../core/terminal-log';
 import { ownLogPath } from '../core/logs/own-log';
 import { flagValue, parseFlags, UsageError, type CliCommand } from './cli-command';

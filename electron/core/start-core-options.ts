@@ -8,7 +8,7 @@ import type { CatalogModel } from '../../shared/catalog';
 import type { ApiServer } from './api/api-server';
 import type { ApiRoute } from './api/route-types';
 import type { CheckManager } from './checks/check-manager';
-import type { ExoAttachment, ExoAttachmentOptions, ExoBundleSource } from './exo/exo-attachment';
+import type { ExoAttachment, ExoAttachmentOptions, ExoBundleSource } from './exo/attach/exo-attachment';
 import type { ExoProcessManager } from './exo-process';
 import type { ExoStartOptions } from './exo-process/exo-process-feature';
 import type { FitChecker } from './fit/fit-gate';

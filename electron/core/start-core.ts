@@ -12,7 +12,7 @@ import { FeatureList, type CoreContext } from './core-feature';
 import { ensureDataDir } from './data-dir';
 import { startDiagnostics } from './diagnostics/diagnostics-feature';
 import { startExoProcess } from './exo-process/exo-process-feature';
-import { startExo } from './exo/exo-feature';
+import { startExo } from './exo/attach/exo-feature';
 import { fitForLaunch } from './fit/fit-for-launch';
 import type { FitChecker } from './fit/fit-gate';
 import { startHistory } from './history/history-feature';

@@ -7,7 +7,7 @@
 import type { SafePairPlan, Settings } from '../../shared/api';
 import type { ExoProcessControl } from '../../shared/exo-process-control';
 import { writeDiagnosticBundle } from '../core/diagnostics';
-import type { ExoBundleSource } from '../core/exo/exo-attachment';
+import type { ExoBundleSource } from '../core/exo/attach/exo-attachment';
 import { controlExoProcess, refusalOrUnderWay, type ExoProcessManager } from '../core/exo-process';
 import { launchExoSafePair, planExoSafePair, type FastSynchOf } from '../core/exo/launch/exo-safe-pair';
 import type { MlxRuntimeService } from '../core/mlx/mlx-runtime-service';

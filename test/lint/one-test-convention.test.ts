@@ -40,7 +40,7 @@ describe('one test convention', () => {
     const timerPromise = /new Promise(<[^>]*>)?\(\(?(\w+)\)?\s*=>\s*setTimeout\(\2\s*,/;
     expect(matching(timerPromise).filter(testSide)).toEqual(['test/support/eventually.ts']);
     // The rule reads the tests beside the product's code too (a rule nobody is subject to proves nothing).
-    expect(FILES.filter(testSide)).toEqual(expect.arrayContaining(['electron/core/exo/exo-client-cadence.test.ts', 'renderer/src/bridge/http-bridge.test.ts']));
+    expect(FILES.filter(testSide)).toEqual(expect.arrayContaining(['electron/core/exo/attach/exo-client-cadence.test.ts', 'renderer/src/bridge/http-bridge.test.ts']));
   });
 
   it("lets only the fake exo's own files import its modules: the tests, the bench and the `exo` command use its entry", () => {

@@ -6,7 +6,7 @@
 import OpenAI from 'openai';
 import { startCoreRig, type CoreRig } from './api-harness';
 import { startServingExo, type ServingExo, type ServingExoOptions } from './fake-exo';
-import { ExoClient } from '../../electron/core/exo/exo-client';
+import { ExoClient } from '../../electron/core/exo/attach/exo-client';
 import { createExoServing, type ExoServing, type ExoServingOptions } from '../../electron/core/exo/proxy/exo-serving';
 import { sleep } from './eventually';
 

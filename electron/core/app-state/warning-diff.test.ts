@@ -9,7 +9,7 @@ import type { Warning } from '../../../shared/snapshot';
 import { createNodeFixture, type NodeFixture } from '../../../test/support/node-fixture';
 import { buildPolicyReport } from '../diagnostics/policy-report';
 import { isEventOf } from '../events/node-event';
-import { ExoAttachment } from '../exo/exo-attachment';
+import { ExoAttachment } from '../exo/attach/exo-attachment';
 import { demoCluster, startFakeExo, type FakeExo } from '../../../test/support/fake-exo';
 import { WarningDiff, type WarningEvent } from './warning-diff';
 

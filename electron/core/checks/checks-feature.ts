@@ -5,7 +5,7 @@
  * through this server's own /v1 (known once it listens), with the hold on and off.
  */
 import type { CoreContext, StartedFeature } from '../core-feature';
-import type { ExoAttachment } from '../exo/exo-attachment';
+import type { ExoAttachment } from '../exo/attach/exo-attachment';
 import type { ExobarNode } from '../node/node-types';
 import type { PolicyOverride } from '../pacing/policy-override';
 import { CheckManager } from './check-manager';

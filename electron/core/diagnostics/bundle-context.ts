@@ -2,7 +2,7 @@
  * What a diagnostic bundle is built from, and its size limits. The API server, the
  * CLI and the Electron app each fill one {@link DiagnosticContext}.
  */
-import type { ExoBundleSource } from '../exo/exo-attachment';
+import type { ExoBundleSource } from '../exo/attach/exo-attachment';
 import type { ExoLogBundleFile } from '../exo-process/exo-logs';
 import type { Redactor } from './redaction';
 import type { ExobarNode } from '../node/node-types';

@@ -3,7 +3,7 @@
  * (exobar's own, the runners', exo's on this Mac) and the diagnostic bundle.
  */
 import type { CoreContext, StartedFeature } from '../core-feature';
-import type { ExoAttachment } from '../exo/exo-attachment';
+import type { ExoAttachment } from '../exo/attach/exo-attachment';
 import type { ExoProcessManager } from '../exo-process';
 import type { History } from '../history/history';
 import { logRoutes } from '../logs/log-routes';

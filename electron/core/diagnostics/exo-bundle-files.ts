@@ -5,8 +5,8 @@
  * passes through the bundle's one Redactor.
  */
 import { join } from 'node:path';
-import type { ExoBundleSource } from '../exo/exo-attachment';
-import { redactExoState } from '../exo/redact-exo-state';
+import type { ExoBundleSource } from '../exo/attach/exo-attachment';
+import { redactExoState } from '../exo/attach/redact-exo-state';
 import type { ExoCause } from './exo-diagnosis';
 import { readLastBytes, tailBytes, truncationMarker } from './log-tails';
 import type { Redactor } from './redaction';

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exoDataDir, exoHomeDir, exoLogDir, exoLogPath, exoModelsDir, exoPidfilePath } from './exo-home';
-import { defaultExoLogDir } from '../exo/exo-attachment';
-import { defaultExoLogPath } from '../exo/exo-log-fast-synch';
+import { defaultExoLogDir } from '../exo/attach/exo-attachment';
+import { defaultExoLogPath } from '../exo/attach/exo-log-fast-synch';
 
 const HOME = '/home/ops';
 

@@ -3,7 +3,7 @@
  * and its endpoints: on the cluster while exo is attached, else on this Mac.
  */
 import type { CoreContext, StartedFeature } from '../core-feature';
-import type { ExoAttachment } from '../exo/exo-attachment';
+import type { ExoAttachment } from '../exo/attach/exo-attachment';
 import { exoSafePairRoutes } from '../exo/launch/exo-safe-pair-routes';
 import { launchSection, type ShowLaunch } from './launch-section';
 import { safePairRoutes } from './safe-pair-routes';

@@ -1,6 +1,6 @@
 /** A stand-in for a running core (startCore's result) in the app glue's tests. */
 import { vi } from 'vitest';
-import type { ExoAttachment } from '../../../electron/core/exo/exo-attachment';
+import type { ExoAttachment } from '../../../electron/core/exo/attach/exo-attachment';
 import type { ExoProcessManager } from '../../../electron/core/exo-process';
 import type { MlxRuntimeService } from '../../../electron/core/mlx/mlx-runtime-service';
 import type { RequestLog } from '../../../electron/core/request-log/request-log';

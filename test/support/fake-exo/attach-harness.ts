@@ -2,7 +2,7 @@
  * A fake exo and an ExoMonitor attached to it over real HTTP, on a clock the test
  * moves: `round()` is one poll round at the current time.
  */
-import type { ExoMonitor, ExoMonitorOptions } from '../../../electron/core/exo/exo-monitor';
+import type { ExoMonitor, ExoMonitorOptions } from '../../../electron/core/exo/attach/exo-monitor';
 import { FakeExoCluster } from './fake-cluster';
 import { startFakeExo, type FakeExo } from './fake-exo-server';
 
@@ -23,7 +23,7 @@ export async function attachToFake(build: (now: () => number) => FakeExoCluster,
   const cluster = build(now);
   const fake = await startFakeExo({ cluster });
   // Loaded here: the fake's entry module exports this harness, and what only runs the fake (the `exo` command) must not load exobar's monitor.
-  const { ExoMonitor } = await import('../../../electron/core/exo/exo-monitor');
+  const { ExoMonitor } = await import('../../../electron/core/exo/attach/exo-monitor');
   const monitor = new ExoMonitor({ url: fake.url, now, exoLogPath: null, ...options });
   return {
     fake,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExoMonitor } from '../../../electron/core/exo/exo-monitor';
-import { probeExo } from '../../../electron/core/exo/exo-probe';
+import { ExoMonitor } from '../../../electron/core/exo/attach/exo-monitor';
+import { probeExo } from '../../../electron/core/exo/attach/exo-probe';
 import { startFakeExoProcess, type FakeExoProcess } from './fake-exo-process';
 import { sleep } from '../eventually';
 

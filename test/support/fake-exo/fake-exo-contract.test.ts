@@ -6,7 +6,7 @@
  * found here is fixed in the fake, not in this test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseInstances, parseNodes, parseRunners, parseTasks } from '../../../electron/core/exo/parse-exo-state';
+import { parseInstances, parseNodes, parseRunners, parseTasks } from '../../../electron/core/exo/attach/parse-exo-state';
 import { SseTap } from '../../../electron/core/exo/proxy/sse-tap';
 import { makePrompt } from '../../../shared/token-count';
 import type { Json } from './fixture-data';

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExoGhostTracker } from '../../../electron/core/exo/ghost/exo-ghost-tracker';
-import { parseInstances, parseRunners, parseTasks } from '../../../electron/core/exo/parse-exo-state';
+import { parseInstances, parseRunners, parseTasks } from '../../../electron/core/exo/attach/parse-exo-state';
 import { makePrompt } from '../../../shared/token-count';
 import { eventually } from '../eventually';
 import { tagOf, type Json } from './fixture-data';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus } from '../parse-exo-state';
+import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus } from '../attach/parse-exo-state';
 import { ClusterEventLog, type ClusterReading } from './cluster-event-log';
 import { ExoOwnActions } from './exo-own-actions';
 import { nodeLabels } from './node-labels';

@@ -12,7 +12,7 @@
  *   instance of it is served again, often through a new instance, placed later.
  */
 import type { ExoClusterEvent } from '../../../../shared/exo-cluster-events';
-import { SERVING_STATUSES } from '../exo-view';
+import { SERVING_STATUSES } from '../attach/exo-view';
 import { deletionChange, diffClusterStates, type ClusterChange, type ClusterState, type GoneNode } from './diff-cluster-states';
 import { exoOwnActions, type ExoOwnActions } from './exo-own-actions';
 import { labelOf, nodeLabels } from './node-labels';

@@ -6,7 +6,7 @@
  * none of this: a Mac that left and the instances exo deleted with it are just absent.
  */
 import type { ExoClusterEvent, ExoEventNode } from '../../../../shared/exo-cluster-events';
-import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus } from '../parse-exo-state';
+import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus } from '../attach/parse-exo-state';
 import type { ExoOwnActionKind } from './exo-own-actions';
 import { clockTime } from './event-words';
 import { labelOf, nodeLabels } from './node-labels';

@@ -7,7 +7,7 @@
  */
 import type { PlaceAgainResult } from '../../../../shared/exo-cluster-events';
 import { NodeError } from '../../node/node-types';
-import type { ExoAttachment } from '../exo-attachment';
+import type { ExoAttachment } from '../attach/exo-attachment';
 import { placeAgain } from './place-again';
 import { placeStalledAgain } from '../load-stall/place-stalled-again';
 

@@ -7,8 +7,8 @@
  */
 import type { ExoClusterEvent, ExoEventCause, ExoEventNode } from '../../../../shared/exo-cluster-events';
 import type { InstanceType } from '../../../../shared/instance-vocabulary';
-import { SERVING_STATUSES, type ExoWarning } from '../exo-view';
-import type { ExoInstance, ExoRunnerStatus } from '../parse-exo-state';
+import { SERVING_STATUSES, type ExoWarning } from '../attach/exo-view';
+import type { ExoInstance, ExoRunnerStatus } from '../attach/parse-exo-state';
 import { clockTime } from './event-words';
 
 /** What Place again asks exo for: the lost instance's own placement. */

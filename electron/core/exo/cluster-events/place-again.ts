@@ -25,7 +25,7 @@ import { NodeError } from '../../node/node-types';
 import { z } from 'zod';
 import { exoCall, readCluster, storageOf, downloadedModels, type ExoCluster } from '../launch/exo-cluster-api';
 import type { FastSynchOf } from '../launch/exo-safe-pair';
-import { parseInstances, type ExoInstance } from '../parse-exo-state';
+import { parseInstances, type ExoInstance } from '../attach/parse-exo-state';
 import type { LostModel } from './lost-models';
 import { nodeLabels, labelOf } from './node-labels';
 import { GONE_STATUSES } from '../../../../shared/instance-state';

@@ -10,7 +10,7 @@ import {
   startCaptureExo,
   type CaptureExo,
 } from '../../../../test/support/capture-exo';
-import { ExoMonitor } from '../exo-monitor';
+import { ExoMonitor } from '../attach/exo-monitor';
 import { clockTime } from './event-words';
 
 let exo: CaptureExo | null = null;

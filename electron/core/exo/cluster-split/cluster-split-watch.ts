@@ -15,9 +15,9 @@ import { Agent } from 'node:http';
 import { EXO_API_PORT } from '../../../../shared/addresses';
 import type { ExoClusterEvent, ExoEventNode } from '../../../../shared/exo-cluster-events';
 import type { ClusterChange } from '../cluster-events/diff-cluster-states';
-import { exoAgent, getExoJson, type ExoHttpOptions } from '../exo-http';
-import { NodeIdSchema } from '../exo-probe';
-import type { ExoWarning } from '../exo-view';
+import { exoAgent, getExoJson, type ExoHttpOptions } from '../attach/exo-http';
+import { NodeIdSchema } from '../attach/exo-probe';
+import type { ExoWarning } from '../attach/exo-view';
 import { parseNodeAddresses, SplitStateSchema } from './split-schemas';
 import { splitEvent, splitWarning, type SplitMac } from './split-words';
 

@@ -5,7 +5,7 @@
  * `/state` (only the Macs its exo sees now, `topology.nodes`).
  */
 import { z } from 'zod';
-import { exoObject, maybe } from '../exo-schema-helpers';
+import { exoObject, maybe } from '../attach/exo-schema-helpers';
 
 const InterfaceSchema = exoObject({ name: maybe(z.string()), ipAddress: z.string() });
 

@@ -1,7 +1,7 @@
 /** The words of a split: one sentence for the event, the warning's title and the diagnosis. */
 import type { ExoEventNode } from '../../../../shared/exo-cluster-events';
 import type { ClusterChange } from '../cluster-events/diff-cluster-states';
-import type { ExoWarning } from '../exo-view';
+import type { ExoWarning } from '../attach/exo-view';
 
 /** A Mac that left this cluster while its exo still answers, in a cluster of its own. */
 export interface SplitMac {

@@ -14,8 +14,8 @@
  * Entries a schema cannot read are problems, one each, never fatal.
  */
 import { z } from 'zod';
-import { BytesSchema, exoObject, firstIssue, isPlainObject, maybe, untag } from '../exo-schema-helpers';
-import type { ExoParseProblem } from '../parse-exo-state';
+import { BytesSchema, exoObject, firstIssue, isPlainObject, maybe, untag } from '../attach/exo-schema-helpers';
+import type { ExoParseProblem } from '../attach/parse-exo-state';
 
 export type ExoDownloadStatus = 'ongoing' | 'completed' | 'failed';
 

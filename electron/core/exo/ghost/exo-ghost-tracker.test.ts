@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readReal } from '../../../../test/support/fake-exo';
-import { parseInstances, parseRunners, parseTasks } from '../parse-exo-state';
+import { parseInstances, parseRunners, parseTasks } from '../attach/parse-exo-state';
 import { ExoGhostTracker } from './exo-ghost-tracker';
 
 const INSTANCE = 'dc22b9fe-6adb-47e3-b85c-d056e3bedffb';

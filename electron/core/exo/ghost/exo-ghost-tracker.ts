@@ -15,7 +15,7 @@
  * look like that for one poll (its task goes before its runner turns Ready), so the
  * condition counts only once it has held for `confirmMs`.
  */
-import type { ExoInstance, ExoRunnerStatus, ExoTask } from '../parse-exo-state';
+import type { ExoInstance, ExoRunnerStatus, ExoTask } from '../attach/parse-exo-state';
 
 /** exo's task statuses that mean exo still has the request: any other is final. */
 const LIVE_TASK = new Set(['Pending', 'Running']);

@@ -5,7 +5,7 @@
  * costs: the GPU is held and the model's next request waits.
  */
 import type { ExoNodeSnapshot } from '../../../../shared/exo-snapshot';
-import type { ExoInstanceView, ExoWarning } from '../exo-view';
+import type { ExoInstanceView, ExoWarning } from '../attach/exo-view';
 import type { ExoGhostTracker } from './exo-ghost-tracker';
 
 /** The instances with each one's ghost generation (null when none), as the snapshot carries it. */

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { exoOwnActions } from '../cluster-events/exo-own-actions';
 import { callExo, readAll } from '../proxy/exo-upstream';
-import { parseInstances, parseNodes, parseRunners, type ExoInstance, type ExoNodeFacts, type ExoRunnerStatus } from '../parse-exo-state';
+import { parseInstances, parseNodes, parseRunners, type ExoInstance, type ExoNodeFacts, type ExoRunnerStatus } from '../attach/parse-exo-state';
 
 export interface ExoAnswer {
   status: number;

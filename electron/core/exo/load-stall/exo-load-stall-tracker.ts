@@ -14,8 +14,8 @@
  * setting `exo.loadStallSeconds`. A Mac not measured yet is taken at `assumedBytesPerS`.
  */
 import type { ExoDownload } from '../downloads/parse-exo-downloads';
-import type { ExoInstance, ExoRunnerStatus } from '../parse-exo-state';
-import { LOADING_STATUSES } from '../exo-view';
+import type { ExoInstance, ExoRunnerStatus } from '../attach/parse-exo-state';
+import { LOADING_STATUSES } from '../attach/exo-view';
 
 export interface LoadStallOptions {
   /** The least time without progress that counts as a stall (the setting exo.loadStallSeconds). */

@@ -6,7 +6,7 @@
  * exo_stuck_loading's, after its longer total time.
  */
 import type { ExoNodeSnapshot } from '../../../../shared/exo-snapshot';
-import type { ExoInstanceView, ExoWarning } from '../exo-view';
+import type { ExoInstanceView, ExoWarning } from '../attach/exo-view';
 import type { ExoLoadStallTracker } from './exo-load-stall-tracker';
 
 const PHASE_WORDS: Record<string, string> = {

@@ -14,7 +14,7 @@ import { NodeError } from '../../node/node-types';
 import { readCluster } from '../launch/exo-cluster-api';
 import type { FastSynchOf } from '../launch/exo-safe-pair';
 import { placeAgain, type PlaceAgainTarget } from '../cluster-events/place-again';
-import type { ExoInstance } from '../parse-exo-state';
+import type { ExoInstance } from '../attach/parse-exo-state';
 import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 
 /** A stalled load as the attachment knows it: the address, exobar's id of the instance and what it was. */

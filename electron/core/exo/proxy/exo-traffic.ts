@@ -19,7 +19,7 @@ import { CancelledBySchema } from '../../../../shared/request-record';
 import type { PrefillSnapshot, RequestPhase, RequestSnapshot, TtftSample, TtftSnapshot } from '../../../../shared/snapshot';
 import { percentile, TTFT_WINDOW } from '../../../../shared/stats';
 import { DecodeTiming, NO_DECODE, type DecodeStats, type TokenGap } from '../../sharing/decode-timing';
-import type { ExoReading } from '../exo-client';
+import type { ExoReading } from '../attach/exo-client';
 import type { ProxiedEnd, ProxiedRequestPhase } from './proxied-request-state';
 
 /**

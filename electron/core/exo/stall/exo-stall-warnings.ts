@@ -13,8 +13,8 @@
  */
 import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import type { Warning } from '../../../../shared/snapshot';
-import type { ExoReading } from '../exo-client';
-import type { ExoInstance } from '../parse-exo-state';
+import type { ExoReading } from '../attach/exo-client';
+import type { ExoInstance } from '../attach/parse-exo-state';
 import type { ExoTraffic, ProxiedRequest } from '../proxy/exo-traffic';
 import { isServingStatus } from '../../../../shared/instance-state';
 import { DEFAULT_PREFILL_CHUNK_TOKENS } from '../../../../shared/runner-protocol';

@@ -4,7 +4,7 @@
  * to offer runs once at start, before the exo exobar starts can answer, so the
  * offer cannot cover it.
  */
-import type { ExoProcessState } from '../../../shared/exo-process';
+import type { ExoProcessState } from '../../../../shared/exo-process';
 import type { ExoAttachment } from './exo-attachment';
 
 /** The address of the exo exobar runs on this Mac (it serves its API on loopback). */

@@ -8,11 +8,11 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { makePrompt } from '../../../shared/token-count';
-import { SnapshotSchema, type Snapshot } from '../../../shared/snapshot';
-import { startServe, type ServeProcess } from '../../../test/support/e2e/serve-process';
-import { LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../test/support/fake-exo';
-import { eventually } from '../../../test/support/eventually';
+import { makePrompt } from '../../../../shared/token-count';
+import { SnapshotSchema, type Snapshot } from '../../../../shared/snapshot';
+import { startServe, type ServeProcess } from '../../../../test/support/e2e/serve-process';
+import { LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
+import { eventually } from '../../../../test/support/eventually';
 
 const prompt = (tokens: number, salt: string) => [{ role: 'user' as const, content: makePrompt(tokens, salt)[0]!.content }];
 

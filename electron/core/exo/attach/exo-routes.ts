@@ -10,9 +10,9 @@
  *   never a malformed local one); any other id goes to the local route (`localRoutes`).
  */
 import { z } from 'zod';
-import { ExoAttachRequestSchema } from '../../../shared/api';
-import { ApiError, rejected } from '../api/api-error';
-import { RouteTable, type ApiRoute } from '../api/route-types';
+import { ExoAttachRequestSchema } from '../../../../shared/api';
+import { ApiError, rejected } from '../../api/api-error';
+import { RouteTable, type ApiRoute } from '../../api/route-types';
 import { ExoAttachError, type ExoAttachment } from './exo-attachment';
 
 const ProbeQuerySchema = z.strictObject({ url: z.string().min(1).max(2048) });

@@ -5,12 +5,12 @@
  * queue marked not observed, and the stall warnings join the exo warnings under the
  * snapshot's exo instance ids.
  */
-import type { Warning } from '../../../shared/snapshot';
+import type { Warning } from '../../../../shared/snapshot';
 import type { ExoReading } from './exo-client';
 import type { ExoView } from './exo-view';
-import type { ExoTraffic } from './proxy/exo-traffic';
-import { exoStallWarnings, type StallThresholds } from './stall/exo-stall-warnings';
-import type { ExoSharing } from '../sharing/exo-sharing';
+import type { ExoTraffic } from '../proxy/exo-traffic';
+import { exoStallWarnings, type StallThresholds } from '../stall/exo-stall-warnings';
+import type { ExoSharing } from '../../sharing/exo-sharing';
 
 export interface TrafficViewInput {
   traffic: ExoTraffic;

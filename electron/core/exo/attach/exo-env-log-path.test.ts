@@ -6,8 +6,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SnapshotHub } from '../app-state/snapshot-hub';
-import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
+import { SnapshotHub } from '../../app-state/snapshot-hub';
+import { startFakeExo, type FakeExo, demoCluster } from '../../../../test/support/fake-exo';
 import { ExoAttachment } from './exo-attachment';
 
 let fake: FakeExo | null = null;

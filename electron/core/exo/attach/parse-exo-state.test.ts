@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readFixture, STATE_FIXTURES, type Json, snakeCaseKeys } from '../../../test/support/fake-exo';
+import { readFixture, STATE_FIXTURES, type Json, snakeCaseKeys } from '../../../../test/support/fake-exo';
 import { parseInstances, parseNodes, parseRunners, parseTasks } from './parse-exo-state';
 
 const QWEN_INSTANCE_2NODE = '9a1c3e5b-7d9f-4a1c-b3e5-8d0f2a4c6e13';

@@ -6,9 +6,9 @@
  * (bench/exo-poll-cpu.ts), not a test's.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
+import { startFakeExo, type FakeExo, demoCluster } from '../../../../test/support/fake-exo';
 import { ExoClient } from './exo-client';
-import { eventually } from '../../../test/support/eventually';
+import { eventually } from '../../../../test/support/eventually';
 
 let fake: FakeExo | null = null;
 let client: ExoClient | null = null;

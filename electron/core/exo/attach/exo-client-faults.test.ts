@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attachToFake, type AttachHarness, QWEN_30B, demoCluster, type FaultKind } from '../../../test/support/fake-exo';
+import { attachToFake, type AttachHarness, QWEN_30B, demoCluster, type FaultKind } from '../../../../test/support/fake-exo';
 import { ExoMonitor } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo } from './exo-probe';
 

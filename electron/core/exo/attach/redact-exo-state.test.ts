@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readFixture, STATE_FIXTURES, type Json, snakeCaseKeys } from '../../../test/support/fake-exo';
+import { readFixture, STATE_FIXTURES, type Json, snakeCaseKeys } from '../../../../test/support/fake-exo';
 import { REDACTED_TEXT, redactExoState } from './redact-exo-state';
 
 const PROMPTS = ['incident report', 'haiku', 'German', 'VPN drops', 'delayed shipment', 'capital of Australia'];

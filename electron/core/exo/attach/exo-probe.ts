@@ -4,9 +4,9 @@
  * (and the node list for the count); neither attaches.
  */
 import { z } from 'zod';
-import type { ExoOffer } from '../../../shared/exo-snapshot';
+import type { ExoOffer } from '../../../../shared/exo-snapshot';
 import { DEFAULT_EXO_HTTP, exoAgent, getExoJson, type ExoFetchError } from './exo-http';
-import { LOCAL_EXO_URL } from '../../../shared/addresses';
+import { LOCAL_EXO_URL } from '../../../../shared/addresses';
 
 /** exo's default API address on this Mac (exo 0.3.70, src/exo/api/main.py; docs/exo.md "exo source this code follows"). */
 export { LOCAL_EXO_URL };

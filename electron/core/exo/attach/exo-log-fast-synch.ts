@@ -5,8 +5,8 @@
  * (src/exo/worker/runner/bootstrap.py; docs/exo.md "exo source this code follows"). The most recent start wins: lines before
  * the last "Starting EXO" belong to an earlier run; within a run the last line wins.
  */
-import { exoLogPath } from '../exo-process/exo-home';
-import { readLastBytes } from '../diagnostics/log-tails';
+import { exoLogPath } from '../../exo-process/exo-home';
+import { readLastBytes } from '../../diagnostics/log-tails';
 
 /** exo's log on this machine, where exo keeps it for this environment (exo-home.ts; rotated once per start). */
 export function defaultExoLogPath(env: NodeJS.ProcessEnv = process.env): string {

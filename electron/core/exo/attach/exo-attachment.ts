@@ -6,23 +6,23 @@
  * itself: an exo found on 127.0.0.1:52415 is only offered.
  */
 import { join } from 'node:path';
-import { exoLogDir } from '../exo-process/exo-home';
-import type { ExoProbeAnswer } from '../../../shared/api';
-import type { ExoOffer, ExoSection } from '../../../shared/exo-snapshot';
-import type { Registration, SnapshotSections } from '../app-state/snapshot-hub';
-import type { ExoInstanceSnapshot, Warning } from '../../../shared/snapshot';
-import type { LostModels } from './cluster-events/lost-models';
-import type { StalledLoad } from './load-stall/place-stalled-again';
+import { exoLogDir } from '../../exo-process/exo-home';
+import type { ExoProbeAnswer } from '../../../../shared/api';
+import type { ExoOffer, ExoSection } from '../../../../shared/exo-snapshot';
+import type { Registration, SnapshotSections } from '../../app-state/snapshot-hub';
+import type { ExoInstanceSnapshot, Warning } from '../../../../shared/snapshot';
+import type { LostModels } from '../cluster-events/lost-models';
+import type { StalledLoad } from '../load-stall/place-stalled-again';
 import { ExoMonitor, isLoopbackUrl, type ExoBundleMaterial, type ExoMonitorOptions } from './exo-monitor';
 import { findLocalExo, normalizeExoUrl, probeExo, type ExoProbeResult } from './exo-probe';
 import { withTraffic } from './exo-traffic-view';
-import { stopExoModel, type FastSynchOf } from './launch/exo-safe-pair';
-import { ExoPlacer, type ExoPlacementEvent, type ExoPlacerOptions, type OwnedPlacement } from './launch/exo-place-on-demand';
-import { createExoServing, type ExoServing } from './proxy/exo-serving';
-import type { ApiRoute } from '../api/route-types';
-import type { ProxiedRequest } from './proxy/exo-traffic';
-import type { StallThresholds } from './stall/exo-stall-warnings';
-import { defaultIdleTtl } from '../on-demand/on-demand-settings';
+import { stopExoModel, type FastSynchOf } from '../launch/exo-safe-pair';
+import { ExoPlacer, type ExoPlacementEvent, type ExoPlacerOptions, type OwnedPlacement } from '../launch/exo-place-on-demand';
+import { createExoServing, type ExoServing } from '../proxy/exo-serving';
+import type { ApiRoute } from '../../api/route-types';
+import type { ProxiedRequest } from '../proxy/exo-traffic';
+import type { StallThresholds } from '../stall/exo-stall-warnings';
+import { defaultIdleTtl } from '../../on-demand/on-demand-settings';
 
 /** exo's log folder on this machine, by exo's rules for its environment (exo-home.ts): exo.log and runner_log/. */
 export function defaultExoLogDir(env: NodeJS.ProcessEnv = process.env): string {

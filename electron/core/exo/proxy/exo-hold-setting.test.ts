@@ -5,10 +5,10 @@
  * on holds the next one in exobar's queue, and off again sends the held one at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSettings, type Settings } from '../../../shared/api';
-import { streamChatText, LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../test/support/fake-exo';
-import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
-import { eventually } from '../../../test/support/eventually';
+import { defaultSettings, type Settings } from '../../../../shared/api';
+import { streamChatText, LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
+import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
+import { eventually } from '../../../../test/support/eventually';
 
 let exo: ServingExo;
 let rig: CoreRig;

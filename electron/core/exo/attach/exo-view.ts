@@ -3,9 +3,9 @@
  * fields of the snapshot's `source: "exo"` instance variant) and the warnings. Kept in
  * the core's own types so wiring them into shared/snapshot.ts is a thin step.
  */
-import { EXO_RUNNER_STATUSES, type ExoInstanceDetail, type ExoSection } from '../../../shared/exo-snapshot';
-import type { InstanceType, PendingCancelSnapshot, PrefillSnapshot, RequestSnapshot, TtftSnapshot } from '../../../shared/snapshot';
-import type { InstanceSharing } from '../../../shared/sharing';
+import { EXO_RUNNER_STATUSES, type ExoInstanceDetail, type ExoSection } from '../../../../shared/exo-snapshot';
+import type { InstanceType, PendingCancelSnapshot, PrefillSnapshot, RequestSnapshot, TtftSnapshot } from '../../../../shared/snapshot';
+import type { InstanceSharing } from '../../../../shared/sharing';
 
 /** One exo instance, with exactly the fields of the snapshot's exo instance variant. */
 export interface ExoInstanceView {
@@ -84,4 +84,4 @@ export const DEFAULT_EXO_WARNING_OPTIONS: ExoWarningOptions = {
 export const LOADING_STATUSES: ReadonlySet<string> = new Set(EXO_RUNNER_STATUSES.slice(0, EXO_RUNNER_STATUSES.indexOf('RunnerReady')));
 
 /** Runner statuses that take requests. */
-export { SERVING_STATUSES } from '../../../shared/instance-state';
+export { SERVING_STATUSES } from '../../../../shared/instance-state';

@@ -8,7 +8,7 @@
  * in flight per path, a timeout per request, a body cap, and backoff while the node is
  * unreachable.
  */
-import { backoffDelayMs } from '../../../shared/backoff';
+import { backoffDelayMs } from '../../../../shared/backoff';
 import type { Agent } from 'node:http';
 import { DEFAULT_EXO_HTTP, exoAgent, getExoJsonIfChanged, type ExoFetchError, type ExoFetchIfChangedResult, type ExoHttpOptions } from './exo-http';
 import { NodeIdSchema, normalizeExoUrl } from './exo-probe';
@@ -24,7 +24,7 @@ import {
   type ExoTask,
   type RawNodeSections,
 } from './parse-exo-state';
-import { parseDownloads, type ExoDownload } from './downloads/parse-exo-downloads';
+import { parseDownloads, type ExoDownload } from '../downloads/parse-exo-downloads';
 
 export const FAST_PATHS = ['/state/instances', '/state/runners', '/state/tasks'] as const;
 export const SLOW_SECTIONS = ['nodeIdentities', 'nodeMemory', 'nodeSystem', 'topology', 'lastSeen'] as const;

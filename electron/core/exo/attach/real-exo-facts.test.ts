@@ -5,14 +5,14 @@
  * instance's runner lingers in /state/runners without making its model look served.
  */
 import { describe, expect, it } from 'vitest';
-import { isServing } from '../../../shared/instance-state';
-import { readReal, readRealText } from '../../../test/support/fake-exo';
+import { isServing } from '../../../../shared/instance-state';
+import { readReal, readRealText } from '../../../../test/support/fake-exo';
 import type { ExoConnectionState, ExoReading } from './exo-client';
 import { NodeIdSchema } from './exo-probe';
 import { ExoTracker } from './exo-tracker';
 import { mapInstances } from './map-exo-view';
 import { parseInstances, parseNodes, parseRunners, parseTasks } from './parse-exo-state';
-import { exoModelsOf } from './proxy/exo-proxy-routes';
+import { exoModelsOf } from '../proxy/exo-proxy-routes';
 
 const REAL_NODE = '92c9d3daa1855de8d5670565526c94fd';
 

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
+import { startFakeExo, type FakeExo, demoCluster } from '../../../../test/support/fake-exo';
 import { ExoClient } from './exo-client';
 import { DEFAULT_EXO_HTTP, exoAgent, getExoJsonIfChanged } from './exo-http';
 import { ExoMonitor } from './exo-monitor';

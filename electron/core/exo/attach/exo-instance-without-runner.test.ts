@@ -8,10 +8,10 @@
  */
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
-import { LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../test/support/fake-exo';
-import { eventually } from '../../../test/support/eventually';
-import { diagnoseExo } from '../diagnostics/exo-diagnosis';
+import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
+import { LLAMA_1B, LLAMA_3B, startServingExo, type ServingExo } from '../../../../test/support/fake-exo';
+import { eventually } from '../../../../test/support/eventually';
+import { diagnoseExo } from '../../diagnostics/exo-diagnosis';
 
 let exo: ServingExo;
 let rig: CoreRig;

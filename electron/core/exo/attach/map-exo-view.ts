@@ -5,17 +5,17 @@
  * `instances[*].shardAssignments` (stale RunnerFailed entries outlive their instance
  * in `runners`, exo 0.3.70's src/exo/shared/apply.py).
  */
-import type { ExoClusterEvent } from '../../../shared/exo-cluster-events';
-import type { ExoFastSynch, ExoNodeSnapshot, ExoPendingCancel, ExoRunnerSnapshot, ExoSection, ExoTaskSnapshot } from '../../../shared/exo-snapshot';
-import type { PendingCancelSnapshot, RequestSnapshot } from '../../../shared/snapshot';
+import type { ExoClusterEvent } from '../../../../shared/exo-cluster-events';
+import type { ExoFastSynch, ExoNodeSnapshot, ExoPendingCancel, ExoRunnerSnapshot, ExoSection, ExoTaskSnapshot } from '../../../../shared/exo-snapshot';
+import type { PendingCancelSnapshot, RequestSnapshot } from '../../../../shared/snapshot';
 import type { ExoConnectionState, ExoReading } from './exo-client';
-import { labelOf, nodeLabels } from './cluster-events/node-labels';
+import { labelOf, nodeLabels } from '../cluster-events/node-labels';
 import type { ExoTracker } from './exo-tracker';
 import { SERVING_STATUSES, type ExoInstanceView } from './exo-view';
 import type { ExoInstance, ExoNodeFacts, ExoRunnerStatus, ExoTask } from './parse-exo-state';
-import { NO_DECODE } from '../sharing/decode-timing';
-import { emptySharing } from '../../../shared/sharing';
-import { SHARING_WINDOW_MS } from '../sharing/sharing-stats';
+import { NO_DECODE } from '../../sharing/decode-timing';
+import { emptySharing } from '../../../../shared/sharing';
+import { SHARING_WINDOW_MS } from '../../sharing/sharing-stats';
 
 /** Tasks that are a model's queue (tasks.py:24-30; master/main.py:183-244). */
 const QUEUED = new Set(['Pending', 'Running']);

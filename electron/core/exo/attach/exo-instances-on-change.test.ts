@@ -4,7 +4,7 @@
  * more than reading an unchanged body does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { attachToFake, type AttachHarness, GPT_OSS_20B, demoCluster } from '../../../test/support/fake-exo';
+import { attachToFake, type AttachHarness, GPT_OSS_20B, demoCluster } from '../../../../test/support/fake-exo';
 
 let h: AttachHarness | null = null;
 afterEach(async () => {

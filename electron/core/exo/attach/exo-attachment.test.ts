@@ -3,11 +3,11 @@
  * they were asked for, and a replaced attachment stops polling.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ExoProbeAnswer } from '../../../shared/api';
-import { SnapshotHub } from '../app-state/snapshot-hub';
-import { startFakeExo, type FakeExo, demoCluster } from '../../../test/support/fake-exo';
+import type { ExoProbeAnswer } from '../../../../shared/api';
+import { SnapshotHub } from '../../app-state/snapshot-hub';
+import { startFakeExo, type FakeExo, demoCluster } from '../../../../test/support/fake-exo';
 import { ExoAttachment } from './exo-attachment';
-import { sleep } from '../../../test/support/eventually';
+import { sleep } from '../../../../test/support/eventually';
 
 /** Probes `slowUrl` a second late: an attach asked for first finishes its test last. */
 class SlowProbe extends ExoAttachment {

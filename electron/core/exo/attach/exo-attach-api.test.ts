@@ -7,11 +7,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SnapshotSchema, type Snapshot } from '../../../shared/snapshot';
-import { startServe, type ServeProcess } from '../../../test/support/e2e/serve-process';
-import { startCoreRig, type CoreRig } from '../../../test/support/api-harness';
-import { startFakeExo, type FakeExo, LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo';
-import { eventually, sleep } from '../../../test/support/eventually';
+import { SnapshotSchema, type Snapshot } from '../../../../shared/snapshot';
+import { startServe, type ServeProcess } from '../../../../test/support/e2e/serve-process';
+import { startCoreRig, type CoreRig } from '../../../../test/support/api-harness';
+import { startFakeExo, type FakeExo, LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../../test/support/fake-exo';
+import { eventually, sleep } from '../../../../test/support/eventually';
 
 async function call(serve: { url: string; token: string }, method: string, path: string, body?: unknown, token = serve.token) {
   const response = await fetch(`${serve.url}${path}`, {

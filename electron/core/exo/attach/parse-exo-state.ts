@@ -4,8 +4,8 @@
  * Unknown tags are kept with `known: false`, never an error.
  */
 import type { z } from 'zod';
-import { EXO_RUNNER_STATUSES, type ExoRunnerDiagnostic } from '../../../shared/exo-snapshot';
-import type { InstanceType } from '../../../shared/instance-vocabulary';
+import { EXO_RUNNER_STATUSES, type ExoRunnerDiagnostic } from '../../../../shared/exo-snapshot';
+import type { InstanceType } from '../../../../shared/instance-vocabulary';
 import { firstIssue, isPlainObject, untag } from './exo-schema-helpers';
 import {
   DiagnosticBodySchema,

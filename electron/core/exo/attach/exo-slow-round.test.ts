@@ -5,7 +5,7 @@
  * the sections after it are asked for.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { attachToFake, type AttachHarness, demoCluster } from '../../../test/support/fake-exo';
+import { attachToFake, type AttachHarness, demoCluster } from '../../../../test/support/fake-exo';
 import { SLOW_SECTIONS } from './exo-client';
 
 let h: AttachHarness | null = null;

@@ -4,10 +4,10 @@
  * `--exo-start` sets it) with no `exo.url`, and the snapshot shows the cluster.
  */
 import { describe, expect, it } from 'vitest';
-import { exoCoreRig } from '../../../test/support/fake-exo-exe/core-fixture';
-import { EXO_START_MS } from '../../../test/support/fake-exo-exe/harness';
-import { loadSettings } from '../settings/settings-store';
-import { eventually, sleep } from '../../../test/support/eventually';
+import { exoCoreRig } from '../../../../test/support/fake-exo-exe/core-fixture';
+import { EXO_START_MS } from '../../../../test/support/fake-exo-exe/harness';
+import { loadSettings } from '../../settings/settings-store';
+import { eventually, sleep } from '../../../../test/support/eventually';
 
 describe('the exo exobar starts', () => {
   it('is attached once its API answers, without an exo address, and the address is not saved', async () => {

@@ -4,20 +4,20 @@
  * the proxy routes (first among the core's: a request for an exo model goes to exo),
  * Stop on an exo instance, and the lost models' endpoints.
  */
-import { controlRoutes } from '../api/control-routes';
-import type { ApiRoute } from '../api/route-types';
-import type { CoreContext, StartedFeature } from '../core-feature';
-import { createHoldOverride, type HoldOverride } from '../checks/hold-override';
-import type { ExoProcessManager } from '../exo-process';
-import { placementEvent } from '../on-demand/model-events';
-import { ttlFromSetting } from '../on-demand/on-demand-settings';
-import { SettingsStore, type SettingsPatch } from '../settings/settings-store';
-import type { ModelLoader } from '../on-demand/model-loader';
-import { ollamaDialectRoutes, v1DialectRoutes } from '../api/dialects/dialect-routes';
-import { openAiRoutes } from '../api/openai-routes';
-import type { ExobarNode } from '../node/node-types';
+import { controlRoutes } from '../../api/control-routes';
+import type { ApiRoute } from '../../api/route-types';
+import type { CoreContext, StartedFeature } from '../../core-feature';
+import { createHoldOverride, type HoldOverride } from '../../checks/hold-override';
+import type { ExoProcessManager } from '../../exo-process';
+import { placementEvent } from '../../on-demand/model-events';
+import { ttlFromSetting } from '../../on-demand/on-demand-settings';
+import { SettingsStore, type SettingsPatch } from '../../settings/settings-store';
+import type { ModelLoader } from '../../on-demand/model-loader';
+import { ollamaDialectRoutes, v1DialectRoutes } from '../../api/dialects/dialect-routes';
+import { openAiRoutes } from '../../api/openai-routes';
+import type { ExobarNode } from '../../node/node-types';
 import { attachStartedExo } from './attach-started-exo';
-import { lostModelRoutes } from './cluster-events/lost-model-routes';
+import { lostModelRoutes } from '../cluster-events/lost-model-routes';
 import { ExoAttachment, type ExoAttachmentOptions } from './exo-attachment';
 import { exoRoutes } from './exo-routes';
 

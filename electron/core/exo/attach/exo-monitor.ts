@@ -5,19 +5,19 @@
  * diagnostic bundle's exo/ folder.
  */
 import { stat } from 'node:fs/promises';
-import { EXO_EVENTS_IN_SNAPSHOT, type ExoClusterEvent } from '../../../shared/exo-cluster-events';
-import { ClusterEventLog } from './cluster-events/cluster-event-log';
-import { LostModels, modelLostWarnings } from './cluster-events/lost-models';
-import { ClusterSplitWatch, type ClusterSplitOptions } from './cluster-split/cluster-split-watch';
+import { EXO_EVENTS_IN_SNAPSHOT, type ExoClusterEvent } from '../../../../shared/exo-cluster-events';
+import { ClusterEventLog } from '../cluster-events/cluster-event-log';
+import { LostModels, modelLostWarnings } from '../cluster-events/lost-models';
+import { ClusterSplitWatch, type ClusterSplitOptions } from '../cluster-split/cluster-split-watch';
 import { ExoClient, type ExoClientOptions, type ExoPollError } from './exo-client';
 import { defaultExoLogPath, readExoLogFastSynch } from './exo-log-fast-synch';
 import { ExoTracker, type ExoStatusChange } from './exo-tracker';
-import { ExoDownloadProgress } from './downloads/exo-download-progress';
-import { ExoGhostTracker } from './ghost/exo-ghost-tracker';
-import { ghostGenerationWarnings, withGhosts } from './ghost/exo-ghost-warnings';
+import { ExoDownloadProgress } from '../downloads/exo-download-progress';
+import { ExoGhostTracker } from '../ghost/exo-ghost-tracker';
+import { ghostGenerationWarnings, withGhosts } from '../ghost/exo-ghost-warnings';
 import { DEFAULT_EXO_WARNING_OPTIONS, type ExoView, type ExoWarningOptions } from './exo-view';
-import { DEFAULT_LOAD_STALL_OPTIONS, ExoLoadStallTracker, type LoadStallOptions } from './load-stall/exo-load-stall-tracker';
-import { loadStalledWarnings } from './load-stall/exo-load-stall-warnings';
+import { DEFAULT_LOAD_STALL_OPTIONS, ExoLoadStallTracker, type LoadStallOptions } from '../load-stall/exo-load-stall-tracker';
+import { loadStalledWarnings } from '../load-stall/exo-load-stall-warnings';
 import {
   instanceWithoutRunnerWarnings,
   nodeLostWarnings,

@@ -3,9 +3,9 @@
  * failed runner, a node not seen for 30 s, an instance stuck loading, and exo itself
  * not answering. Each says what can happen and what to do.
  */
-import type { ExoNodeSnapshot, ExoSection } from '../../../shared/exo-snapshot';
-import { GONE_STATUSES } from '../../../shared/instance-state';
-import { sharedGpuWarningCode } from '../../../shared/fast-synch-policy';
+import type { ExoNodeSnapshot, ExoSection } from '../../../../shared/exo-snapshot';
+import { GONE_STATUSES } from '../../../../shared/instance-state';
+import { sharedGpuWarningCode } from '../../../../shared/fast-synch-policy';
 import type { ExoTracker } from './exo-tracker';
 import { LOADING_STATUSES, type ExoInstanceView, type ExoWarning, type ExoWarningOptions } from './exo-view';
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { attachToFake, type AttachHarness, FakeExoCluster, LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../test/support/fake-exo';
-import { ExoInstanceDetailSchema, ExoSectionSchema } from '../../../shared/exo-snapshot';
+import { attachToFake, type AttachHarness, FakeExoCluster, LLAMA_1B, LLAMA_3B, QWEN_30B, demoCluster } from '../../../../test/support/fake-exo';
+import { ExoInstanceDetailSchema, ExoSectionSchema } from '../../../../shared/exo-snapshot';
 import type { ExoView } from './exo-view';
 
 let h: AttachHarness | null = null;

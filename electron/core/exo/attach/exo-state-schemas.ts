@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { BytesSchema, exoObject, maybe } from './exo-schema-helpers';
-import type { InstanceType } from '../../../shared/instance-vocabulary';
+import type { InstanceType } from '../../../../shared/instance-vocabulary';
 
 const int = z.number().int();
 

@@ -8,7 +8,7 @@
  * and task status change, for the diagnostic bundle.
  */
 import type { ExoInstance, ExoRunnerStatus, ExoTask } from './parse-exo-state';
-import { GONE_STATUSES } from '../../../shared/instance-state';
+import { GONE_STATUSES } from '../../../../shared/instance-state';
 import { LOADING_STATUSES } from './exo-view';
 
 /** One status change exobar saw, for exo/state-history.jsonl. */
