@@ -37,7 +37,8 @@ describe('adaptive watchdog deadline', () => {
     const fired = node.recentEvents().find((e): e is NodeEventOf<'watchdog_fired'> => e.kind === 'watchdog_fired')!;
     expect(fired.data).toMatchObject({ phase: 'prefill' });
     expect(fired.data.deadlineMs).toBeLessThanOrEqual(15_000 * TIME_SCALE);
-    expect(fired.data.silentMs).toBeGreaterThan(fired.data.deadlineMs);
+    // Past the deadline, as the watchdog measures it; the event rounds both to the millisecond.
+    expect(fired.data.silentMs).toBeGreaterThanOrEqual(fired.data.deadlineMs);
     expect(streaming.events.some((e) => e.type === 'failed')).toBe(false);
     node.cancel(streaming.handle.id);
   }, 120_000);
@@ -94,7 +95,8 @@ describe('adaptive watchdog deadline', () => {
     const silenceBegan = firedAt! - fired.data.silentMs;
     const sentDuringSilence = traffic.filter((t) => t.submittedAt > silenceBegan && t.submittedAt < firedAt!);
     expect(sentDuringSilence.length).toBeGreaterThanOrEqual(1);
-    expect(fired.data.silentMs).toBeGreaterThan(fired.data.deadlineMs);
+    // Past the deadline, as the watchdog measures it; the event rounds both to the millisecond.
+    expect(fired.data.silentMs).toBeGreaterThanOrEqual(fired.data.deadlineMs);
     await Promise.all(traffic.map((t) => t.handle.done));
   }, 120_000);
 });
