@@ -35,6 +35,7 @@ describe('lint boundaries', { timeout: 240_000 }, () => {
     ['electron/core/pacing/x.ts', "import type { Instance } from '../node/instance';", /never import node\//],
     ['electron/core/sharing/x.ts', "import { overlapMs } from '../node/request-metrics';", /never import node\//],
     ['electron/core/events/x.ts', "import type { NodeOptions } from '../node/node-types';", /never import node\//],
+    ['electron/core/on-demand/unload-refusal.ts', "import { NodeError } from '../node/node-types';", /never import node\//],
     // The core's own rules still hold in a leaf.
     ['electron/core/pacing/x.ts', "import { app } from 'electron';", /electron\/core\/ is plain Node/],
   ])('%s: %s fails', async (file, code, message) => {

@@ -2,7 +2,7 @@
  * When an instance may not unload, and why in words: never with requests queued or in
  * flight, never a pinned one by itself (idle or evicted), only by the operator.
  */
-import { NodeError } from '../node/node-types';
+import { NodeError } from '../events/node-error';
 import type { UnloadReason } from '../events/node-event';
 
 /** What the check reads of an instance. */
