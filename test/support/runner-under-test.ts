@@ -132,6 +132,17 @@ export class RunnerProcess {
     this.child.stdin?.write(`${line}\n`);
   }
 
+  /**
+   * Writes several inputs in one write, so they reach the runner together: a loaded machine
+   * can otherwise deliver separate writes a step apart.
+   */
+  sendAll(inputs: RunnerInput[]): void {
+    const lines = inputs.map((input) => JSON.stringify(input));
+    const at = performance.now();
+    for (const line of lines) this.sent.push({ at, line });
+    this.child.stdin?.write(lines.map((line) => `${line}\n`).join(''));
+  }
+
   closeStdin(): void {
     this.child.stdin?.end();
   }

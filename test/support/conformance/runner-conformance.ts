@@ -516,7 +516,9 @@ function describeUnderSchedule(label: string, profile: RunnerConformanceProfile,
       async () => {
         const runner = await startReady();
         const ids = Array.from({ length: MAX_CONCURRENT_REQUESTS + 2 }, (_, i) => `batch-${i}`);
-        for (const id of ids) runner.send(generationTask(id, { promptTokens: 20, maxTokens: 40 }));
+        // In one write: the claim below (every task acknowledged before the first one finished)
+        // is about when the runner reads what has arrived, not about when the pipe delivers it.
+        runner.sendAll(ids.map((id) => generationTask(id, { promptTokens: 20, maxTokens: 40 })));
         for (const id of ids) await runner.waitFor(isTerminal(id), longTimeout);
 
         // Admission is the first prefill progress of a request.
