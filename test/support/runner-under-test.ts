@@ -127,9 +127,7 @@ export class RunnerProcess {
 
   /** Writes one input (an object is JSON-encoded; a string is written as is, for malformed-line tests). */
   send(input: RunnerInput | string): void {
-    const line = typeof input === 'string' ? input : JSON.stringify(input);
-    this.sent.push({ at: performance.now(), line });
-    this.child.stdin?.write(`${line}\n`);
+    this.writeLines([typeof input === 'string' ? input : JSON.stringify(input)]);
   }
 
   /**
@@ -137,7 +135,11 @@ export class RunnerProcess {
    * can otherwise deliver separate writes a step apart.
    */
   sendAll(inputs: RunnerInput[]): void {
-    const lines = inputs.map((input) => JSON.stringify(input));
+    this.writeLines(inputs.map((input) => JSON.stringify(input)));
+  }
+
+  /** Records the lines as sent now and writes them in one write. */
+  private writeLines(lines: string[]): void {
     const at = performance.now();
     for (const line of lines) this.sent.push({ at, line });
     this.child.stdin?.write(lines.map((line) => `${line}\n`).join(''));
