@@ -82,6 +82,28 @@ describe('MlxRuntimeService', () => {
     expect(service.spawnSpec(localModel)).toBeNull();
   });
 
+  it('shares one probe between refreshes asked while it runs, and probes again once it has answered', async () => {
+    let probes = 0;
+    let answer!: (status: MlxRuntimeStatus) => void;
+    const { service } = rig({
+      detect: () => {
+        probes++;
+        return new Promise<MlxRuntimeStatus>((resolve) => (answer = resolve));
+      },
+    });
+    // The core's start looks, and `exobar check sharing` asks for the answer while it runs.
+    const atStart = service.refresh();
+    const byCommand = service.refresh();
+    expect(probes).toBe(1);
+    answer(available);
+    expect(await byCommand).toMatchObject({ available: true, localModels: 1 });
+    expect(await atStart).toEqual(await byCommand);
+    const later = service.refresh();
+    expect(probes).toBe(2);
+    answer(missing);
+    expect(await later).toMatchObject({ available: false, reason: 'no python with mlx-lm' });
+  });
+
   it('shows setup progress in the snapshot, then the runtime it installed', async () => {
     let detected = missing;
     const { service, node } = rig({

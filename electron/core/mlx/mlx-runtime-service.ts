@@ -38,6 +38,7 @@ export class MlxRuntimeService {
   private models: LocalMlxModel[] = [];
   private setupState: MlxRuntimeSnapshot['setup'] = null;
   private setupRun: Promise<void> | null = null;
+  private refreshing: Promise<MlxRuntimeSnapshot> | null = null;
   /** The state last published: what the snapshot shows between two publications. */
   private published: MlxRuntimeSnapshot | null = null;
   private section: Registration | null = null;
@@ -60,8 +61,19 @@ export class MlxRuntimeService {
     return this.models;
   }
 
-  /** Looks for the runtime and the local models again; publishes the result. */
-  async refresh(): Promise<MlxRuntimeSnapshot> {
+  /**
+   * Looks for the runtime and the local models again. A call while a look is under way
+   * joins it: the core's start and a command that needs the answer (`exobar check
+   * sharing`) then share one probe of the interpreter, which takes seconds.
+   */
+  refresh(): Promise<MlxRuntimeSnapshot> {
+    this.refreshing ??= this.lookAgain().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  private async lookAgain(): Promise<MlxRuntimeSnapshot> {
     const detect = this.options.detect ?? detectMlxRuntime;
     this.status = await detect({ dataDir: this.options.dataDir, settingsPython: this.options.getSettings().mlxPython });
     this.models = this.status.available ? await (this.options.scan ?? (() => scanLocalModels()))() : [];
@@ -130,6 +142,8 @@ export class MlxRuntimeService {
         platform: this.options.platform,
         arch: this.options.arch,
       });
+      // A look begun before the venv existed would answer "missing": wait it out, then look again.
+      await this.refreshing?.catch(() => undefined);
       await this.refresh();
       this.setupState = { state: 'done', step: 'done', message: 'MLX runtime ready', outputTail: [...outputTail], error: null };
     } catch (error) {
