@@ -74,6 +74,7 @@ export async function startCore(options: StartCoreOptions): Promise<RunningCore>
     sharingPolicy: sharingPolicy.current,
     mlxSpawnSpec: (model, engine) => mlx.spawnSpec(model, engine),
     extraModels: () => [...mlx.localModels, ...(options.extraModels?.() ?? [])],
+    whyModelAbsent: (id) => mlx.whyModelAbsent(id),
     // Read at each instance's creation: a settings change applies to the next runner.
     runnerSettings: () => getSettings().runner,
     idleTtlSeconds: () => ttlFromSetting(getSettings().onDemand.idleTtlSeconds),

@@ -51,7 +51,7 @@ describe('MlxRuntimeService', () => {
       arch: 'arm64',
       ...options,
     });
-    const node = createNode({ dataDir, simTimeScale: 0.05, mlxSpawnSpec: (model) => service.spawnSpec(model), extraModels: () => service.localModels });
+    const node = createNode({ dataDir, simTimeScale: 0.05, mlxSpawnSpec: (model) => service.spawnSpec(model), extraModels: () => service.localModels, whyModelAbsent: (id) => service.whyModelAbsent(id) });
     service.attach(node.hub);
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     cleanups.push(() => node.shutdown());
@@ -80,6 +80,19 @@ describe('MlxRuntimeService', () => {
     expect(node.models().some((m) => m.engine === 'mlx')).toBe(false);
     expect(node.snapshot().mlx).toMatchObject({ available: false, reason: 'no python with mlx-lm' });
     expect(service.spawnSpec(localModel)).toBeNull();
+    // Asked for by id, the model's error says why it is absent: the probe's reason.
+    await expect(node.createInstance({ model: localModel.id, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false })).rejects.toMatchObject({
+      code: 'model_not_found',
+      message: expect.stringContaining('MLX models need the MLX runtime, which is not available: no python with mlx-lm'),
+    });
+  });
+
+  it('says of an mlx/ model the runtime did not find that it is not among the local ones, and nothing more of other unknown ids', async () => {
+    const { service, node } = rig();
+    await service.refresh();
+    const launch = (model: string) => node.createInstance({ model, instanceType: 'ring', fastSynch: 'auto', acknowledgeRisk: false });
+    await expect(launch('mlx/someone/absent-4bit')).rejects.toMatchObject({ message: expect.stringContaining('the MLX runtime found 1 local model and not this one') });
+    await expect(launch('nonsense')).rejects.toMatchObject({ message: expect.stringMatching(/^unknown model "nonsense"; known models: /) });
   });
 
   it('shares one probe between refreshes asked while it runs, and probes again once it has answered', async () => {

@@ -13,7 +13,7 @@ import type { SpawnSpec } from '../supervisor/spawn-spec';
 import { detectMlxRuntime, type MlxRuntimeStatus } from './detect-mlx-runtime';
 import { mlxPlatform } from './mlx-platform';
 import { mlxRunnerCommand } from './mlx-runner-command';
-import { scanLocalModels, type LocalMlxModel } from './scan-local-models';
+import { MLX_MODEL_ID_PREFIX, scanLocalModels, type LocalMlxModel } from './scan-local-models';
 import { MlxSetupError, setupMlxRuntime, type MlxSetupProgress } from './setup-mlx-runtime';
 
 const OUTPUT_TAIL_LINES = 12;
@@ -89,6 +89,17 @@ export class MlxRuntimeService {
       this.setupRun = null;
     });
     return this.setupRun;
+  }
+
+  /**
+   * Why an `mlx/` model is not in the catalog: the runtime is missing (with the probe's
+   * reason) or it found no such model. Null for other ids, which are not this service's.
+   */
+  whyModelAbsent(id: string): string | null {
+    if (!id.startsWith(MLX_MODEL_ID_PREFIX)) return null;
+    if (!this.status) return 'the MLX runtime has not been looked for yet';
+    if (!this.status.available) return `MLX models need the MLX runtime, which is not available: ${this.status.reason}`;
+    return `the MLX runtime found ${this.models.length} local model${this.models.length === 1 ? '' : 's'} and not this one`;
   }
 
   /** The spawn spec of a runner for an MLX model; null when the runtime is missing. */

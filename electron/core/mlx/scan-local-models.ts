@@ -142,10 +142,13 @@ function repoIdFrom(folder: string): string | null {
   return `${folder.slice(0, at)}/${folder.slice(at + 2)}`;
 }
 
+/** The catalog id of a local MLX model: its Hugging Face repo under `mlx/`. */
+export const MLX_MODEL_ID_PREFIX = 'mlx/';
+
 async function toModel(repoId: string, path: string, diskBytes: number, source: LocalMlxModel['source']): Promise<LocalMlxModel> {
   const contextLength = await contextLengthOf(path);
   return {
-    id: `mlx/${repoId}`,
+    id: `${MLX_MODEL_ID_PREFIX}${repoId}`,
     name: repoId.split('/')[1] ?? repoId,
     engine: 'mlx',
     simulated: false,

@@ -171,6 +171,11 @@ export interface NodeOptions {
    * MLX service found), read at each look-up: running instances keep their model, new launches see the list now.
    */
   extraModels?: () => readonly CatalogModel[];
+  /**
+   * Why a model id the catalog lacks is absent, when the catalog's owner can tell (an
+   * `mlx/` model while the MLX runtime is missing); added to the unknown model's error.
+   */
+  whyModelAbsent?: (id: string) => string | null;
   /** How to start a runner for an MLX model with its engine options; null when the MLX runtime is missing. */
   mlxSpawnSpec?: (model: CatalogModel, engine: RunnerEngineOptions) => SpawnSpec | null;
   /**

@@ -36,10 +36,11 @@ function catalogOf(options: NodeOptions): CatalogModel[] {
   return [...SIM_MODELS, ...extra.filter((m) => !SIM_MODELS.some((sim) => sim.id === m.id))];
 }
 
-function findModelIn(catalog: CatalogModel[], id: string): CatalogModel {
+function findModelIn(catalog: CatalogModel[], id: string, whyAbsent: NodeOptions['whyModelAbsent']): CatalogModel {
   const model = catalog.find((m) => m.id === id);
-  if (!model) throw new NodeError('model_not_found', `unknown model "${id}"; known models: ${catalog.map((m) => m.id).join(', ')}`, 404);
-  return model;
+  if (model) return model;
+  const why = whyAbsent?.(id);
+  throw new NodeError('model_not_found', `unknown model "${id}"${why ? ` (${why})` : ''}; known models: ${catalog.map((m) => m.id).join(', ')}`, 404);
 }
 
 /** Runners an exobar that crashed left behind: stopped now, by pid and start time (best effort). */
@@ -73,7 +74,7 @@ export function createNode(options: NodeOptions, internals: NodeInternals = {}):
   const hub = options.hub ?? new SnapshotHub({ version: options.version, record: (event) => eventLog.record(event) });
   /** The state changed: a new version, and the warnings (with their events) follow it now, read or not. */
   const changed = (): void => hub.changed();
-  const findModel = (id: string) => findModelIn(catalogOf(options), id);
+  const findModel = (id: string) => findModelIn(catalogOf(options), id, options.whyModelAbsent);
   const requests = new RequestBook({ instances, pacing, findModel });
   const control = new InstanceControl({
     options,
