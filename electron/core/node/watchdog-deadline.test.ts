@@ -25,21 +25,31 @@ describe('adaptive watchdog deadline', () => {
   it('ends the stream of a runner hung on a short prompt within 15 s (scaled), while the other model streams', async () => {
     fixture = createNodeFixture({ simTimeScale: TIME_SCALE, restart: { baseDelayMs: 100 } });
     const { node } = fixture;
-    await fixture.launch(SMALL);
-    await fixture.launch(LONG);
+    const smallId = await fixture.launch(SMALL);
+    const longId = await fixture.launch(LONG);
     const streaming = submitTracked(node, { model: SMALL, messages: makePrompt(20, 'streaming'), maxTokens: 100_000 });
     await eventually(() => streaming.tokens > 0, 10_000, 'the 1B streaming');
     const hung = submitTracked(node, { model: LONG, messages: hangPrompt, maxTokens: 50 });
     const outcome = await hung.handle.done;
     expect(outcome).toMatchObject({ type: 'failed', error: { code: 'runner_stuck' } });
+    const firings = node.recentEvents().filter((e): e is NodeEventOf<'watchdog_fired'> => e.kind === 'watchdog_fired');
     // Within 15 s (scaled) by the watchdog's own deadline, not by a wall-clock window
     // (how late a loaded machine runs the check is the bench's concern).
-    const fired = node.recentEvents().find((e): e is NodeEventOf<'watchdog_fired'> => e.kind === 'watchdog_fired')!;
+    const fired = firings.find((e) => e.instanceId === longId)!;
     expect(fired.data).toMatchObject({ phase: 'prefill' });
     expect(fired.data.deadlineMs).toBeLessThanOrEqual(15_000 * TIME_SCALE);
     // Past the deadline, as the watchdog measures it; the event rounds both to the millisecond.
     expect(fired.data.silentMs).toBeGreaterThanOrEqual(fired.data.deadlineMs);
-    expect(streaming.events.some((e) => e.type === 'failed')).toBe(false);
+    // The 3B's hang costs the 1B nothing: its stream goes on. At a tenth of real time its
+    // own decode deadline is the 1 s floor, which a machine at load 11 has been seen to
+    // starve a runner past: then the 1B's stream ends by its own watchdog, for its own
+    // silence, never by the 3B's.
+    const smallFirings = firings.filter((e) => e.instanceId === smallId);
+    if (smallFirings.length === 0) expect(streaming.events.some((e) => e.type === 'failed')).toBe(false);
+    for (const own of smallFirings) {
+      expect(own.data.phase).toBe('decode');
+      expect(own.data.silentMs).toBeGreaterThanOrEqual(own.data.deadlineMs);
+    }
     node.cancel(streaming.handle.id);
   }, 120_000);
 
