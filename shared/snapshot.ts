@@ -333,6 +333,12 @@ export const MlxRuntimeSnapshotSchema = z.object({
   reason: z.string(),
   /** MLX models found on disk (they are in the catalog when the runtime is available). */
   localModels: z.number(),
+  /**
+   * True while a look for the runtime is under way (at start, after a setup, on "check
+   * again"): the other fields are the last look's, "not checked yet" before the first.
+   * The probe runs the interpreter, which takes seconds on a busy machine.
+   */
+  checking: z.boolean().optional(),
   setup: z
     .object({
       state: z.enum(['running', 'done', 'failed']),

@@ -79,6 +79,9 @@ describe('the page against exobar serve', () => {
     expect(await sim.count()).toBe(2);
     for (const text of await sim.allInnerTexts()) expect(text).toMatch(/simulated[\s\S]*sim[\s\S]*\d+\.\d GiB/);
     const engine = models.getByTestId('mlx-engine');
+    // The core's first look runs the interpreter: seconds on a busy machine. Until it
+    // answers the panel says it is looking; the answer is what this test reads.
+    await models.locator('[data-testid=mlx-engine]:not([data-state=checking])').waitFor({ timeout: 150_000 });
     if (!mlxPlatform(process.platform, process.arch).supported) {
       // Where MLX cannot run: the core's reason, and no setup to offer.
       expect(await engine.getAttribute('data-state')).toBe('unavailable');

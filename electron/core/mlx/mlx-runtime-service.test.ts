@@ -98,7 +98,7 @@ describe('MlxRuntimeService', () => {
   it('shares one probe between refreshes asked while it runs, and probes again once it has answered', async () => {
     let probes = 0;
     let answer!: (status: MlxRuntimeStatus) => void;
-    const { service } = rig({
+    const { service, node } = rig({
       detect: () => {
         probes++;
         return new Promise<MlxRuntimeStatus>((resolve) => (answer = resolve));
@@ -108,13 +108,22 @@ describe('MlxRuntimeService', () => {
     const atStart = service.refresh();
     const byCommand = service.refresh();
     expect(probes).toBe(1);
+    // Until it answers, the snapshot says it is looking, not that MLX is missing.
+    expect(node.snapshot().mlx).toMatchObject({ checking: true, available: false, reason: 'not checked yet' });
     answer(available);
-    expect(await byCommand).toMatchObject({ available: true, localModels: 1 });
+    expect(await byCommand).toMatchObject({ available: true, localModels: 1, checking: false });
+    expect(node.snapshot().mlx).toMatchObject({ checking: false, available: true });
     expect(await atStart).toEqual(await byCommand);
     const later = service.refresh();
     expect(probes).toBe(2);
     answer(missing);
-    expect(await later).toMatchObject({ available: false, reason: 'no python with mlx-lm' });
+    expect(await later).toMatchObject({ available: false, reason: 'no python with mlx-lm', checking: false });
+  });
+
+  it('stops saying it is checking when a look fails', async () => {
+    const { service, node } = rig({ detect: async () => Promise.reject(new Error('the interpreter vanished')) });
+    await expect(service.refresh()).rejects.toThrow('the interpreter vanished');
+    expect(node.snapshot().mlx).toMatchObject({ checking: false, reason: 'not checked yet' });
   });
 
   it('shows setup progress in the snapshot, then the runtime it installed', async () => {

@@ -67,16 +67,24 @@ export class MlxRuntimeService {
    * sharing`) then share one probe of the interpreter, which takes seconds.
    */
   refresh(): Promise<MlxRuntimeSnapshot> {
-    this.refreshing ??= this.lookAgain().finally(() => {
-      this.refreshing = null;
-    });
+    if (this.refreshing) return this.refreshing;
+    this.refreshing = this.lookAgain();
+    this.publish(); // checking: the page says so instead of "unavailable, not checked yet"
     return this.refreshing;
   }
 
+  /** One look; whatever it ends in, the snapshot stops saying "checking". */
   private async lookAgain(): Promise<MlxRuntimeSnapshot> {
-    const detect = this.options.detect ?? detectMlxRuntime;
-    this.status = await detect({ dataDir: this.options.dataDir, settingsPython: this.options.getSettings().mlxPython });
-    this.models = this.status.available ? await (this.options.scan ?? (() => scanLocalModels()))() : [];
+    try {
+      const detect = this.options.detect ?? detectMlxRuntime;
+      this.status = await detect({ dataDir: this.options.dataDir, settingsPython: this.options.getSettings().mlxPython });
+      this.models = this.status.available ? await (this.options.scan ?? (() => scanLocalModels()))() : [];
+    } catch (error) {
+      this.refreshing = null;
+      this.publish();
+      throw error;
+    }
+    this.refreshing = null;
     return this.publish();
   }
 
@@ -129,6 +137,7 @@ export class MlxRuntimeService {
       mlxVersion: this.status?.mlxVersion ?? null,
       reason: this.status?.reason ?? 'not checked yet',
       localModels: this.models.length,
+      checking: this.refreshing !== null,
       setup: this.setupState,
     };
   }

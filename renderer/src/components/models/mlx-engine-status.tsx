@@ -98,6 +98,19 @@ export function MlxEngineStatus() {
     );
   }
 
+  if (mlx.checking && !mlx.available && !running) {
+    // The first look (or one after "check again") is still running: not an answer yet.
+    return (
+      <div className="mlx-engine" data-testid="mlx-engine" data-state="checking">
+        <div className="row small">
+          <span className="dot tone-busy" aria-hidden="true" />
+          <span className="label">MLX engine</span>
+          <span>looking for the MLX runtime…</span>
+        </div>
+      </div>
+    );
+  }
+
   if (mlx.available && !running) {
     return (
       <div className="mlx-engine" data-testid="mlx-engine" data-state="available">

@@ -123,6 +123,15 @@ describe('models panel', () => {
     expect(engine().textContent).toContain('~/.exo/models');
   });
 
+  it('while the core is still looking for MLX: says so, not "unavailable", and offers no setup yet', async () => {
+    await openPanel(snapshot({ mlx: mlxRuntime({ checking: true, reason: 'not checked yet' }) }));
+    expect(engine().dataset.state).toBe('checking');
+    expect(engine().textContent).toContain('looking for the MLX runtime');
+    expect(screen.queryByTestId('mlx-reason')).toBeNull();
+    expect(setupButton()).toBeNull();
+    expect(screen.getByTestId('models-summary').textContent).toContain('looking for MLX');
+  });
+
   it('MLX unavailable where it cannot run: the reason, and no setup button', async () => {
     await openPanel(snapshot({ mlx: mlxUnsupported() }));
     expect(engine().dataset.state).toBe('unavailable');

@@ -61,6 +61,7 @@ function mlxSummary(mlx: MlxRuntimeSnapshot | null): string {
   if (!mlx) return 'MLX not checked yet';
   if (mlx.setup?.state === 'running') return 'MLX setting up…';
   if (mlx.available) return 'MLX available';
+  if (mlx.checking) return 'looking for MLX…';
   if (mlx.setup?.state === 'failed' && mlx.supported) return 'MLX setup failed';
   return mlx.supported ? 'MLX not set up' : 'MLX unavailable here';
 }
