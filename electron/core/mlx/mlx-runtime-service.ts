@@ -38,7 +38,7 @@ export class MlxRuntimeService {
   private models: LocalMlxModel[] = [];
   private setupState: MlxRuntimeSnapshot['setup'] = null;
   private setupRun: Promise<void> | null = null;
-  private refreshing: Promise<MlxRuntimeSnapshot> | null = null;
+  private refreshing: Promise<void> | null = null;
   /** The state last published: what the snapshot shows between two publications. */
   private published: MlxRuntimeSnapshot | null = null;
   private section: Registration | null = null;
@@ -67,25 +67,26 @@ export class MlxRuntimeService {
    * sharing`) then share one probe of the interpreter, which takes seconds.
    */
   refresh(): Promise<MlxRuntimeSnapshot> {
-    if (this.refreshing) return this.refreshing;
-    this.refreshing = this.lookAgain();
-    this.publish(); // checking: the page says so instead of "unavailable, not checked yet"
-    return this.refreshing;
+    if (!this.refreshing) {
+      this.refreshing = this.lookAgain().finally(() => {
+        this.refreshing = null;
+      });
+      this.publish(); // checking: the page says so instead of "unavailable, not checked yet"
+    }
+    // Published once the look is over, whatever it ended in: "checking" is then false.
+    return this.refreshing.then(
+      () => this.publish(),
+      (error: unknown) => {
+        this.publish();
+        throw error;
+      },
+    );
   }
 
-  /** One look; whatever it ends in, the snapshot stops saying "checking". */
-  private async lookAgain(): Promise<MlxRuntimeSnapshot> {
-    try {
-      const detect = this.options.detect ?? detectMlxRuntime;
-      this.status = await detect({ dataDir: this.options.dataDir, settingsPython: this.options.getSettings().mlxPython });
-      this.models = this.status.available ? await (this.options.scan ?? (() => scanLocalModels()))() : [];
-    } catch (error) {
-      this.refreshing = null;
-      this.publish();
-      throw error;
-    }
-    this.refreshing = null;
-    return this.publish();
+  private async lookAgain(): Promise<void> {
+    const detect = this.options.detect ?? detectMlxRuntime;
+    this.status = await detect({ dataDir: this.options.dataDir, settingsPython: this.options.getSettings().mlxPython });
+    this.models = this.status.available ? await (this.options.scan ?? (() => scanLocalModels()))() : [];
   }
 
   /**
