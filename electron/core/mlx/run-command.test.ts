@@ -1,5 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { runCommand, streamCommand } from './run-command';
+import { eventually } from '../../../test/support/eventually';
+import { runCommand, runningCommandCount, stopRunningCommands, streamCommand } from './run-command';
+
+/** True while a process with this pid exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A shell that starts a grandchild (as a login shell starts `pyenv rehash`), says its pid and waits on it. */
+const SHELL_WITH_GRANDCHILD = ['-c', 'sleep 60 & echo $!; wait'];
 
 describe('run-command (real child processes)', () => {
   it('captures output and exit codes, and reports a command that cannot start', async () => {
@@ -22,5 +36,25 @@ describe('run-command (real child processes)', () => {
     expect(slow).toEqual({ code: null, error: 'timed out after 300 ms' });
     const missing = await streamCommand('/nonexistent/python', [], { timeoutMs: 5000, onLine: () => {} });
     expect(missing).toEqual({ code: null, error: 'ENOENT' });
+  });
+
+  it('a timeout ends the command with what it started', async () => {
+    const result = await runCommand('sh', SHELL_WITH_GRANDCHILD, { timeoutMs: 500 });
+    expect(result).toMatchObject({ code: null, error: 'timed out after 500 ms' });
+    const grandchild = Number(result.stdout.trim());
+    expect(grandchild).toBeGreaterThan(0);
+    await eventually(() => !alive(grandchild), 10_000, 'the grandchild to be gone');
+  });
+
+  it('stopRunningCommands ends every running helper with what it started (the core stop calls it)', async () => {
+    const lines: string[] = [];
+    const streamed = streamCommand('sh', SHELL_WITH_GRANDCHILD, { timeoutMs: 60_000, onLine: (_stream, line) => lines.push(line) });
+    await eventually(() => lines.length > 0, 10_000, 'the shell to say its grandchild');
+    const grandchild = Number(lines[0]);
+    expect(runningCommandCount()).toBe(1);
+    stopRunningCommands();
+    expect(await streamed).toEqual({ code: null, error: 'killed by SIGKILL' });
+    expect(runningCommandCount()).toBe(0);
+    await eventually(() => !alive(grandchild), 10_000, 'the grandchild to be gone');
   });
 });

@@ -3,7 +3,7 @@
  * so detection and setup can be tested with an injected fake: no test here may create
  * a venv or reach a package index.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 export interface CommandResult {
@@ -29,15 +29,73 @@ export type StreamCommand = (
   },
 ) => Promise<{ code: number | null; error?: string }>;
 
+/** Output kept per stream: a probe's answer is a line; pip's whole log is streamed instead. */
+const MAX_OUTPUT_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Helper commands running now. Each leads its own process group, so ending it ends what
+ * it started too: a login shell's `pyenv rehash` outlived a killed shell and, once
+ * `exobar serve` had exited, was still in its process group.
+ */
+const running = new Set<ChildProcess>();
+
+function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv | undefined): ChildProcess {
+  // Its own group where there are groups (POSIX); ended by stopRunningCommands or its timeout.
+  const child = spawn(command, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+  running.add(child);
+  child.once('close', () => running.delete(child));
+  child.once('error', () => running.delete(child));
+  return child;
+}
+
+function killGroup(child: ChildProcess): void {
+  try {
+    if (process.platform !== 'win32' && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    else child.kill('SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Ends every helper command still running (an MLX probe, the login shell's PATH, pip)
+ * with whatever it started: the core's stop calls it, so no helper outlives exobar.
+ */
+export function stopRunningCommands(): void {
+  for (const child of running) killGroup(child);
+  running.clear();
+}
+
+/** How many helper commands run now (for tests). */
+export function runningCommandCount(): number {
+  return running.size;
+}
+
 /** {@link RunCommand} on node:child_process (no shell: arguments are passed as they are). */
 export const runCommand: RunCommand = (command, args, { timeoutMs, env }) =>
   new Promise((resolve) => {
-    execFile(command, [...args], { timeout: timeoutMs, env, encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (!err) return resolve({ code: 0, stdout, stderr });
-      const e = err as NodeJS.ErrnoException & { code?: number | string; killed?: boolean };
-      if (typeof e.code === 'number') return resolve({ code: e.code, stdout, stderr });
-      const reason = e.killed ? `timed out after ${timeoutMs} ms` : (e.code ?? e.message);
-      resolve({ code: null, stdout, stderr, error: String(reason) });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    let settled = false;
+    const finish = (result: CommandResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const child = start(command, args, env);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child);
+    }, timeoutMs);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(0, MAX_OUTPUT_CHARS)));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(0, MAX_OUTPUT_CHARS)));
+    child.once('error', (err: NodeJS.ErrnoException) => finish({ code: null, stdout, stderr, error: err.code ?? err.message }));
+    child.once('close', (code, signal) => {
+      if (timedOut) return finish({ code: null, stdout, stderr, error: `timed out after ${timeoutMs} ms` });
+      if (code !== null) return finish({ code, stdout, stderr });
+      finish({ code: null, stdout, stderr, error: `killed by ${signal}` });
     });
   });
 
@@ -51,13 +109,13 @@ export const streamCommand: StreamCommand = (command, args, { timeoutMs, env, on
       clearTimeout(timer);
       resolve(result);
     };
-    const child = spawn(command, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = start(command, args, env);
     const timer = setTimeout(() => {
-      child.kill('SIGTERM');
+      killGroup(child);
       finish({ code: null, error: `timed out after ${timeoutMs} ms` });
     }, timeoutMs);
-    createInterface({ input: child.stdout }).on('line', (line) => onLine('stdout', line));
-    createInterface({ input: child.stderr }).on('line', (line) => onLine('stderr', line));
+    createInterface({ input: child.stdout! }).on('line', (line) => onLine('stdout', line));
+    createInterface({ input: child.stderr! }).on('line', (line) => onLine('stderr', line));
     child.once('error', (err: NodeJS.ErrnoException) => finish({ code: null, error: err.code ?? err.message }));
-    child.once('close', (code) => finish({ code }));
+    child.once('close', (code, signal) => finish(code !== null ? { code } : { code: null, error: `killed by ${signal}` }));
   });
