@@ -71,37 +71,10 @@ export function runningCommandCount(): number {
   return running.size;
 }
 
-/** {@link RunCommand} on node:child_process (no shell: arguments are passed as they are). */
-export const runCommand: RunCommand = (command, args, { timeoutMs, env }) =>
-  new Promise((resolve) => {
-    let stdout = '';
-    let stderr = '';
+/** How a helper ended, once: its exit code, or why it has none (could not start, timed out, killed). */
+function ended(child: ChildProcess, timeoutMs: number): Promise<{ code: number | null; error?: string }> {
+  return new Promise((resolve) => {
     let timedOut = false;
-    let settled = false;
-    const finish = (result: CommandResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
-    };
-    const child = start(command, args, env);
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child);
-    }, timeoutMs);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(0, MAX_OUTPUT_CHARS)));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(0, MAX_OUTPUT_CHARS)));
-    child.once('error', (err: NodeJS.ErrnoException) => finish({ code: null, stdout, stderr, error: err.code ?? err.message }));
-    child.once('close', (code, signal) => {
-      if (timedOut) return finish({ code: null, stdout, stderr, error: `timed out after ${timeoutMs} ms` });
-      if (code !== null) return finish({ code, stdout, stderr });
-      finish({ code: null, stdout, stderr, error: `killed by ${signal}` });
-    });
-  });
-
-/** {@link StreamCommand} on node:child_process. */
-export const streamCommand: StreamCommand = (command, args, { timeoutMs, env, onLine }) =>
-  new Promise((resolve) => {
     let settled = false;
     const finish = (result: { code: number | null; error?: string }) => {
       if (settled) return;
@@ -109,13 +82,33 @@ export const streamCommand: StreamCommand = (command, args, { timeoutMs, env, on
       clearTimeout(timer);
       resolve(result);
     };
-    const child = start(command, args, env);
     const timer = setTimeout(() => {
+      timedOut = true;
       killGroup(child);
-      finish({ code: null, error: `timed out after ${timeoutMs} ms` });
     }, timeoutMs);
-    createInterface({ input: child.stdout! }).on('line', (line) => onLine('stdout', line));
-    createInterface({ input: child.stderr! }).on('line', (line) => onLine('stderr', line));
     child.once('error', (err: NodeJS.ErrnoException) => finish({ code: null, error: err.code ?? err.message }));
-    child.once('close', (code, signal) => finish(code !== null ? { code } : { code: null, error: `killed by ${signal}` }));
+    child.once('close', (code, signal) => {
+      if (timedOut) finish({ code: null, error: `timed out after ${timeoutMs} ms` });
+      else finish(code !== null ? { code } : { code: null, error: `killed by ${signal}` });
+    });
   });
+}
+
+/** {@link RunCommand} on node:child_process (no shell: arguments are passed as they are). */
+export const runCommand: RunCommand = async (command, args, { timeoutMs, env }) => {
+  let stdout = '';
+  let stderr = '';
+  const child = start(command, args, env);
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(0, MAX_OUTPUT_CHARS)));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(0, MAX_OUTPUT_CHARS)));
+  const end = await ended(child, timeoutMs);
+  return { ...end, stdout, stderr };
+};
+
+/** {@link StreamCommand} on node:child_process. */
+export const streamCommand: StreamCommand = (command, args, { timeoutMs, env, onLine }) => {
+  const child = start(command, args, env);
+  createInterface({ input: child.stdout! }).on('line', (line) => onLine('stdout', line));
+  createInterface({ input: child.stderr! }).on('line', (line) => onLine('stderr', line));
+  return ended(child, timeoutMs);
+};
