@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CATCH_UP_CHUNKS, MIN_STACKED_ROW_TOKENS } from '../../../shared/runner-protocol';
 import { shareChunk } from './prefill-groups';
 
 describe('shareChunk', () => {
@@ -12,13 +13,30 @@ describe('shareChunk', () => {
     expect(shareChunk([{ offset: 0, rest: 30 }, { offset: 0, rest: 100 }, { offset: 0, rest: 100 }], 130)).toEqual([30, 50, 50]);
   });
 
-  it('serves prompts in arrival order: one at another offset first, then the group of the others', () => {
-    expect(shareChunk([{ offset: 20, rest: 15 }, { offset: 0, rest: 12 }, { offset: 0, rest: 12 }], 20)).toEqual([15, 2, 2]);
+  it('serves prompts in arrival order: one far ahead first, then the group of the others', () => {
+    // 60 tokens ahead is more than two chunks of 20: no catching up.
+    expect(CATCH_UP_CHUNKS).toBe(2);
+    expect(shareChunk([{ offset: 60, rest: 4 }, { offset: 0, rest: 12 }, { offset: 0, rest: 12 }], 20)).toEqual([4, 8, 8]);
   });
 
-  it('stops when what is left cannot give each prompt of the next group a token', () => {
-    expect(shareChunk([{ offset: 5, rest: 9 }, { offset: 0, rest: 12 }, { offset: 0, rest: 12 }], 10)).toEqual([9, 0, 0]);
-    // A chunk smaller than its group still gives each prompt one token.
-    expect(shareChunk([{ offset: 0, rest: 12 }, { offset: 0, rest: 12 }, { offset: 0, rest: 12 }], 2)).toEqual([1, 1, 1]);
+  it('lets prompts a chunk behind the first catch up with it, then takes them all in one pass', () => {
+    // Two prompts 20 behind go first, 10 each (never past the first's offset).
+    expect(shareChunk([{ offset: 20, rest: 40 }, { offset: 0, rest: 60 }, { offset: 0, rest: 60 }], 20)).toEqual([0, 10, 10]);
+    // Those farthest behind first, up to the next offset, where they join it: 10 to reach
+    // the second, then both 10 to reach the first.
+    expect(shareChunk([{ offset: 30, rest: 40 }, { offset: 20, rest: 50 }, { offset: 10, rest: 60 }], 30)).toEqual([0, 10, 20]);
+    // Caught up, all three go on in one pass with what the chunk has left (34: 11 each).
+    expect(shareChunk([{ offset: 30, rest: 40 }, { offset: 20, rest: 50 }, { offset: 20, rest: 50 }], 54)).toEqual([11, 21, 21]);
+  });
+
+  it('gives each row of a pass over several prompts at least the stacked floor', () => {
+    expect(MIN_STACKED_ROW_TOKENS).toBe(8);
+    expect(shareChunk([{ offset: 0, rest: 40 }, { offset: 0, rest: 40 }, { offset: 0, rest: 40 }], 10)).toEqual([8, 8, 8]);
+    // One prompt alone takes what the chunk has, however little.
+    expect(shareChunk([{ offset: 0, rest: 40 }], 3)).toEqual([3]);
+  });
+
+  it("stops when what is left is below the next group's floor", () => {
+    expect(shareChunk([{ offset: 50, rest: 9 }, { offset: 0, rest: 12 }, { offset: 0, rest: 12 }], 20)).toEqual([9, 0, 0]);
   });
 });

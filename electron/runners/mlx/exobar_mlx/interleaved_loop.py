@@ -12,7 +12,11 @@ One step:
    same offset as the first together in one pass (equal shares, no padding:
    batched_prefill.py), so prompts waiting together end together; what the chunk has
    left goes to the next group; a prompt whose prefill completes joins
-   the batch (and the prompt cache);
+   the batch (and the prompt cache). Prompts that arrived together but were admitted a
+   step apart (the first one's chunk was running when the others came) are at most
+   CATCH_UP_CHUNKS chunks behind it: they go first, up to its offset, and from there
+   the pass takes all of them; otherwise eight concurrent prompts ran as one alone, then
+   seven stacked while the first one's decode took its share of every step;
 4. one decode step for the batch;
 5. the pacing's pause, after a chunk when a prefill is still under way.
 So tasks are read, acknowledged and cancels applied between short steps, and the
@@ -36,12 +40,12 @@ mlx-lm's own with one request or eight. An engine that cannot stack a model's ca
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .chunk_sizer import ChunkSizer
 from .engine import Engine, PrefillJob, RequestError
 from .inbox import Inbox
-from .protocol import DEFAULT_PREFILL_CHUNK_MS, ProtocolWriter, Task
+from .protocol import CATCH_UP_CHUNKS, DEFAULT_PREFILL_CHUNK_MS, MIN_STACKED_ROW_TOKENS, ProtocolWriter, Task
 from .step_loop import ActiveRequest, FatalRunnerError, LoopHooks, LoopOptions, StepLoop
 
 log = logging.getLogger("exobar.mlx.loop")
@@ -139,6 +143,7 @@ class InterleavedLoop(StepLoop):
         """One chunk of prefill: the prompts in arrival order, those at the same offset
         together (one pass over the same number of tokens from each, no padding)."""
         budget = self._chunk_tokens()
+        catch_up = CATCH_UP_CHUNKS * budget
         scale = self.engine.time_scale or 1.0
         chunk_started = self.hooks.clock()
         waiting_prompts = len(self.prefilling)
@@ -147,14 +152,16 @@ class InterleavedLoop(StepLoop):
             pending = [s for s in self.prefilling if self.jobs[s.task_id].remaining > 0]
             if not pending:
                 break
-            lead = self.jobs[pending[0].task_id]
-            group = [s for s in pending if s is pending[0] or self.engine.can_prefill_together(lead, self.jobs[s.task_id])]
+            group, cap = self._next_group(pending, catch_up)
             share = budget // len(group)
-            if share == 0 and touched:
-                break  # the chunk is spent; too little is left to give each prompt a token
+            # A stacked pass of a few tokens a row is slow (8 rows x 2-4 tokens: 151-160
+            # tokens/s on this CPU, x 8: 201, one row of 16: 202), so rows get a floor.
+            floor = MIN_STACKED_ROW_TOKENS if len(group) > 1 else 1
+            if share < floor and touched:
+                break  # the chunk is spent; too little is left for this group
             jobs = [self.jobs[s.task_id] for s in group]
             touched.update(s.task_id for s in group)
-            each = min([max(1, share)] + [job.remaining for job in jobs])
+            each = min([max(floor, share)] + [job.remaining for job in jobs] + ([cap] if cap is not None else []))
             started = self.hooks.clock()
             before = sum(job.done for job in jobs)
             try:
@@ -179,6 +186,21 @@ class InterleavedLoop(StepLoop):
         if decoding > 0 and self.prefilling:
             spent = self.hooks.clock() - chunk_started
             self.decode_until = self.hooks.clock() + spent * min(1.0, decoding / max(1, waiting_prompts))
+
+    def _next_group(self, pending: List[ActiveRequest], catch_up: int) -> Tuple[List[ActiveRequest], Optional[int]]:
+        """The prompts the chunk's next pass takes (arrival order) and how many tokens each
+        may go at most (None: no cap). The first prompt's group, unless prompts at most
+        `catch_up` tokens behind it wait: then those farthest behind, up to the next offset
+        a prompt is at, where they join it."""
+        lead = self.jobs[pending[0].task_id]
+        behind = [s for s in pending if lead.done - catch_up <= self.jobs[s.task_id].done < lead.done]
+        first = min(behind, key=lambda s: self.jobs[s.task_id].done) if behind else pending[0]
+        job = self.jobs[first.task_id]
+        group = [s for s in pending if s is first or self.engine.can_prefill_together(job, self.jobs[s.task_id])]
+        if not behind:
+            return group, None
+        ahead = min(self.jobs[s.task_id].done for s in pending if self.jobs[s.task_id].done > job.done)
+        return group, ahead - job.done
 
     def _complete(self, state: ActiveRequest, job: PrefillJob) -> None:
         prefilled = job.total - job.cached

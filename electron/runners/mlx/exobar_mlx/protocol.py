@@ -28,6 +28,11 @@ MAX_PREFILL_CHUNK_MS = 10_000
 #: floor is below the pacing's: a 64-token chunk took seconds on a loaded CPU).
 MIN_INTERLEAVED_CHUNK_TOKENS = 16
 MAX_INTERLEAVED_CHUNK_TOKENS = 4096
+#: How prompts share a chunk (shared/runner-protocol.ts): a prompt at most this many
+#: chunks behind the first catches up with it (they arrived together), and each row of a
+#: pass over several prompts takes at least this many tokens.
+CATCH_UP_CHUNKS = 2
+MIN_STACKED_ROW_TOKENS = 8
 #: The pacing limits of shared/runner-protocol.ts.
 MIN_PACED_CHUNK_TOKENS = 64
 MAX_PACED_CHUNK_TOKENS = 4096

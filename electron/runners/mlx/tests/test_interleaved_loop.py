@@ -5,7 +5,7 @@ import unittest
 
 from exobar_mlx.chunk_sizer import FIRST_CHUNK_TOKENS, ChunkSizer, bounded_chunk
 from exobar_mlx.interleaved_loop import InterleavedLoop
-from exobar_mlx.protocol import Cancel
+from exobar_mlx.protocol import MIN_STACKED_ROW_TOKENS, Cancel
 from exobar_mlx.step_loop import LoopHooks, StepLoop
 
 from .helpers import generation
@@ -159,38 +159,59 @@ class InterleavedAdmissionTest(unittest.TestCase):
         h.wait_label("task:t3:Complete")
         h.shutdown()
         labels = h.labels()
-        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:3/12"))
-        # One chunk of 10 per step, the three prompts at the same offset in one pass: 3
-        # tokens each, so they end their prefill together and take their first tokens in
-        # the same step.
+        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:8/12"))
+        # One chunk of 10 per step, the three prompts at the same offset in one pass: a
+        # third of the chunk each is below a stacked row's floor, so 8 tokens each, then
+        # the last 4; they end their prefill together and take their first tokens in the
+        # same step.
+        self.assertEqual(MIN_STACKED_ROW_TOKENS, 8)
         for command in ("cmd-t1", "cmd-t2", "cmd-t3"):
-            self.assertEqual(progress(labels, command), [3, 6, 9, 12])
-        self.assertEqual(h.engine.passes, [["t1", "t2", "t3"]] * 4)
+            self.assertEqual(progress(labels, command), [8, 12])
+        self.assertEqual(h.engine.passes, [["t1", "t2", "t3"]] * 2)
         self.assertLess(h.index("prefill:cmd-t3:12/12"), h.index("token:cmd-t1:None"))
 
     def test_a_prompt_at_another_offset_gets_its_own_pass_in_the_same_chunk(self):
         engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
         h = interleaved(engine, chunk=20, hooks=hooks)
-        # t1 (35 tokens) is 20 tokens in when t2 and t3 (12 each) arrive.
-        engine.after_chunk = lambda request_id, done: request_id == "t1" and done == 20 and h.put(
-            generation("t2", max_tokens=2), generation("t3", max_tokens=2))
-        h.put(generation("t1", words=28, max_tokens=2))
+        # t1 (64 tokens) is 60 tokens in, three chunks, when t2 and t3 (26 each) arrive:
+        # too far ahead for them to catch up.
+        engine.after_chunk = lambda request_id, done: request_id == "t1" and done == 60 and h.put(
+            generation("t2", words=19, max_tokens=2), generation("t3", words=19, max_tokens=2))
+        h.put(generation("t1", words=57, max_tokens=2))
         h.wait_label("task:t3:Complete")
         h.shutdown()
-        # The next chunk: t1's last 15 first (arrival order), then t2 and t3 together in
-        # one pass over what the chunk has left, 2 tokens each; then their last 10 each.
-        self.assertEqual(engine.passes, [["t1"], ["t1"], ["t2", "t3"], ["t2", "t3"]])
-        self.assertEqual(progress(h.labels(), "cmd-t2"), [2, 12])
-        self.assertEqual(progress(h.labels(), "cmd-t3"), [2, 12])
+        # The next chunk: t1's last 4 first (arrival order), then t2 and t3 together in
+        # one pass over what the chunk has left, 8 tokens each; then 10 each and their last 8.
+        self.assertEqual(engine.passes, [["t1"]] * 4 + [["t2", "t3"]] * 3)
+        self.assertEqual(progress(h.labels(), "cmd-t2"), [8, 18, 26])
+        self.assertEqual(progress(h.labels(), "cmd-t3"), [8, 18, 26])
+
+    def test_prompts_a_chunk_behind_the_first_catch_up_with_it_then_go_on_together(self):
+        engine, hooks = clocked(chunk_s=1.0, step_s=0.25)
+        h = interleaved(engine, chunk=20, hooks=hooks)
+        # t1 is one chunk in when t2 and t3 arrive (they came while its chunk ran): all 60 tokens.
+        engine.after_chunk = lambda request_id, done: request_id == "t1" and done == 20 and h.put(
+            generation("t2", words=53, max_tokens=2), generation("t3", words=53, max_tokens=2))
+        h.put(generation("t1", words=53, max_tokens=2))
+        h.wait_label("task:t3:Complete")
+        h.shutdown()
+        # t2 and t3 go first, 10 tokens each per chunk, up to t1's 20, never past it; from
+        # there one pass takes all three (8 tokens each: a stacked row's floor), and they
+        # end together.
+        self.assertEqual(engine.passes, [["t1"]] + [["t2", "t3"]] * 2 + [["t1", "t2", "t3"]] * 5)
+        self.assertEqual(progress(h.labels(), "cmd-t1"), [20, 28, 36, 44, 52, 60])
+        self.assertEqual(progress(h.labels(), "cmd-t2"), [10, 20, 28, 36, 44, 52, 60])
+        labels = h.labels()
+        self.assertLess(max(labels.index(f"prefill:cmd-{t}:60/60") for t in ("t1", "t2", "t3")),
+                        min(labels.index(f"token:cmd-{t}:None") for t in ("t1", "t2", "t3")))
 
     def test_the_batch_cap_holds_and_the_rest_wait_acknowledged(self):
         h = interleaved(max_batch=2)
         h.put(generation("t1", max_tokens=6), generation("t2", max_tokens=6), generation("t3", max_tokens=2))
         h.wait_label("task:t3:Complete")
         h.shutdown()
-        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:10/12"))
-        self.assertLess(h.index("task:t1:Complete"), h.index("prefill:cmd-t3:6/12") if "prefill:cmd-t3:6/12" in h.labels()
-                        else h.index("prefill:cmd-t3:10/12"))
+        self.assertLess(h.index("ack:t3"), h.index("prefill:cmd-t1:12/12"))
+        self.assertLess(h.index("task:t1:Complete"), h.index("prefill:cmd-t3:10/12"))
 
 
 class InterleavedChunkingTest(unittest.TestCase):
