@@ -10,6 +10,7 @@ import tempfile
 
 from exobar_mlx.interleaved_loop import InterleavedLoop
 from exobar_mlx.mlx_engine import MlxEngine
+from exobar_mlx.protocol import Cancel
 
 from .helpers import RunnerProcess
 from .real_mlx import chat, params, require_real_mlx, tiny_families, tiny_model, words
@@ -233,6 +234,29 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 fresh = self.collect(h, ["again"] + [o["taskId"] for o in others])
                 self.assertEqual(h.shutdown(), 0)
                 self.assertEqual(fresh, got)
+
+    def test_a_prompt_cancelled_in_a_stacked_group_leaves_the_others_tokens_as_alone(self):
+        # Three prompts stacked pass after pass (their stack kept between passes); one is
+        # cancelled after the first pass, and the other two go on stacked without it.
+        engine = cached_engine("llama", cap=0)
+        h = Harness(engine=engine, loop_class=InterleavedLoop)
+        h.loop.sizer = FixedSizer(24)
+        h.start_ready()
+        rows = watch_prefill_rows(engine, lambda tokens: len(rows) == 1 and h.inbox.put(Cancel("p1")))
+        tasks = [self.task(f"p{i}", 60, 60 * i) for i in range(3)]
+        h.put(*tasks)
+        h.wait_label("task:p1:Cancelled", timeout=600)
+        together = self.collect(h, ["p0", "p2"])
+        self.assertEqual(h.shutdown(), 0)
+        self.assertEqual(rows[0], 3)
+        self.assertEqual(set(rows[1:]), {2}, rows)
+        for task in (tasks[0], tasks[2]):
+            alone = Harness(engine=cached_engine("llama", cap=0), loop_class=InterleavedLoop)
+            alone.loop.sizer = FixedSizer(24)
+            alone.start_ready()
+            alone.put(task)
+            self.assertEqual(self.collect(alone, [task["taskId"]]), {task["taskId"]: together[task["taskId"]]})
+            self.assertEqual(alone.shutdown(), 0)
 
     def test_a_stacked_pass_that_fails_is_run_again_one_prompt_at_a_time(self):
         engine = cached_engine("llama", cap=0)
