@@ -16,8 +16,8 @@
  *   streams at once, 200-token prompts, 128 tokens each;
  * - a stream decoding while a 1,500-token prompt of the same model prefills:
  *   `engine_stream_longest_pause_s` (exobar's own, target <= 1 s, mlx_lm.server's beside
- *   it), `engine_stream_decode_share` (its tokens/s during the prefill over its solo
- *   rate, target >= 0.5) and `engine_long_prompt_ttft_ratio` (the long prompt's TTFT
+ *   it), `engine_stream_decode_share` (its tokens/s during the prefill over its rate
+ *   alone at the same tokens, target >= 0.5) and `engine_long_prompt_ttft_ratio` (the long prompt's TTFT
  *   beside the stream over its TTFT alone, target <= 1.5).
  *
  * `--engine-scale X` multiplies every prompt length and token count (default 1, the
@@ -137,8 +137,12 @@ async function stream(
 
 /** Tokens per second between the first token and the last. */
 function decodeRate(s: Streamed): number {
-  const n = s.tokenAt.length;
-  return n > 1 ? ((n - 1) * 1000) / (s.tokenAt[n - 1]! - s.tokenAt[0]!) : 0;
+  return rateBetween(s, 0, s.tokenAt.length - 1);
+}
+
+/** Tokens per second between token `from` and token `to` (indexes into the stream's tokens). */
+function rateBetween(s: Streamed, from: number, to: number): number {
+  return to > from ? ((to - from) * 1000) / (s.tokenAt[to]! - s.tokenAt[from]!) : 0;
 }
 
 type Figures = Partial<ServerFigures>;
@@ -176,12 +180,23 @@ async function concurrent(server: EngineServer, sizes: EngineSizes, seed: number
   return { concurrent_tokens_per_s: tps, concurrent_ttft_median_s: median(ttfts), concurrent_ttft_worst_s: Math.max(...ttfts) };
 }
 
+/**
+ * The stream's decode share beside the long prompt is its rate during the prefill over its
+ * rate alone at the same tokens: the same prompt again, alone, to the last token the
+ * window saw (at least `soloStreamTokens` past the first), its rate between those two
+ * token indexes. A stream's decode slows as its context grows (this model alone: 58-69
+ * tokens/s over its first 128 tokens, 47-50 over tokens 400-800), and beside a long
+ * prompt it decodes hundreds of tokens: its first 128 alone would be the wrong baseline.
+ */
 async function besideLongPrompt(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
-  const solo = await stream(server, userPrompt(64, seed), sizes.soloStreamTokens);
-  const soloTps = decodeRate(solo);
   const beside = await streamBesideLongPrompt(server, sizes, seed + 1, seed + 2);
   const windowS = (beside.longFirstAt - beside.longSentAt) / 1000;
-  const inWindow = beside.stream.tokenAt.filter((t) => t >= beside.longSentAt && t <= beside.longFirstAt).length;
+  const times = beside.stream.tokenAt;
+  const first = Math.max(0, times.findIndex((t) => t >= beside.longSentAt));
+  const inWindow = times.filter((t) => t >= beside.longSentAt && t <= beside.longFirstAt).length;
+  const last = Math.max(first + sizes.soloStreamTokens, first + inWindow - 1);
+  const solo = await stream(server, userPrompt(64, seed + 1), last + 1);
+  const soloTps = rateBetween(solo, first, Math.min(last, solo.tokenAt.length - 1));
   const share = soloTps > 0 ? inWindow / windowS / soloTps : 0;
   log(`${server.name}: stream beside a long prompt: longest pause ${beside.longestPauseS.toFixed(2)} s, ${(share * 100).toFixed(0)} % of its solo ${soloTps.toFixed(1)} tokens/s; long TTFT ${windowS.toFixed(2)} s`);
   return { stream_solo_tps: soloTps, stream_longest_pause_s: beside.longestPauseS, stream_decode_share: share, long_beside_stream_ttft_s: windowS };

@@ -202,6 +202,16 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
         return {"kind": "TextGeneration", "taskId": task_id, "commandId": f"cmd-{task_id}",
                 "params": {"messages": chat(n_words, offset), "maxTokens": TOKENS, "temperature": 0.0}}
 
+    def assert_alone_gives(self, together, *tasks):
+        """Each task alone on a fresh llama engine decodes the tokens it decoded `together`."""
+        for task in tasks:
+            alone = Harness(engine=cached_engine("llama", cap=0), loop_class=InterleavedLoop)
+            alone.loop.sizer = FixedSizer(24)
+            alone.start_ready()
+            alone.put(task)
+            self.assertEqual(self.collect(alone, [task["taskId"]]), {task["taskId"]: together[task["taskId"]]})
+            self.assertEqual(alone.shutdown(), 0)
+
     def test_interleaved_tokens_alone_equal_those_among_eight_with_and_without_a_hit(self):
         for family in FAMILIES:
             with self.subTest(family=family):
@@ -250,13 +260,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
         self.assertEqual(h.shutdown(), 0)
         self.assertEqual(rows[0], 3)
         self.assertEqual(set(rows[1:]), {2}, rows)
-        for task in (tasks[0], tasks[2]):
-            alone = Harness(engine=cached_engine("llama", cap=0), loop_class=InterleavedLoop)
-            alone.loop.sizer = FixedSizer(24)
-            alone.start_ready()
-            alone.put(task)
-            self.assertEqual(self.collect(alone, [task["taskId"]]), {task["taskId"]: together[task["taskId"]]})
-            self.assertEqual(alone.shutdown(), 0)
+        self.assert_alone_gives(together, tasks[0], tasks[2])
 
     def test_a_stacked_pass_that_fails_is_run_again_one_prompt_at_a_time(self):
         engine = cached_engine("llama", cap=0)
@@ -277,13 +281,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
         self.assertEqual(h.shutdown(), 0)
         # The failed pass took three rows; its prompts went on alone, then stacked again.
         self.assertEqual((failures, rows[:4]), ([3], [3, 1, 1, 1]))
-        for task in tasks:
-            alone = Harness(engine=cached_engine("llama", cap=0), loop_class=InterleavedLoop)
-            alone.loop.sizer = FixedSizer(24)
-            alone.start_ready()
-            alone.put(task)
-            self.assertEqual(self.collect(alone, [task["taskId"]]), {task["taskId"]: together[task["taskId"]]})
-            self.assertEqual(alone.shutdown(), 0)
+        self.assert_alone_gives(together, *tasks)
 
 
 if __name__ == "__main__":
