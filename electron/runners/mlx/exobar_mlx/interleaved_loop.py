@@ -12,11 +12,12 @@ One step:
    same offset as the first together in one pass (equal shares, no padding:
    batched_prefill.py), so prompts waiting together end together; what the chunk has
    left goes to the next group; a prompt whose prefill completes joins
-   the batch (and the prompt cache). Prompts that arrived together but were admitted a
-   step apart (the first one's chunk was running when the others came) are at most
+   the batch (and the prompt cache). Prompts sent together but admitted a step apart
+   (the first one's chunk was running when the others came) are at most
    CATCH_UP_CHUNKS chunks behind it: they go first, up to its offset, and from there
-   the pass takes all of them; otherwise eight concurrent prompts ran as one alone, then
-   seven stacked while the first one's decode took its share of every step;
+   one pass takes them all. (Without it, eight prompts sent at once prefilled as one
+   alone, then seven stacked while the first one's decode took its share of the time.)
+   Each row of a pass over several prompts takes at least MIN_STACKED_ROW_TOKENS;
 4. one decode step for the batch;
 5. the pacing's pause, after a chunk when a prefill is still under way.
 So tasks are read, acknowledged and cancels applied between short steps, and the
@@ -144,7 +145,6 @@ class InterleavedLoop(StepLoop):
         together (one pass over the same number of tokens from each, no padding)."""
         budget = self._chunk_tokens()
         catch_up = CATCH_UP_CHUNKS * budget
-        scale = self.engine.time_scale or 1.0
         chunk_started = self.hooks.clock()
         waiting_prompts = len(self.prefilling)
         touched = set()
@@ -159,22 +159,9 @@ class InterleavedLoop(StepLoop):
             floor = MIN_STACKED_ROW_TOKENS if len(group) > 1 else 1
             if share < floor and touched:
                 break  # the chunk is spent; too little is left for this group
-            jobs = [self.jobs[s.task_id] for s in group]
             touched.update(s.task_id for s in group)
-            each = min([max(floor, share)] + [job.remaining for job in jobs] + ([cap] if cap is not None else []))
-            started = self.hooks.clock()
-            before = sum(job.done for job in jobs)
-            try:
-                failed = self.engine.prefill_together(jobs, each)
-            except Exception as err:
-                raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
-            done = sum(job.done for job in jobs) - before
-            self.sizer.observe(done, (self.hooks.clock() - started) / scale)
-            budget -= max(1, done)
-            for job, err in failed:
-                state = next(s for s in group if self.jobs.get(s.task_id) is job)
-                self._drop(state)
-                self._fail_request(state.task_id, state.command_id, str(err))
+            each = min([max(floor, share)] + [self.jobs[s.task_id].remaining for s in group] + ([cap] if cap is not None else []))
+            budget -= max(1, self._pass(group, each))
         for state in list(self.prefilling):
             job = self.jobs[state.task_id]
             if job.remaining > 0:
@@ -186,6 +173,24 @@ class InterleavedLoop(StepLoop):
         if decoding > 0 and self.prefilling:
             spent = self.hooks.clock() - chunk_started
             self.decode_until = self.hooks.clock() + spent * min(1.0, decoding / max(1, waiting_prompts))
+
+    def _pass(self, group: List[ActiveRequest], each: int) -> int:
+        """One forward pass over `each` tokens of every prompt of the group; the prompts
+        whose part of it failed are dropped and failed. Returns the tokens it prefilled."""
+        jobs = [self.jobs[s.task_id] for s in group]
+        started = self.hooks.clock()
+        before = sum(job.done for job in jobs)
+        try:
+            failed = self.engine.prefill_together(jobs, each)
+        except Exception as err:
+            raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+        done = sum(job.done for job in jobs) - before
+        self.sizer.observe(done, (self.hooks.clock() - started) / (self.engine.time_scale or 1.0))
+        for job, err in failed:
+            state = next(s for s in group if self.jobs.get(s.task_id) is job)
+            self._drop(state)
+            self._fail_request(state.task_id, state.command_id, str(err))
+        return done
 
     def _next_group(self, pending: List[ActiveRequest], catch_up: int) -> Tuple[List[ActiveRequest], Optional[int]]:
         """The prompts the chunk's next pass takes (arrival order) and how many tokens each
