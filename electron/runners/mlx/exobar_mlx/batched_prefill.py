@@ -9,7 +9,10 @@ every prompt of the group has prefilled the same number of tokens, its caches ha
 same layout, and the chunk takes as many tokens from each. The batch's causal mask is
 then the one a prompt alone gets, each row's attention and recurrences see only that
 row, and the caches are split back to one per prompt after the pass, so the rest of the
-engine (the handoff to BatchGenerator, the prompt cache) is unchanged.
+engine (the handoff to BatchGenerator, the prompt cache) is unchanged. A row split off
+is a view of the stacked arrays, which keeps all of them alive: a prompt that ends its
+prefill has its caches copied out (`detach`, as BatchKVCache.extract copies with
+mx.contiguous), so the prompt cache counts the bytes it really holds.
 
 Rows are stacked along the caches' batch axis, which mlx-lm's own cache classes keep
 for every batch size: KVCache and RotatingKVCache (keys, values) and ArraysCache (its
@@ -105,3 +108,18 @@ def unstack(merged: Any, index: int) -> Any:
         row.keys = merged.keys[index : index + 1]
         row.values = merged.values[index : index + 1]
     return row
+
+
+def detach(cache: Any, mx: Any) -> Any:
+    """A cache of one row with arrays of its own (copies), so it no longer keeps the
+    stacked arrays it was split from alive."""
+    out = copy.copy(cache)
+    kind = _kind(cache)
+    if kind == "CacheList":
+        out.caches = tuple(detach(part, mx) for part in cache.caches)
+    elif kind == "ArraysCache":
+        out.cache = [None if a is None else mx.contiguous(a) for a in cache.cache]
+    elif cache.keys is not None:
+        out.keys = mx.contiguous(_kv_valid(cache, cache.keys))
+        out.values = mx.contiguous(_kv_valid(cache, cache.values))
+    return out

@@ -44,7 +44,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .batched_prefill import layout, stack, unstack
+from .batched_prefill import detach, layout, stack, unstack
 from .cache_batching import Batching, decide_batching, refusal_of
 from .device import apply_wired_limit
 from .engine import (
@@ -114,6 +114,8 @@ class _Prefill:
     cache: List[Any]
     sampler: RequestSampler
     plan: Optional[PlanState] = None
+    #: Its caches are row views of a stacked pass's (batched_prefill.detach copies them out).
+    stacked: bool = False
 
 
 @dataclass
@@ -454,6 +456,7 @@ class MlxEngine(Engine):
         rows = [[unstack(cache, index) for cache in merged] for index in range(len(jobs))]
         for job, row in zip(jobs, rows):
             job.state.cache = row
+            job.state.stacked = True
             job.done += n
             job.chunks += 1
         self._stack = _Stack(list(jobs), rows, merged)
@@ -495,6 +498,9 @@ class MlxEngine(Engine):
         request = job.request
         tokens: List[int] = request.payload
         cache, sampler, plan = job.state.cache, job.state.sampler, job.state.plan
+        if job.state.stacked:
+            mx = self._require_api().mx
+            cache = [detach(c, mx) for c in cache]
         self._unstack_job(job)
         job.state = None
         # A prefill's end frees the buffers its passes left, as generate_step's last step does.
