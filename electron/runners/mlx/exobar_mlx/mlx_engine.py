@@ -128,6 +128,8 @@ class _Stack:
     #: Each job's caches as given out after the last pass (row views of `merged`).
     rows: List[List[Any]]
     merged: List[Any]
+    #: The jobs' offset after that pass: a job moved since (alone) needs a new stack.
+    done: int
 
 
 @dataclass
@@ -459,7 +461,7 @@ class MlxEngine(Engine):
             job.state.stacked = True
             job.done += n
             job.chunks += 1
-        self._stack = _Stack(list(jobs), rows, merged)
+        self._stack = _Stack(list(jobs), rows, merged, jobs[0].done)
         return []
 
     def _prefilled(self, tokens: int) -> None:
@@ -478,7 +480,7 @@ class MlxEngine(Engine):
         if (
             last is not None
             and len(last.jobs) == len(jobs)
-            and all(a is b and a.state.cache is row for a, b, row in zip(last.jobs, jobs, last.rows))
+            and all(a is b and a.state.cache is row and a.done == last.done for a, b, row in zip(last.jobs, jobs, last.rows))
         ):
             return last.merged
         self._stack = None

@@ -13,7 +13,7 @@ from exobar_mlx.mlx_engine import MlxEngine
 from exobar_mlx.protocol import Cancel
 
 from .helpers import RunnerProcess
-from .real_mlx import chat, params, require_real_mlx, tiny_families, tiny_model, words
+from .real_mlx import chat, drive, load_engine, params, require_real_mlx, tiny_families, tiny_model, words
 from .test_interleaved_loop import FixedSizer
 from .test_step_loop import Harness
 
@@ -261,6 +261,27 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
         self.assertEqual(rows[0], 3)
         self.assertEqual(set(rows[1:]), {2}, rows)
         self.assert_alone_gives(together, tasks[0], tasks[2])
+
+    def test_a_kept_stack_is_not_reused_once_its_prompts_moved_on_alone(self):
+        # Two prompts stacked for a pass, then each prefilled alone to the same offset (their
+        # caches are the same objects, moved in place): the next stacked pass must stack
+        # them again, not reuse the stack of the first pass.
+        engine = load_engine("llama")
+        requests = [(f"s{i}", params(chat(60, 60 * i), TOKENS)) for i in range(2)]
+        jobs = [engine.start_prefill(engine.prepare(rid, f"c-{rid}", p, 64)) for rid, p in requests]
+        engine.prefill_together(jobs, 8)
+        for job in jobs:
+            engine.prefill_some(job, 8)
+        while jobs[0].remaining > 0:
+            engine.prefill_together(jobs, 8)
+        for job in jobs:
+            engine.finish_prefill(job)
+        together = {rid: [] for rid, _ in requests}
+        while len(together["s0"]) < TOKENS or len(together["s1"]) < TOKENS:
+            for token in engine.decode_step():
+                together[token.request_id].append(token.token_id)
+        for rid, p in requests:
+            self.assertEqual(drive(load_engine("llama"), [(rid, p)])[rid], together[rid])
 
     def test_a_stacked_pass_that_fails_is_run_again_one_prompt_at_a_time(self):
         engine = cached_engine("llama", cap=0)
