@@ -97,29 +97,26 @@ def stack(rows: List[Any], mx: Any) -> Any:
 
 
 def unstack(merged: Any, index: int) -> Any:
-    """Row `index` of a stacked cache, as a cache of its own."""
-    row = copy.copy(merged)
-    kind = _kind(merged)
-    if kind == "CacheList":
-        row.caches = tuple(unstack(part, index) for part in merged.caches)
-    elif kind == "ArraysCache":
-        row.cache = [None if a is None else a[index : index + 1] for a in merged.cache]
-    elif merged.keys is not None:
-        row.keys = merged.keys[index : index + 1]
-        row.values = merged.values[index : index + 1]
-    return row
+    """Row `index` of a stacked cache, as a cache of its own (views of the stacked arrays)."""
+    return _mapped(merged, lambda array: array[index : index + 1], lambda _cache, array: array[index : index + 1])
 
 
 def detach(cache: Any, mx: Any) -> Any:
     """A cache of one row with arrays of its own (copies), so it no longer keeps the
     stacked arrays it was split from alive."""
+    return _mapped(cache, mx.contiguous, lambda kv, array: mx.contiguous(_kv_valid(kv, array)))
+
+
+def _mapped(cache: Any, array_fn: Any, kv_fn: Any) -> Any:
+    """A shallow copy of `cache` with each of its arrays passed through a function: an
+    ArraysCache's through `array_fn(array)`, keys and values through `kv_fn(cache, array)`."""
     out = copy.copy(cache)
     kind = _kind(cache)
     if kind == "CacheList":
-        out.caches = tuple(detach(part, mx) for part in cache.caches)
+        out.caches = tuple(_mapped(part, array_fn, kv_fn) for part in cache.caches)
     elif kind == "ArraysCache":
-        out.cache = [None if a is None else mx.contiguous(a) for a in cache.cache]
+        out.cache = [None if a is None else array_fn(a) for a in cache.cache]
     elif cache.keys is not None:
-        out.keys = mx.contiguous(_kv_valid(cache, cache.keys))
-        out.values = mx.contiguous(_kv_valid(cache, cache.values))
+        out.keys = kv_fn(cache, cache.keys)
+        out.values = kv_fn(cache, cache.values)
     return out

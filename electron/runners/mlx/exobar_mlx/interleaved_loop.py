@@ -154,8 +154,7 @@ class InterleavedLoop(StepLoop):
                 break
             group, cap = self._next_group(pending, catch_up)
             share = budget // len(group)
-            # A stacked pass of a few tokens a row is slow (8 rows x 2-4 tokens: 151-160
-            # tokens/s on this CPU, x 8: 201, one row of 16: 202), so rows get a floor.
+            # A stacked pass of a few tokens a row is slow: rows get a floor (protocol.py).
             floor = MIN_STACKED_ROW_TOKENS if len(group) > 1 else 1
             if share < floor and touched:
                 break  # the chunk is spent; too little is left for this group

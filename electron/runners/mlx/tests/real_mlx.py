@@ -100,6 +100,12 @@ def drive(engine: MlxEngine, requests: List[Tuple[str, GenerationParams]], progr
         seen = progress.setdefault(request_id, []) if progress is not None else []
         engine.prefill(prepared, lambda done, total, seen=seen: seen.append((done, total)))
         out[request_id] = []
+    return decode_all(engine, out)
+
+
+def decode_all(engine: MlxEngine, out: Dict[str, Any]) -> Dict[str, Any]:
+    """Decodes the requests `out` names (each already prefilled and in the batch) until
+    each ends, appending each one's token ids to its list (or setting its error text)."""
     pending = set(out)
     for _ in range(1000):
         if not pending:

@@ -13,7 +13,7 @@ from exobar_mlx.mlx_engine import MlxEngine
 from exobar_mlx.protocol import Cancel
 
 from .helpers import RunnerProcess
-from .real_mlx import chat, drive, load_engine, params, require_real_mlx, tiny_families, tiny_model, words
+from .real_mlx import chat, decode_all, drive, load_engine, params, require_real_mlx, tiny_families, tiny_model, words
 from .test_interleaved_loop import FixedSizer
 from .test_step_loop import Harness
 
@@ -276,10 +276,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
             engine.prefill_together(jobs, 8)
         for job in jobs:
             engine.finish_prefill(job)
-        together = {rid: [] for rid, _ in requests}
-        while len(together["s0"]) < TOKENS or len(together["s1"]) < TOKENS:
-            for token in engine.decode_step():
-                together[token.request_id].append(token.token_id)
+        together = decode_all(engine, {rid: [] for rid, _ in requests})
         for rid, p in requests:
             self.assertEqual(drive(load_engine("llama"), [(rid, p)])[rid], together[rid])
 
