@@ -143,6 +143,15 @@ class Engine(ABC):
     #: schedule sizes its first chunk from it.
     prefill_rate_hint: Optional[float] = None
 
+    #: Can prefill passes run on a second thread while the loop's thread runs decode steps
+    #: (interleaved_loop.py)? Only `prefill_some`/`prefill_together` are called there, and
+    #: only on jobs the loop's thread leaves alone until the pass is over.
+    prefill_beside_decode: bool = False
+
+    def before_chunk_beside(self, decoding: bool) -> None:
+        """Called on the prefill thread before each chunk, with whether decode steps run
+        beside it."""
+
     def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
         """Prefills the prompt in chunks of `prefill_chunk` (read anew before each), calling
         on_chunk after each one but the last, then once with processed == total before the

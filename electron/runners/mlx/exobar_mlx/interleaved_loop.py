@@ -32,6 +32,19 @@ eight prompts arriving together while one stream decodes lose only an eighth of 
 prefill time to it; however many streams decode, a prompt's prefill gets at least
 half the time. With nothing decoding, chunks follow each other at once.
 
+An engine that can prefill beside decode (`prefill_beside_decode`: the mlx engine on the
+CPU) runs the chunks on a prefill thread of its own instead, one after another, while
+this thread goes on with the steps (tasks, cancels, admission, decode steps): a chunk
+that ended is settled at the next step (its progress, its failures, its prompts joining
+the batch) and the next one starts; with nothing decoding the step waits for the chunk.
+The time is then not shared but spent twice: on this CPU MLX runs a forward pass on one
+core, and the second core had nothing to do while the other waited (the bench: a
+stream beside a 1,500-token prompt kept 0.71-0.89 of its rate, and the prompt's first
+token came 1.14-1.44x its time alone, against 0.51 and 1.9-2.4x sharing the time). A chunk's prompts are
+its own until it ends: a cancel ends its request at once, and the job is dropped in the
+engine after the chunk (`_drop_after`). On a GPU the runner keeps sharing the time:
+two threads feeding one GPU are not measured here.
+
 Prompts are stacked only where no padding is needed (same offset, same cache layout),
 not padded on the right as mlx-lm's BatchGenerator does: each row then computes what it
 would alone (generate_step's arithmetic for every cache family), and greedy tokens equal
@@ -41,7 +54,9 @@ mlx-lm's own with one request or eight. An engine that cannot stack a model's ca
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Tuple
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
 
 from .chunk_sizer import ChunkSizer
 from .engine import Engine, PrefillJob, RequestError
@@ -50,6 +65,18 @@ from .protocol import CATCH_UP_CHUNKS, DEFAULT_PREFILL_CHUNK_MS, MIN_STACKED_ROW
 from .step_loop import ActiveRequest, FatalRunnerError, LoopHooks, LoopOptions, StepLoop
 
 log = logging.getLogger("exobar.mlx.loop")
+
+
+@dataclass
+class _Chunk:
+    """What one prefill chunk did, for `_settle`."""
+
+    started: float
+    #: Prompts it was planned over (the decoding streams' share after it is measured by them).
+    prompts: int
+    touched: Set[str] = field(default_factory=set)
+    failed: List[Tuple[ActiveRequest, RequestError]] = field(default_factory=list)
+    failed_ids: Set[str] = field(default_factory=set)
 
 
 class InterleavedLoop(StepLoop):
@@ -69,6 +96,11 @@ class InterleavedLoop(StepLoop):
         self.jobs: Dict[str, PrefillJob] = {}
         #: Until this clock time the steps only decode (the decoding streams' share).
         self.decode_until = 0.0
+        #: The prefill thread (engines that prefill beside decode) and its chunk under way.
+        self._worker: Optional[ThreadPoolExecutor] = None
+        self._in_flight: Optional["Future[_Chunk]"] = None
+        #: Jobs dropped while a chunk ran: dropped in the engine when it ends.
+        self._drop_after: List[PrefillJob] = []
 
     def _warmup(self, task: Task) -> Optional[int]:
         code = super()._warmup(task)
@@ -93,7 +125,10 @@ class InterleavedLoop(StepLoop):
         if not self.waiting and not self.active and self.inbox.closed:
             log.info("stdin closed during generation: shutting down")
             return self._shutdown(None)
-        chunked = bool(self.prefilling) and (self.engine.batch_size() == 0 or self.hooks.clock() >= self.decode_until)
+        beside = self.engine.prefill_beside_decode
+        if beside:
+            self._prefill_beside()
+        chunked = not beside and bool(self.prefilling) and (self.engine.batch_size() == 0 or self.hooks.clock() >= self.decode_until)
         if chunked:
             self._prefill_chunk()
         if self.engine.batch_size() > 0:
@@ -141,69 +176,112 @@ class InterleavedLoop(StepLoop):
         self.out.prefill_progress(state.command_id, 0, job.total - job.cached)
 
     def _prefill_chunk(self) -> None:
-        """One chunk of prefill: the prompts in arrival order, those at the same offset
-        together (one pass over the same number of tokens from each, no padding)."""
-        budget = self._chunk_tokens()
+        """One chunk of prefill on the loop's thread, settled at once."""
+        self._settle(self._run_chunk(self._planned(), self._chunk_tokens(), 0.0))
+
+    def _prefill_beside(self) -> None:
+        """The chunks on the prefill thread, one after another while the loop's thread
+        decodes: a chunk that ended is settled (at once when nothing decodes), then the
+        next one starts."""
+        if self._in_flight is not None and (self._in_flight.done() or self.engine.batch_size() == 0):
+            chunk = self._in_flight.result()  # the chunk's FatalRunnerError is raised here
+            self._in_flight = None
+            self._settle(chunk)
+        if self._in_flight is None and self.prefilling:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, "prefill")
+            self._in_flight = self._worker.submit(self._run_beside, self._planned(), self._chunk_tokens(), self.pacing_pause_s,
+                                                  self.engine.batch_size() > 0)
+
+    def _run_beside(self, prompts: List[Tuple[ActiveRequest, PrefillJob]], budget: int, pause_s: float, decoding: bool) -> _Chunk:
+        """A chunk on the prefill thread."""
+        self.engine.before_chunk_beside(decoding)
+        return self._run_chunk(prompts, budget, pause_s)
+
+    def _planned(self) -> List[Tuple[ActiveRequest, PrefillJob]]:
+        """The prompts a chunk may take, in arrival order, with their jobs."""
+        return [(s, self.jobs[s.task_id]) for s in self.prefilling if self.jobs[s.task_id].remaining > 0]
+
+    def _run_chunk(self, prompts: List[Tuple[ActiveRequest, PrefillJob]], budget: int, pause_s: float) -> _Chunk:
+        """About `budget` tokens of prefill over `prompts`: in arrival order, those at the
+        same offset together (one pass over the same number of tokens from each, no
+        padding). Touches only these jobs and the engine's prefill (it may run on the
+        prefill thread); what it did is settled by `_settle` on the loop's thread."""
         catch_up = CATCH_UP_CHUNKS * budget
-        chunk_started = self.hooks.clock()
-        waiting_prompts = len(self.prefilling)
-        touched = set()
+        jobs = {s.task_id: job for s, job in prompts}
+        chunk = _Chunk(started=self.hooks.clock(), prompts=len(prompts))
         while budget > 0:
-            pending = [s for s in self.prefilling if self.jobs[s.task_id].remaining > 0]
+            pending = [s for s, job in prompts if job.remaining > 0 and s.task_id not in chunk.failed_ids]
             if not pending:
                 break
-            group, cap = self._next_group(pending, catch_up)
+            group, cap = self._next_group(pending, jobs, catch_up)
             share = budget // len(group)
             # A stacked pass of a few tokens a row is slow: rows get a floor (protocol.py).
             floor = MIN_STACKED_ROW_TOKENS if len(group) > 1 else 1
-            if share < floor and touched:
+            if share < floor and chunk.touched:
                 break  # the chunk is spent; too little is left for this group
-            touched.update(s.task_id for s in group)
-            each = min([max(floor, share)] + [self.jobs[s.task_id].remaining for s in group] + ([cap] if cap is not None else []))
-            budget -= max(1, self._pass(group, each))
+            chunk.touched.update(s.task_id for s in group)
+            each = min([max(floor, share)] + [jobs[s.task_id].remaining for s in group] + ([cap] if cap is not None else []))
+            budget -= max(1, self._pass(group, jobs, each, chunk))
+        if pause_s > 0 and any(job.remaining > 0 for job in jobs.values()):
+            self.engine.pause(pause_s)
+        return chunk
+
+    def _pass(self, group: List[ActiveRequest], jobs: Dict[str, PrefillJob], each: int, chunk: _Chunk) -> int:
+        """One forward pass over `each` tokens of every prompt of the group; the prompts
+        whose part of it failed go to the chunk's failures. Returns the tokens it prefilled."""
+        group_jobs = [jobs[s.task_id] for s in group]
+        started = self.hooks.clock()
+        before = sum(job.done for job in group_jobs)
+        try:
+            failed = self.engine.prefill_together(group_jobs, each)
+        except Exception as err:
+            raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
+        done = sum(job.done for job in group_jobs) - before
+        self.sizer.observe(done, (self.hooks.clock() - started) / (self.engine.time_scale or 1.0))
+        for job, err in failed:
+            state = next(s for s in group if jobs[s.task_id] is job)
+            chunk.failed.append((state, err))
+            chunk.failed_ids.add(state.task_id)
+        return done
+
+    def _settle(self, chunk: _Chunk) -> None:
+        """On the loop's thread: the chunk's failed prompts fail, the others report their
+        progress or, complete, join the batch; the drops it held back are done."""
+        for job in self._drop_after:
+            self.engine.drop_prefill(job)
+        self._drop_after.clear()
+        for state, err in chunk.failed:
+            if state in self.prefilling:  # not cancelled while the chunk ran
+                self._drop(state)
+                self._fail_request(state.task_id, state.command_id, str(err))
         for state in list(self.prefilling):
             job = self.jobs[state.task_id]
             if job.remaining > 0:
-                if state.task_id in touched:
+                if state.task_id in chunk.touched:
                     self.out.prefill_progress(state.command_id, *job.progress())
             else:
                 self._complete(state, job)
         decoding = sum(1 for s in self.active.values() if s.decoding)
         if decoding > 0 and self.prefilling:
-            spent = self.hooks.clock() - chunk_started
-            self.decode_until = self.hooks.clock() + spent * min(1.0, decoding / max(1, waiting_prompts))
+            spent = self.hooks.clock() - chunk.started
+            self.decode_until = self.hooks.clock() + spent * min(1.0, decoding / max(1, chunk.prompts))
 
-    def _pass(self, group: List[ActiveRequest], each: int) -> int:
-        """One forward pass over `each` tokens of every prompt of the group; the prompts
-        whose part of it failed are dropped and failed. Returns the tokens it prefilled."""
-        jobs = [self.jobs[s.task_id] for s in group]
-        started = self.hooks.clock()
-        before = sum(job.done for job in jobs)
-        try:
-            failed = self.engine.prefill_together(jobs, each)
-        except Exception as err:
-            raise FatalRunnerError(f"prefill failed: {type(err).__name__}: {err}") from err
-        done = sum(job.done for job in jobs) - before
-        self.sizer.observe(done, (self.hooks.clock() - started) / (self.engine.time_scale or 1.0))
-        for job, err in failed:
-            state = next(s for s in group if self.jobs.get(s.task_id) is job)
-            self._drop(state)
-            self._fail_request(state.task_id, state.command_id, str(err))
-        return done
-
-    def _next_group(self, pending: List[ActiveRequest], catch_up: int) -> Tuple[List[ActiveRequest], Optional[int]]:
+    def _next_group(
+        self, pending: List[ActiveRequest], jobs: Dict[str, PrefillJob], catch_up: int
+    ) -> Tuple[List[ActiveRequest], Optional[int]]:
         """The prompts the chunk's next pass takes (arrival order) and how many tokens each
         may go at most (None: no cap). The first prompt's group, unless prompts at most
         `catch_up` tokens behind it wait: then those farthest behind, up to the next offset
         a prompt is at, where they join it."""
-        lead = self.jobs[pending[0].task_id]
-        behind = [s for s in pending if lead.done - catch_up <= self.jobs[s.task_id].done < lead.done]
-        first = min(behind, key=lambda s: self.jobs[s.task_id].done) if behind else pending[0]
-        job = self.jobs[first.task_id]
-        group = [s for s in pending if s is first or self.engine.can_prefill_together(job, self.jobs[s.task_id])]
+        lead = jobs[pending[0].task_id]
+        behind = [s for s in pending if lead.done - catch_up <= jobs[s.task_id].done < lead.done]
+        first = min(behind, key=lambda s: jobs[s.task_id].done) if behind else pending[0]
+        job = jobs[first.task_id]
+        group = [s for s in pending if s is first or self.engine.can_prefill_together(job, jobs[s.task_id])]
         if not behind:
             return group, None
-        ahead = min(self.jobs[s.task_id].done for s in pending if self.jobs[s.task_id].done > job.done)
+        ahead = min(jobs[s.task_id].done for s in pending if jobs[s.task_id].done > job.done)
         return group, ahead - job.done
 
     def _complete(self, state: ActiveRequest, job: PrefillJob) -> None:
@@ -224,10 +302,14 @@ class InterleavedLoop(StepLoop):
         self._report_cache()
 
     def _drop(self, state: ActiveRequest) -> None:
-        """Forgets a prefilling request; its partial prefill is never cached."""
+        """Forgets a prefilling request; its partial prefill is never cached. While a chunk
+        runs on the prefill thread its job is dropped when the chunk ends."""
         job = self.jobs.pop(state.task_id, None)
         if job is not None:
-            self.engine.drop_prefill(job)
+            if self._in_flight is not None:
+                self._drop_after.append(job)
+            else:
+                self.engine.drop_prefill(job)
         if state in self.prefilling:
             self.prefilling.remove(state)
         self.active.pop(state.task_id, None)
@@ -244,14 +326,25 @@ class InterleavedLoop(StepLoop):
 
     def _shutdown(self, task: Optional[Task]) -> int:
         # Prefilling requests stay in self.active: the base ends each with an error.
-        for job in self.jobs.values():
-            self.engine.drop_prefill(job)
-        self.jobs.clear()
-        self.prefilling.clear()
+        self._drop_all()
         return super()._shutdown(task)
 
     def _drop_all(self) -> None:
-        for job in self.jobs.values():
+        self._stop_prefill_thread()
+        for job in [*self.jobs.values(), *self._drop_after]:
             self.engine.drop_prefill(job)
         self.jobs.clear()
+        self._drop_after.clear()
         self.prefilling.clear()
+
+    def _stop_prefill_thread(self) -> None:
+        """Waits for the chunk under way (its outcome no longer matters) and ends the thread."""
+        if self._in_flight is not None:
+            try:
+                self._in_flight.result()
+            except Exception as err:
+                log.warning("the prefill chunk under way at the end failed: %s", err)
+            self._in_flight = None
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+            self._worker = None

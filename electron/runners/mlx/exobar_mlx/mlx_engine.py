@@ -38,6 +38,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .batched_prefill import detach, layout, stack, unstack
 from .cache_batching import Batching, decide_batching, refusal_of
 from .device import apply_wired_limit
+from . import layer_eval
 from .engine import (
     Engine,
     EngineUnavailableError,
@@ -210,6 +212,10 @@ class MlxEngine(Engine):
         self._stack: Optional[_Stack] = None
         #: Prompt tokens prefilled since MLX's buffer cache was last freed.
         self._uncleared_tokens = 0
+        #: The thread that loaded the model (mlx-lm's generation_stream belongs to it) and
+        #: the stream of each other thread that prefills (MLX streams are per thread).
+        self._owner: Optional[threading.Thread] = None
+        self._threads = threading.local()
 
     # ------------------------------------------------------------------ lifecycle
     def load(self, on_progress: LoadProgress) -> None:
@@ -242,6 +248,10 @@ class MlxEngine(Engine):
         log.info("caches %s: %s", ", ".join(self.batching.cache_types), self.batching.reason or "batched decoding")
         self._start_prompt_cache(api)
         self._start_decoder()
+        self._owner = threading.current_thread()
+        metal = getattr(api.mx, "metal", None)
+        on_cpu = metal is not None and not metal.is_available()
+        self.prefill_beside_decode = on_cpu and layer_eval.install(model, api.mx) > 0
 
     def _start_prompt_cache(self, api: SimpleNamespace) -> None:
         if self.prompt_cache_bytes <= 0:
@@ -404,6 +414,10 @@ class MlxEngine(Engine):
                 cache, cached = None, 0
         if cache is None:
             cache = api.make_prompt_cache(self.model)
+        else:
+            # Evaluated on this thread: the copy is lazy, and the prefill thread cannot
+            # evaluate arrays of this thread's streams.
+            api.mx.eval([c.state for c in cache])
         request.cached_tokens = cached
         return PrefillJob(request, done=cached, end=len(tokens) - 1, total=len(tokens), state=_Prefill(cache, sampler, plan), cached=cached)
 
@@ -415,7 +429,7 @@ class MlxEngine(Engine):
         tokens: List[int] = job.request.payload
         piece = tokens[job.done : job.done + min(max(1, max_tokens), job.remaining)]
         try:
-            with mx.stream(api.generation_stream):
+            with mx.stream(self._prefill_stream(api)):
                 self.model(mx.array(piece)[None], cache=job.state.cache)
                 mx.eval([c.state for c in job.state.cache])
             self._prefilled(len(piece))
@@ -425,6 +439,20 @@ class MlxEngine(Engine):
         job.done += len(piece)
         job.chunks += 1
         return len(piece)
+
+    def _prefill_stream(self, api: SimpleNamespace) -> Any:
+        """mlx-lm's generation stream on the loading thread, a stream of its own on the
+        prefill thread (a stream made on one thread cannot be used on another)."""
+        if self._owner is None or threading.current_thread() is self._owner:
+            return api.generation_stream
+        stream = getattr(self._threads, "stream", None)
+        if stream is None:
+            stream = self._threads.stream = api.mx.new_stream(api.mx.default_device())
+        return stream
+
+    def before_chunk_beside(self, decoding: bool) -> None:
+        # Layer by layer only while decode steps need the slots (layer_eval.py).
+        layer_eval.evaluate_layers_on_this_thread(decoding)
 
     def can_prefill_together(self, a: PrefillJob, b: PrefillJob) -> bool:
         """Same offset and the same cache layout (batched_prefill.py): no padding needed."""
@@ -443,7 +471,7 @@ class MlxEngine(Engine):
         n = min([max(1, tokens_each)] + [job.remaining for job in jobs])
         tokens = [job.request.payload[job.done : job.done + n] for job in jobs]
         try:
-            with mx.stream(api.generation_stream):
+            with mx.stream(self._prefill_stream(api)):
                 merged = self._stacked(jobs, mx)
                 self.model(mx.array(tokens), cache=merged)
                 mx.eval([c.state for c in merged])
@@ -455,7 +483,11 @@ class MlxEngine(Engine):
             self._clear_cache()
             log.warning("a batched prefill failed (%s): its prompts prefill one by one", _describe_failure(err))
             return super().prefill_together(jobs, n)
-        rows = [[unstack(cache, index) for cache in merged] for index in range(len(jobs))]
+        with mx.stream(self._prefill_stream(api)):
+            rows = [[unstack(cache, index) for cache in merged] for index in range(len(jobs))]
+            # Evaluated here (views, no copy): a lazy array can only be evaluated on its
+            # stream's thread, and the rows are read on the loop's thread after the chunk.
+            mx.eval([c.state for row in rows for c in row])
         for job, row in zip(jobs, rows):
             job.state.cache = row
             job.state.stacked = True
