@@ -40,10 +40,10 @@ the batch) and the next one starts; with nothing decoding the step waits for the
 The time is then not shared but spent twice: on this CPU MLX runs a forward pass on one
 core, and the second core had nothing to do while the other waited (the bench: a
 stream beside a 1,500-token prompt kept 0.71-0.89 of its rate, and the prompt's first
-token came 1.12-1.44x its time alone, against 0.51 and 1.9-2.4x sharing the time). A chunk's prompts are
-its own until it ends: a cancel ends its request at once, and the job is dropped in the
-engine after the chunk (`_drop_after`). On a GPU the runner keeps sharing the time:
-two threads feeding one GPU are not measured here.
+token came 1.12-1.44x its time alone, against 0.51 and 1.9-2.4x sharing the time).
+A chunk's prompts are its own until it ends: a cancel ends its request at once, and the
+job is dropped in the engine after the chunk (`_drop_after`). On a GPU the runner keeps
+sharing the time: two threads feeding one GPU are not measured here.
 
 Prompts are stacked only where no padding is needed (same offset, same cache layout),
 not padded on the right as mlx-lm's BatchGenerator does: each row then computes what it
