@@ -7,8 +7,9 @@ runner wants it for every cache type:
 
 - Prefill is `tokens[:-1]` in chunks (a job the step loop drives: start_prefill,
   prefill_some per chunk, finish_prefill), each one `model(chunk[None], cache=...)`
-  under the generation stream, its cache state evaluated, then a progress report and
-  a cancel check. It starts from the prompt cache's longest prefix when there is one
+  under the generation stream (on the CPU, a stream of the prefill thread's own:
+  interleaved_loop.py, layer_eval.py), its cache state evaluated, then a progress
+  report and a cancel check. It starts from the prompt cache's longest prefix when there is one
   (prompt_cache.py, mlx-lm's LRUPromptCache) and, complete, is cached. This is the
   arithmetic of mlx_lm.generate's generate_step, chunk for chunk. Nothing is trimmed
   and no token is thrown away, so it is right for KVCache, RotatingKVCache (sliding
@@ -252,6 +253,7 @@ class MlxEngine(Engine):
         metal = getattr(api.mx, "metal", None)
         on_cpu = metal is not None and not metal.is_available()
         self.prefill_beside_decode = on_cpu and layer_eval.install(model, api.mx) > 0
+        log.info("prefill %s", "on a thread of its own beside the decode steps (CPU)" if self.prefill_beside_decode else "and decode on one thread")
 
     def _start_prompt_cache(self, api: SimpleNamespace) -> None:
         if self.prompt_cache_bytes <= 0:
