@@ -148,9 +148,8 @@ class Engine(ABC):
     #: only on jobs the loop's thread leaves alone until the pass is over.
     prefill_beside_decode: bool = False
 
-    def before_chunk_beside(self, decoding: bool) -> None:
-        """Called on the prefill thread before each chunk, with whether decode steps run
-        beside it."""
+    def enter_prefill_thread(self) -> None:
+        """Called once on the prefill thread, before its first chunk."""
 
     def prefill(self, request: PreparedRequest, on_chunk: PrefillProgress) -> None:
         """Prefills the prompt in chunks of `prefill_chunk` (read anew before each), calling

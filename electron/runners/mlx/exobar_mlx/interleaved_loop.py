@@ -36,7 +36,8 @@ An engine that can prefill beside decode (`prefill_beside_decode`: the mlx engin
 CPU) runs the chunks on a prefill thread of its own instead, one after another, while
 this thread goes on with the steps (tasks, cancels, admission, decode steps): a chunk
 that ended is settled at the next step (its progress, its failures, its prompts joining
-the batch) and the next one starts; with nothing decoding the step waits for the chunk.
+the batch) and the next one starts; with nothing decoding a chunk runs on this thread,
+as above (nothing to run beside it).
 The time is then not shared but spent twice: on this CPU MLX runs a forward pass on one
 core, and the second core had nothing to do while the other waited (the bench: a
 stream beside a 1,500-token prompt kept 0.71-0.89 of its rate, and the prompt's first
@@ -182,21 +183,20 @@ class InterleavedLoop(StepLoop):
     def _prefill_beside(self) -> None:
         """The chunks on the prefill thread, one after another while the loop's thread
         decodes: a chunk that ended is settled (at once when nothing decodes), then the
-        next one starts."""
+        next one starts, on the prefill thread while something decodes, else here (with
+        nothing to run beside it, a chunk here costs no hand-over)."""
         if self._in_flight is not None and (self._in_flight.done() or self.engine.batch_size() == 0):
             chunk = self._in_flight.result()  # the chunk's FatalRunnerError is raised here
             self._in_flight = None
             self._settle(chunk)
-        if self._in_flight is None and self.prefilling:
-            if self._worker is None:
-                self._worker = ThreadPoolExecutor(1, "prefill")
-            self._in_flight = self._worker.submit(self._run_beside, self._planned(), self._chunk_tokens(), self.pacing_pause_s,
-                                                  self.engine.batch_size() > 0)
-
-    def _run_beside(self, prompts: List[Tuple[ActiveRequest, PrefillJob]], budget: int, pause_s: float, decoding: bool) -> _Chunk:
-        """A chunk on the prefill thread."""
-        self.engine.before_chunk_beside(decoding)
-        return self._run_chunk(prompts, budget, pause_s)
+        if self._in_flight is not None or not self.prefilling:
+            return
+        if self.engine.batch_size() == 0:
+            self._settle(self._run_chunk(self._planned(), self._chunk_tokens(), self.pacing_pause_s))
+            return
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, "prefill", initializer=self.engine.enter_prefill_thread)
+        self._in_flight = self._worker.submit(self._run_chunk, self._planned(), self._chunk_tokens(), self.pacing_pause_s)
 
     def _planned(self) -> List[Tuple[ActiveRequest, PrefillJob]]:
         """The prompts a chunk may take, in arrival order, with their jobs."""

@@ -452,9 +452,9 @@ class MlxEngine(Engine):
             stream = self._threads.stream = api.mx.new_stream(api.mx.default_device())
         return stream
 
-    def before_chunk_beside(self, decoding: bool) -> None:
-        # Layer by layer only while decode steps need the slots (layer_eval.py).
-        layer_eval.evaluate_layers_on_this_thread(decoding)
+    def enter_prefill_thread(self) -> None:
+        # Its chunks run beside decode steps, which need MLX's task slots (layer_eval.py).
+        layer_eval.evaluate_layers_on_this_thread(True)
 
     def can_prefill_together(self, a: PrefillJob, b: PrefillJob) -> bool:
         """Same offset and the same cache layout (batched_prefill.py): no padding needed."""

@@ -24,19 +24,22 @@ class GatedEngine(ChunkHookedEngine):
         self.held = set(held)
         self.gate = threading.Event()
         self.passing = threading.Event()
-        self.pass_threads = set()
+        #: request id -> the threads its passes ran on
+        self.pass_threads = {}
         self.events = []
         self.failing = set()
         self.fatal = False
         self.entered = []
+        self.held_on = None
 
-    def before_chunk_beside(self, decoding):
-        self.entered.append(decoding)
+    def enter_prefill_thread(self):
+        self.entered.append(threading.current_thread())
 
     def prefill_some(self, job, max_tokens):
         request_id = job.request.request_id
-        self.pass_threads.add(threading.current_thread())
-        if request_id in self.held:
+        self.pass_threads.setdefault(request_id, set()).add(threading.current_thread())
+        if request_id in self.held and not self.gate.is_set():
+            self.held_on = threading.current_thread()
             self.passing.set()
             self.gate.wait(30)
         if self.fatal:
@@ -86,12 +89,13 @@ class PrefillBesideDecodeTest(unittest.TestCase):
         h.wait_label("task:long:Complete", timeout=30)
         self.assertEqual(h.shutdown(), 0)
         self.assertEqual(len(tokens_of(h, "cmd-stream")), 300)
-        self.assertNotIn(threading.main_thread(), engine.pass_threads)
-        self.assertNotIn(h.thread, engine.pass_threads)
-        self.assertEqual(len(engine.pass_threads), 1)
-        # Told before each chunk whether decode steps ran beside it: the stream's prompt
-        # alone, the long prompt's held chunk beside the stream, its last ones alone.
-        self.assertEqual((engine.entered[0], True in engine.entered, engine.entered[-1]), (False, True, False))
+        # The stream's own prompt, with nothing decoding, on the loop's thread; the long
+        # prompt's held pass, beside the stream, on the prefill thread (set up once); its
+        # passes after the stream ended on the loop's thread again.
+        self.assertEqual(engine.pass_threads["stream"], {h.thread})
+        self.assertEqual(engine.entered, [engine.held_on])
+        self.assertNotIn(engine.held_on, (h.thread, threading.main_thread()))
+        self.assertEqual(engine.pass_threads["long"], {engine.held_on, h.thread})
 
     def test_a_cancel_during_a_chunk_ends_the_request_at_once_and_its_job_is_dropped_after_the_pass(self):
         engine = GatedEngine(held={"long"})
@@ -137,9 +141,7 @@ class PrefillBesideDecodeTest(unittest.TestCase):
 
     def test_a_shutdown_during_a_chunk_waits_for_the_pass_then_drops_its_job(self):
         engine = GatedEngine(held={"long"})
-        h = beside(engine)
-        h.put(generation("long", words=93, max_tokens=3))
-        self.assertTrue(engine.passing.wait(30))
+        h = self.start_long_beside(engine, 10**6)
         h.put({"kind": "Shutdown", "taskId": "bye"})
         engine.gate.set()
         h.thread.join(30)
@@ -147,6 +149,16 @@ class PrefillBesideDecodeTest(unittest.TestCase):
         self.assertEqual(h.code, 0)
         self.assertLess(engine.events.index("pass:long"), engine.events.index("drop:long"))
         self.assertNotIn("task:long:Complete", h.labels())
+        self.assertIn("task:stream:Failed", h.labels())
+
+    def test_with_nothing_decoding_a_chunk_runs_on_the_loops_thread(self):
+        engine = GatedEngine()
+        h = beside(engine)
+        h.put(generation("only", words=40, max_tokens=3))
+        h.wait_label("task:only:Complete", timeout=30)
+        self.assertEqual(h.shutdown(), 0)
+        self.assertEqual(engine.pass_threads["only"], {h.thread})
+        self.assertEqual(engine.entered, [])
 
 
 if __name__ == "__main__":
