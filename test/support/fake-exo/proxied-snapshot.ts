@@ -1,8 +1,8 @@
 /**
  * A snapshot with traffic proxied through exobar to exo, taken from the real core
  * (startCore attached to the serving fake exo, blocking worker): one 3B request done
- * (a TTFT sample), a long 3B prompt prefilling (about 2.5 s), a second 3B request held
- * by exobar behind it. View tests render it; nothing hand-written.
+ * (a TTFT sample), a long 3B prompt prefilling (about 2.5 s) and seen in exo's task list,
+ * a second 3B request held by exobar behind it. View tests render it; nothing hand-written.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,7 +43,10 @@ export async function proxiedSnapshot(): Promise<Snapshot> {
       () => {
         const s = rig.node.snapshot();
         const card = s.instances.find((i) => i.model === LLAMA_3B);
-        return card?.prefill && card.queue.requests.some((r) => r.phase === 'queued') ? s : null;
+        // exo's own task list comes from its state, polled apart from the proxy's events:
+        // the long request's task must be in it too (in the runner, sent through exobar).
+        const taskSeen = card?.source === 'exo' && card.exo.tasks.some((t) => t.place === 'in_runner' && t.observed);
+        return card?.prefill && taskSeen && card.queue.requests.some((r) => r.phase === 'queued') ? s : null;
       },
       5000,
       'the held request',
