@@ -77,7 +77,6 @@ class _Chunk:
     prompts: int
     touched: Set[str] = field(default_factory=set)
     failed: List[Tuple[ActiveRequest, RequestError]] = field(default_factory=list)
-    failed_ids: Set[str] = field(default_factory=set)
 
 
 class InterleavedLoop(StepLoop):
@@ -211,7 +210,8 @@ class InterleavedLoop(StepLoop):
         jobs = {s.task_id: job for s, job in prompts}
         chunk = _Chunk(started=self.hooks.clock(), prompts=len(prompts))
         while budget > 0:
-            pending = [s for s, job in prompts if job.remaining > 0 and s.task_id not in chunk.failed_ids]
+            failed = {s.task_id for s, _ in chunk.failed}
+            pending = [s for s, job in prompts if job.remaining > 0 and s.task_id not in failed]
             if not pending:
                 break
             group, cap = self._next_group(pending, jobs, catch_up)
@@ -242,7 +242,6 @@ class InterleavedLoop(StepLoop):
         for job, err in failed:
             state = next(s for s in group if jobs[s.task_id] is job)
             chunk.failed.append((state, err))
-            chunk.failed_ids.add(state.task_id)
         return done
 
     def _settle(self, chunk: _Chunk) -> None:
