@@ -18,7 +18,8 @@
  *   `engine_stream_longest_pause_s` (exobar's own, target <= 1 s, mlx_lm.server's beside
  *   it), `engine_stream_decode_share` (its tokens/s during the prefill over its rate
  *   alone at the same tokens, target >= 0.5) and `engine_long_prompt_ttft_ratio` (the long prompt's TTFT
- *   beside the stream over its TTFT alone, target <= 1.5).
+ *   beside the stream over the TTFT of a prompt as long alone just before it, the median
+ *   of the trials' ratios, target <= 1.5).
  *
  * `--engine-scale X` multiplies every prompt length and token count (default 1, the
  * issue's sizes) for a machine too slow for the whole phase.
@@ -32,6 +33,8 @@ type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** The decoding stream's cap: far more than it decodes while a long prompt prefills (it is ended first). */
 const STREAM_MAX_TOKENS = 20_000;
+/** What the long prompt decodes: its first token is what is measured. */
+const LONG_PROMPT_TOKENS = 8;
 /** The tiny tokenizer's words, and the chat template's tokens around one user message. */
 const VOCABULARY_WORDS = 990;
 const TEMPLATE_TOKENS = 7;
@@ -146,29 +149,54 @@ function rateBetween(s: Streamed, from: number, to: number): number {
 }
 
 type Figures = Partial<ServerFigures>;
-type Scenario = (server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void) => Promise<Figures>;
+type Log = (line: string) => void;
+/** A scenario on one server. */
+type Measure = (server: EngineServer, sizes: EngineSizes, seed: number, log: Log) => Promise<Figures>;
+/** A scenario on both servers, in the order given (it alternates per scenario and trial). */
+type Scenario = (servers: EngineServer[], sizes: EngineSizes, seed: number, log: Log) => Promise<Partial<Record<EngineServerName, Figures>>>;
 
-async function single(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
+/** The scenario on one server, then at once on the other. */
+function oneThenTheOther(measure: Measure): Scenario {
+  return async (servers, sizes, seed, log) => {
+    const out: Partial<Record<EngineServerName, Figures>> = {};
+    for (const server of servers) out[server.name] = await measure(server, sizes, seed, log);
+    return out;
+  };
+}
+
+async function single(server: EngineServer, sizes: EngineSizes, seed: number, log: Log): Promise<Figures> {
   const s = await stream(server, userPrompt(sizes.longPromptTokens, seed), sizes.singleTokens);
   log(`${server.name}: single ${firstTokenS(s).toFixed(2)} s TTFT, ${decodeRate(s).toFixed(1)} tokens/s`);
-  return { single_ttft_s: firstTokenS(s), single_decode_tps: decodeRate(s), long_alone_ttft_s: firstTokenS(s) };
+  return { single_ttft_s: firstTokenS(s), single_decode_tps: decodeRate(s) };
 }
 
-async function multiturn(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
-  const chat: Message[] = userPrompt(sizes.chatFirstTurnTokens, seed++);
-  const turnTtft: number[] = [];
-  const turnCached: (number | null)[] = [];
+/**
+ * A 4-turn chat on each server, turn by turn: each turn on one server, then at once the
+ * same turn on the other. A turn takes under a second and the machine's load moves in
+ * phases of tens of seconds (the same 1,500-token prefill in one process: 9.3 to 14.3 s
+ * within a minute), so each server's whole chat after the other's could meet two loads.
+ */
+async function multiturn(servers: EngineServer[], sizes: EngineSizes, seed: number, log: Log): Promise<Partial<Record<EngineServerName, Figures>>> {
+  const chats = servers.map(() => userPrompt(sizes.chatFirstTurnTokens, seed));
+  const turnTtft: number[][] = servers.map(() => []);
+  const turnCached: (number | null)[][] = servers.map(() => []);
   for (let turn = 0; turn < 4; turn++) {
-    const reply = await stream(server, chat, sizes.chatReplyTokens);
-    turnTtft.push(firstTokenS(reply));
-    turnCached.push(reply.cachedTokens);
-    chat.push({ role: 'assistant', content: reply.text }, { role: 'user', content: words(sizes.chatTurnTokens, seed++) });
+    for (const [i, server] of servers.entries()) {
+      const reply = await stream(server, chats[i]!, sizes.chatReplyTokens);
+      turnTtft[i]!.push(firstTokenS(reply));
+      turnCached[i]!.push(reply.cachedTokens);
+      chats[i]!.push({ role: 'assistant', content: reply.text }, { role: 'user', content: words(sizes.chatTurnTokens, seed + 1 + turn) });
+    }
   }
-  log(`${server.name}: chat turns TTFT ${turnTtft.map((t) => t.toFixed(2)).join(', ')} s (cached ${turnCached.join(', ')})`);
-  return { multiturn_ttft_s: turnTtft, multiturn_cached_tokens: turnCached };
+  const out: Partial<Record<EngineServerName, Figures>> = {};
+  for (const [i, server] of servers.entries()) {
+    log(`${server.name}: chat turns TTFT ${turnTtft[i]!.map((t) => t.toFixed(2)).join(', ')} s (cached ${turnCached[i]!.join(', ')})`);
+    out[server.name] = { multiturn_ttft_s: turnTtft[i], multiturn_cached_tokens: turnCached[i] };
+  }
+  return out;
 }
 
-async function concurrent(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
+async function concurrent(server: EngineServer, sizes: EngineSizes, seed: number, log: Log): Promise<Figures> {
   const startedAt = performance.now();
   const all = await Promise.all(
     Array.from({ length: sizes.streams }, (_, i) => stream(server, userPrompt(sizes.shortPromptTokens, seed + i), sizes.concurrentTokens)),
@@ -188,7 +216,10 @@ async function concurrent(server: EngineServer, sizes: EngineSizes, seed: number
  * tokens/s over its first 128 tokens, 47-50 over tokens 400-800), and beside a long
  * prompt it decodes hundreds of tokens: its first 128 alone would be the wrong baseline.
  */
-async function besideLongPrompt(server: EngineServer, sizes: EngineSizes, seed: number, log: (line: string) => void): Promise<Figures> {
+async function besideLongPrompt(server: EngineServer, sizes: EngineSizes, seed: number, log: Log): Promise<Figures> {
+  // Its TTFT alone just before (another prompt of the same length: no prefix to reuse),
+  // for the same reason the chat goes turn by turn: the load moves between minutes apart.
+  const alone = await stream(server, userPrompt(sizes.longPromptTokens, seed + 3), LONG_PROMPT_TOKENS);
   const beside = await streamBesideLongPrompt(server, sizes, seed + 1, seed + 2);
   const windowS = (beside.longFirstAt - beside.longSentAt) / 1000;
   const times = beside.stream.tokenAt;
@@ -198,16 +229,16 @@ async function besideLongPrompt(server: EngineServer, sizes: EngineSizes, seed: 
   const solo = await stream(server, userPrompt(64, seed + 1), last + 1);
   const soloTps = rateBetween(solo, first, Math.min(last, solo.tokenAt.length - 1));
   const share = soloTps > 0 ? inWindow / windowS / soloTps : 0;
-  log(`${server.name}: stream beside a long prompt: longest pause ${beside.longestPauseS.toFixed(2)} s, ${(share * 100).toFixed(0)} % of its solo ${soloTps.toFixed(1)} tokens/s; long TTFT ${windowS.toFixed(2)} s`);
-  return { stream_solo_tps: soloTps, stream_longest_pause_s: beside.longestPauseS, stream_decode_share: share, long_beside_stream_ttft_s: windowS };
+  log(`${server.name}: stream beside a long prompt: longest pause ${beside.longestPauseS.toFixed(2)} s, ${(share * 100).toFixed(0)} % of its solo ${soloTps.toFixed(1)} tokens/s; long TTFT ${windowS.toFixed(2)} s (alone ${firstTokenS(alone).toFixed(2)} s)`);
+  return { stream_solo_tps: soloTps, stream_longest_pause_s: beside.longestPauseS, stream_decode_share: share, long_beside_stream_ttft_s: windowS, long_alone_ttft_s: firstTokenS(alone) };
 }
 
 /** The scenarios in the order they run, each with the seeds it may use (the same for both servers). */
 const SCENARIOS: Array<[Scenario, number]> = [
-  [single, 1],
+  [oneThenTheOther(single), 1],
   [multiturn, 10],
-  [concurrent, 20],
-  [besideLongPrompt, 40],
+  [oneThenTheOther(concurrent), 20],
+  [oneThenTheOther(besideLongPrompt), 40],
 ];
 
 /**
@@ -231,7 +262,7 @@ async function streamBesideLongPrompt(server: EngineServer, sizes: EngineSizes, 
   });
   await longStarted;
   longSentAt = performance.now();
-  const long = await stream(server, userPrompt(sizes.longPromptTokens, longSeed), 8, {
+  const long = await stream(server, userPrompt(sizes.longPromptTokens, longSeed), LONG_PROMPT_TOKENS, {
     onToken: (count) => {
       if (count === 1) longFirstAt = performance.now();
     },
@@ -281,10 +312,9 @@ export async function measureEngineVsMlxLm(
       const trialFigures: Record<EngineServerName, Figures> = { exobar: {}, mlx_lm: {} };
       for (const [scenario, seedOffset] of SCENARIOS) {
         const order: EngineServerName[] = turn++ % 2 === 0 ? ['mlx_lm', 'exobar'] : ['exobar', 'mlx_lm'];
-        for (const name of order) {
-          // The same seeds for both servers: the same prompts.
-          Object.assign(trialFigures[name], await scenario(servers[name]!, sizes, 1000 * (trial + 1) + seedOffset, log));
-        }
+        // The same seeds for both servers: the same prompts.
+        const measured = await scenario(order.map((name) => servers[name]!), sizes, 1000 * (trial + 1) + seedOffset, log);
+        for (const name of order) Object.assign(trialFigures[name], measured[name]);
       }
       figures.exobar.push(trialFigures.exobar as ServerFigures);
       figures.mlx_lm.push(trialFigures.mlx_lm as ServerFigures);
@@ -295,6 +325,8 @@ export async function measureEngineVsMlxLm(
   const med = (name: EngineServerName, pick: (f: ServerFigures) => number) => median(figures[name].map(pick));
   const both = (pick: (f: ServerFigures) => number) => ratio(med('exobar', pick), med('mlx_lm', pick));
   const laterTurns = (f: ServerFigures) => mean(f.multiturn_ttft_s.slice(1));
+  // Each trial's long prompt beside the stream over its own alone just before, the median of those.
+  const pairedRatio = (name: EngineServerName) => ratio(median(figures[name].map((f) => f.long_beside_stream_ttft_s / f.long_alone_ttft_s)), 1);
   const json = {
     engine_multiturn_ttft_ratio: both(laterTurns),
     engine_concurrent_tokens_ratio: both((f) => f.concurrent_tokens_per_s),
@@ -306,8 +338,8 @@ export async function measureEngineVsMlxLm(
     engine_stream_longest_pause_s_mlx_lm: med('mlx_lm', (f) => f.stream_longest_pause_s),
     engine_stream_decode_share: med('exobar', (f) => f.stream_decode_share),
     engine_stream_decode_share_mlx_lm: med('mlx_lm', (f) => f.stream_decode_share),
-    engine_long_prompt_ttft_ratio: ratio(med('exobar', (f) => f.long_beside_stream_ttft_s), med('exobar', (f) => f.long_alone_ttft_s)),
-    engine_long_prompt_ttft_ratio_mlx_lm: ratio(med('mlx_lm', (f) => f.long_beside_stream_ttft_s), med('mlx_lm', (f) => f.long_alone_ttft_s)),
+    engine_long_prompt_ttft_ratio: pairedRatio('exobar'),
+    engine_long_prompt_ttft_ratio_mlx_lm: pairedRatio('mlx_lm'),
     engine: { model: 'tiny llama-wide (random weights, real MLX on this CPU)', trials: options.trials, scale: options.scale, sizes, exobar: figures.exobar, mlx_lm: figures.mlx_lm },
   };
   const s = (x: number) => `${x.toFixed(2)} s`;
