@@ -12,10 +12,13 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from exobar_mlx.mlx_engine import MlxEngine
 from exobar_mlx.protocol import GenerationParams
+
+if TYPE_CHECKING:
+    from .test_step_loop import Harness
 
 #: Small chunks so every test prompt spans several of them (the arithmetic is the same).
 CHUNK = 16
@@ -79,6 +82,22 @@ def words(n: int, offset: int = 0) -> str:
 
 def chat(n_words: int, offset: int = 0) -> List[Dict[str, str]]:
     return [{"role": "user", "content": words(n_words, offset)}]
+
+
+def task(task_id: str, n_words: int, offset: int, max_tokens: int) -> Dict[str, Any]:
+    """A protocol TextGeneration task for chat(n_words, offset), greedy, so its tokens can
+    be compared with the same chat's anywhere else; its command is cmd-<task_id>."""
+    return {"kind": "TextGeneration", "taskId": task_id, "commandId": f"cmd-{task_id}",
+            "params": {"messages": chat(n_words, offset), "maxTokens": max_tokens, "temperature": 0.0}}
+
+
+def token_ids(h: "Harness", command: str) -> List[int]:
+    """The token ids one command generated, in order, from what the harness's loop wrote:
+    the tokens a run is compared by. A cancel's closing chunk (token id -1, no token the
+    model chose) is left out."""
+    return [m["chunk"]["tokenId"] for m in h.capture.messages
+            if m["type"] == "ChunkGenerated" and m["commandId"] == command
+            and m["chunk"]["kind"] == "TokenChunk" and m["chunk"]["tokenId"] >= 0]
 
 
 def load_engine(family: str, max_batch: int = 8, chunk: int = CHUNK) -> MlxEngine:

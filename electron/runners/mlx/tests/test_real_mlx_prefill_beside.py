@@ -9,7 +9,7 @@ import unittest
 from exobar_mlx.interleaved_loop import InterleavedLoop
 from exobar_mlx.protocol import Cancel
 
-from .real_mlx import chat, drive, load_engine, params, require_real_mlx
+from .real_mlx import chat, drive, load_engine, params, require_real_mlx, task, token_ids
 from .test_interleaved_loop import FixedSizer
 from .test_step_loop import Harness
 
@@ -18,17 +18,6 @@ FAMILIES = ("llama", "lfm2")
 LONG_WORDS = 400
 STREAM_WORDS = 20
 ONE_CHUNK = 1024
-
-
-def task(task_id, n_words, offset, max_tokens):
-    return {"kind": "TextGeneration", "taskId": task_id, "commandId": f"cmd-{task_id}",
-            "params": {"messages": chat(n_words, offset), "maxTokens": max_tokens, "temperature": 0.0}}
-
-
-def token_ids(h, command):
-    return [m["chunk"]["tokenId"] for m in h.capture.messages
-            if m["type"] == "ChunkGenerated" and m["commandId"] == command
-            and m["chunk"]["kind"] == "TokenChunk" and m["chunk"]["tokenId"] >= 0]
 
 
 def count_decode_steps_during(engine, request_id):

@@ -13,7 +13,7 @@ from exobar_mlx.mlx_engine import MlxEngine
 from exobar_mlx.protocol import Cancel
 
 from .helpers import RunnerProcess
-from .real_mlx import chat, decode_all, drive, load_engine, params, require_real_mlx, tiny_families, tiny_model, words
+from .real_mlx import chat, decode_all, drive, load_engine, params, require_real_mlx, task, tiny_families, tiny_model, token_ids, words
 from .test_interleaved_loop import FixedSizer
 from .test_step_loop import Harness
 
@@ -190,17 +190,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
     def collect(self, h, task_ids):
         for task_id in task_ids:
             h.wait_label(f"task:{task_id}:Complete", timeout=600)
-        tokens = {task_id: [] for task_id in task_ids}
-        for m in h.capture.messages:
-            if m["type"] == "ChunkGenerated" and m["chunk"]["kind"] == "TokenChunk" and m["chunk"]["tokenId"] >= 0:
-                task_id = m["commandId"][len("cmd-"):]
-                if task_id in tokens:
-                    tokens[task_id].append(m["chunk"]["tokenId"])
-        return tokens
-
-    def task(self, task_id, n_words, offset):
-        return {"kind": "TextGeneration", "taskId": task_id, "commandId": f"cmd-{task_id}",
-                "params": {"messages": chat(n_words, offset), "maxTokens": TOKENS, "temperature": 0.0}}
+        return {task_id: token_ids(h, f"cmd-{task_id}") for task_id in task_ids}
 
     def assert_alone_gives(self, together, *tasks):
         """Each task alone on a fresh llama engine decodes the tokens it decoded `together`."""
@@ -220,12 +210,12 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 h.loop.sizer = FixedSizer(24)
                 h.start_ready()
                 rows = watch_prefill_rows(engine)  # the model the runner loaded
-                h.put(self.task("alone", 70, 0))
+                h.put(task("alone", 70, 0, TOKENS))
                 alone = self.collect(h, ["alone"])["alone"]
                 # Eight at once: the same prompt (now a cache hit) and seven others of
                 # other lengths, prefilled in shared chunks and decoded together.
-                others = [self.task(f"o{i}", 20 + 11 * i, 100 + 50 * i) for i in range(7)]
-                h.put(others[0], others[1], self.task("again", 70, 0), *others[2:])
+                others = [task(f"o{i}", 20 + 11 * i, 100 + 50 * i, TOKENS) for i in range(7)]
+                h.put(others[0], others[1], task("again", 70, 0, TOKENS), *others[2:])
                 got = self.collect(h, ["again"] + [o["taskId"] for o in others])
                 self.assertEqual(h.shutdown(), 0)
                 self.assertGreater(len(set(alone)), 2, "the tiny model must not repeat one token")
@@ -240,7 +230,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 h = Harness(engine=plain, loop_class=InterleavedLoop)
                 h.loop.sizer = FixedSizer(24)
                 h.start_ready()
-                h.put(others[0], others[1], self.task("again", 70, 0), *others[2:])
+                h.put(others[0], others[1], task("again", 70, 0, TOKENS), *others[2:])
                 fresh = self.collect(h, ["again"] + [o["taskId"] for o in others])
                 self.assertEqual(h.shutdown(), 0)
                 self.assertEqual(fresh, got)
@@ -253,7 +243,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
         h.loop.sizer = FixedSizer(24)
         h.start_ready()
         rows = watch_prefill_rows(engine, lambda tokens: len(rows) == 1 and h.inbox.put(Cancel("p1")))
-        tasks = [self.task(f"p{i}", 60, 60 * i) for i in range(3)]
+        tasks = [task(f"p{i}", 60, 60 * i, TOKENS) for i in range(3)]
         h.put(*tasks)
         h.wait_label("task:p1:Cancelled", timeout=600)
         together = self.collect(h, ["p0", "p2"])
@@ -293,7 +283,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
                 raise RuntimeError("[metal::malloc] out of memory")
 
         rows = watch_prefill_rows(engine, once_out_of_memory)
-        tasks = [self.task(f"p{i}", 30, 60 * i) for i in range(3)]
+        tasks = [task(f"p{i}", 30, 60 * i, TOKENS) for i in range(3)]
         h.put(*tasks)
         together = self.collect(h, [t["taskId"] for t in tasks])
         self.assertEqual(h.shutdown(), 0)
