@@ -261,6 +261,8 @@ class InterleavedLoop(StepLoop):
                     self.out.prefill_progress(state.command_id, *job.progress())
             else:
                 self._complete(state, job)
+        if self.engine.prefill_beside_decode:
+            return  # the decode steps' share is the one-thread schedule's (the prefill thread needs none)
         decoding = sum(1 for s in self.active.values() if s.decoding)
         if decoding > 0 and self.prefilling:
             spent = self.hooks.clock() - chunk.started
