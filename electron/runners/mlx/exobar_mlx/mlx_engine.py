@@ -16,7 +16,8 @@ runner wants it for every cache type:
   windows), ChunkedKVCache and ArraysCache (state-space/hybrid) alike.
 - Only the last prompt token goes to BatchGenerator with the filled cache: the next
   decode step takes one extra next() for every prompt that joined since the last one
-  (it computes their first tokens) and returns them with its own.
+  (it computes their first tokens) and returns them with its own; on the CPU that step
+  leaves BatchGenerator's lookahead pass to the next one (deferred_lookahead.py).
 - Prompts at the same offset with the same cache layout prefill in one pass, their
   caches stacked along the batch axis, unpadded (batched_prefill.py).
 - Caches that cannot be merged into a batch (cache_batching.py) are decoded one
