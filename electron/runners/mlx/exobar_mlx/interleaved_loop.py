@@ -182,20 +182,48 @@ class InterleavedLoop(StepLoop):
     def _prefill_beside(self) -> None:
         """The chunks on the prefill thread, one after another while the loop's thread
         decodes: a chunk that ended is settled (at once when nothing decodes), then the
-        next one starts, on the prefill thread while something decodes, else here (with
-        nothing to run beside it, a chunk here costs no hand-over)."""
+        next one starts, on the prefill thread while something decodes. With nothing
+        decoding, one prompt's chunk runs here (with nothing to run beside it, a chunk here
+        costs no hand-over), and several prompts' chunks run on both threads at once."""
         if self._in_flight is not None and (self._in_flight.done() or self.engine.batch_size() == 0):
             chunk = self._in_flight.result()  # the chunk's FatalRunnerError is raised here
             self._in_flight = None
             self._settle(chunk)
         if self._in_flight is not None or not self.prefilling:
             return
-        if self.engine.batch_size() == 0:
-            self._settle(self._run_chunk(self._planned(), self._chunk_tokens(), self.pacing_pause_s))
-            return
+        planned, budget = self._planned(), self._chunk_tokens()
+        if self.engine.batch_size() > 0:
+            self._in_flight = self._prefill_thread().submit(self._run_chunk, planned, budget, self.pacing_pause_s)
+        elif len(planned) > 1:
+            self._prefill_on_both_threads(planned, budget)
+        else:
+            self._settle(self._run_chunk(planned, budget, self.pacing_pause_s))
+
+    def _prefill_on_both_threads(self, planned: List[Tuple[ActiveRequest, PrefillJob]], budget: int) -> None:
+        """The later half of the prompts (in arrival order) on the prefill thread, the
+        earlier half here, a chunk each at once; both settled together. On this CPU a
+        pass runs on one core: eight 200-token prompts prefilled in two stacked groups
+        of four on two threads took 0.62 of their time as one group of eight (four
+        trials, one process), the compute's share of their first tokens."""
+        half = (len(planned) + 1) // 2
+        # In flight before this thread's chunk: a failure here waits for it (_stop_prefill_thread).
+        self._in_flight = self._prefill_thread().submit(self._run_chunk, planned[half:], budget, self.pacing_pause_s)
+        here = self._run_chunk(planned[:half], budget, self.pacing_pause_s)
+        there = self._in_flight.result()
+        self._in_flight = None
+        self._settle(
+            _Chunk(
+                started=min(here.started, there.started),
+                prompts=here.prompts + there.prompts,
+                touched=here.touched | there.touched,
+                failed=here.failed + there.failed,
+            )
+        )
+
+    def _prefill_thread(self) -> ThreadPoolExecutor:
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, "prefill", initializer=self.engine.enter_prefill_thread)
-        self._in_flight = self._worker.submit(self._run_chunk, self._planned(), self._chunk_tokens(), self.pacing_pause_s)
+        return self._worker
 
     def _planned(self) -> List[Tuple[ActiveRequest, PrefillJob]]:
         """The prompts a chunk may take, in arrival order, with their jobs."""

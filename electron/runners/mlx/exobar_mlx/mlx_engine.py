@@ -213,8 +213,8 @@ class MlxEngine(Engine):
         self._joined = False
         #: On the CPU: the lookahead deferred while prompts join (deferred_lookahead.py).
         self._lookahead: Optional[deferred_lookahead.DeferrableAsyncEval] = None
-        #: The last stacked prefill group, reused while the same prompts go on together.
-        self._stack: Optional[_Stack] = None
+        #: Each prefilling thread's last stacked group, reused while the same prompts go on together.
+        self._stacks: Dict[int, _Stack] = {}
         #: Prompt tokens prefilled since MLX's buffer cache was last freed.
         self._uncleared_tokens = 0
         #: The thread that loaded the model (mlx-lm's generation_stream belongs to it) and
@@ -345,7 +345,7 @@ class MlxEngine(Engine):
         if gen is not None and hasattr(gen, "close"):
             gen.close()
         self._sequential = None
-        self._stack = None
+        self._stacks.clear()
         self._decoding.clear()
         self._by_uid.clear()
         self._held.clear()
@@ -449,17 +449,16 @@ class MlxEngine(Engine):
 
     def _prefill_stream(self, api: SimpleNamespace) -> Any:
         """mlx-lm's generation stream on the loading thread, a stream of its own on the
-        prefill thread (a stream made on one thread cannot be used on another)."""
+        prefill thread (a stream made on one thread cannot be used on another). There a
+        pass is evaluated layer by layer while something decodes, whose steps need MLX's
+        task slots (layer_eval.py), and whole otherwise (15-25 % faster)."""
         if self._owner is None or threading.current_thread() is self._owner:
             return api.generation_stream
+        layer_eval.evaluate_layers_on_this_thread(bool(self._decoding))
         stream = getattr(self._threads, "stream", None)
         if stream is None:
             stream = self._threads.stream = api.mx.new_stream(api.mx.default_device())
         return stream
-
-    def enter_prefill_thread(self) -> None:
-        # Its chunks run beside decode steps, which need MLX's task slots (layer_eval.py).
-        layer_eval.evaluate_layers_on_this_thread(True)
 
     def can_prefill_together(self, a: PrefillJob, b: PrefillJob) -> bool:
         """Same offset and the same cache layout (batched_prefill.py): no padding needed."""
@@ -486,7 +485,7 @@ class MlxEngine(Engine):
         except Exception as err:
             # One pass cannot tell whose prompt failed (an out-of-memory may also be the
             # batch's size): each goes alone, so a failure is its own request's.
-            self._stack = None
+            self._stacks.pop(threading.get_ident(), None)
             self._clear_cache()
             log.warning("a batched prefill failed (%s): its prompts prefill one by one", _describe_failure(err))
             return super().prefill_together(jobs, n)
@@ -500,7 +499,7 @@ class MlxEngine(Engine):
             job.state.stacked = True
             job.done += n
             job.chunks += 1
-        self._stack = _Stack(list(jobs), rows, merged, jobs[0].done)
+        self._stacks[threading.get_ident()] = _Stack(list(jobs), rows, merged, jobs[0].done)
         return []
 
     def _prefilled(self, tokens: int) -> None:
@@ -515,20 +514,20 @@ class MlxEngine(Engine):
 
     def _stacked(self, jobs: List[PrefillJob], mx: Any) -> List[Any]:
         """The jobs' caches stacked: the last pass's when the same jobs still hold its rows."""
-        last = self._stack
+        last = self._stacks.pop(threading.get_ident(), None)
         if (
             last is not None
             and len(last.jobs) == len(jobs)
             and all(a is b and a.state.cache is row and a.done == last.done for a, b, row in zip(last.jobs, jobs, last.rows))
         ):
             return last.merged
-        self._stack = None
         return [stack([job.state.cache[i] for job in jobs], mx) for i in range(len(jobs[0].state.cache))]
 
     def _unstack_job(self, job: PrefillJob) -> None:
         """A job leaves its group (complete or dropped): the group's stack is let go."""
-        if self._stack is not None and any(j is job for j in self._stack.jobs):
-            self._stack = None
+        for thread, kept in list(self._stacks.items()):
+            if any(j is job for j in kept.jobs):
+                del self._stacks[thread]
 
     def drop_prefill(self, job: PrefillJob) -> None:
         self._unstack_job(job)

@@ -151,6 +151,41 @@ class PrefillBesideDecodeTest(unittest.TestCase):
         self.assertNotIn("task:long:Complete", h.labels())
         self.assertIn("task:stream:Failed", h.labels())
 
+    def test_with_nothing_decoding_several_prompts_prefill_on_both_threads_at_once(self):
+        engine = GatedEngine(held={"first"})
+        second_passed = threading.Event()
+        prefill_some = engine.prefill_some
+
+        def watched(job, max_tokens):
+            done = prefill_some(job, max_tokens)
+            if job.request.request_id == "second":
+                second_passed.set()
+            return done
+
+        engine.prefill_some = watched
+        h = InterleavedHarness(engine=engine, loop_class=InterleavedLoop)
+        h.loop.sizer = FixedSizer(10)
+        # Queued before the loop starts: both are admitted at the same step.
+        h.put(
+            {"kind": "LoadModel", "taskId": "load"},
+            {"kind": "StartWarmup", "taskId": "warm"},
+            generation("first", words=40, max_tokens=3),
+            generation("second", words=40, max_tokens=3),
+        )
+        h.thread.start()
+        self.assertTrue(engine.passing.wait(30))
+        # The earlier prompt's pass is held on the loop's thread; the later one's goes on
+        # beside it, on the prefill thread.
+        self.assertTrue(second_passed.wait(30))
+        self.assertIs(engine.held_on, h.thread)
+        engine.gate.set()
+        h.wait_label("task:first:Complete", timeout=30)
+        h.wait_label("task:second:Complete", timeout=30)
+        self.assertEqual(h.shutdown(), 0)
+        self.assertEqual(engine.pass_threads["first"], {h.thread})
+        self.assertEqual(engine.pass_threads["second"], set(engine.entered))
+        self.assertNotIn(h.thread, engine.entered)
+
     def test_with_nothing_decoding_a_chunk_runs_on_the_loops_thread(self):
         engine = GatedEngine()
         h = beside(engine)

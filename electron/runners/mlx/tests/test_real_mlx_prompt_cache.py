@@ -242,6 +242,10 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
         h = Harness(engine=engine, loop_class=InterleavedLoop)
         h.loop.sizer = FixedSizer(24)
         h.start_ready()
+        # One group on one thread (not split over two threads as with nothing decoding on
+        # the CPU): the passes' rows, in order, are what this test reads. After the load,
+        # which sets it.
+        engine.prefill_beside_decode = False
         rows = watch_prefill_rows(engine, lambda tokens: len(rows) == 1 and h.inbox.put(Cancel("p1")))
         tasks = [task(f"p{i}", 60, 60 * i, TOKENS) for i in range(3)]
         h.put(*tasks)
@@ -275,6 +279,7 @@ class GreedyAloneAndAmongEight(unittest.TestCase):
         h = Harness(engine=engine, loop_class=InterleavedLoop)
         h.loop.sizer = FixedSizer(24)
         h.start_ready()
+        engine.prefill_beside_decode = False  # one group on one thread, as above
         failures = []
 
         def once_out_of_memory(tokens):
