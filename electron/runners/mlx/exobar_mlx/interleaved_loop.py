@@ -36,8 +36,9 @@ An engine that can prefill beside decode (`prefill_beside_decode`: the mlx engin
 CPU) runs the chunks on a prefill thread of its own instead, one after another, while
 this thread goes on with the steps (tasks, cancels, admission, decode steps): a chunk
 that ended is settled at the next step (its progress, its failures, its prompts joining
-the batch) and the next one starts; with nothing decoding a chunk runs on this thread,
-as above (nothing to run beside it).
+the batch) and the next one starts; with nothing decoding one prompt's chunk runs on
+this thread, as above (nothing to run beside it), and several prompts' chunks run on
+both threads at once, the later half of the prompts on the prefill thread.
 The time is then not shared but spent twice: on this CPU MLX runs a forward pass on one
 core, and the second core had nothing to do while the other waited (the bench: a
 stream beside a 1,500-token prompt kept 0.71-0.89 of its rate, and the prompt's first

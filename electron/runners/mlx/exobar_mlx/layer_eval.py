@@ -9,8 +9,9 @@ ten of its own operations (measured on this CPU: a stream beside 256-token chunk
 token only between chunks). Evaluated after each layer, a prefill pass holds a few tasks
 at a time and the decode step's graph goes through at its own pace (the same stream
 kept 87-99 % of its rate alone; the prefill's time was unchanged). Only the prefill thread
-switches it on, and it runs chunks only while something decodes: with nothing beside it,
-layer by layer costs a pass 15-25 % on this CPU (8-128 tokens, one thread alone).
+switches it on, and only for passes run while something decodes (mlx_engine.py): with
+nothing beside it, layer by layer costs a pass 15-25 % on this CPU (8-128 tokens, one
+thread alone).
 
 The layers' classes are swapped for subclasses whose __call__ evaluates the layer's
 output when the calling thread has switched it on: the layer objects, their parameters
