@@ -65,6 +65,15 @@ def beside(engine, chunk=10):
     return h.start_ready()
 
 
+def queued_before_start(engine, *requests, chunk=10):
+    """A harness whose loop starts with `requests` already queued, so one step admits them all."""
+    h = InterleavedHarness(engine=engine, loop_class=InterleavedLoop)
+    h.loop.sizer = FixedSizer(chunk)
+    h.put({"kind": "LoadModel", "taskId": "load"}, {"kind": "StartWarmup", "taskId": "warm"}, *requests)
+    h.thread.start()
+    return h
+
+
 def tokens_of(h, command):
     return [l for l in h.labels() if l.startswith(f"token:{command}:")]
 
@@ -163,16 +172,7 @@ class PrefillBesideDecodeTest(unittest.TestCase):
             return done
 
         engine.prefill_some = watched
-        h = InterleavedHarness(engine=engine, loop_class=InterleavedLoop)
-        h.loop.sizer = FixedSizer(10)
-        # Queued before the loop starts: both are admitted at the same step.
-        h.put(
-            {"kind": "LoadModel", "taskId": "load"},
-            {"kind": "StartWarmup", "taskId": "warm"},
-            generation("first", words=40, max_tokens=3),
-            generation("second", words=40, max_tokens=3),
-        )
-        h.thread.start()
+        h = queued_before_start(engine, generation("first", words=40, max_tokens=3), generation("second", words=40, max_tokens=3))
         self.assertTrue(engine.passing.wait(30))
         # The earlier prompt's pass is held on the loop's thread; the later one's goes on
         # beside it, on the prefill thread.
@@ -185,6 +185,19 @@ class PrefillBesideDecodeTest(unittest.TestCase):
         self.assertEqual(engine.pass_threads["first"], {h.thread})
         self.assertEqual(engine.pass_threads["second"], set(engine.entered))
         self.assertNotIn(h.thread, engine.entered)
+
+    def test_with_nothing_decoding_a_prompt_whose_pass_fails_on_either_thread_fails_alone(self):
+        for failing in ("first", "second"):
+            with self.subTest(failing=failing):
+                engine = GatedEngine()
+                engine.failing = {failing}
+                h = queued_before_start(engine, generation("first", words=40, max_tokens=3), generation("second", words=40, max_tokens=3))
+                h.wait_label(f"task:{failing}:Failed", timeout=30)
+                other = "second" if failing == "first" else "first"
+                h.wait_label(f"task:{other}:Complete", timeout=30)
+                self.assertEqual(h.shutdown(), 0)
+                self.assertIn(f"drop:{failing}", engine.events)
+                self.assertEqual(len(engine.entered), 1)  # the prefill thread took a half
 
     def test_with_nothing_decoding_a_chunk_runs_on_the_loops_thread(self):
         engine = GatedEngine()
