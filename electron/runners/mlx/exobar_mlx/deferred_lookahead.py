@@ -20,7 +20,6 @@ the `mx` name inside mlx_lm.generate, and only that module's code sees the diffe
 """
 from __future__ import annotations
 
-import importlib
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
@@ -53,10 +52,9 @@ class DeferrableAsyncEval:
             self._deferring = False
 
 
-def install(mx: Any) -> Optional[DeferrableAsyncEval]:
-    """Puts a DeferrableAsyncEval in mlx_lm.generate (once per process); None when that
-    module's `mx` is not mlx.core (an mlx-lm laid out otherwise: left as it is)."""
-    module = importlib.import_module("mlx_lm.generate")
+def install(module: Any, mx: Any) -> Optional[DeferrableAsyncEval]:
+    """Puts a DeferrableAsyncEval in `module` (mlx_lm.generate; once per process); None
+    when that module's `mx` is not mlx.core (an mlx-lm laid out otherwise: left as it is)."""
     current = getattr(module, "mx", None)
     if isinstance(current, DeferrableAsyncEval):
         return current

@@ -87,6 +87,7 @@ def import_mlx() -> SimpleNamespace:
         import mlx.core as mx
         import mlx_lm
         from mlx_lm import load
+        import mlx_lm.generate
         from mlx_lm.generate import BatchGenerator, generation_stream
         from mlx_lm.models.cache import make_prompt_cache
     except ImportError as err:
@@ -99,6 +100,8 @@ def import_mlx() -> SimpleNamespace:
         version=getattr(mlx_lm, "__version__", "unknown"),
         load=load,
         BatchGenerator=BatchGenerator,
+        # The module whose mlx.core the CPU's deferred lookahead stands in for.
+        generate_module=sys.modules["mlx_lm.generate"],
         generation_stream=generation_stream,
         make_prompt_cache=make_prompt_cache,
         LRUPromptCache=_lru_prompt_cache_class(),
@@ -257,7 +260,8 @@ class MlxEngine(Engine):
         metal = getattr(api.mx, "metal", None)
         on_cpu = metal is not None and not metal.is_available()
         self.prefill_beside_decode = on_cpu and layer_eval.install(model, api.mx) > 0
-        self._lookahead = deferred_lookahead.install(api.mx) if on_cpu and self._gen is not None else None
+        generate = getattr(api, "generate_module", None)
+        self._lookahead = deferred_lookahead.install(generate, api.mx) if on_cpu and generate is not None and self._gen is not None else None
         log.info("prefill %s", "on a thread of its own beside the decode steps (CPU)" if self.prefill_beside_decode else "and decode on one thread")
 
     def _start_prompt_cache(self, api: SimpleNamespace) -> None:
@@ -608,19 +612,17 @@ class MlxEngine(Engine):
 
     def decode_step(self) -> List[GeneratedToken]:
         self._require()
-        if not self._joined:
-            held, self._held = self._held, []
-            return held + self._advance()
         # BatchGenerator computes a new request's first token on the next() after
         # insert and returns it on the one after. Taking that first next() here, for
         # every prompt that joined since the last step at once, puts their first
         # tokens in this step; the other requests' tokens it returns go out with them.
         # On the CPU both next()s leave their lookahead pass to the next step
         # (deferred_lookahead.py): the first tokens come one pass sooner.
-        self._joined = False
-        with self._lookahead.deferring() if self._lookahead is not None else nullcontext():
-            first = self._advance()  # before reading _held: a failed step replaces it
-            self._held.extend(first)
+        joined, self._joined = self._joined, False
+        with self._lookahead.deferring() if joined and self._lookahead is not None else nullcontext():
+            if joined:
+                first = self._advance()  # before reading _held: a failed step replaces it
+                self._held.extend(first)
             held, self._held = self._held, []
             return held + self._advance()
 

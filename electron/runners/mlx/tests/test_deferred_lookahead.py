@@ -2,7 +2,6 @@
 forwards everything to mlx.core but async_eval while deferring; on real MLX the step a
 prompt joins on starts no lookahead pass and still gives its first token, and the
 tokens are mlx-lm's own. Counted from the calls, never from the clock."""
-import sys
 import types
 import unittest
 
@@ -47,31 +46,19 @@ class DeferrableAsyncEvalForwards(unittest.TestCase):
 
 class InstallReplacesOnlyMlxCore(unittest.TestCase):
     def setUp(self):
-        self.saved = {name: sys.modules.get(name) for name in ("mlx_lm", "mlx_lm.generate")}
-        self.addCleanup(self.restore)
         self.generate = types.ModuleType("mlx_lm.generate")
-        package = types.ModuleType("mlx_lm")
-        package.generate = self.generate
-        sys.modules["mlx_lm"], sys.modules["mlx_lm.generate"] = package, self.generate
-
-    def restore(self):
-        for name, module in self.saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
 
     def test_it_wraps_mlx_core_once(self):
         mx = RecordingMx()
         self.generate.mx = mx
-        first = install(mx)
+        first = install(self.generate, mx)
         self.assertIsInstance(self.generate.mx, DeferrableAsyncEval)
-        self.assertIs(install(mx), first)
+        self.assertIs(install(self.generate, mx), first)
 
     def test_a_module_whose_mx_is_something_else_is_left_as_it_is(self):
         other = RecordingMx()
         self.generate.mx = other
-        self.assertIsNone(install(RecordingMx()))
+        self.assertIsNone(install(self.generate, RecordingMx()))
         self.assertIs(self.generate.mx, other)
 
 
